@@ -84,16 +84,14 @@ fn handle_page_message(shared: &Shared, event: &MessageEvent) {
         let mut state = shared.borrow_mut();
         // The generation is fixed for the life of this worker: a page that
         // asks an existing runtime to be another generation is confused.
-        if let Some(existing) = &state.identity {
-            if existing.generation != generation {
-                drop(state);
-                return post_to_page(&RuntimeToPage::Error {
-                    message: format!(
-                        "this runtime is generation {}, not {generation}; start a new runtime instead",
-                        existing.generation
-                    ),
-                });
-            }
+        let existing = state.identity.as_ref().map(|identity| identity.generation);
+        if let Some(existing) = existing.filter(|existing| *existing != generation) {
+            drop(state);
+            return post_to_page(&RuntimeToPage::Error {
+                message: format!(
+                    "this runtime is generation {existing}, not {generation}; start a new runtime instead"
+                ),
+            });
         }
         let identity = RuntimeIdentity {
             id: state.id.clone(),

@@ -1,0 +1,233 @@
+//! Builds the deployable bundle in target/dist: three wasm modules with their
+//! wasm-bindgen glue, the static app shell and a service worker stamped with
+//! the bundle's content hash.
+
+use crate::{root, run_command, tools};
+use flate2::{write::GzEncoder, Compression};
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Release,
+    Dev,
+}
+
+impl Profile {
+    pub fn from_args(args: &[String]) -> Result<Profile, String> {
+        match args {
+            [] => Ok(Profile::Release),
+            [flag] if flag == "--dev" => Ok(Profile::Dev),
+            other => Err(format!("unexpected arguments {other:?}")),
+        }
+    }
+}
+
+/// The wasm modules of the bundle and their gzip budgets in bytes. These are
+/// this stage's budgets (the product's later ones are 150 KB and 120 KB).
+pub const MODULES: [(&str, u64); 3] = [
+    ("lifeline_web", 250 * 1024),
+    ("lifeline_controller", 150 * 1024),
+    ("lifeline_runtime", 150 * 1024),
+];
+
+pub struct WasmSize {
+    pub name: String,
+    pub raw: u64,
+    pub gzip: u64,
+    pub budget: u64,
+}
+
+pub struct Bundle {
+    pub dir: PathBuf,
+    pub sizes: Vec<WasmSize>,
+}
+
+impl Bundle {
+    pub fn over_budget(&self) -> Vec<&WasmSize> {
+        self.sizes.iter().filter(|s| s.gzip > s.budget).collect()
+    }
+}
+
+pub fn dist_dir() -> PathBuf {
+    root().join("target/dist")
+}
+
+pub fn build(profile: Profile) -> Result<Bundle, String> {
+    let bindgen = tools::ensure_wasm_bindgen()?;
+    let mut cargo = Command::new("cargo");
+    cargo
+        .current_dir(root())
+        .args(["build", "--target", "wasm32-unknown-unknown"]);
+    for (name, _) in MODULES {
+        cargo.args(["-p", &name.replace('_', "-")]);
+    }
+    if profile == Profile::Release {
+        cargo.arg("--release");
+    }
+    println!("xtask: building wasm ({profile:?})");
+    run_command(&mut cargo)?;
+
+    let out = dist_dir();
+    if out.exists() {
+        std::fs::remove_dir_all(&out).map_err(|e| format!("cannot clear {out:?}: {e}"))?;
+    }
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {out:?}: {e}"))?;
+
+    let wasm_dir = root().join("target/wasm32-unknown-unknown").join(match profile {
+        Profile::Release => "release",
+        Profile::Dev => "debug",
+    });
+    for (name, _) in MODULES {
+        let mut command = Command::new(bindgen.join("wasm-bindgen"));
+        command
+            .arg(wasm_dir.join(format!("{name}.wasm")))
+            .args(["--target", "web", "--no-typescript", "--out-dir"])
+            .arg(&out);
+        if profile == Profile::Release {
+            command.arg("--remove-name-section");
+        }
+        run_command(&mut command)?;
+    }
+
+    copy_tree(&root().join("web/static"), &out)?;
+    write_service_worker(&out)?;
+
+    let sizes = MODULES
+        .iter()
+        .map(|(name, budget)| measure(&out.join(format!("{name}_bg.wasm")), name, *budget))
+        .collect::<Result<Vec<_>, _>>()?;
+    print_sizes(&sizes);
+    Ok(Bundle { dir: out, sizes })
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    for entry in std::fs::read_dir(from).map_err(|e| format!("cannot read {from:?}: {e}"))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .map_err(|e| format!("cannot copy {:?}: {e}", entry.path()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every file of the bundle except the service worker itself, relative to
+/// the bundle root, sorted so the list and the hash are reproducible.
+pub fn assets(dir: &Path) -> Result<Vec<String>, String> {
+    fn walk(dir: &Path, base: &Path, into: &mut Vec<String>) -> Result<(), String> {
+        for entry in std::fs::read_dir(dir).map_err(|e| format!("cannot read {dir:?}: {e}"))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                walk(&path, base, into)?;
+            } else {
+                let relative = path.strip_prefix(base).map_err(|e| e.to_string())?;
+                into.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    walk(dir, dir, &mut files)?;
+    files.retain(|file| file != "sw.js");
+    files.sort();
+    Ok(files)
+}
+
+/// Stamps sw.js with the bundle's content hash and precache list. The hash
+/// covers every asset's path and bytes, so any change yields a new cache.
+pub fn write_service_worker(dir: &Path) -> Result<String, String> {
+    let files = assets(dir)?;
+    let mut hashed = Vec::new();
+    for file in &files {
+        hashed.extend_from_slice(file.as_bytes());
+        hashed.push(0);
+        hashed.extend(std::fs::read(dir.join(file)).map_err(|e| e.to_string())?);
+        hashed.push(0);
+    }
+    let version = tools::hex_sha256(&hashed)[..16].to_owned();
+    // "./" is the start URL: navigations are answered with it offline.
+    let mut urls = vec!["./".to_owned()];
+    urls.extend(files.iter().map(|file| format!("./{file}")));
+    let list = serde_json::to_string(&urls).map_err(|e| e.to_string())?;
+    let template = std::fs::read_to_string(dir.join("sw.js"))
+        .map_err(|e| format!("sw.js template missing from the bundle: {e}"))?;
+    if !template.contains("__LIFELINE_BUILD__") || !template.contains("__LIFELINE_ASSETS__") {
+        return Err("sw.js lacks its __LIFELINE_BUILD__/__LIFELINE_ASSETS__ placeholders".into());
+    }
+    let stamped = template
+        .replace("__LIFELINE_BUILD__", &version)
+        .replace("__LIFELINE_ASSETS__", &list);
+    std::fs::write(dir.join("sw.js"), stamped).map_err(|e| e.to_string())?;
+    Ok(version)
+}
+
+fn measure(path: &Path, name: &str, budget: u64) -> Result<WasmSize, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path:?}: {e}"))?;
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::best());
+    encoder.write_all(&bytes).map_err(|e| e.to_string())?;
+    let gzip = encoder.finish().map_err(|e| e.to_string())?.len() as u64;
+    Ok(WasmSize {
+        name: name.to_owned(),
+        raw: bytes.len() as u64,
+        gzip,
+        budget,
+    })
+}
+
+fn print_sizes(sizes: &[WasmSize]) {
+    println!("{:<28} {:>10} {:>10} {:>10}", "wasm", "raw KB", "gzip KB", "budget KB");
+    for size in sizes {
+        println!(
+            "{:<28} {:>10.1} {:>10.1} {:>10.0} {}",
+            format!("{}_bg.wasm", size.name),
+            size.raw as f64 / 1024.0,
+            size.gzip as f64 / 1024.0,
+            size.budget as f64 / 1024.0,
+            if size.gzip > size.budget { "OVER BUDGET" } else { "ok" }
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lifeline-xtask-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("icons")).unwrap();
+        std::fs::write(dir.join("index.html"), "<html>").unwrap();
+        std::fs::write(dir.join("icons/a.png"), [1, 2, 3]).unwrap();
+        std::fs::copy(root().join("web/static/sw.js"), dir.join("sw.js")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_service_worker_precaches_every_asset_and_not_itself() {
+        let dir = scratch("list");
+        write_service_worker(&dir).unwrap();
+        let sw = std::fs::read_to_string(dir.join("sw.js")).unwrap();
+        assert!(sw.contains(r#"["./","./icons/a.png","./index.html"]"#), "{sw}");
+        assert!(!sw.contains("__LIFELINE_"));
+        assert!(!sw.contains("./sw.js"));
+    }
+
+    #[test]
+    fn any_changed_asset_gives_a_new_cache_version() {
+        let dir = scratch("version");
+        let first = write_service_worker(&dir).unwrap();
+        std::fs::copy(root().join("web/static/sw.js"), dir.join("sw.js")).unwrap();
+        assert_eq!(write_service_worker(&dir).unwrap(), first, "same bytes, same version");
+        std::fs::write(dir.join("icons/a.png"), [1, 2, 4]).unwrap();
+        std::fs::copy(root().join("web/static/sw.js"), dir.join("sw.js")).unwrap();
+        assert_ne!(write_service_worker(&dir).unwrap(), first);
+    }
+}

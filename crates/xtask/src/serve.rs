@@ -1,0 +1,99 @@
+//! Serves the bundle with the headers the app relies on: a strict
+//! Content-Security-Policy, `application/wasm` for modules, and `no-cache` so
+//! the browser always revalidates (the service worker, not the HTTP cache,
+//! decides what runs offline).
+
+use crate::{dist, tools};
+use axum::{
+    http::{header, HeaderValue},
+    Router,
+};
+use std::{net::SocketAddr, path::Path};
+use tower_http::{services::ServeDir, set_header::SetResponseHeaderLayer};
+
+/// `'wasm-unsafe-eval'` lets the page and workers compile wasm without
+/// allowing JavaScript eval; workers are module scripts from this origin.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
+script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self'; \
+img-src 'self' data:; style-src 'self'; manifest-src 'self'; object-src 'none'; \
+base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+pub fn router(dir: &Path) -> Router {
+    Router::new()
+        .fallback_service(ServeDir::new(dir).append_index_html_on_directories(true))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut port = 8080u16;
+    let mut profile = dist::Profile::Release;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--port" => {
+                port = args
+                    .next()
+                    .and_then(|value| value.parse().ok())
+                    .ok_or("--port needs a number between 1 and 65535")?;
+            }
+            "--dev" => profile = dist::Profile::Dev,
+            other => return Err(format!("unexpected argument {other:?} for serve")),
+        }
+    }
+    tools::ensure_build_tools()?;
+    let bundle = dist::build(profile)?;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+        println!("Serving Lifeline at http://127.0.0.1:{port}/ (Ctrl-C to stop)");
+        axum::serve(listener, router(&bundle.dir))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// Serves `dir` on an ephemeral loopback port from a background thread, for
+/// the end-to-end tests. The server lives until the process exits.
+pub fn spawn(dir: &Path) -> Result<SocketAddr, String> {
+    let dir = dir.to_path_buf();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = match tokio::runtime::Runtime::new() {
+            Ok(runtime) => runtime,
+            Err(error) => return sender.send(Err(error.to_string())),
+        };
+        runtime.block_on(async move {
+            let listener = match tokio::net::TcpListener::bind(("127.0.0.1", 0)).await {
+                Ok(listener) => listener,
+                Err(error) => return sender.send(Err(error.to_string())),
+            };
+            let address = listener.local_addr().map_err(|e| e.to_string());
+            let _ = sender.send(address);
+            let _ = axum::serve(listener, router(&dir)).await;
+            Ok(())
+        })
+    });
+    receiver
+        .recv()
+        .map_err(|_| "the test server thread stopped before listening".to_owned())?
+}

@@ -1,0 +1,118 @@
+//! Tidy checks: the architecture invariants of docs/ARCHITECTURE.md, as plain
+//! tests that run with the native layer.
+
+use crate::root;
+use std::{collections::BTreeMap, process::Command};
+
+/// Crates that must never see a browser API, directly or transitively.
+const PURE_CRATES: [&str; 2] = ["lifeline-core", "lifeline-protocol"];
+const BROWSER_CRATES: [&str; 4] = ["web-sys", "js-sys", "wasm-bindgen", "wasm-bindgen-futures"];
+
+fn metadata() -> serde_json::Value {
+    let output = Command::new(env!("CARGO"))
+        .current_dir(root())
+        .args(["metadata", "--format-version", "1", "--filter-platform", "wasm32-unknown-unknown"])
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON")
+}
+
+/// Every package reachable from `start` through normal (non-dev) edges.
+fn normal_closure(metadata: &serde_json::Value, start: &str) -> Vec<String> {
+    let names: BTreeMap<&str, &str> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let nodes: BTreeMap<&str, &serde_json::Value> = metadata["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let root_id = names
+        .iter()
+        .find(|(_, name)| **name == start)
+        .map(|(id, _)| *id)
+        .unwrap_or_else(|| panic!("{start} is not in the workspace"));
+    let mut seen = vec![root_id];
+    let mut stack = vec![root_id];
+    while let Some(id) = stack.pop() {
+        for dep in nodes[id]["deps"].as_array().unwrap() {
+            let normal = dep["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|kind| kind["kind"].is_null());
+            let dep_id = dep["pkg"].as_str().unwrap();
+            if normal && !seen.contains(&dep_id) {
+                seen.push(dep_id);
+                stack.push(dep_id);
+            }
+        }
+    }
+    seen.iter().map(|id| names[id].to_owned()).collect()
+}
+
+#[test]
+fn pure_crates_never_depend_on_browser_apis() {
+    let metadata = metadata();
+    for krate in PURE_CRATES {
+        let closure = normal_closure(&metadata, krate);
+        for forbidden in BROWSER_CRATES {
+            assert!(
+                !closure.iter().any(|name| name == forbidden),
+                "{krate} depends on {forbidden}; recovery semantics must stay sans-IO (see docs/ARCHITECTURE.md)"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_core_has_no_clock_randomness_or_async_runtime() {
+    let metadata = metadata();
+    let closure = normal_closure(&metadata, "lifeline-core");
+    for forbidden in ["tokio", "async-std", "getrandom", "rand", "chrono", "time", "futures"] {
+        assert!(
+            !closure.iter().any(|name| name == forbidden),
+            "lifeline-core depends on {forbidden}; time and randomness are inputs to the core"
+        );
+    }
+}
+
+#[test]
+fn ci_runs_the_readme_test_command() {
+    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run exists");
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md exists");
+    assert!(ci.contains("cargo xtask test"), ".ci/run must run `cargo xtask test`");
+    assert!(readme.contains("cargo xtask test") && readme.contains("cargo xtask serve"));
+}
+
+#[test]
+fn no_stubs_left_in_source() {
+    fn walk(dir: &std::path::Path, hits: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() {
+                if name != "target" && name != "node_modules" && name != ".git" {
+                    walk(&path, hits);
+                }
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let todo = ["todo", "!("].concat();
+                let unimplemented = ["unimplemented", "!("].concat();
+                if text.contains(&todo) || text.contains(&unimplemented) {
+                    hits.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    let mut hits = Vec::new();
+    for dir in ["crates", "web", "worker", "tests"] {
+        walk(&root().join(dir), &mut hits);
+    }
+    assert!(hits.is_empty(), "unfinished code in {hits:?}");
+}

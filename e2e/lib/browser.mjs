@@ -1,0 +1,70 @@
+// Launching Debian's Chromium through playwright-core, the way every test
+// here needs it: headless, no network chatter, a fresh profile each time
+// (a persistent context, because the default one reports `in-incognito` to
+// the installability check).
+import { chromium } from 'playwright-core';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const BASE_URL = process.env.LIFELINE_URL ?? 'http://127.0.0.1:8080/';
+
+export const VIEWPORTS = {
+  desktop: { width: 1280, height: 800 },
+  phone: { width: 390, height: 844 },
+};
+
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
+
+/** Opens a fresh browser profile; call `close()` when done. */
+export async function openBrowser(viewport) {
+  const profile = await mkdtemp(join(tmpdir(), 'lifeline-e2e-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ARGS,
+    viewport,
+    hasTouch: viewport.width < 640,
+    isMobile: false,
+  });
+  const errors = [];
+  context.on('weberror', (error) => errors.push(String(error.error())));
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  return {
+    context,
+    page,
+    errors,
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until the status line says the worker round trip succeeded. */
+export async function waitConnected(page) {
+  const status = page.getByRole('status').filter({ hasText: /^(Connected|Not connected.*)$/ });
+  await status.waitFor();
+  const text = await status.textContent();
+  if (text !== 'Connected') throw new Error(`expected Connected, got: ${text}`);
+}
+
+/** Resolves once a service worker controls the page's scope and is active. */
+export async function waitServiceWorkerReady(page) {
+  await page.evaluate(async () => {
+    const registration = await navigator.serviceWorker.ready;
+    return registration.active.state;
+  });
+}

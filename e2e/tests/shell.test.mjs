@@ -1,0 +1,98 @@
+// The app shell at desktop and phone sizes: named regions, the real worker
+// round trip, accessibility, installability and offline start.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import AxeBuilder from '@axe-core/playwright';
+import { BASE_URL, VIEWPORTS, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
+
+for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+  describe(`app shell at ${viewport.width}×${viewport.height} (${name})`, () => {
+    let browser;
+    before(async () => {
+      browser = await openBrowser(viewport);
+      await browser.page.goto(BASE_URL);
+    });
+    after(async () => browser?.close());
+
+    test('renders the named regions and controls', async () => {
+      const { page } = browser;
+      await page.getByRole('log', { name: 'Transcript' }).waitFor();
+      await page.getByRole('textbox', { name: 'Message' }).waitFor();
+      await page.getByRole('button', { name: 'Send' }).waitFor();
+      await page.getByRole('button', { name: 'Stop' }).waitFor();
+      const sessions = page.getByRole('navigation', { name: 'Sessions' });
+      if (name === 'phone') {
+        // On a phone the session list opens over the chat.
+        assert.equal(await sessions.isVisible(), false);
+        await page.getByRole('button', { name: 'Sessions', exact: true }).click();
+      }
+      await sessions.waitFor();
+      assert.ok(await sessions.getByRole('button', { name: 'New session' }).isVisible());
+      if (name === 'phone') {
+        await page.getByRole('button', { name: 'Close sessions' }).click();
+        await sessions.waitFor({ state: 'hidden' });
+        await page.getByRole('button', { name: 'Session details' }).click();
+      }
+      await page.getByRole('combobox', { name: 'Environment' }).waitFor();
+    });
+
+    test('the composer stays at the bottom of the viewport', async () => {
+      const { page } = browser;
+      const box = await page.getByRole('button', { name: 'Send' }).boundingBox();
+      assert.ok(box.y + box.height <= viewport.height, 'Send is on screen');
+      assert.ok(box.y > viewport.height * 0.6, `Send sits low on the screen (y=${box.y})`);
+      const minimum = name === 'phone' ? 44 : 28;
+      assert.ok(box.height >= minimum, `target is ${box.height}px, needs ${minimum}px`);
+    });
+
+    test('reports connected after a page → controller → runtime round trip', async () => {
+      await waitConnected(browser.page);
+    });
+
+    test('axe-core finds no accessibility violations', async () => {
+      const { violations } = await new AxeBuilder({ page: browser.page }).analyze();
+      assert.deepEqual(
+        violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`),
+        [],
+      );
+    });
+
+    test('no errors in the console', () => {
+      assert.deepEqual(browser.errors, []);
+    });
+  });
+}
+
+describe('installable PWA', () => {
+  let browser;
+  before(async () => {
+    browser = await openBrowser(VIEWPORTS.desktop);
+  });
+  after(async () => browser?.close());
+
+  test('Chromium reports no installability errors', async () => {
+    const { page, context } = browser;
+    await page.goto(BASE_URL);
+    await waitServiceWorkerReady(page);
+    const cdp = await context.newCDPSession(page);
+    const { installabilityErrors } = await cdp.send('Page.getInstallabilityErrors');
+    assert.deepEqual(installabilityErrors, []);
+    const manifest = await cdp.send('Page.getAppManifest');
+    assert.deepEqual(manifest.errors, []);
+  });
+
+  test('starts offline after the first visit', async () => {
+    const { page, context } = browser;
+    await page.goto(BASE_URL);
+    await waitServiceWorkerReady(page);
+    await context.setOffline(true);
+    try {
+      await page.reload();
+      assert.ok(await page.evaluate(() => navigator.serviceWorker.controller !== null));
+      await page.getByRole('log', { name: 'Transcript' }).waitFor();
+      await waitConnected(page);
+    } finally {
+      await context.setOffline(false);
+    }
+  });
+});

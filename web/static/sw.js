@@ -1,0 +1,45 @@
+// Service worker: precaches exactly one build and serves it offline.
+//
+// The build tool replaces the two placeholders below. The cache name carries
+// the build's content hash, so a new build installs into a new cache and the
+// old one is deleted only once the new worker activates; a running page never
+// mixes assets from two builds. No skipWaiting(): a new build takes over when
+// every tab of the old one has closed (or on the next reload after that),
+// because a controller restarted by an old page must load the old worker code.
+const VERSION = '__LIFELINE_BUILD__';
+const CACHE = `lifeline-${VERSION}`;
+const ASSETS = __LIFELINE_ASSETS__;
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(
+    caches.open(CACHE).then((cache) =>
+      cache.addAll(ASSETS.map((url) => new Request(url, { cache: 'reload' }))),
+    ),
+  );
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    caches.keys().then((names) =>
+      Promise.all(
+        names
+          .filter((name) => name.startsWith('lifeline-') && name !== CACHE)
+          .map((name) => caches.delete(name)),
+      ),
+    ),
+  );
+});
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  if (request.method !== 'GET' || new URL(request.url).origin !== self.location.origin) {
+    return;
+  }
+  event.respondWith(
+    caches.open(CACHE).then(async (cache) => {
+      const key = request.mode === 'navigate' ? './' : request;
+      const cached = await cache.match(key);
+      return cached || fetch(request);
+    }),
+  );
+});
