@@ -4,8 +4,10 @@
 // the build's content hash, so a new build installs into a new cache and the
 // old one is deleted only once the new worker activates; a running page never
 // mixes assets from two builds. No skipWaiting(): a new build takes over when
-// every tab of the old one has closed (or on the next reload after that),
-// because a controller restarted by an old page must load the old worker code.
+// every tab of the old one has closed, because a controller restarted by an
+// old page must load the old worker code. On the very first install the
+// worker claims the open page, so that page's later loads (a restarted
+// worker, say) come from the same cache as everything else.
 const VERSION = '__LIFELINE_BUILD__';
 const CACHE = `lifeline-${VERSION}`;
 const ASSETS = __LIFELINE_ASSETS__;
@@ -20,13 +22,16 @@ self.addEventListener('install', (event) => {
 
 self.addEventListener('activate', (event) => {
   event.waitUntil(
-    caches.keys().then((names) =>
-      Promise.all(
-        names
-          .filter((name) => name.startsWith('lifeline-') && name !== CACHE)
-          .map((name) => caches.delete(name)),
-      ),
-    ),
+    caches
+      .keys()
+      .then((names) =>
+        Promise.all(
+          names
+            .filter((name) => name.startsWith('lifeline-') && name !== CACHE)
+            .map((name) => caches.delete(name)),
+        ),
+      )
+      .then(() => self.clients.claim()),
   );
 });
 

@@ -152,6 +152,12 @@ fn e2e(tally: &mut Tally) -> Result<(), String> {
         .map(|s| format!("{} is {} B gzip, budget {} B", s.name, s.gzip, s.budget))
         .collect();
     let address = serve::spawn(&bundle.dir)?;
+    // A second origin whose files the tests may rewrite (to play a new build
+    // arriving), so the real bundle is never touched.
+    let scratch = root().join("target/e2e-scratch");
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("cannot create {scratch:?}: {e}"))?;
+    let scratch_address = serve::spawn(&scratch)?;
     let e2e = root().join("e2e");
     let tap = std::env::temp_dir().join(format!("lifeline-e2e-{}.tap", std::process::id()));
     let mut command = Command::new("node");
@@ -163,6 +169,8 @@ fn e2e(tally: &mut Tally) -> Result<(), String> {
         .arg(format!("--test-reporter-destination={}", tap.display()))
         .env("LIFELINE_URL", format!("http://{address}/"))
         .env("LIFELINE_DIST", &bundle.dir)
+        .env("LIFELINE_SCRATCH_URL", format!("http://{scratch_address}/"))
+        .env("LIFELINE_SCRATCH_DIR", &scratch)
         .env("CHROMIUM", tools::CHROMIUM);
     for file in e2e_test_files(&e2e)? {
         command.arg(file);
