@@ -116,3 +116,17 @@ fn no_stubs_left_in_source() {
     }
     assert!(hits.is_empty(), "unfinished code in {hits:?}");
 }
+
+#[test]
+fn the_tree_is_formatted() {
+    let output = Command::new(env!("CARGO"))
+        .current_dir(root())
+        .args(["fmt", "--all", "--", "--check"])
+        .output()
+        .expect("cargo fmt runs");
+    assert!(
+        output.status.success(),
+        "run `cargo fmt --all`:\n{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
