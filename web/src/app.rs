@@ -129,7 +129,11 @@ fn Composer() -> impl IntoView {
 fn DetailsPane(connection: RwSignal<Connection>, offline: RwSignal<Offline>) -> impl IntoView {
     let runtime = move || match connection.get() {
         Connection::Connected { runtime, .. } => {
-            format!("{} (generation {})", &runtime.id[..8.min(runtime.id.len())], runtime.generation)
+            format!(
+                "{} (generation {})",
+                &runtime.id[..8.min(runtime.id.len())],
+                runtime.generation
+            )
         }
         Connection::Connecting => "starting".to_owned(),
         Connection::Failed(_) => "not reachable".to_owned(),

@@ -71,7 +71,12 @@ pub fn start(connection: RwSignal<Connection>) {
         boot: RefCell::default(),
         connection,
     });
-    listen(&workers.controller, &workers, "controller", on_controller_message);
+    listen(
+        &workers.controller,
+        &workers,
+        "controller",
+        on_controller_message,
+    );
     listen(&workers.runtime, &workers, "runtime", on_runtime_message);
 
     let timeout = {
@@ -82,7 +87,10 @@ pub fn start(connection: RwSignal<Connection>) {
             {
                 fail(
                     workers.connection,
-                    format!("no answer from the runtime within {} s", PROBE_TIMEOUT_MS / 1000),
+                    format!(
+                        "no answer from the runtime within {} s",
+                        PROBE_TIMEOUT_MS / 1000
+                    ),
                 );
             }
         })
@@ -101,15 +109,14 @@ fn listen(
 ) {
     let on_message = {
         let workers = workers.clone();
-        Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| match event
-            .data()
-            .as_string()
-        {
-            Some(text) => handler(&workers, &text),
-            None => fail(
-                workers.connection,
-                format!("the {name} worker sent something that is not a message"),
-            ),
+        Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            match event.data().as_string() {
+                Some(text) => handler(&workers, &text),
+                None => fail(
+                    workers.connection,
+                    format!("the {name} worker sent something that is not a message"),
+                ),
+            }
         })
     };
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));

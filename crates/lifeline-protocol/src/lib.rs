@@ -38,15 +38,23 @@ pub enum PageToController {
 pub enum ControllerToPage {
     /// The controller's module has loaded and its message handler is
     /// installed; messages sent earlier could have been lost.
-    Ready { protocol: u32, journal: JournalStatus },
+    Ready {
+        protocol: u32,
+        journal: JournalStatus,
+    },
     ProbeAnswered {
         probe: u64,
         runtime: RuntimeIdentity,
     },
-    ProbeFailed { probe: u64, reason: String },
+    ProbeFailed {
+        probe: u64,
+        reason: String,
+    },
     /// Something the controller could not accept or carry out, phrased for a
     /// person: what happened and what to do.
-    Error { message: String },
+    Error {
+        message: String,
+    },
 }
 
 /// Page → runtime (used only to hand the runtime its identity and port).
@@ -77,9 +85,17 @@ pub enum ControllerToRuntime {
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RuntimeToController {
     /// First message on a new port: who is dialling in.
-    Hello { protocol: u32, runtime: RuntimeIdentity },
-    ProbeAnswered { probe: u64, runtime: RuntimeIdentity },
-    Error { message: String },
+    Hello {
+        protocol: u32,
+        runtime: RuntimeIdentity,
+    },
+    ProbeAnswered {
+        probe: u64,
+        runtime: RuntimeIdentity,
+    },
+    Error {
+        message: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -172,12 +188,22 @@ mod tests {
             protocol: PROTOCOL_VERSION,
             runtime,
         };
-        assert_eq!(decode::<RuntimeToController>(&encode(&hello)).unwrap(), hello);
+        assert_eq!(
+            decode::<RuntimeToController>(&encode(&hello)).unwrap(),
+            hello
+        );
     }
 
     #[test]
     fn malformed_input_is_an_error_not_a_panic() {
-        for text in ["", "{", "null", "{\"type\":\"probe\"}", "{\"type\":\"nope\"}", "[1,2]"] {
+        for text in [
+            "",
+            "{",
+            "null",
+            "{\"type\":\"probe\"}",
+            "{\"type\":\"nope\"}",
+            "[1,2]",
+        ] {
             assert!(matches!(
                 decode::<PageToController>(text),
                 Err(DecodeError::Malformed { .. })

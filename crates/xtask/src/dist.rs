@@ -77,10 +77,12 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
     }
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {out:?}: {e}"))?;
 
-    let wasm_dir = root().join("target/wasm32-unknown-unknown").join(match profile {
-        Profile::Release => "release",
-        Profile::Dev => "debug",
-    });
+    let wasm_dir = root()
+        .join("target/wasm32-unknown-unknown")
+        .join(match profile {
+            Profile::Release => "release",
+            Profile::Dev => "debug",
+        });
     for (name, _) in MODULES {
         let mut command = Command::new(bindgen.join("wasm-bindgen"));
         command
@@ -183,7 +185,10 @@ fn measure(path: &Path, name: &str, budget: u64) -> Result<WasmSize, String> {
 }
 
 fn print_sizes(sizes: &[WasmSize]) {
-    println!("{:<28} {:>10} {:>10} {:>10}", "wasm", "raw KB", "gzip KB", "budget KB");
+    println!(
+        "{:<28} {:>10} {:>10} {:>10}",
+        "wasm", "raw KB", "gzip KB", "budget KB"
+    );
     for size in sizes {
         println!(
             "{:<28} {:>10.1} {:>10.1} {:>10.0} {}",
@@ -191,7 +196,11 @@ fn print_sizes(sizes: &[WasmSize]) {
             size.raw as f64 / 1024.0,
             size.gzip as f64 / 1024.0,
             size.budget as f64 / 1024.0,
-            if size.gzip > size.budget { "OVER BUDGET" } else { "ok" }
+            if size.gzip > size.budget {
+                "OVER BUDGET"
+            } else {
+                "ok"
+            }
         );
     }
 }
@@ -201,7 +210,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lifeline-xtask-{name}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("lifeline-xtask-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("icons")).unwrap();
         std::fs::write(dir.join("index.html"), "<html>").unwrap();
@@ -215,7 +225,10 @@ mod tests {
         let dir = scratch("list");
         write_service_worker(&dir).unwrap();
         let sw = std::fs::read_to_string(dir.join("sw.js")).unwrap();
-        assert!(sw.contains(r#"["./","./icons/a.png","./index.html"]"#), "{sw}");
+        assert!(
+            sw.contains(r#"["./","./icons/a.png","./index.html"]"#),
+            "{sw}"
+        );
         assert!(!sw.contains("__LIFELINE_"));
         assert!(!sw.contains("./sw.js"));
     }
@@ -225,7 +238,11 @@ mod tests {
         let dir = scratch("version");
         let first = write_service_worker(&dir).unwrap();
         std::fs::copy(root().join("web/static/sw.js"), dir.join("sw.js")).unwrap();
-        assert_eq!(write_service_worker(&dir).unwrap(), first, "same bytes, same version");
+        assert_eq!(
+            write_service_worker(&dir).unwrap(),
+            first,
+            "same bytes, same version"
+        );
         std::fs::write(dir.join("icons/a.png"), [1, 2, 4]).unwrap();
         std::fs::copy(root().join("web/static/sw.js"), dir.join("sw.js")).unwrap();
         assert_ne!(write_service_worker(&dir).unwrap(), first);

@@ -15,7 +15,12 @@ use std::{
 const LAYERS: [&str; 3] = ["native", "wasm", "e2e"];
 
 /// Host crates; the browser shells are tested in the wasm layer instead.
-const NATIVE_PACKAGES: [&str; 4] = ["lifeline-core", "lifeline-protocol", "lifeline-tests", "xtask"];
+const NATIVE_PACKAGES: [&str; 4] = [
+    "lifeline-core",
+    "lifeline-protocol",
+    "lifeline-tests",
+    "xtask",
+];
 
 /// Crates with wasm-bindgen tests in headless Chromium.
 const WASM_PACKAGES: [&str; 1] = ["lifeline-controller"];
@@ -122,11 +127,9 @@ fn wasm(tally: &mut Tally) -> Result<(), String> {
     tools::ensure_wasm_target()?;
     let bindgen = tools::ensure_wasm_bindgen()?;
     tools::ensure_chromium()?;
-    let path = std::env::join_paths(
-        std::iter::once(bindgen).chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
+    let path = std::env::join_paths(std::iter::once(bindgen).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
     .map_err(|e| e.to_string())?;
     let mut command = Command::new("cargo");
     command
@@ -286,7 +289,10 @@ mod tests {
     #[test]
     fn tap_trailers_are_counted() {
         let mut tally = Tally::default();
-        count_tap("ok 1 - a\n# tests 5\n# pass 4\n# fail 1\n# skipped 0\n", &mut tally);
+        count_tap(
+            "ok 1 - a\n# tests 5\n# pass 4\n# fail 1\n# skipped 0\n",
+            &mut tally,
+        );
         assert_eq!((tally.passed, tally.failed, tally.ignored), (4, 1, 0));
     }
 }

@@ -11,10 +11,20 @@ const BROWSER_CRATES: [&str; 4] = ["web-sys", "js-sys", "wasm-bindgen", "wasm-bi
 fn metadata() -> serde_json::Value {
     let output = Command::new(env!("CARGO"))
         .current_dir(root())
-        .args(["metadata", "--format-version", "1", "--filter-platform", "wasm32-unknown-unknown"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--filter-platform",
+            "wasm32-unknown-unknown",
+        ])
         .output()
         .expect("cargo metadata runs");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON")
 }
 
@@ -74,7 +84,15 @@ fn pure_crates_never_depend_on_browser_apis() {
 fn the_core_has_no_clock_randomness_or_async_runtime() {
     let metadata = metadata();
     let closure = normal_closure(&metadata, "lifeline-core");
-    for forbidden in ["tokio", "async-std", "getrandom", "rand", "chrono", "time", "futures"] {
+    for forbidden in [
+        "tokio",
+        "async-std",
+        "getrandom",
+        "rand",
+        "chrono",
+        "time",
+        "futures",
+    ] {
         assert!(
             !closure.iter().any(|name| name == forbidden),
             "lifeline-core depends on {forbidden}; time and randomness are inputs to the core"
@@ -86,7 +104,10 @@ fn the_core_has_no_clock_randomness_or_async_runtime() {
 fn ci_runs_the_readme_test_command() {
     let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run exists");
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md exists");
-    assert!(ci.contains("cargo xtask test"), ".ci/run must run `cargo xtask test`");
+    assert!(
+        ci.contains("cargo xtask test"),
+        ".ci/run must run `cargo xtask test`"
+    );
     assert!(readme.contains("cargo xtask test") && readme.contains("cargo xtask serve"));
 }
 

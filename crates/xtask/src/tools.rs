@@ -86,7 +86,9 @@ pub fn ensure_wasm_bindgen() -> Result<PathBuf, String> {
     if reports_version(&bin.join("wasm-bindgen"), &version) {
         Ok(bin)
     } else {
-        Err(format!("wasm-bindgen {version} still missing after install"))
+        Err(format!(
+            "wasm-bindgen {version} still missing after install"
+        ))
     }
 }
 
@@ -106,7 +108,13 @@ pub fn ensure_chromium() -> Result<(), String> {
     run_command(Command::new("apt-get").arg("update"))?;
     run_command(
         Command::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends", "chromium", "chromium-driver"])
+            .args([
+                "install",
+                "-y",
+                "--no-install-recommends",
+                "chromium",
+                "chromium-driver",
+            ])
             .env("DEBIAN_FRONTEND", "noninteractive"),
     )
 }
@@ -145,7 +153,10 @@ mod tests {
     #[test]
     fn finds_a_package_version_in_a_lock_file() {
         let lock = "[[package]]\nname = \"wasm-bindgen\"\nversion = \"0.2.130\"\n\n[[package]]\nname = \"wasm-bindgen-futures\"\nversion = \"0.4.80\"\n";
-        assert_eq!(version_in_lock(lock, "wasm-bindgen").as_deref(), Some("0.2.130"));
+        assert_eq!(
+            version_in_lock(lock, "wasm-bindgen").as_deref(),
+            Some("0.2.130")
+        );
         assert_eq!(
             version_in_lock(lock, "wasm-bindgen-futures").as_deref(),
             Some("0.4.80")

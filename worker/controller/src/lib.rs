@@ -78,9 +78,8 @@ pub fn run_controller() {
 }
 
 fn handle_page_message(shared: &Shared, event: &MessageEvent) {
-    let message = text_of(event).and_then(|text| {
-        decode::<PageToController>(&text).map_err(|error| error.to_string())
-    });
+    let message = text_of(event)
+        .and_then(|text| decode::<PageToController>(&text).map_err(|error| error.to_string()));
     match message {
         Ok(PageToController::AttachRuntime { protocol }) => {
             if let Err(error) = check_version(protocol) {
@@ -137,9 +136,8 @@ fn attach_runtime(shared: &Shared, port: MessagePort) {
 }
 
 fn handle_runtime_message(shared: &Shared, event: &MessageEvent) {
-    let message = text_of(event).and_then(|text| {
-        decode::<RuntimeToController>(&text).map_err(|error| error.to_string())
-    });
+    let message = text_of(event)
+        .and_then(|text| decode::<RuntimeToController>(&text).map_err(|error| error.to_string()));
     match message {
         Ok(RuntimeToController::Hello { protocol, runtime }) => match check_version(protocol) {
             Ok(()) => shared.borrow_mut().runtime = Some(runtime),
