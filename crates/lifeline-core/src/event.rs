@@ -1,0 +1,384 @@
+//! Command events, terminal results, cursors and bounded output retention.
+//!
+//! The runtime numbers each command's events densely from 1. The controller
+//! keeps a SHA-256 digest of every event it accepts so that a resent event can
+//! be told apart from a conflicting one. Output is kept inline up to a bound;
+//! the rest goes to content-addressed artifacts (deduplicated by digest) up
+//! to the command's budget, and anything beyond is counted but dropped, so a
+//! reader always knows where inline output stops and where the rest lives.
+
+use serde::{Deserialize, Serialize};
+
+use crate::id::{CommandId, Digest, EventSeq};
+use crate::outcome::TerminalStatus;
+use crate::schema::{check_text, limits, Schema, V1};
+
+/// An event as the runtime sends it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EventBody {
+    Stdout { data: String },
+    Stderr { data: String },
+    Tool { name: String, detail: String },
+    Lifecycle { phase: String },
+    Checkpoint { label: String },
+    Terminal(TerminalResult),
+}
+
+impl EventBody {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            EventBody::Stdout { .. } => EventKind::Stdout,
+            EventBody::Stderr { .. } => EventKind::Stderr,
+            EventBody::Tool { .. } => EventKind::Tool,
+            EventBody::Lifecycle { .. } => EventKind::Lifecycle,
+            EventBody::Checkpoint { .. } => EventKind::Checkpoint,
+            EventBody::Terminal(_) => EventKind::Terminal,
+        }
+    }
+
+    /// Identity of the content, for telling a resend from a conflict.
+    pub fn digest(&self) -> Digest {
+        // Field order is fixed by the type, so this encoding is canonical.
+        Digest::of(&serde_json::to_vec(self).unwrap_or_default())
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            EventBody::Stdout { data } | EventBody::Stderr { data } => {
+                if data.len() > limits::MAX_OUTPUT_CHUNK_BYTES {
+                    return Err(format!(
+                        "output chunk is {} bytes; the limit is {}",
+                        data.len(),
+                        limits::MAX_OUTPUT_CHUNK_BYTES
+                    ));
+                }
+                Ok(())
+            }
+            EventBody::Tool { name, detail } => {
+                check_text("tool name", name, limits::MAX_TEXT_BYTES)?;
+                check_text("tool detail", detail, limits::MAX_TEXT_BYTES)
+            }
+            EventBody::Lifecycle { phase } => {
+                check_text("lifecycle phase", phase, limits::MAX_TEXT_BYTES)
+            }
+            EventBody::Checkpoint { label } => {
+                check_text("checkpoint label", label, limits::MAX_TEXT_BYTES)
+            }
+            EventBody::Terminal(t) => t.validate(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    Stdout,
+    Stderr,
+    Tool,
+    Lifecycle,
+    Checkpoint,
+    Terminal,
+}
+
+/// How a command ended, as the runtime reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TerminalResult {
+    pub v: V1,
+    pub status: TerminalStatus,
+    /// Process exit code, when there was a process to exit.
+    pub exit_code: Option<i32>,
+    /// Short human explanation ("killed after cancel"); empty when none.
+    pub message: String,
+}
+
+impl Schema for TerminalResult {
+    const NAME: &'static str = "terminal result";
+    fn validate(&self) -> Result<(), String> {
+        check_text("terminal message", &self.message, limits::MAX_TEXT_BYTES)
+    }
+}
+
+/// Where a span of output that is not inline is stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactSpan {
+    pub digest: Digest,
+    pub len: u64,
+}
+
+/// Artifact content to write in the same transaction as the records naming it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactBlob {
+    pub digest: Digest,
+    pub data: String,
+}
+
+impl ArtifactBlob {
+    pub fn validate(&self) -> Result<(), String> {
+        if Digest::of(self.data.as_bytes()) != self.digest {
+            return Err(format!(
+                "artifact {} does not match its content",
+                self.digest
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One output chunk as retained: `inline` is the first part, then the
+/// artifact span, then `dropped` bytes that exceeded the budget.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputChunk {
+    /// Byte offset of this chunk within its stream.
+    pub offset: u64,
+    pub len: u64,
+    pub inline: String,
+    pub artifact: Option<ArtifactSpan>,
+    pub dropped: u64,
+}
+
+impl OutputChunk {
+    pub fn validate(&self) -> Result<(), String> {
+        let artifact = self.artifact.as_ref().map_or(0, |a| a.len);
+        let sum = (self.inline.len() as u64)
+            .checked_add(artifact)
+            .and_then(|s| s.checked_add(self.dropped));
+        if sum != Some(self.len) {
+            return Err(format!(
+                "output chunk parts (inline {} + artifact {artifact} + dropped {}) do not add up to its length {}",
+                self.inline.len(),
+                self.dropped,
+                self.len
+            ));
+        }
+        if self.len > limits::MAX_OUTPUT_CHUNK_BYTES as u64 {
+            return Err("output chunk exceeds the chunk limit".into());
+        }
+        if self.offset.checked_add(self.len).is_none() {
+            return Err("output chunk offset overflows".into());
+        }
+        Ok(())
+    }
+}
+
+/// The durable form of an event body.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RetainedBody {
+    Stdout(OutputChunk),
+    Stderr(OutputChunk),
+    Tool { name: String, detail: String },
+    Lifecycle { phase: String },
+    Checkpoint { label: String },
+    Terminal(TerminalResult),
+}
+
+impl RetainedBody {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            RetainedBody::Stdout(_) => EventKind::Stdout,
+            RetainedBody::Stderr(_) => EventKind::Stderr,
+            RetainedBody::Tool { .. } => EventKind::Tool,
+            RetainedBody::Lifecycle { .. } => EventKind::Lifecycle,
+            RetainedBody::Checkpoint { .. } => EventKind::Checkpoint,
+            RetainedBody::Terminal(_) => EventKind::Terminal,
+        }
+    }
+}
+
+/// A durable command event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventRecord {
+    pub v: V1,
+    pub command: CommandId,
+    pub seq: EventSeq,
+    /// Digest of the event as the runtime sent it (see [`EventBody::digest`]).
+    pub digest: Digest,
+    pub body: RetainedBody,
+}
+
+impl Schema for EventRecord {
+    const NAME: &'static str = "event record";
+    fn validate(&self) -> Result<(), String> {
+        if self.seq.0 == 0 {
+            return Err("event sequence starts at 1".into());
+        }
+        match &self.body {
+            RetainedBody::Stdout(c) | RetainedBody::Stderr(c) => c.validate(),
+            RetainedBody::Tool { name, detail } => {
+                check_text("tool name", name, limits::MAX_TEXT_BYTES)?;
+                check_text("tool detail", detail, limits::MAX_TEXT_BYTES)
+            }
+            RetainedBody::Lifecycle { phase } => {
+                check_text("lifecycle phase", phase, limits::MAX_TEXT_BYTES)
+            }
+            RetainedBody::Checkpoint { label } => {
+                check_text("checkpoint label", label, limits::MAX_TEXT_BYTES)
+            }
+            RetainedBody::Terminal(t) => t.validate(),
+        }
+    }
+}
+
+/// Where a client resumes a command's stream: everything after `after`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cursor {
+    pub v: V1,
+    pub command: CommandId,
+    /// Last sequence the client has seen; 0 to start from the beginning.
+    pub after: EventSeq,
+}
+
+impl Schema for Cursor {
+    const NAME: &'static str = "cursor";
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A span of output stored in an artifact, by stream offset.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactPlacement {
+    pub offset: u64,
+    pub digest: Digest,
+    pub len: u64,
+}
+
+/// What a reader needs to know about one output stream of a command.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputSummary {
+    pub total_bytes: u64,
+    pub inline_bytes: u64,
+    /// Stream offset where inline retention stopped, if it did.
+    pub truncated_at: Option<u64>,
+    /// Where the non-inline output lives, in stream order.
+    pub artifacts: Vec<ArtifactPlacement>,
+    pub dropped_bytes: u64,
+    /// Stream offset from which output exceeded the budget and was not kept.
+    pub dropped_from: Option<u64>,
+}
+
+impl OutputSummary {
+    pub(crate) fn record(&mut self, chunk: &OutputChunk) {
+        self.total_bytes = self.total_bytes.saturating_add(chunk.len);
+        self.inline_bytes = self.inline_bytes.saturating_add(chunk.inline.len() as u64);
+        let after_inline = chunk.offset + chunk.inline.len() as u64;
+        if chunk.inline.len() as u64 != chunk.len && self.truncated_at.is_none() {
+            self.truncated_at = Some(after_inline);
+        }
+        if let Some(a) = &chunk.artifact {
+            self.artifacts.push(ArtifactPlacement {
+                offset: after_inline,
+                digest: a.digest,
+                len: a.len,
+            });
+        }
+        if chunk.dropped > 0 {
+            self.dropped_bytes = self.dropped_bytes.saturating_add(chunk.dropped);
+            if self.dropped_from.is_none() {
+                self.dropped_from = Some(chunk.offset + chunk.len - chunk.dropped);
+            }
+        }
+    }
+}
+
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    let mut i = max;
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Splits one output chunk into inline, artifact and dropped parts.
+///
+/// `inline_room` is what is left of the command's inline bound and
+/// `budget_room` what is left of its output budget (inline counts against
+/// both). Splits fall on character boundaries so inline text stays valid.
+pub fn retain_output(
+    data: &str,
+    offset: u64,
+    inline_room: u64,
+    budget_room: u64,
+) -> (OutputChunk, Option<ArtifactBlob>) {
+    let inline_cap = inline_room.min(budget_room).min(usize::MAX as u64) as usize;
+    let inline_end = floor_char_boundary(data, inline_cap);
+    let rest = &data[inline_end..];
+    let artifact_cap = (budget_room - inline_end as u64).min(usize::MAX as u64) as usize;
+    let artifact_end = floor_char_boundary(rest, artifact_cap);
+    let stored = &rest[..artifact_end];
+    let blob = (!stored.is_empty()).then(|| ArtifactBlob {
+        digest: Digest::of(stored.as_bytes()),
+        data: stored.to_string(),
+    });
+    let chunk = OutputChunk {
+        offset,
+        len: data.len() as u64,
+        inline: data[..inline_end].to_string(),
+        artifact: blob.as_ref().map(|b| ArtifactSpan {
+            digest: b.digest,
+            len: b.data.len() as u64,
+        }),
+        dropped: (rest.len() - artifact_end) as u64,
+    };
+    (chunk, blob)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{decode, encode};
+
+    #[test]
+    fn output_splits_inline_then_artifact_then_dropped() {
+        let (c, blob) = retain_output("hello world", 100, 5, 8);
+        assert_eq!(c.inline, "hello");
+        assert_eq!(c.artifact.as_ref().unwrap().len, 3);
+        assert_eq!(blob.as_ref().unwrap().data, " wo");
+        assert_eq!(c.dropped, 3);
+        c.validate().unwrap();
+        blob.unwrap().validate().unwrap();
+        let mut s = OutputSummary::default();
+        s.record(&c);
+        assert_eq!(s.truncated_at, Some(105));
+        assert_eq!(s.artifacts[0].offset, 105);
+        assert_eq!(s.dropped_from, Some(108));
+    }
+
+    #[test]
+    fn split_respects_character_boundaries() {
+        let (c, blob) = retain_output("héllo", 0, 2, 100);
+        assert_eq!(c.inline, "h");
+        assert_eq!(blob.unwrap().data, "éllo");
+        c.validate().unwrap();
+        let (c, blob) = retain_output("abc", 0, 10, 10);
+        assert_eq!(c.inline, "abc");
+        assert!(blob.is_none());
+    }
+
+    #[test]
+    fn event_record_round_trips_and_checks_parts() {
+        let (chunk, _) = retain_output("abcdef", 0, 3, 100);
+        let rec = EventRecord {
+            v: V1,
+            command: crate::command::tests::id(7),
+            seq: EventSeq(1),
+            digest: Digest::of(b"x"),
+            body: RetainedBody::Stdout(chunk),
+        };
+        let bytes = encode(&rec).unwrap();
+        assert_eq!(decode::<EventRecord>(&bytes).unwrap(), rec);
+        let mut bad = rec.clone();
+        if let RetainedBody::Stdout(c) = &mut bad.body {
+            c.len = 99;
+        }
+        assert!(encode(&bad).is_err());
+        let text = String::from_utf8(serde_json::to_vec(&bad).unwrap()).unwrap();
+        assert!(decode::<EventRecord>(text.as_bytes()).is_err());
+    }
+}

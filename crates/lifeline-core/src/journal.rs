@@ -1,0 +1,324 @@
+//! The durable journal: records, entries, persist batches and recovery evidence.
+//!
+//! The journal is an append-only list of entries with dense positions from 1.
+//! The controller hands the shell one [`PersistBatch`] at a time; the shell
+//! writes all of it (entries keyed by position, artifacts keyed by digest, so
+//! a retried write is idempotent) in one transaction and reports back.
+
+use core::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::command::CommandRecord;
+use crate::event::{ArtifactBlob, EventRecord};
+use crate::id::{
+    AttemptId, CommandId, Digest, ErrorStamp, ExecutionId, Generation, LeaseId, Millis, RuntimeId,
+    WorkspaceId,
+};
+use crate::message::DispatchRefusal;
+use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
+use crate::schema::{check_text, limits, Schema, V1};
+
+/// Identity of a persist batch: the journal position of its first entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct BatchId(pub u64);
+
+/// A runtime worker as the journal knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RuntimeRef {
+    pub lease: LeaseId,
+    pub runtime: RuntimeId,
+    pub generation: Generation,
+}
+
+/// Why a runtime generation stopped receiving work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetireCause {
+    /// A newer generation was assigned to the lease.
+    Replaced,
+    /// A cancel's grace period ran out; the controller asked for termination.
+    Escalation,
+    /// Transport was lost and the runtime did not dial back in time.
+    ReattachTimeout,
+    /// The runtime died (crash, host loss, confirmed termination).
+    Gone,
+}
+
+/// How a runtime generation is known to have ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GoneCause {
+    /// The shell confirmed the termination the controller asked for.
+    Terminated,
+    /// The worker reported an error or trap and is gone.
+    Crashed,
+    /// The page was reloaded or closed: every worker died with it.
+    HostLoss,
+}
+
+/// How an acknowledgement was learned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckSource {
+    /// The runtime's explicit ACK message.
+    Ack,
+    /// An event for the command (the runtime only emits after accepting).
+    Event,
+    /// The command appeared in the runtime's hello.
+    Hello,
+    /// The command appeared in the runtime's heartbeat.
+    Heartbeat,
+}
+
+/// What a recovery procedure responded to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryKind {
+    ControllerRestart,
+    HostLoss,
+    TransportLoss,
+    RuntimeCrash,
+    CheckpointFailure,
+    CleanupFailure,
+    AckTimeout,
+    CancelEscalation,
+    ReattachTimeout,
+    RuntimeReplaced,
+    StreamConflict,
+}
+
+/// One command's outcome as a recovery procedure left it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resolution {
+    pub command: CommandId,
+    pub attempt: Option<AttemptId>,
+    pub before: Outcome,
+    pub after: Outcome,
+}
+
+/// What a recovery procedure observed and decided. Never erases anything:
+/// it is appended, and outcome changes it implies are separate records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryEvidence {
+    pub v: V1,
+    pub stamp: ErrorStamp,
+    pub kind: RecoveryKind,
+    pub at: Millis,
+    pub runtime: Option<RuntimeRef>,
+    /// What was observed, in words (no secrets: ids and counts only).
+    pub observed: String,
+    pub outcomes: Vec<Resolution>,
+}
+
+impl Schema for RecoveryEvidence {
+    const NAME: &'static str = "recovery evidence";
+    fn validate(&self) -> Result<(), String> {
+        check_text("observation", &self.observed, limits::MAX_TEXT_BYTES)?;
+        if self.outcomes.len() > limits::MAX_EVIDENCE_OUTCOMES {
+            return Err("too many outcomes in one evidence record".into());
+        }
+        for r in &self.outcomes {
+            if r.before.is_terminal() && r.before != r.after {
+                return Err(format!(
+                    "evidence moves command {} out of terminal outcome {}",
+                    r.command, r.before
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One durable fact.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum JournalRecord {
+    LeaseGranted {
+        workspace: WorkspaceId,
+        lease: LeaseId,
+    },
+    RuntimeAssigned {
+        lease: LeaseId,
+        runtime: RuntimeId,
+        generation: Generation,
+        execution: ExecutionId,
+    },
+    /// No further dispatch or reattachment for this generation.
+    RuntimeRetired {
+        lease: LeaseId,
+        runtime: RuntimeId,
+        generation: Generation,
+        cause: RetireCause,
+    },
+    /// The generation is confirmed dead.
+    RuntimeGone {
+        lease: LeaseId,
+        runtime: RuntimeId,
+        generation: Generation,
+        cause: GoneCause,
+    },
+    CommandAdmitted(CommandRecord),
+    /// Written before the dispatch is sent: from here on the command may have
+    /// reached the runtime.
+    DispatchExposed {
+        command: CommandId,
+        attempt: AttemptId,
+        runtime: RuntimeId,
+        generation: Generation,
+    },
+    Acknowledged {
+        command: CommandId,
+        attempt: AttemptId,
+        via: AckSource,
+    },
+    DispatchRefused {
+        command: CommandId,
+        attempt: AttemptId,
+        reason: DispatchRefusal,
+    },
+    Event(EventRecord),
+    CancelRequested {
+        command: CommandId,
+        generation: Generation,
+        reason: CancelReason,
+    },
+    TerminationRequested {
+        runtime: RuntimeId,
+        generation: Generation,
+        command: Option<CommandId>,
+    },
+    OutcomeChanged {
+        command: CommandId,
+        event: OutcomeEvent,
+        from: Outcome,
+        to: Outcome,
+    },
+    ArtifactStored {
+        digest: Digest,
+        len: u64,
+    },
+    Recovery(RecoveryEvidence),
+}
+
+impl JournalRecord {
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            JournalRecord::CommandAdmitted(c) => c.validate(),
+            JournalRecord::Event(e) => e.validate(),
+            JournalRecord::Recovery(r) => r.validate(),
+            JournalRecord::OutcomeChanged {
+                event, from, to, ..
+            } => match transition(*from, *event) {
+                Ok(t) if t == *to => Ok(()),
+                Ok(t) => Err(format!(
+                    "outcome change {from} + {event:?} records {to} but the table gives {t}"
+                )),
+                Err(e) => Err(e.to_string()),
+            },
+            JournalRecord::RuntimeAssigned { generation, .. }
+            | JournalRecord::RuntimeRetired { generation, .. }
+            | JournalRecord::RuntimeGone { generation, .. }
+            | JournalRecord::DispatchExposed { generation, .. }
+            | JournalRecord::CancelRequested { generation, .. }
+            | JournalRecord::TerminationRequested { generation, .. } => {
+                if generation.0 == 0 {
+                    Err("generation must be at least 1".into())
+                } else {
+                    Ok(())
+                }
+            }
+            JournalRecord::DispatchRefused { reason, .. } => reason.validate(),
+            JournalRecord::LeaseGranted { .. }
+            | JournalRecord::Acknowledged { .. }
+            | JournalRecord::ArtifactStored { .. } => Ok(()),
+        }
+    }
+}
+
+/// A record at its journal position.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalEntry {
+    pub v: V1,
+    pub position: u64,
+    pub at: Millis,
+    pub record: JournalRecord,
+}
+
+impl Schema for JournalEntry {
+    const NAME: &'static str = "journal entry";
+    fn validate(&self) -> Result<(), String> {
+        if self.position == 0 {
+            return Err("journal positions start at 1".into());
+        }
+        self.record.validate()
+    }
+}
+
+/// Records to write in one transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersistBatch {
+    pub v: V1,
+    pub batch: BatchId,
+    pub entries: Vec<JournalEntry>,
+    /// Content-addressed output named by `ArtifactStored` entries in this batch.
+    pub artifacts: Vec<ArtifactBlob>,
+}
+
+impl Schema for PersistBatch {
+    const NAME: &'static str = "persist batch";
+    fn validate(&self) -> Result<(), String> {
+        if self.entries.is_empty() {
+            return Err("a persist batch holds at least one entry".into());
+        }
+        if self.entries.len() > limits::MAX_BATCH_ENTRIES {
+            return Err(format!(
+                "{} entries; the limit is {}",
+                self.entries.len(),
+                limits::MAX_BATCH_ENTRIES
+            ));
+        }
+        for (i, e) in self.entries.iter().enumerate() {
+            if e.position != self.batch.0 + i as u64 {
+                return Err(format!(
+                    "entry {i} is at position {} but the batch starts at {}",
+                    e.position, self.batch.0
+                ));
+            }
+            e.validate()?;
+        }
+        for a in &self.artifacts {
+            a.validate()?;
+            let named = self.entries.iter().any(|e| {
+                matches!(&e.record, JournalRecord::ArtifactStored { digest, .. } if *digest == a.digest)
+            });
+            if !named {
+                return Err(format!("artifact {} is not named by an entry", a.digest));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A journal that cannot be replayed: corrupt, reordered or contradictory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayError {
+    pub position: u64,
+    pub detail: String,
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "journal entry at position {} cannot be replayed: {}",
+            self.position, self.detail
+        )
+    }
+}
+
+impl std::error::Error for ReplayError {}

@@ -1,0 +1,85 @@
+//! Lifeline recovery core: the durable command journal of reference 002 as a
+//! pure, deterministic state machine (sans-IO, in the manner of quinn-proto).
+//!
+//! Nothing here touches a clock, a port, a store or a random source. Every
+//! input carries `now` ([`Millis`]); randomness comes in as bytes
+//! ([`ControllerConfig::entropy`]); effects come out as values the shell
+//! executes ([`ControllerEffect`], [`RuntimeEffect`]). The same code runs in
+//! the browser workers (wasm32) and in native simulation tests.
+//!
+//! # Module map
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`id`] | identities (128-bit, ULID text), [`Generation`], [`EventSeq`], [`Millis`], [`Digest`], [`IdMinter`] |
+//! | [`outcome`] | the ten [`Outcome`]s and [`transition`], the only legal way between them |
+//! | [`schema`] | `"v": 1` versioning, limits, strict [`decode`]/[`encode`] |
+//! | [`command`] | [`Binding`] (what an idempotency key is bound to) and [`CommandRecord`] |
+//! | [`event`] | [`EventBody`], [`EventRecord`], [`TerminalResult`], [`Cursor`], output retention |
+//! | [`journal`] | [`JournalRecord`], [`JournalEntry`], [`PersistBatch`], [`RecoveryEvidence`] |
+//! | [`message`] | controller⇄runtime and controller⇄client messages |
+//! | [`projection`] | [`Projection`]: the pure fold of durable entries (what the UI shows), snapshots |
+//! | [`controller`] | [`Controller`]: admission, dispatch, ACKs, events, cancel, recovery |
+//! | [`runtime`] | [`Runtime`]: one runtime worker's protocol state |
+//!
+//! # Effect discipline
+//!
+//! * The controller emits one [`ControllerEffect::Persist`] at a time. The
+//!   shell writes it in one transaction (entries keyed by position, artifacts
+//!   by digest, so retrying is idempotent) and calls
+//!   [`Controller::handle_persist_complete`] or
+//!   [`Controller::handle_persist_failed`].
+//! * Client notifications, dispatches and event acknowledgements derived
+//!   from a batch are released only after it is confirmed: durable evidence
+//!   before live projection.
+//! * A dispatch is recorded as exposed before it is sent. Only a recorded
+//!   runtime ACK (or evidence implying one) makes a command `dispatched`.
+//! * The durable state after a crash is exactly the confirmed entries:
+//!   [`Controller::recover`] takes them (or [`Controller::recover_from_snapshot`])
+//!   and runs the recovery procedure for the [`StartCause`].
+
+pub mod command;
+pub mod controller;
+pub mod event;
+pub mod id;
+pub mod journal;
+pub mod message;
+pub mod outcome;
+pub mod projection;
+pub mod runtime;
+pub mod schema;
+
+pub use command::{Binding, BindingField, BindingMismatch, Budget, CommandRecord};
+pub use controller::{
+    Controller, ControllerConfig, ControllerEffect, ControllerError, StartCause, TimerId,
+};
+pub use event::{
+    ArtifactBlob, ArtifactPlacement, ArtifactSpan, Cursor, EventBody, EventKind, EventRecord,
+    OutputChunk, OutputSummary, RetainedBody, TerminalResult,
+};
+pub use id::{
+    AttemptId, CommandId, Digest, ErrorStamp, EventSeq, ExecutionId, Generation, IdError, IdMinter,
+    IdempotencyKey, LeaseId, Millis, RuntimeId, SessionId, WorkspaceId,
+};
+pub use journal::{
+    AckSource, BatchId, GoneCause, JournalEntry, JournalRecord, PersistBatch, RecoveryEvidence,
+    RecoveryKind, ReplayError, Resolution, RetireCause, RuntimeRef,
+};
+pub use message::{
+    CancelReply, ClientId, ClientMessage, ClientRequest, ControllerToRuntime, DispatchOrder,
+    DispatchRefusal, DurablePosition, Hello, HelloRejection, Rejection, RequestId,
+    RuntimeToController, Settlement, StreamPosition,
+};
+pub use outcome::{
+    transition, CancelReason, IllegalTransition, Outcome, OutcomeEvent, TerminalStatus,
+};
+pub use projection::{
+    CommandView, Exposure, LeaseView, Projection, ProjectionSnapshot, RetentionPolicy,
+    RuntimeStatus, RuntimeView,
+};
+pub use runtime::{
+    LinkState, ProcessOutput, Runtime, RuntimeConfig, RuntimeEffect, RuntimeError, RuntimeIdentity,
+};
+pub use schema::{decode, encode, Schema, SchemaError, V1};
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,557 @@
+//! Messages between the controller, runtimes and clients.
+//!
+//! Every runtime-bound message names the runtime identity and generation it
+//! is meant for, so a message that reaches the wrong worker (a replacement,
+//! or a stale port) is refused instead of acting on another command.
+
+use core::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::command::{Binding, BindingField, BindingMismatch};
+use crate::event::{Cursor, EventBody, RetainedBody};
+use crate::id::{
+    AttemptId, CommandId, EventSeq, ExecutionId, Generation, IdempotencyKey, LeaseId, RuntimeId,
+    WorkspaceId,
+};
+use crate::journal::RecoveryEvidence;
+use crate::outcome::{CancelReason, Outcome, OutcomeEvent};
+use crate::schema::{limits, Schema, V1};
+
+/// A stream as the runtime sees it: how far it has emitted and how far the
+/// controller has confirmed as durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamPosition {
+    pub command: CommandId,
+    pub attempt: AttemptId,
+    pub last_seq: EventSeq,
+    pub durable_through: EventSeq,
+}
+
+/// The controller's durable position for one command stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DurablePosition {
+    pub command: CommandId,
+    pub through: EventSeq,
+}
+
+/// The reverse dial: a runtime introduces itself on a new port.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hello {
+    pub v: V1,
+    pub lease: LeaseId,
+    pub runtime: RuntimeId,
+    pub generation: Generation,
+    pub execution: ExecutionId,
+    /// Every command this runtime has accepted and not yet seen fully durable.
+    pub streams: Vec<StreamPosition>,
+}
+
+impl Schema for Hello {
+    const NAME: &'static str = "runtime hello";
+    fn validate(&self) -> Result<(), String> {
+        check_streams(&self.streams)
+    }
+}
+
+fn check_streams(streams: &[StreamPosition]) -> Result<(), String> {
+    if streams.len() > limits::MAX_STREAMS_PER_MESSAGE {
+        return Err(format!(
+            "{} streams; the limit is {}",
+            streams.len(),
+            limits::MAX_STREAMS_PER_MESSAGE
+        ));
+    }
+    for s in streams {
+        if s.durable_through > s.last_seq {
+            return Err(format!(
+                "stream {} claims durable {} beyond its last sequence {}",
+                s.command, s.durable_through, s.last_seq
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Why the controller refused a hello.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum HelloRejection {
+    UnknownLease,
+    UnknownRuntime,
+    /// The journal records a different generation as current for the lease.
+    StaleGeneration {
+        current: Option<Generation>,
+    },
+    WrongExecution,
+    /// The generation was retired (replaced, escalated or gone).
+    Retired,
+    Malformed {
+        detail: String,
+    },
+}
+
+impl fmt::Display for HelloRejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HelloRejection::UnknownLease => write!(f, "the journal has no such lease"),
+            HelloRejection::UnknownRuntime => {
+                write!(f, "the journal has no such runtime on this lease")
+            }
+            HelloRejection::StaleGeneration { current: Some(g) } => write!(
+                f,
+                "stale generation: the journal's current generation for this lease is {g}"
+            ),
+            HelloRejection::StaleGeneration { current: None } => {
+                write!(f, "stale generation: the lease has no current runtime")
+            }
+            HelloRejection::WrongExecution => {
+                write!(f, "the execution id does not match the journal")
+            }
+            HelloRejection::Retired => write!(f, "this runtime generation was retired"),
+            HelloRejection::Malformed { detail } => write!(f, "malformed hello: {detail}"),
+        }
+    }
+}
+
+/// Why a runtime refused a dispatch. A refusal is proof the command did not
+/// start on that runtime.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum DispatchRefusal {
+    WrongRuntime,
+    /// The order names a generation other than the runtime's own.
+    StaleGeneration {
+        runtime_generation: Generation,
+    },
+    WrongExecution,
+    /// A cancel for this command arrived first; it will never run here.
+    CancelledBeforeAccept,
+    Capacity,
+}
+
+impl DispatchRefusal {
+    pub fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl fmt::Display for DispatchRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DispatchRefusal::WrongRuntime => write!(f, "dispatch names another runtime"),
+            DispatchRefusal::StaleGeneration { runtime_generation } => write!(
+                f,
+                "dispatch names another generation; this runtime is generation {runtime_generation}"
+            ),
+            DispatchRefusal::WrongExecution => write!(f, "dispatch names another execution"),
+            DispatchRefusal::CancelledBeforeAccept => {
+                write!(f, "the command was cancelled before it was accepted")
+            }
+            DispatchRefusal::Capacity => write!(f, "the runtime holds too many commands"),
+        }
+    }
+}
+
+/// Order to run one command.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DispatchOrder {
+    pub command: CommandId,
+    pub attempt: AttemptId,
+    pub execution: ExecutionId,
+    pub binding: Binding,
+}
+
+/// What a runtime says about a cancel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CancelReply {
+    /// The process is being killed; a terminal event follows.
+    Stopping,
+    /// This runtime never accepted the command and now never will.
+    NeverAccepted,
+    /// The command already has a terminal event.
+    AlreadyFinished,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ControllerToRuntime {
+    HelloAccepted {
+        runtime: RuntimeId,
+        generation: Generation,
+        /// Last durable sequence per command; the runtime resends after it.
+        durable: Vec<DurablePosition>,
+    },
+    HelloRejected {
+        runtime: RuntimeId,
+        generation: Generation,
+        reason: HelloRejection,
+    },
+    Dispatch {
+        runtime: RuntimeId,
+        generation: Generation,
+        order: DispatchOrder,
+    },
+    Cancel {
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        reason: CancelReason,
+    },
+    /// Events through `through` are durable; the runtime may forget them.
+    EventsDurable {
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        through: EventSeq,
+    },
+    /// The controller is missing events after `after`.
+    Resend {
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        after: EventSeq,
+    },
+}
+
+impl ControllerToRuntime {
+    pub fn target(&self) -> (RuntimeId, Generation) {
+        match self {
+            ControllerToRuntime::HelloAccepted {
+                runtime,
+                generation,
+                ..
+            }
+            | ControllerToRuntime::HelloRejected {
+                runtime,
+                generation,
+                ..
+            }
+            | ControllerToRuntime::Dispatch {
+                runtime,
+                generation,
+                ..
+            }
+            | ControllerToRuntime::Cancel {
+                runtime,
+                generation,
+                ..
+            }
+            | ControllerToRuntime::EventsDurable {
+                runtime,
+                generation,
+                ..
+            }
+            | ControllerToRuntime::Resend {
+                runtime,
+                generation,
+                ..
+            } => (*runtime, *generation),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RuntimeToController {
+    Hello(Hello),
+    Ack {
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        attempt: AttemptId,
+    },
+    Refuse {
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        attempt: AttemptId,
+        refusal: DispatchRefusal,
+    },
+    Event {
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        seq: EventSeq,
+        body: EventBody,
+    },
+    Heartbeat {
+        runtime: RuntimeId,
+        generation: Generation,
+        streams: Vec<StreamPosition>,
+    },
+    CancelReply {
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        reply: CancelReply,
+    },
+}
+
+impl RuntimeToController {
+    pub fn sender(&self) -> (RuntimeId, Generation) {
+        match self {
+            RuntimeToController::Hello(h) => (h.runtime, h.generation),
+            RuntimeToController::Ack {
+                runtime,
+                generation,
+                ..
+            }
+            | RuntimeToController::Refuse {
+                runtime,
+                generation,
+                ..
+            }
+            | RuntimeToController::Event {
+                runtime,
+                generation,
+                ..
+            }
+            | RuntimeToController::Heartbeat {
+                runtime,
+                generation,
+                ..
+            }
+            | RuntimeToController::CancelReply {
+                runtime,
+                generation,
+                ..
+            } => (*runtime, *generation),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            RuntimeToController::Hello(h) => h.validate(),
+            RuntimeToController::Heartbeat { streams, .. } => check_streams(streams),
+            RuntimeToController::Event { seq, body, .. } => {
+                if seq.0 == 0 {
+                    return Err("event sequence starts at 1".into());
+                }
+                body.validate()
+            }
+            RuntimeToController::Refuse { refusal, .. } => refusal.validate(),
+            RuntimeToController::Ack { .. } | RuntimeToController::CancelReply { .. } => Ok(()),
+        }
+    }
+}
+
+/// A client attachment (a tab's UI), numbered by the shell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ClientId(pub u64);
+
+/// Client-chosen correlation number for a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RequestId(pub u64);
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientRequest {
+    /// Assigns the next runtime generation for the workspace's lease
+    /// (creating the lease on first use) and retires the previous one.
+    StartRuntime {
+        request: RequestId,
+        workspace: WorkspaceId,
+    },
+    Admit {
+        request: RequestId,
+        key: IdempotencyKey,
+        binding: Binding,
+    },
+    /// Names the exact command and the generation the client believes it is bound to.
+    Cancel {
+        request: RequestId,
+        command: CommandId,
+        generation: Generation,
+    },
+    Join {
+        request: RequestId,
+        cursor: Cursor,
+    },
+}
+
+impl ClientRequest {
+    pub fn request(&self) -> RequestId {
+        match self {
+            ClientRequest::StartRuntime { request, .. }
+            | ClientRequest::Admit { request, .. }
+            | ClientRequest::Cancel { request, .. }
+            | ClientRequest::Join { request, .. } => *request,
+        }
+    }
+}
+
+/// What a cancel request resolved to. Repeating the request repeats the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Settlement {
+    /// The cancel is durable and the runtime has been asked to stop.
+    Pending { reason: CancelReason },
+    /// The command has its final outcome.
+    Settled { outcome: Outcome },
+    /// Nothing is running to cancel: the runtime is gone and the command
+    /// keeps its honest outcome.
+    NotRunning { outcome: Outcome },
+}
+
+/// Why a client request was refused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "error", rename_all = "snake_case")]
+pub enum Rejection {
+    BindingMismatch(BindingMismatch),
+    InvalidBinding {
+        detail: String,
+    },
+    /// The binding names a lease/runtime/generation that is not current.
+    StaleBinding {
+        field: BindingField,
+        detail: String,
+    },
+    UnknownCommand {
+        command: CommandId,
+    },
+    /// A cancel named a generation other than the command's.
+    StaleGeneration {
+        command: CommandId,
+        requested: Generation,
+        actual: Generation,
+    },
+    /// The id was already used in the journal for something else.
+    IdReused {
+        id: String,
+    },
+    CursorAhead {
+        command: CommandId,
+        after: EventSeq,
+        durable: EventSeq,
+    },
+    JournalFull {
+        limit: usize,
+    },
+    /// Writes to the journal keep failing; nothing new is admitted.
+    JournalUnavailable {
+        detail: String,
+    },
+    TooManyClients {
+        limit: usize,
+    },
+    Busy,
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rejection::BindingMismatch(m) => m.fmt(f),
+            Rejection::InvalidBinding { detail } => write!(f, "invalid command binding: {detail}"),
+            Rejection::StaleBinding { field, detail } => write!(
+                f,
+                "the command's {} is not current: {detail}",
+                field.as_str()
+            ),
+            Rejection::UnknownCommand { command } => {
+                write!(f, "no command {command} in the journal")
+            }
+            Rejection::StaleGeneration {
+                command,
+                requested,
+                actual,
+            } => write!(
+                f,
+                "command {command} belongs to generation {actual}, not {requested}; nothing was cancelled"
+            ),
+            Rejection::IdReused { id } => {
+                write!(f, "id {id} was already used in the journal; ids are never reused")
+            }
+            Rejection::CursorAhead {
+                command,
+                after,
+                durable,
+            } => write!(
+                f,
+                "cursor for {command} is at {after} but durable evidence ends at {durable}"
+            ),
+            Rejection::JournalFull { limit } => write!(
+                f,
+                "the journal holds its limit of {limit} commands; archive old sessions first"
+            ),
+            Rejection::JournalUnavailable { detail } => {
+                write!(f, "the journal cannot be written: {detail}")
+            }
+            Rejection::TooManyClients { limit } => {
+                write!(f, "{limit} clients are already attached")
+            }
+            Rejection::Busy => write!(
+                f,
+                "the journal is catching up with earlier writes; try again shortly"
+            ),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    RuntimeStarted {
+        request: RequestId,
+        workspace: WorkspaceId,
+        lease: LeaseId,
+        runtime: RuntimeId,
+        generation: Generation,
+        execution: ExecutionId,
+    },
+    Admitted {
+        request: RequestId,
+        key: IdempotencyKey,
+        command: CommandId,
+        /// True when the key was already bound and no new command was made.
+        existing: bool,
+    },
+    Rejected {
+        request: RequestId,
+        rejection: Rejection,
+    },
+    /// A durable outcome change (`event` is None for admission).
+    Outcome {
+        command: CommandId,
+        outcome: Outcome,
+        event: Option<OutcomeEvent>,
+        position: u64,
+    },
+    Event {
+        command: CommandId,
+        seq: EventSeq,
+        body: RetainedBody,
+    },
+    /// Evidence for these sequences is not retained.
+    Gap {
+        command: CommandId,
+        from: EventSeq,
+        to: EventSeq,
+    },
+    /// Replay from durable evidence is done; live events follow.
+    Joined {
+        request: RequestId,
+        command: CommandId,
+        through: EventSeq,
+        outcome: Outcome,
+    },
+    CancelSettlement {
+        request: RequestId,
+        command: CommandId,
+        settlement: Settlement,
+    },
+    Evidence(RecoveryEvidence),
+}
+
+/// Validates a client request's free-form parts.
+pub(crate) fn validate_request(req: &ClientRequest) -> Result<(), String> {
+    match req {
+        ClientRequest::Admit { binding, .. } => binding.validate(),
+        ClientRequest::Join { cursor, .. } => cursor.validate(),
+        ClientRequest::StartRuntime { .. } | ClientRequest::Cancel { .. } => Ok(()),
+    }
+}

@@ -1,0 +1,665 @@
+//! The projection: everything the journal says, folded into per-command views.
+//!
+//! [`Projection::rebuild`] is a pure function of the durable entries, so what
+//! the UI shows after a restart is exactly what the journal proves. A
+//! [`ProjectionSnapshot`] lets startup load a snapshot and replay only the
+//! tail; `apply` re-checks every invariant as it reads, so a corrupt or
+//! contradictory journal is reported, not believed.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use crate::command::Binding;
+use crate::event::{EventRecord, OutputSummary, RetainedBody};
+use crate::id::{
+    AttemptId, CommandId, Digest, ErrorStamp, EventSeq, ExecutionId, Generation, IdempotencyKey,
+    LeaseId, Millis, RuntimeId, WorkspaceId,
+};
+use crate::journal::{
+    GoneCause, JournalEntry, JournalRecord, RecoveryEvidence, ReplayError, RetireCause,
+};
+use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
+use crate::schema::{Schema, V1};
+
+/// Bounds on what the projection keeps in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetentionPolicy {
+    /// Inline output bytes per command (stdout and stderr together).
+    pub inline_output_bytes: u64,
+    /// Non-terminal events kept per command; older ones leave a gap marker.
+    pub retained_events: usize,
+    /// Per-command digests kept for telling resends from conflicts.
+    pub dedup_window: usize,
+    /// Recovery evidence records kept in the projection (all stay in the journal).
+    pub retained_evidence: usize,
+}
+
+impl Default for RetentionPolicy {
+    fn default() -> Self {
+        RetentionPolicy {
+            inline_output_bytes: 64 * 1024,
+            retained_events: 2048,
+            dedup_window: 4096,
+            retained_evidence: 256,
+        }
+    }
+}
+
+/// Where a runtime generation stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RuntimeStatus {
+    Current,
+    Retired { cause: RetireCause },
+    Gone { cause: GoneCause },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeView {
+    pub runtime: RuntimeId,
+    pub generation: Generation,
+    pub execution: ExecutionId,
+    pub status: RuntimeStatus,
+    pub termination_requested: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseView {
+    pub workspace: WorkspaceId,
+    pub lease: LeaseId,
+    /// Every generation ever assigned, oldest first.
+    pub runtimes: Vec<RuntimeView>,
+}
+
+impl LeaseView {
+    /// The generation that may receive work, if any.
+    pub fn current(&self) -> Option<&RuntimeView> {
+        self.runtimes
+            .last()
+            .filter(|r| r.status == RuntimeStatus::Current)
+    }
+}
+
+/// How far a command got towards the runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Exposure {
+    /// Never written as exposed: provably not sent.
+    None,
+    /// Written as exposed (the send may have happened), no ACK recorded.
+    Exposed {
+        attempt: AttemptId,
+    },
+    Acknowledged {
+        attempt: AttemptId,
+    },
+    /// The runtime refused it: provably not started.
+    Refused {
+        attempt: AttemptId,
+    },
+}
+
+impl Exposure {
+    pub fn attempt(self) -> Option<AttemptId> {
+        match self {
+            Exposure::None => None,
+            Exposure::Exposed { attempt }
+            | Exposure::Acknowledged { attempt }
+            | Exposure::Refused { attempt } => Some(attempt),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelState {
+    pub reason: CancelReason,
+    pub requested_at: Millis,
+}
+
+/// One step in a command's outcome history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeStep {
+    pub position: u64,
+    pub event: OutcomeEvent,
+    pub to: Outcome,
+}
+
+/// What the UI shows for one command.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandView {
+    pub command: CommandId,
+    pub key: IdempotencyKey,
+    pub binding: Binding,
+    pub admitted_at: Millis,
+    pub admitted_position: u64,
+    pub outcome: Outcome,
+    pub history: Vec<OutcomeStep>,
+    pub exposure: Exposure,
+    pub cancel: Option<CancelState>,
+    pub last_seq: EventSeq,
+    /// Retained non-terminal events, oldest first.
+    pub events: VecDeque<EventRecord>,
+    /// Events up to here are no longer retained in the projection.
+    pub evicted_through: EventSeq,
+    /// Always retained.
+    pub terminal: Option<EventRecord>,
+    pub stdout: OutputSummary,
+    pub stderr: OutputSummary,
+    /// Digests of the most recent events, for duplicate detection.
+    pub recent_digests: VecDeque<Digest>,
+    /// Recovery evidence naming this command (most recent, bounded).
+    pub evidence: Vec<ErrorStamp>,
+}
+
+const MAX_EVIDENCE_PER_COMMAND: usize = 32;
+
+impl CommandView {
+    /// Digest of event `seq`, if still in the dedup window.
+    pub fn digest_of(&self, seq: EventSeq) -> Option<Digest> {
+        if seq.0 == 0 || seq > self.last_seq {
+            return None;
+        }
+        let back = (self.last_seq.0 - seq.0) as usize;
+        let len = self.recent_digests.len();
+        (back < len).then(|| self.recent_digests[len - 1 - back])
+    }
+
+    /// Retained events after `after`, terminal last.
+    pub fn events_after(&self, after: EventSeq) -> impl Iterator<Item = &EventRecord> {
+        self.events
+            .iter()
+            .chain(self.terminal.iter())
+            .filter(move |e| e.seq > after)
+    }
+}
+
+/// Everything the journal proves, folded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Projection {
+    pub policy: RetentionPolicy,
+    /// Last applied journal position (0 for an empty journal).
+    pub position: u64,
+    pub leases: BTreeMap<LeaseId, LeaseView>,
+    pub workspaces: BTreeMap<WorkspaceId, LeaseId>,
+    pub commands: BTreeMap<CommandId, CommandView>,
+    pub keys: BTreeMap<IdempotencyKey, CommandId>,
+    pub artifacts: BTreeMap<Digest, u64>,
+    pub evidence: VecDeque<RecoveryEvidence>,
+    pub evidence_evicted: u64,
+    /// Every identity the journal has used, of any kind.
+    #[serde(with = "seen_ids")]
+    seen: BTreeSet<u128>,
+}
+
+/// A projection at a journal position, for fast startup.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectionSnapshot {
+    pub v: V1,
+    pub position: u64,
+    pub projection: Projection,
+}
+
+impl Schema for ProjectionSnapshot {
+    const NAME: &'static str = "projection snapshot";
+    fn validate(&self) -> Result<(), String> {
+        if self.position != self.projection.position {
+            return Err(format!(
+                "snapshot says position {} but its projection is at {}",
+                self.position, self.projection.position
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Raw identities as 32 hex digits: JSON numbers cannot carry 128 bits.
+mod seen_ids {
+    use std::collections::BTreeSet;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(set: &BTreeSet<u128>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(set.iter().map(|v| format!("{v:032x}")))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<u128>, D::Error> {
+        let texts = Vec::<String>::deserialize(d)?;
+        texts
+            .iter()
+            .map(|t| {
+                if t.len() != 32 {
+                    return Err(serde::de::Error::custom("seen id must be 32 hex digits"));
+                }
+                u128::from_str_radix(t, 16).map_err(serde::de::Error::custom)
+            })
+            .collect()
+    }
+}
+
+impl Projection {
+    pub fn new(policy: RetentionPolicy) -> Projection {
+        Projection {
+            policy,
+            position: 0,
+            leases: BTreeMap::new(),
+            workspaces: BTreeMap::new(),
+            commands: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            artifacts: BTreeMap::new(),
+            evidence: VecDeque::new(),
+            evidence_evicted: 0,
+            seen: BTreeSet::new(),
+        }
+    }
+
+    /// Folds durable entries from nothing.
+    pub fn rebuild(
+        policy: RetentionPolicy,
+        entries: &[JournalEntry],
+    ) -> Result<Projection, ReplayError> {
+        let mut p = Projection::new(policy);
+        for e in entries {
+            p.apply(e)?;
+        }
+        Ok(p)
+    }
+
+    /// Continues from a snapshot with the entries written after it.
+    pub fn from_snapshot(
+        snapshot: ProjectionSnapshot,
+        tail: &[JournalEntry],
+    ) -> Result<Projection, ReplayError> {
+        snapshot.validate().map_err(|detail| ReplayError {
+            position: snapshot.position,
+            detail,
+        })?;
+        let mut p = snapshot.projection;
+        let start = p.position;
+        for e in tail.iter().filter(|e| e.position > start) {
+            p.apply(e)?;
+        }
+        Ok(p)
+    }
+
+    pub fn snapshot(&self) -> ProjectionSnapshot {
+        ProjectionSnapshot {
+            v: V1,
+            position: self.position,
+            projection: self.clone(),
+        }
+    }
+
+    pub fn outcome(&self, command: CommandId) -> Option<Outcome> {
+        self.commands.get(&command).map(|c| c.outcome)
+    }
+
+    pub fn command(&self, command: CommandId) -> Option<&CommandView> {
+        self.commands.get(&command)
+    }
+
+    /// Whether any journal record used this raw identity.
+    pub fn is_seen(&self, raw: u128) -> bool {
+        self.seen.contains(&raw)
+    }
+
+    /// The lease and generation record for a runtime identity.
+    pub fn runtime(&self, runtime: RuntimeId) -> Option<(&LeaseView, &RuntimeView)> {
+        self.leases.values().find_map(|l| {
+            l.runtimes
+                .iter()
+                .find(|r| r.runtime == runtime)
+                .map(|r| (l, r))
+        })
+    }
+
+    /// Commands bound to one runtime generation, in admission order.
+    pub fn commands_on(&self, runtime: RuntimeId, generation: Generation) -> Vec<CommandId> {
+        let mut v: Vec<(u64, CommandId)> = self
+            .commands
+            .values()
+            .filter(|c| c.binding.runtime == runtime && c.binding.generation == generation)
+            .map(|c| (c.admitted_position, c.command))
+            .collect();
+        v.sort();
+        v.into_iter().map(|(_, c)| c).collect()
+    }
+
+    fn fresh(&mut self, raw: u128, what: &str) -> Result<(), String> {
+        if !self.seen.insert(raw) {
+            return Err(format!("{what} reuses an identity already in the journal"));
+        }
+        Ok(())
+    }
+
+    fn runtime_mut(
+        &mut self,
+        lease: LeaseId,
+        runtime: RuntimeId,
+        generation: Generation,
+    ) -> Result<&mut RuntimeView, String> {
+        self.leases
+            .get_mut(&lease)
+            .and_then(|l| {
+                l.runtimes
+                    .iter_mut()
+                    .find(|r| r.runtime == runtime && r.generation == generation)
+            })
+            .ok_or_else(|| format!("no runtime {runtime} generation {generation} on lease {lease}"))
+    }
+
+    fn command_mut(&mut self, command: CommandId) -> Result<&mut CommandView, String> {
+        self.commands
+            .get_mut(&command)
+            .ok_or_else(|| format!("no command {command}"))
+    }
+
+    /// Applies one entry after checking it against everything before it.
+    pub fn apply(&mut self, entry: &JournalEntry) -> Result<(), ReplayError> {
+        let position = entry.position;
+        let err = |detail: String| ReplayError { position, detail };
+        if position != self.position + 1 {
+            return Err(err(format!(
+                "expected position {} (entries must be dense)",
+                self.position + 1
+            )));
+        }
+        entry.validate().map_err(err)?;
+        self.apply_record(position, entry.at, &entry.record)
+            .map_err(err)?;
+        self.position = position;
+        Ok(())
+    }
+
+    fn apply_record(
+        &mut self,
+        position: u64,
+        at: Millis,
+        record: &JournalRecord,
+    ) -> Result<(), String> {
+        match record {
+            JournalRecord::LeaseGranted { workspace, lease } => {
+                if self.workspaces.contains_key(workspace) {
+                    return Err(format!("workspace {workspace} already has a lease"));
+                }
+                self.fresh(workspace.as_u128(), "workspace")?;
+                self.fresh(lease.as_u128(), "lease")?;
+                self.workspaces.insert(*workspace, *lease);
+                self.leases.insert(
+                    *lease,
+                    LeaseView {
+                        workspace: *workspace,
+                        lease: *lease,
+                        runtimes: Vec::new(),
+                    },
+                );
+            }
+            JournalRecord::RuntimeAssigned {
+                lease,
+                runtime,
+                generation,
+                execution,
+            } => {
+                let l = self
+                    .leases
+                    .get(lease)
+                    .ok_or_else(|| format!("no lease {lease}"))?;
+                let expected = l
+                    .runtimes
+                    .last()
+                    .map_or(Generation::FIRST, |r| r.generation.next());
+                if *generation != expected {
+                    return Err(format!(
+                        "generation {generation} assigned but the next generation is {expected}"
+                    ));
+                }
+                if l.current().is_some() {
+                    return Err(
+                        "a new generation was assigned before the current one was retired".into(),
+                    );
+                }
+                self.fresh(runtime.as_u128(), "runtime")?;
+                self.fresh(execution.as_u128(), "execution")?;
+                if let Some(l) = self.leases.get_mut(lease) {
+                    l.runtimes.push(RuntimeView {
+                        runtime: *runtime,
+                        generation: *generation,
+                        execution: *execution,
+                        status: RuntimeStatus::Current,
+                        termination_requested: false,
+                    });
+                }
+            }
+            JournalRecord::RuntimeRetired {
+                lease,
+                runtime,
+                generation,
+                cause,
+            } => {
+                let r = self.runtime_mut(*lease, *runtime, *generation)?;
+                if r.status != RuntimeStatus::Current {
+                    return Err(format!("runtime {runtime} retired twice"));
+                }
+                r.status = RuntimeStatus::Retired { cause: *cause };
+            }
+            JournalRecord::RuntimeGone {
+                lease,
+                runtime,
+                generation,
+                cause,
+            } => {
+                let r = self.runtime_mut(*lease, *runtime, *generation)?;
+                if !matches!(r.status, RuntimeStatus::Retired { .. }) {
+                    return Err(format!("runtime {runtime} gone before it was retired"));
+                }
+                r.status = RuntimeStatus::Gone { cause: *cause };
+            }
+            JournalRecord::CommandAdmitted(rec) => {
+                let b = &rec.binding;
+                let l = self
+                    .leases
+                    .get(&b.lease)
+                    .ok_or_else(|| format!("command bound to unknown lease {}", b.lease))?;
+                if l.workspace != b.workspace {
+                    return Err("command's workspace does not hold its lease".into());
+                }
+                if !l
+                    .runtimes
+                    .iter()
+                    .any(|r| r.runtime == b.runtime && r.generation == b.generation)
+                {
+                    return Err("command bound to a runtime generation the lease never had".into());
+                }
+                self.fresh(rec.command.as_u128(), "command")?;
+                self.fresh(rec.key.as_u128(), "idempotency key")?;
+                self.keys.insert(rec.key, rec.command);
+                self.commands.insert(
+                    rec.command,
+                    CommandView {
+                        command: rec.command,
+                        key: rec.key,
+                        binding: rec.binding.clone(),
+                        admitted_at: rec.admitted_at,
+                        admitted_position: position,
+                        outcome: Outcome::Admitted,
+                        history: Vec::new(),
+                        exposure: Exposure::None,
+                        cancel: None,
+                        last_seq: EventSeq::ZERO,
+                        events: VecDeque::new(),
+                        evicted_through: EventSeq::ZERO,
+                        terminal: None,
+                        stdout: OutputSummary::default(),
+                        stderr: OutputSummary::default(),
+                        recent_digests: VecDeque::new(),
+                        evidence: Vec::new(),
+                    },
+                );
+            }
+            JournalRecord::DispatchExposed {
+                command,
+                attempt,
+                runtime,
+                generation,
+            } => {
+                let c = self.command_mut(*command)?;
+                if c.binding.runtime != *runtime || c.binding.generation != *generation {
+                    return Err(format!(
+                        "command {command} exposed to a runtime it is not bound to"
+                    ));
+                }
+                if c.exposure != Exposure::None {
+                    return Err(format!("command {command} exposed twice"));
+                }
+                if !matches!(c.outcome, Outcome::Admitted | Outcome::NotDispatched) {
+                    return Err(format!("command {command} exposed while {}", c.outcome));
+                }
+                c.exposure = Exposure::Exposed { attempt: *attempt };
+                self.fresh(attempt.as_u128(), "attempt")?;
+            }
+            JournalRecord::Acknowledged {
+                command, attempt, ..
+            } => {
+                let c = self.command_mut(*command)?;
+                if c.exposure != (Exposure::Exposed { attempt: *attempt }) {
+                    return Err(format!(
+                        "acknowledgement for command {command} attempt {attempt} does not match its exposure"
+                    ));
+                }
+                c.exposure = Exposure::Acknowledged { attempt: *attempt };
+            }
+            JournalRecord::DispatchRefused {
+                command, attempt, ..
+            } => {
+                let c = self.command_mut(*command)?;
+                if c.exposure != (Exposure::Exposed { attempt: *attempt }) {
+                    return Err(format!(
+                        "refusal for command {command} does not match its exposure"
+                    ));
+                }
+                c.exposure = Exposure::Refused { attempt: *attempt };
+            }
+            JournalRecord::Event(rec) => {
+                let policy = self.policy;
+                let c = self.command_mut(rec.command)?;
+                if rec.seq != c.last_seq.next() {
+                    return Err(format!(
+                        "event {} for command {} does not follow {}",
+                        rec.seq, rec.command, c.last_seq
+                    ));
+                }
+                if c.terminal.is_some() {
+                    return Err(format!("event after the terminal event of {}", rec.command));
+                }
+                if !matches!(c.exposure, Exposure::Acknowledged { .. }) {
+                    return Err(format!(
+                        "event for command {} before its acknowledgement",
+                        rec.command
+                    ));
+                }
+                c.last_seq = rec.seq;
+                c.recent_digests.push_back(rec.digest);
+                while c.recent_digests.len() > policy.dedup_window.max(1) {
+                    c.recent_digests.pop_front();
+                }
+                match &rec.body {
+                    RetainedBody::Stdout(chunk) => c.stdout.record(chunk),
+                    RetainedBody::Stderr(chunk) => c.stderr.record(chunk),
+                    _ => {}
+                }
+                if rec.body.kind() == crate::event::EventKind::Terminal {
+                    c.terminal = Some(rec.clone());
+                } else {
+                    c.events.push_back(rec.clone());
+                    while c.events.len() > policy.retained_events {
+                        if let Some(old) = c.events.pop_front() {
+                            c.evicted_through = old.seq;
+                        }
+                    }
+                }
+            }
+            JournalRecord::CancelRequested {
+                command,
+                generation,
+                reason,
+            } => {
+                let c = self.command_mut(*command)?;
+                if c.binding.generation != *generation {
+                    return Err(format!(
+                        "cancel for {command} names generation {generation}"
+                    ));
+                }
+                if c.cancel.is_some() {
+                    return Err(format!("command {command} cancelled twice"));
+                }
+                if c.outcome.is_terminal() {
+                    return Err(format!("cancel recorded for settled command {command}"));
+                }
+                c.cancel = Some(CancelState {
+                    reason: *reason,
+                    requested_at: at,
+                });
+            }
+            JournalRecord::TerminationRequested {
+                runtime,
+                generation,
+                ..
+            } => {
+                let lease = self
+                    .runtime(*runtime)
+                    .map(|(l, _)| l.lease)
+                    .ok_or_else(|| format!("termination of unknown runtime {runtime}"))?;
+                let r = self.runtime_mut(lease, *runtime, *generation)?;
+                r.termination_requested = true;
+            }
+            JournalRecord::OutcomeChanged {
+                command,
+                event,
+                from,
+                to,
+            } => {
+                let c = self.command_mut(*command)?;
+                if c.outcome != *from {
+                    return Err(format!(
+                        "outcome change for {command} starts from {from} but the command is {}",
+                        c.outcome
+                    ));
+                }
+                let next = transition(*from, *event).map_err(|e| e.to_string())?;
+                if next != *to {
+                    return Err(format!(
+                        "outcome change for {command} records {to}, table gives {next}"
+                    ));
+                }
+                c.outcome = next;
+                c.history.push(OutcomeStep {
+                    position,
+                    event: *event,
+                    to: next,
+                });
+            }
+            JournalRecord::ArtifactStored { digest, len } => {
+                if self.artifacts.insert(*digest, *len).is_some() {
+                    return Err(format!("artifact {digest} stored twice"));
+                }
+            }
+            JournalRecord::Recovery(ev) => {
+                self.fresh(ev.stamp.as_u128(), "error stamp")?;
+                for r in &ev.outcomes {
+                    if let Some(c) = self.commands.get_mut(&r.command) {
+                        c.evidence.push(ev.stamp);
+                        if c.evidence.len() > MAX_EVIDENCE_PER_COMMAND {
+                            c.evidence.remove(0);
+                        }
+                    }
+                }
+                self.evidence.push_back(ev.clone());
+                while self.evidence.len() > self.policy.retained_evidence {
+                    self.evidence.pop_front();
+                    self.evidence_evicted += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+}

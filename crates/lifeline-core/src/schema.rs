@@ -1,0 +1,186 @@
+//! Schema versioning, limits and strict decoding.
+//!
+//! Every durable record carries `"v": 1`. A record written by a future build
+//! is rejected with a clear error rather than misread, and any byte string
+//! given to [`decode`] yields a value or an error, never a panic.
+
+use core::fmt;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The one schema version this build writes and reads.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// Hard limits on everything that comes from outside or lands in the journal.
+pub mod limits {
+    /// Largest encoded record `decode` will look at.
+    pub const MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
+    pub const MAX_COMMAND_LINE_BYTES: usize = 8 * 1024;
+    pub const MAX_WORKING_DIRECTORY_BYTES: usize = 1024;
+    pub const MAX_CAPABILITIES: usize = 32;
+    pub const MAX_CAPABILITY_BYTES: usize = 64;
+    /// One stdout/stderr chunk from the runtime.
+    pub const MAX_OUTPUT_CHUNK_BYTES: usize = 256 * 1024;
+    /// Tool names, lifecycle phases, checkpoint labels, reasons, messages.
+    pub const MAX_TEXT_BYTES: usize = 16 * 1024;
+    /// Streams listed in one hello or heartbeat.
+    pub const MAX_STREAMS_PER_MESSAGE: usize = 4096;
+    /// Entries in one persist batch.
+    pub const MAX_BATCH_ENTRIES: usize = 4096;
+    /// Outcome changes listed in one recovery evidence record.
+    pub const MAX_EVIDENCE_OUTCOMES: usize = 100_000;
+    /// Largest output budget a command may ask for.
+    pub const MAX_OUTPUT_BUDGET_BYTES: u64 = 1 << 34;
+}
+
+/// The `"v"` field: serializes as 1 and refuses anything else.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct V1;
+
+impl Serialize for V1 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(SCHEMA_VERSION)
+    }
+}
+
+impl<'de> Deserialize<'de> for V1 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = u64::deserialize(d)?;
+        if v == SCHEMA_VERSION {
+            Ok(V1)
+        } else {
+            Err(serde::de::Error::custom(format_args!(
+                "unsupported schema version {v}; this build understands {SCHEMA_VERSION}"
+            )))
+        }
+    }
+}
+
+/// A durable or wire record with a named, versioned schema.
+pub trait Schema: Serialize + DeserializeOwned {
+    /// Human name used in errors ("command record").
+    const NAME: &'static str;
+    /// Invariants the type system cannot express, checked after every read
+    /// and before every write.
+    fn validate(&self) -> Result<(), String>;
+}
+
+/// Why bytes could not be decoded as a schema.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SchemaError {
+    TooLarge {
+        schema: String,
+        len: usize,
+        max: usize,
+    },
+    Malformed {
+        schema: String,
+        detail: String,
+    },
+    MissingVersion {
+        schema: String,
+    },
+    UnsupportedVersion {
+        schema: String,
+        found: String,
+    },
+    Invalid {
+        schema: String,
+        detail: String,
+    },
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchemaError::TooLarge { schema, len, max } => {
+                write!(f, "{schema} is {len} bytes; the limit is {max}")
+            }
+            SchemaError::Malformed { schema, detail } => {
+                write!(f, "malformed {schema}: {detail}")
+            }
+            SchemaError::MissingVersion { schema } => {
+                write!(f, "{schema} has no \"v\" schema version field")
+            }
+            SchemaError::UnsupportedVersion { schema, found } => write!(
+                f,
+                "unsupported schema version {found} for {schema}; this build understands {SCHEMA_VERSION}"
+            ),
+            SchemaError::Invalid { schema, detail } => write!(f, "invalid {schema}: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+/// Decodes and validates one record. The version is checked before the body
+/// so a future record is named as such instead of failing on a field.
+pub fn decode<T: Schema>(bytes: &[u8]) -> Result<T, SchemaError> {
+    let schema = T::NAME.to_string();
+    if bytes.len() > limits::MAX_RECORD_BYTES {
+        return Err(SchemaError::TooLarge {
+            schema,
+            len: bytes.len(),
+            max: limits::MAX_RECORD_BYTES,
+        });
+    }
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| SchemaError::Malformed {
+            schema: schema.clone(),
+            detail: e.to_string(),
+        })?;
+    check_version(&schema, &value)?;
+    let record: T = serde_json::from_value(value).map_err(|e| SchemaError::Malformed {
+        schema: schema.clone(),
+        detail: e.to_string(),
+    })?;
+    record
+        .validate()
+        .map_err(|detail| SchemaError::Invalid { schema, detail })?;
+    Ok(record)
+}
+
+fn check_version(schema: &str, value: &serde_json::Value) -> Result<(), SchemaError> {
+    let object = value.as_object().ok_or_else(|| SchemaError::Malformed {
+        schema: schema.to_string(),
+        detail: "expected a JSON object".to_string(),
+    })?;
+    match object.get("v") {
+        None => Err(SchemaError::MissingVersion {
+            schema: schema.to_string(),
+        }),
+        Some(serde_json::Value::Number(n)) if n.as_u64() == Some(SCHEMA_VERSION) => Ok(()),
+        Some(other) => Err(SchemaError::UnsupportedVersion {
+            schema: schema.to_string(),
+            found: other.to_string(),
+        }),
+    }
+}
+
+/// Validates and encodes one record. A record that fails validation here is
+/// a bug in this build, so it is refused rather than written.
+pub fn encode<T: Schema>(record: &T) -> Result<Vec<u8>, SchemaError> {
+    record.validate().map_err(|detail| SchemaError::Invalid {
+        schema: T::NAME.to_string(),
+        detail,
+    })?;
+    serde_json::to_vec(record).map_err(|e| SchemaError::Malformed {
+        schema: T::NAME.to_string(),
+        detail: e.to_string(),
+    })
+}
+
+/// Checks a bounded, non-empty-if-required text field.
+pub(crate) fn check_text(field: &str, text: &str, max: usize) -> Result<(), String> {
+    if text.len() > max {
+        return Err(format!(
+            "{field} is {} bytes; the limit is {max}",
+            text.len()
+        ));
+    }
+    if text.contains('\0') {
+        return Err(format!("{field} contains a NUL character"));
+    }
+    Ok(())
+}
