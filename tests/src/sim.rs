@@ -1,0 +1,1963 @@
+//! The simulation proper: the real `lifeline_core` controller and runtime
+//! state machines, driven by simulated time, an in-memory journal, a lossy
+//! transport, simulated processes and a fault injector, with the invariants
+//! of `docs/simulation.md` checked after every step.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use lifeline_core::{
+    AttemptId, BatchId, Binding, Budget, ClientId, ClientMessage, ClientRequest, CommandId,
+    Controller, ControllerConfig, ControllerEffect, ControllerToRuntime, Cursor, EventSeq,
+    Generation, IdempotencyKey, JournalEntry, JournalRecord, LeaseId, Millis, Outcome,
+    OutcomeEvent, ProcessOutput, RequestId, RetainedBody, RetentionPolicy, Runtime, RuntimeConfig,
+    RuntimeEffect, RuntimeId, RuntimeIdentity, RuntimeToController, SessionId, StartCause,
+    TerminalStatus, TimerId, WorkspaceId, V1,
+};
+
+use crate::client::StreamView;
+use crate::clock::Clock;
+use crate::faults::{Boundary, Coverage, Fault, FaultPlan, Injector};
+use crate::journal::{BatchFate, JournalStore};
+use crate::net::{Network, PortId};
+use crate::rng::Rng;
+use crate::world::{ProcessEnd, Script, World};
+
+/// Simulated milliseconds of client activity (faults are injected only then).
+const ACTIVE_MS: u64 = 2_000;
+/// Quiet period afterwards in which everything must settle.
+const QUIET_MS: u64 = 8_000;
+const CLIENTS: usize = 2;
+
+/// Controller incarnation counter (a crashed controller's pending events are void).
+type Inc = u64;
+
+#[derive(Clone, Debug)]
+enum Ev {
+    ToController {
+        inc: Inc,
+        port: PortId,
+        from: RuntimeId,
+        msg: RuntimeToController,
+    },
+    ToRuntime {
+        port: PortId,
+        to: RuntimeId,
+        msg: ControllerToRuntime,
+    },
+    PersistDone {
+        inc: Inc,
+        batch: BatchId,
+    },
+    CtlTimer {
+        inc: Inc,
+        timer: TimerId,
+    },
+    RtTimer {
+        runtime: RuntimeId,
+    },
+    Process {
+        runtime: RuntimeId,
+        command: CommandId,
+        step: usize,
+    },
+    KilledExit {
+        runtime: RuntimeId,
+        command: CommandId,
+    },
+    CrashNoticed {
+        inc: Inc,
+        runtime: RuntimeId,
+        generation: Generation,
+    },
+    TerminateDone {
+        inc: Inc,
+        runtime: RuntimeId,
+        generation: Generation,
+        ok: bool,
+    },
+    Redial {
+        runtime: RuntimeId,
+    },
+    ControllerStart {
+        cause: StartCause,
+    },
+    ClientAct {
+        client: usize,
+    },
+    ClientRejoin {
+        client: usize,
+    },
+}
+
+struct Proc {
+    script: Script,
+    done: bool,
+    run_idx: usize,
+}
+
+struct RtSlot {
+    rt: Runtime,
+    generation: Generation,
+    port: Option<PortId>,
+    procs: BTreeMap<CommandId, Proc>,
+}
+
+#[derive(Default)]
+struct ClientState {
+    attached: bool,
+    next_request: u64,
+    streams: BTreeMap<CommandId, StreamView>,
+    last_position: BTreeMap<CommandId, u64>,
+    terminal_seen: BTreeMap<CommandId, Outcome>,
+    /// Admissions this client made: request -> key.
+    pending_admits: BTreeMap<u64, IdempotencyKey>,
+}
+
+/// What the oracle knows about one command from the durable journal alone.
+#[derive(Clone, Debug)]
+struct CmdOracle {
+    binding: Binding,
+    outcome: Outcome,
+    exposures: Vec<(AttemptId, RuntimeId, Generation)>,
+    acked: bool,
+    last_seq: u64,
+    /// Journal position at which `not_dispatched` was last claimed.
+    not_dispatched_at: Option<u64>,
+    /// Journal position of each exposure, by attempt.
+    exposure_positions: BTreeMap<AttemptId, u64>,
+}
+
+/// Summary of one run.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Steps executed.
+    pub steps: u64,
+    /// Commands admitted.
+    pub commands: usize,
+    /// Outcomes at the end, by kind.
+    pub outcomes: BTreeMap<&'static str, u64>,
+    /// Boundary coverage.
+    pub coverage: Coverage,
+    /// Durable journal entries.
+    pub journal_len: usize,
+    /// Process starts in the world.
+    pub starts: usize,
+    /// A cheap fingerprint of the whole run (for determinism checks).
+    pub fingerprint: u64,
+    /// Known core findings this run ran into.
+    pub known: BTreeSet<&'static str>,
+}
+
+/// One simulation run.
+pub struct Sim {
+    seed: u64,
+    rng: Rng,
+    clock: Clock<Ev>,
+    journal: JournalStore<BatchId, JournalEntry>,
+    fail_batches: BTreeSet<BatchId>,
+    net: Network,
+    injector: Injector,
+    world: World,
+    config: ControllerConfig,
+    ctl: Option<Controller>,
+    inc: Inc,
+    runtimes: BTreeMap<RuntimeId, RtSlot>,
+    /// Runtime incarnations by id, to know which generation an id had.
+    generations: BTreeMap<RuntimeId, Generation>,
+    workspace: WorkspaceId,
+    session: SessionId,
+    /// What the page knows: the current runtime to bind commands to.
+    known_runtime: Option<(LeaseId, RuntimeId, Generation)>,
+    starting_runtime: bool,
+    clients: Vec<ClientState>,
+    keys: Vec<(IdempotencyKey, Binding)>,
+    key_to_command: BTreeMap<IdempotencyKey, CommandId>,
+    // Oracle over the durable journal.
+    seen_entries: usize,
+    last_position: u64,
+    commands: BTreeMap<CommandId, CmdOracle>,
+    gone: BTreeSet<(RuntimeId, Generation)>,
+    retired: BTreeSet<(RuntimeId, Generation)>,
+    durable_copy: Vec<JournalEntry>,
+    violations: Vec<String>,
+    /// Known core findings seen in this run (not failures unless `strict`).
+    known: BTreeSet<&'static str>,
+    strict: bool,
+    /// The dispatch being delivered to a runtime right now (command, attempt).
+    delivering: Option<(CommandId, AttemptId)>,
+    step: u64,
+    trace: Option<Vec<String>>,
+    fingerprint: u64,
+    active_end: u64,
+}
+
+fn mix(h: u64, x: u64) -> u64 {
+    (h ^ x)
+        .wrapping_mul(0x100_0000_01B3)
+        .rotate_left(17)
+        .wrapping_add(0x9E37_79B9)
+}
+
+fn parse_script(command_line: &str, label: &str) -> Script {
+    // "sim <chunks> <interval> <exit>"
+    let parts: Vec<u64> = command_line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    let (n, interval, exit) = match parts.as_slice() {
+        [n, i, e] => (*n as usize, *i, *e as i32),
+        _ => (0, 1, 0),
+    };
+    Script {
+        chunks: (0..n).map(|i| format!("{label}:{i}\n")).collect(),
+        interval,
+        exit_code: exit,
+    }
+}
+
+fn nonzero(x: u64) -> u128 {
+    (u128::from(x) << 20) | 1
+}
+
+impl Sim {
+    /// A run fully determined by `seed`. `trace` records a step trace.
+    pub fn new(seed: u64, trace: bool) -> Sim {
+        let mut rng = Rng::new(seed);
+        let plan = FaultPlan::random(&mut rng);
+        let mut entropy = vec![0u8; 16];
+        for b in entropy.iter_mut() {
+            *b = rng.next_u64() as u8;
+        }
+        let config = ControllerConfig {
+            entropy,
+            retention: RetentionPolicy {
+                inline_output_bytes: *rng.pick(&[8, 64, 4096]),
+                retained_events: *rng.pick(&[2, 4, 2048]),
+                dedup_window: 4096,
+                retained_evidence: 64,
+            },
+            ack_timeout_ms: 300,
+            cancel_grace_ms: 300,
+            heartbeat_timeout_ms: 1_500,
+            reattach_timeout_ms: 1_200,
+            persist_retry_ms: 20,
+            persist_retry_max_ms: 200,
+            persist_failures_before_degraded: 5,
+            terminate_retry_ms: 100,
+            max_terminate_attempts: 4,
+            ..ControllerConfig::default()
+        };
+        let workspace = WorkspaceId::from_u128(nonzero(rng.next_u64())).unwrap();
+        let session = SessionId::from_u128(nonzero(rng.next_u64())).unwrap();
+        let net = Network::new(plan.net);
+        let mut sim = Sim {
+            seed,
+            rng,
+            clock: Clock::new(),
+            journal: JournalStore::new(),
+            fail_batches: BTreeSet::new(),
+            net,
+            injector: Injector::new(plan),
+            world: World::default(),
+            config: config.clone(),
+            ctl: Some(Controller::new(config, Millis(0))),
+            inc: 1,
+            runtimes: BTreeMap::new(),
+            generations: BTreeMap::new(),
+            workspace,
+            session,
+            known_runtime: None,
+            starting_runtime: false,
+            clients: (0..CLIENTS)
+                .map(|_| ClientState {
+                    attached: true,
+                    ..ClientState::default()
+                })
+                .collect(),
+            keys: Vec::new(),
+            key_to_command: BTreeMap::new(),
+            seen_entries: 0,
+            last_position: 0,
+            commands: BTreeMap::new(),
+            gone: BTreeSet::new(),
+            retired: BTreeSet::new(),
+            durable_copy: Vec::new(),
+            violations: Vec::new(),
+            known: BTreeSet::new(),
+            strict: false,
+            delivering: None,
+            step: 0,
+            trace: trace.then(Vec::new),
+            fingerprint: seed,
+            active_end: ACTIVE_MS,
+        };
+        sim.ctl_effects();
+        for c in 0..CLIENTS {
+            let at = sim.rng.range(1, 20);
+            sim.clock.schedule_at(at, Ev::ClientAct { client: c });
+        }
+        sim
+    }
+
+    /// Makes known core findings fail the run too (for their reproductions).
+    pub fn strict(mut self) -> Sim {
+        self.strict = true;
+        self
+    }
+
+    /// A known core finding (see docs/simulation.md, Findings).
+    fn finding(&mut self, id: &'static str, text: String) {
+        if self.strict {
+            self.violation(format!("[{id}] {text}"));
+        } else {
+            self.log(|| format!("KNOWN FINDING [{id}]: {text}"));
+            self.known.insert(id);
+        }
+    }
+
+    /// The fault plan of this run.
+    pub fn plan(&self) -> &FaultPlan {
+        &self.injector.plan
+    }
+
+    /// The recorded trace (if tracing).
+    pub fn trace(&self) -> &[String] {
+        self.trace.as_deref().unwrap_or(&[])
+    }
+
+    fn log(&mut self, text: impl FnOnce() -> String) {
+        if let Some(t) = &mut self.trace {
+            let line = format!("[{:>6}ms #{:>5}] {}", self.clock.now(), self.step, text());
+            t.push(line);
+        }
+    }
+
+    fn violation(&mut self, text: String) {
+        self.violations.push(format!(
+            "step {} at {}ms: {}",
+            self.step,
+            self.clock.now(),
+            text
+        ));
+    }
+
+    fn now(&self) -> Millis {
+        Millis(self.clock.now())
+    }
+
+    fn active(&self) -> bool {
+        self.clock.now() < self.active_end
+    }
+
+    fn strike(&mut self, boundary: Boundary, choices: &[Fault]) -> Option<Fault> {
+        if !self.active() {
+            return None;
+        }
+        let f = self.injector.strike(&mut self.rng, boundary, choices);
+        if let Some(f) = f {
+            self.log(|| format!("FAULT {f:?} at boundary '{boundary}'"));
+        }
+        f
+    }
+
+    /// Runs to completion. `Err` carries the violation and the seed.
+    pub fn run(&mut self) -> Result<Report, String> {
+        let end = self.active_end + QUIET_MS;
+        while let Some((at, ev)) = self.clock.pop() {
+            if at > end {
+                break;
+            }
+            self.step += 1;
+            self.fingerprint = mix(self.fingerprint, at ^ (self.step << 40));
+            self.handle(ev);
+            self.check_step();
+            if !self.violations.is_empty() {
+                return Err(self.failure());
+            }
+        }
+        self.check_end();
+        if !self.violations.is_empty() {
+            return Err(self.failure());
+        }
+        let mut outcomes = BTreeMap::new();
+        for c in self.commands.values() {
+            *outcomes.entry(c.outcome.as_str()).or_insert(0) += 1;
+        }
+        Ok(Report {
+            steps: self.step,
+            commands: self.commands.len(),
+            outcomes,
+            coverage: self.injector.coverage.clone(),
+            journal_len: self.journal.durable().len(),
+            starts: self.world.runs.values().map(Vec::len).sum(),
+            fingerprint: mix(self.fingerprint, self.journal.durable().len() as u64),
+            known: self.known.clone(),
+        })
+    }
+
+    fn failure(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "simulation seed {} violated an invariant:", self.seed);
+        for v in &self.violations {
+            let _ = writeln!(s, "  {v}");
+        }
+        let _ = writeln!(s, "plan: {:?}", self.injector.plan);
+        let _ = writeln!(
+            s,
+            "replay: LIFELINE_SIM_SEED={} cargo test -p lifeline-tests --test simulation -- --nocapture",
+            self.seed
+        );
+        s
+    }
+
+    // ----- event dispatch --------------------------------------------------
+
+    fn handle(&mut self, ev: Ev) {
+        let now = self.now();
+        match ev {
+            Ev::ToController {
+                inc,
+                port,
+                from,
+                msg,
+            } => {
+                if inc != self.inc || self.ctl.is_none() || !self.net.is_live(port) {
+                    return;
+                }
+                self.log(|| format!("ctl <- {from}: {}", short_rt(&msg)));
+                let r = self.ctl.as_mut().unwrap().handle_runtime(from, msg, now);
+                if let Err(e) = r {
+                    self.log(|| format!("ctl refused: {e}"));
+                }
+                self.ctl_effects();
+            }
+            Ev::ToRuntime { port, to, msg } => {
+                if !self.net.is_live(port) || !self.runtimes.contains_key(&to) {
+                    return;
+                }
+                if let ControllerToRuntime::Dispatch { order, .. } = &msg {
+                    let command = order.command;
+                    match self.strike(
+                        Boundary::AfterSendBeforeAck,
+                        &[
+                            Fault::CrashRuntime,
+                            Fault::CrashController,
+                            Fault::HostLoss,
+                            Fault::ClientCancel,
+                            Fault::TransportLoss,
+                        ],
+                    ) {
+                        Some(Fault::CrashRuntime) => return self.crash_runtime(to),
+                        Some(Fault::CrashController) => return self.crash_controller(false),
+                        Some(Fault::HostLoss) => return self.crash_controller(true),
+                        Some(Fault::ClientCancel) => self.client_cancel(0, command),
+                        Some(Fault::TransportLoss) => return self.transport_loss(to),
+                        _ => {}
+                    }
+                    if !self.runtimes.contains_key(&to) {
+                        return;
+                    }
+                }
+                if let ControllerToRuntime::Cancel { .. } = &msg {
+                    match self.strike(
+                        Boundary::DuringCancellation,
+                        &[
+                            Fault::CrashRuntime,
+                            Fault::CrashController,
+                            Fault::TransportLoss,
+                        ],
+                    ) {
+                        Some(Fault::CrashRuntime) => return self.crash_runtime(to),
+                        Some(Fault::CrashController) => return self.crash_controller(false),
+                        Some(Fault::TransportLoss) => return self.transport_loss(to),
+                        _ => {}
+                    }
+                }
+                self.log(|| format!("rt {to} <- {}", short_ctl(&msg)));
+                self.delivering = match &msg {
+                    ControllerToRuntime::Dispatch { order, .. } => {
+                        Some((order.command, order.attempt))
+                    }
+                    _ => None,
+                };
+                let slot = self.runtimes.get_mut(&to).unwrap();
+                let r = slot.rt.handle_controller(msg, now);
+                if let Err(e) = r {
+                    self.log(|| format!("rt refused: {e}"));
+                }
+                self.rt_effects(to);
+            }
+            Ev::PersistDone { inc, batch } => {
+                if inc != self.inc || self.ctl.is_none() {
+                    return;
+                }
+                self.persist_done(batch);
+            }
+            Ev::CtlTimer { inc, timer } => {
+                if inc != self.inc || self.ctl.is_none() {
+                    return;
+                }
+                self.log(|| format!("ctl timer {timer:?}"));
+                self.ctl.as_mut().unwrap().handle_timer(timer, now);
+                self.ctl_effects();
+            }
+            Ev::RtTimer { runtime } => {
+                if let Some(slot) = self.runtimes.get_mut(&runtime) {
+                    slot.rt.handle_timer(now);
+                    self.rt_effects(runtime);
+                }
+            }
+            Ev::Process {
+                runtime,
+                command,
+                step,
+            } => self.process_step(runtime, command, step),
+            Ev::KilledExit { runtime, command } => {
+                if let Some(slot) = self.runtimes.get_mut(&runtime) {
+                    let r = slot
+                        .rt
+                        .handle_process(command, ProcessOutput::Exit { code: 143 }, now);
+                    self.log(|| format!("rt {runtime}: {command} exit 143 after kill ({r:?})"));
+                    self.rt_effects(runtime);
+                }
+            }
+            Ev::CrashNoticed {
+                inc,
+                runtime,
+                generation,
+            } => {
+                if inc != self.inc || self.ctl.is_none() {
+                    return;
+                }
+                self.log(|| format!("shell: runtime {runtime} gen {generation} crashed"));
+                let r = self
+                    .ctl
+                    .as_mut()
+                    .unwrap()
+                    .handle_runtime_crashed(runtime, generation, now);
+                if let Err(e) = r {
+                    self.log(|| format!("ctl: {e}"));
+                }
+                if self.known_runtime.is_some_and(|k| k.1 == runtime) {
+                    self.known_runtime = None;
+                }
+                self.ctl_effects();
+            }
+            Ev::TerminateDone {
+                inc,
+                runtime,
+                generation,
+                ok,
+            } => {
+                if inc != self.inc || self.ctl.is_none() {
+                    return;
+                }
+                let ctl = self.ctl.as_mut().unwrap();
+                let r = if ok {
+                    ctl.handle_runtime_terminated(runtime, generation, now)
+                } else {
+                    ctl.handle_cleanup_failed(runtime, generation, "simulated cleanup failure", now)
+                };
+                self.log(|| format!("shell: terminate {runtime} ok={ok} -> {r:?}"));
+                if self.known_runtime.is_some_and(|k| k.1 == runtime) {
+                    self.known_runtime = None;
+                }
+                self.ctl_effects();
+            }
+            Ev::Redial { runtime } => {
+                if self.ctl.is_none() {
+                    return;
+                }
+                let port = self.net.open_port();
+                if let Some(slot) = self.runtimes.get_mut(&runtime) {
+                    if slot.port.is_some() {
+                        return;
+                    }
+                    slot.port = Some(port);
+                    slot.rt.handle_connected(now);
+                    self.log(|| format!("rt {runtime} dials in on port {port}"));
+                    self.rt_effects(runtime);
+                }
+            }
+            Ev::ControllerStart { cause } => self.controller_start(cause),
+            Ev::ClientAct { client } => self.client_act(client),
+            Ev::ClientRejoin { client } => self.client_rejoin(client),
+        }
+    }
+
+    // ----- controller side ---------------------------------------------------
+
+    fn ctl_effects(&mut self) {
+        loop {
+            let Some(ctl) = self.ctl.as_mut() else { return };
+            let Some(effect) = ctl.poll_effect() else {
+                return;
+            };
+            self.ctl_effect(effect);
+        }
+    }
+
+    fn ctl_effect(&mut self, effect: ControllerEffect) {
+        let now = self.now();
+        match effect {
+            ControllerEffect::Persist(batch) => {
+                let records = &batch.entries;
+                let has = |f: &dyn Fn(&JournalRecord) -> bool| records.iter().any(|e| f(&e.record));
+                let admit = has(&|r| matches!(r, JournalRecord::CommandAdmitted(_)));
+                let exposed = has(&|r| matches!(r, JournalRecord::DispatchExposed { .. }));
+                let ack = has(&|r| matches!(r, JournalRecord::Acknowledged { .. }));
+                let terminal = has(&|r| {
+                    matches!(
+                        r,
+                        JournalRecord::Event(e) if matches!(e.body, RetainedBody::Terminal(_))
+                    )
+                });
+                let cancel = has(&|r| matches!(r, JournalRecord::CancelRequested { .. }));
+                let id = batch.batch;
+                self.log(|| {
+                    let kinds: Vec<String> =
+                        batch.entries.iter().map(|e| short_rec(&e.record)).collect();
+                    format!("persist batch {} [{}]", id.0, kinds.join(", "))
+                });
+                self.journal.begin(id, batch.entries);
+                let delay = self.rng.range(1, 8);
+                self.clock.schedule_in(
+                    delay,
+                    Ev::PersistDone {
+                        inc: self.inc,
+                        batch: id,
+                    },
+                );
+                let persist_faults = [Fault::CrashController, Fault::HostLoss, Fault::FailPersist];
+                let with_rt = [
+                    Fault::CrashController,
+                    Fault::HostLoss,
+                    Fault::FailPersist,
+                    Fault::CrashRuntime,
+                ];
+                let mut strikes = Vec::new();
+                if admit {
+                    strikes.push(self.strike(Boundary::BeforeAdmitPersist, &persist_faults));
+                }
+                if exposed {
+                    strikes.push(self.strike(Boundary::AfterAdmitBeforeExposurePersist, &with_rt));
+                }
+                if ack {
+                    strikes.push(self.strike(Boundary::AfterAckBeforeAckPersist, &with_rt));
+                }
+                if terminal {
+                    strikes.push(self.strike(Boundary::BeforeTerminalPersist, &persist_faults));
+                }
+                if cancel {
+                    strikes.push(self.strike(Boundary::DuringCancellation, &with_rt));
+                }
+                for s in strikes.into_iter().flatten() {
+                    match s {
+                        Fault::FailPersist => {
+                            self.fail_batches.insert(id);
+                        }
+                        Fault::CrashController => return self.crash_controller(false),
+                        Fault::HostLoss => return self.crash_controller(true),
+                        Fault::CrashRuntime => {
+                            if let Some(r) = self.runtimes.keys().next_back().copied() {
+                                self.crash_runtime(r);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            ControllerEffect::SendToRuntime { runtime, message } => {
+                let mut force_drop = false;
+                let mut force_dup = false;
+                let mut misroute = false;
+                match &message {
+                    ControllerToRuntime::Dispatch { order, .. } => {
+                        // Exposure before send: the record must already be durable.
+                        let exposed = self.durable_has(|r| {
+                            matches!(r, JournalRecord::DispatchExposed { command, attempt, .. }
+                                if *command == order.command && *attempt == order.attempt)
+                        });
+                        if !exposed {
+                            self.violation(format!(
+                                "dispatch of {} attempt {} sent before its exposure record was durable",
+                                order.command, order.attempt
+                            ));
+                        }
+                        match self.strike(
+                            Boundary::AfterExposureBeforeSend,
+                            &[
+                                Fault::CrashController,
+                                Fault::HostLoss,
+                                Fault::DropMessage,
+                                Fault::DuplicateMessage,
+                                Fault::CrashRuntime,
+                                Fault::ClientCancel,
+                            ],
+                        ) {
+                            Some(Fault::CrashController) => return self.crash_controller(false),
+                            Some(Fault::HostLoss) => return self.crash_controller(true),
+                            Some(Fault::DropMessage) => force_drop = true,
+                            Some(Fault::DuplicateMessage) => {
+                                force_dup = true;
+                                misroute = true;
+                            }
+                            Some(Fault::CrashRuntime) => self.crash_runtime(runtime),
+                            Some(Fault::ClientCancel) => self.client_cancel(1, order.command),
+                            _ => {}
+                        }
+                    }
+                    ControllerToRuntime::Cancel { .. } => {
+                        match self.strike(
+                            Boundary::DuringCancellation,
+                            &[
+                                Fault::DropMessage,
+                                Fault::DuplicateMessage,
+                                Fault::HostLoss,
+                                Fault::CrashController,
+                            ],
+                        ) {
+                            Some(Fault::DropMessage) => force_drop = true,
+                            Some(Fault::DuplicateMessage) => force_dup = true,
+                            Some(Fault::HostLoss) => return self.crash_controller(true),
+                            Some(Fault::CrashController) => return self.crash_controller(false),
+                            _ => {}
+                        }
+                    }
+                    _ => {}
+                }
+                self.log(|| format!("ctl -> {runtime}: {}", short_ctl(&message)));
+                let Some(port) = self.runtimes.get(&runtime).and_then(|s| s.port) else {
+                    return;
+                };
+                let delays = self
+                    .net
+                    .transmit(&mut self.rng, force_drop, force_dup && !misroute);
+                for d in delays {
+                    self.clock.schedule_in(
+                        d,
+                        Ev::ToRuntime {
+                            port,
+                            to: runtime,
+                            msg: message.clone(),
+                        },
+                    );
+                }
+                if misroute {
+                    // A crossed wire: a copy reaches another live runtime,
+                    // which must refuse it (generation fencing).
+                    let other = self
+                        .runtimes
+                        .iter()
+                        .find(|(id, s)| **id != runtime && s.port.is_some())
+                        .map(|(id, s)| (*id, s.port.unwrap()));
+                    let (to, port) = other.unwrap_or((runtime, port));
+                    self.clock.schedule_in(
+                        self.rng.range(1, 30),
+                        Ev::ToRuntime {
+                            port,
+                            to,
+                            msg: message,
+                        },
+                    );
+                }
+            }
+            ControllerEffect::NotifyClient { client, message } => {
+                self.notify_client(client, message);
+            }
+            ControllerEffect::SetTimer { timer, at } => {
+                self.clock.schedule_at(
+                    at.0,
+                    Ev::CtlTimer {
+                        inc: self.inc,
+                        timer,
+                    },
+                );
+            }
+            ControllerEffect::SpawnRuntime {
+                workspace: _,
+                lease,
+                runtime,
+                generation,
+                execution,
+            } => {
+                self.log(|| format!("spawn runtime {runtime} gen {generation}"));
+                let identity = RuntimeIdentity {
+                    lease,
+                    runtime,
+                    generation,
+                    execution,
+                };
+                let mut config = RuntimeConfig::new(identity);
+                config.heartbeat_interval_ms = 400;
+                let rt = Runtime::new(config, now);
+                let port = self.net.open_port();
+                self.generations.insert(runtime, generation);
+                self.runtimes.insert(
+                    runtime,
+                    RtSlot {
+                        rt,
+                        generation,
+                        port: Some(port),
+                        procs: BTreeMap::new(),
+                    },
+                );
+                self.known_runtime = Some((lease, runtime, generation));
+                self.starting_runtime = false;
+                self.runtimes
+                    .get_mut(&runtime)
+                    .unwrap()
+                    .rt
+                    .handle_connected(now);
+                self.rt_effects(runtime);
+            }
+            ControllerEffect::TerminateRuntime {
+                runtime,
+                generation,
+            } => {
+                let fail = match self.strike(
+                    Boundary::DuringCleanup,
+                    &[Fault::FailCleanup, Fault::CrashController, Fault::HostLoss],
+                ) {
+                    Some(Fault::FailCleanup) => true,
+                    Some(Fault::CrashController) => return self.crash_controller(false),
+                    Some(Fault::HostLoss) => return self.crash_controller(true),
+                    _ => false,
+                };
+                self.log(|| format!("terminate {runtime} gen {generation} (fail={fail})"));
+                if !fail {
+                    let matches = self
+                        .runtimes
+                        .get(&runtime)
+                        .is_some_and(|s| s.generation == generation);
+                    if matches {
+                        self.kill_runtime(runtime);
+                    }
+                }
+                let d = self.rng.range(1, 20);
+                self.clock.schedule_in(
+                    d,
+                    Ev::TerminateDone {
+                        inc: self.inc,
+                        runtime,
+                        generation,
+                        ok: !fail,
+                    },
+                );
+            }
+        }
+    }
+
+    fn persist_done(&mut self, batch: BatchId) {
+        let now = self.now();
+        let fail = self.fail_batches.remove(&batch)
+            || (self.active() && self.rng.chance(self.injector.plan.persist_fail));
+        if fail {
+            self.journal.resolve_next(BatchFate::Failed);
+            self.log(|| format!("persist batch {} FAILED", batch.0));
+            let r = self
+                .ctl
+                .as_mut()
+                .unwrap()
+                .handle_persist_failed(batch, "simulated abort", now);
+            if let Err(e) = r {
+                self.violation(format!(
+                    "persist failure of the in-flight batch refused: {e}"
+                ));
+            }
+            self.ctl_effects();
+            return;
+        }
+        let terminal = self.journal.in_flight().next().is_some_and(|(_, es)| {
+            es.iter().any(|e| {
+                matches!(&e.record, JournalRecord::OutcomeChanged { to, .. } if to.is_terminal())
+            })
+        });
+        self.journal.resolve_next(BatchFate::Committed);
+        self.log(|| format!("persist batch {} committed", batch.0));
+        self.absorb_durable();
+        if terminal {
+            match self.strike(
+                Boundary::AfterTerminalPersistBeforeNotify,
+                &[
+                    Fault::CrashController,
+                    Fault::HostLoss,
+                    Fault::ClientDisconnect,
+                ],
+            ) {
+                Some(Fault::CrashController) => return self.crash_controller(false),
+                Some(Fault::HostLoss) => return self.crash_controller(true),
+                Some(Fault::ClientDisconnect) => self.client_detach(0),
+                _ => {}
+            }
+        }
+        let r = self
+            .ctl
+            .as_mut()
+            .unwrap()
+            .handle_persist_complete(batch, now);
+        if let Err(e) = r {
+            self.violation(format!("confirmation of the in-flight batch refused: {e}"));
+        }
+        self.ctl_effects();
+    }
+
+    fn durable_has(&self, f: impl Fn(&JournalRecord) -> bool) -> bool {
+        self.journal.durable().iter().any(|e| f(&e.record))
+    }
+
+    fn crash_controller(&mut self, host_loss: bool) {
+        if self.ctl.is_none() {
+            return;
+        }
+        let committed = self.journal.crash(&mut self.rng);
+        self.log(|| {
+            format!(
+                "CRASH controller{} ({} in-flight batch(es) committed)",
+                if host_loss { " + HOST LOSS" } else { "" },
+                committed
+            )
+        });
+        self.absorb_durable();
+        self.ctl = None;
+        self.inc += 1;
+        self.fail_batches.clear();
+        self.starting_runtime = false;
+        for c in self.clients.iter_mut() {
+            c.attached = false;
+        }
+        let ids: Vec<RuntimeId> = self.runtimes.keys().copied().collect();
+        for id in ids {
+            if host_loss {
+                self.kill_runtime(id);
+            } else if let Some(slot) = self.runtimes.get_mut(&id) {
+                if let Some(p) = slot.port.take() {
+                    self.net.break_port(p);
+                }
+                slot.rt.handle_disconnected(Millis(self.clock.now()));
+            }
+        }
+        if host_loss {
+            self.known_runtime = None;
+        }
+        let d = self.rng.range(5, 60);
+        self.clock.schedule_in(
+            d,
+            Ev::ControllerStart {
+                cause: if host_loss {
+                    StartCause::HostLoss
+                } else {
+                    StartCause::ControllerRestart
+                },
+            },
+        );
+    }
+
+    fn controller_start(&mut self, cause: StartCause) {
+        let now = self.now();
+        let mut config = self.config.clone();
+        for b in config.entropy.iter_mut() {
+            *b = self.rng.next_u64() as u8;
+        }
+        match Controller::recover(config, self.journal.durable(), cause, now) {
+            Ok(ctl) => {
+                self.log(|| format!("controller recovered ({cause:?})"));
+                self.ctl = Some(ctl);
+            }
+            Err(e) => {
+                self.violation(format!("durable journal cannot be recovered: {e}"));
+                return;
+            }
+        }
+        self.ctl_effects();
+        let ids: Vec<RuntimeId> = self.runtimes.keys().copied().collect();
+        for id in ids {
+            let d = self.rng.range(1, 30);
+            self.clock.schedule_in(d, Ev::Redial { runtime: id });
+        }
+        for c in 0..CLIENTS {
+            let d = self.rng.range(1, 40);
+            self.clock.schedule_in(d, Ev::ClientRejoin { client: c });
+        }
+    }
+
+    // ----- runtime side ------------------------------------------------------
+
+    fn kill_runtime(&mut self, runtime: RuntimeId) {
+        if let Some(slot) = self.runtimes.remove(&runtime) {
+            if let Some(p) = slot.port {
+                self.net.break_port(p);
+            }
+            self.world
+                .runtime_died(slot.generation.0, &runtime.to_string());
+            self.log(|| format!("runtime {runtime} gen {} is dead", slot.generation));
+        }
+    }
+
+    fn crash_runtime(&mut self, runtime: RuntimeId) {
+        let Some(generation) = self.runtimes.get(&runtime).map(|s| s.generation) else {
+            return;
+        };
+        self.log(|| format!("CRASH runtime {runtime} gen {generation}"));
+        self.kill_runtime(runtime);
+        if self.rng.chance(800) {
+            let d = self.rng.range(1, 50);
+            self.clock.schedule_in(
+                d,
+                Ev::CrashNoticed {
+                    inc: self.inc,
+                    runtime,
+                    generation,
+                },
+            );
+        } else if self.ctl.is_some() {
+            // Silent death: the shell only sees the port close.
+            let now = self.now();
+            let _ = self
+                .ctl
+                .as_mut()
+                .unwrap()
+                .handle_transport_lost(runtime, now);
+            self.ctl_effects();
+            if self.known_runtime.is_some_and(|k| k.1 == runtime) {
+                self.known_runtime = None;
+            }
+        }
+    }
+
+    fn transport_loss(&mut self, runtime: RuntimeId) {
+        let now = self.now();
+        let Some(slot) = self.runtimes.get_mut(&runtime) else {
+            return;
+        };
+        if let Some(p) = slot.port.take() {
+            self.net.break_port(p);
+        }
+        slot.rt.handle_disconnected(now);
+        self.log(|| format!("TRANSPORT LOSS to runtime {runtime}"));
+        if let Some(ctl) = self.ctl.as_mut() {
+            let _ = ctl.handle_transport_lost(runtime, now);
+        }
+        self.ctl_effects();
+        let d = self.rng.range(5, 200);
+        self.clock.schedule_in(d, Ev::Redial { runtime });
+    }
+
+    fn rt_effects(&mut self, runtime: RuntimeId) {
+        loop {
+            let Some(slot) = self.runtimes.get_mut(&runtime) else {
+                return;
+            };
+            let Some(effect) = slot.rt.poll_effect() else {
+                return;
+            };
+            self.rt_effect(runtime, effect);
+        }
+    }
+
+    fn rt_effect(&mut self, runtime: RuntimeId, effect: RuntimeEffect) {
+        let now = self.now();
+        let generation = self.runtimes[&runtime].generation;
+        match effect {
+            RuntimeEffect::Send(msg) => {
+                let mut force_drop = false;
+                let mut force_dup = false;
+                let boundary = match &msg {
+                    RuntimeToController::Ack { .. } => Some(Boundary::AfterSendBeforeAck),
+                    RuntimeToController::Hello(_) => Some(Boundary::DuringReattach),
+                    RuntimeToController::CancelReply { .. } => Some(Boundary::DuringCancellation),
+                    RuntimeToController::Event {
+                        body: lifeline_core::EventBody::Terminal(_),
+                        ..
+                    } => Some(Boundary::BeforeTerminalPersist),
+                    _ => None,
+                };
+                if let Some(b) = boundary {
+                    match self.strike(
+                        b,
+                        &[
+                            Fault::DropMessage,
+                            Fault::DuplicateMessage,
+                            Fault::CrashController,
+                            Fault::CrashRuntime,
+                        ],
+                    ) {
+                        Some(Fault::DropMessage) => force_drop = true,
+                        Some(Fault::DuplicateMessage) => force_dup = true,
+                        Some(Fault::CrashController) => {
+                            self.crash_controller(false);
+                        }
+                        Some(Fault::CrashRuntime) => return self.crash_runtime(runtime),
+                        _ => {}
+                    }
+                }
+                let Some(port) = self.runtimes.get(&runtime).and_then(|s| s.port) else {
+                    return;
+                };
+                self.log(|| format!("rt {runtime} -> ctl: {}", short_rt(&msg)));
+                let delays = self.net.transmit(&mut self.rng, force_drop, force_dup);
+                for d in delays {
+                    self.clock.schedule_in(
+                        d,
+                        Ev::ToController {
+                            inc: self.inc,
+                            port,
+                            from: runtime,
+                            msg: msg.clone(),
+                        },
+                    );
+                }
+            }
+            RuntimeEffect::StartProcess { command, binding } => {
+                let key = command.to_string();
+                let prior = self.world.starts(&key);
+                if prior > 0 {
+                    self.violation(format!(
+                        "command {command} started a second time (runtime {runtime} gen {generation})"
+                    ));
+                }
+                if binding.generation != generation || binding.runtime != runtime {
+                    self.violation(format!(
+                        "runtime {runtime} gen {generation} started {command} bound to {} gen {}",
+                        binding.runtime, binding.generation
+                    ));
+                }
+                let exposed = self.durable_has(|r| {
+                    matches!(r, JournalRecord::DispatchExposed { command: c, runtime: rr, generation: g, .. }
+                        if *c == command && *rr == runtime && *g == generation)
+                });
+                if !exposed {
+                    self.violation(format!(
+                        "{command} started without a durable exposure record for this runtime and generation"
+                    ));
+                }
+                if let Some(c) = self.commands.get(&command).cloned() {
+                    // A dispatch exposed before a `not_dispatched` claim must never start.
+                    let attempt = self.delivering.filter(|d| d.0 == command).map(|d| d.1);
+                    let exposed_at = attempt.and_then(|a| c.exposure_positions.get(&a).copied());
+                    if let (Some(nd), Some(ex)) = (c.not_dispatched_at, exposed_at) {
+                        if ex < nd {
+                            self.violation(format!(
+                                "{command} started from attempt exposed at position {ex}, before it was declared not_dispatched at {nd}"
+                            ));
+                        }
+                    }
+                    if c.outcome.is_terminal() {
+                        self.violation(format!(
+                            "{command} started although its durable outcome is already {}",
+                            c.outcome
+                        ));
+                    }
+                }
+                let run_idx = self.world.start(&key, generation.0, self.clock.now());
+                self.world.run_mut(&key, run_idx).runtime = runtime.to_string();
+                let script = parse_script(&binding.command_line, &key[20..]);
+                self.log(|| {
+                    format!("WORLD: {command} started on {runtime} gen {generation}: {script:?}")
+                });
+                let interval = script.interval;
+                self.runtimes.get_mut(&runtime).unwrap().procs.insert(
+                    command,
+                    Proc {
+                        script,
+                        done: false,
+                        run_idx,
+                    },
+                );
+                self.clock.schedule_in(
+                    interval,
+                    Ev::Process {
+                        runtime,
+                        command,
+                        step: 0,
+                    },
+                );
+            }
+            RuntimeEffect::KillProcess { command } => {
+                let key = command.to_string();
+                let slot = self.runtimes.get_mut(&runtime).unwrap();
+                if let Some(p) = slot.procs.get_mut(&command) {
+                    if !p.done {
+                        p.done = true;
+                        let idx = p.run_idx;
+                        self.world.run_mut(&key, idx).end = ProcessEnd::Killed;
+                        self.log(|| format!("WORLD: {command} killed"));
+                        let d = self.rng.range(1, 10);
+                        self.clock
+                            .schedule_in(d, Ev::KilledExit { runtime, command });
+                    }
+                }
+            }
+            RuntimeEffect::SetTimer { at } => {
+                self.clock.schedule_at(at.0, Ev::RtTimer { runtime });
+            }
+            RuntimeEffect::Shutdown { reason } => {
+                self.log(|| format!("rt {runtime} shuts down: {reason}"));
+                self.kill_runtime(runtime);
+                let _ = now;
+            }
+        }
+    }
+
+    fn process_step(&mut self, runtime: RuntimeId, command: CommandId, step: usize) {
+        let now = self.now();
+        let Some(slot) = self.runtimes.get_mut(&runtime) else {
+            return;
+        };
+        let Some(p) = slot.procs.get_mut(&command) else {
+            return;
+        };
+        if p.done {
+            return;
+        }
+        let key = command.to_string();
+        let idx = p.run_idx;
+        if step < p.script.chunks.len() {
+            let chunk = p.script.chunks[step].clone();
+            let interval = p.script.interval;
+            match self.strike(
+                Boundary::WhileRunning,
+                &[
+                    Fault::CrashRuntime,
+                    Fault::CrashController,
+                    Fault::HostLoss,
+                    Fault::ClientCancel,
+                    Fault::ClientDisconnect,
+                    Fault::TransportLoss,
+                ],
+            ) {
+                Some(Fault::CrashRuntime) => return self.crash_runtime(runtime),
+                Some(Fault::CrashController) => self.crash_controller(false),
+                Some(Fault::HostLoss) => return self.crash_controller(true),
+                Some(Fault::ClientCancel) => self.client_cancel(0, command),
+                Some(Fault::ClientDisconnect) => self.client_detach(1),
+                Some(Fault::TransportLoss) => self.transport_loss(runtime),
+                _ => {}
+            }
+            let Some(slot) = self.runtimes.get_mut(&runtime) else {
+                return;
+            };
+            if slot.procs.get(&command).is_none_or(|p| p.done) {
+                return;
+            }
+            self.world.run_mut(&key, idx).emitted.push(chunk.clone());
+            let r = slot
+                .rt
+                .handle_process(command, ProcessOutput::Stdout { data: chunk }, now);
+            if let Err(e) = r {
+                self.log(|| format!("rt output refused: {e}"));
+            }
+            self.clock.schedule_in(
+                interval,
+                Ev::Process {
+                    runtime,
+                    command,
+                    step: step + 1,
+                },
+            );
+        } else {
+            let code = p.script.exit_code;
+            p.done = true;
+            let r = slot
+                .rt
+                .handle_process(command, ProcessOutput::Exit { code }, now);
+            self.world.run_mut(&key, idx).end = ProcessEnd::Exited(code);
+            self.log(|| format!("WORLD: {command} exited {code}"));
+            if let Err(e) = r {
+                self.log(|| format!("rt exit refused: {e}"));
+            }
+        }
+        self.rt_effects(runtime);
+    }
+
+    // ----- clients ----------------------------------------------------------
+
+    fn request(&mut self, client: usize, req: ClientRequest) {
+        let now = self.now();
+        let Some(ctl) = self.ctl.as_mut() else {
+            return;
+        };
+        if !self.clients[client].attached {
+            return;
+        }
+        let r = ctl.handle_client(ClientId(client as u64 + 1), req, now);
+        if let Err(e) = &r {
+            let text = e.to_string();
+            self.log(|| format!("client {client} request rejected: {text}"));
+            if let lifeline_core::Rejection::CursorAhead {
+                command,
+                after,
+                durable,
+            } = e
+            {
+                self.violation(format!(
+                    "client {client} had seen {command} through {after}, beyond the durable {durable}: it was shown a non-durable event"
+                ));
+            }
+            if matches!(e, lifeline_core::Rejection::StaleBinding { .. }) {
+                self.known_runtime = None;
+            }
+        }
+        self.ctl_effects();
+    }
+
+    fn next_request(&mut self, client: usize) -> RequestId {
+        self.clients[client].next_request += 1;
+        RequestId(self.clients[client].next_request)
+    }
+
+    fn client_act(&mut self, client: usize) {
+        if !self.active() {
+            return;
+        }
+        let d = self.rng.range(20, 160);
+        self.clock.schedule_in(d, Ev::ClientAct { client });
+        if self.ctl.is_none() || !self.clients[client].attached {
+            return;
+        }
+        let roll = self.rng.below(100);
+        match self.known_runtime {
+            None => {
+                if client == 0 && !self.starting_runtime {
+                    self.starting_runtime = true;
+                    let request = self.next_request(client);
+                    let workspace = self.workspace;
+                    self.log(|| "client 0 starts a runtime".to_string());
+                    self.request(client, ClientRequest::StartRuntime { request, workspace });
+                }
+            }
+            Some((lease, runtime, generation)) => {
+                if roll < 45 && self.keys.len() < 12 {
+                    let mut krng = self.rng.fork();
+                    let key = IdempotencyKey::from_u128(nonzero(krng.next_u64())).unwrap();
+                    let script = Script::random(&mut krng, "x");
+                    let deadline = self.clock.now() + krng.range(300, 2_500);
+                    let binding = Binding {
+                        workspace: self.workspace,
+                        lease,
+                        generation,
+                        runtime,
+                        session: self.session,
+                        working_directory: "/".into(),
+                        capabilities: BTreeSet::new(),
+                        budget: Budget {
+                            deadline: Millis(deadline),
+                            max_output_bytes: *krng.pick(&[4, 1 << 20]),
+                        },
+                        command_line: format!(
+                            "sim {} {} {}",
+                            script.chunks.len(),
+                            script.interval,
+                            script.exit_code
+                        ),
+                    };
+                    self.keys.push((key, binding.clone()));
+                    self.admit(client, key, binding);
+                } else if roll < 52 && !self.keys.is_empty() {
+                    // An idempotent retry of an earlier admission.
+                    let (key, binding) = self.rng.pick(&self.keys).clone();
+                    self.admit(client, key, binding);
+                } else if roll < 62 {
+                    let cmds: Vec<CommandId> = self.key_to_command.values().copied().collect();
+                    if !cmds.is_empty() {
+                        let c = *self.rng.pick(&cmds);
+                        if self.injector.plan.allows(Fault::ClientCancel) {
+                            self.client_cancel(client, c);
+                        }
+                    }
+                } else if roll < 66 && self.injector.plan.allows(Fault::ClientDisconnect) {
+                    self.client_detach(client);
+                } else if roll < 68 && client == 0 && self.injector.plan.allows(Fault::FailCleanup)
+                {
+                    // Replace the current runtime (retire + terminate the old one).
+                    if !self.starting_runtime {
+                        self.starting_runtime = true;
+                        let request = self.next_request(client);
+                        let workspace = self.workspace;
+                        self.log(|| "client 0 replaces the runtime".to_string());
+                        self.request(client, ClientRequest::StartRuntime { request, workspace });
+                    }
+                } else if roll < 70 && self.injector.plan.allows(Fault::CrashRuntime) {
+                    if self.injector.take_crash() {
+                        self.crash_runtime(runtime);
+                    }
+                } else if roll < 71
+                    && self.injector.plan.allows(Fault::CrashController)
+                    && self.injector.take_crash()
+                {
+                    self.crash_controller(false);
+                }
+            }
+        }
+    }
+
+    fn admit(&mut self, client: usize, key: IdempotencyKey, binding: Binding) {
+        let request = self.next_request(client);
+        self.clients[client].pending_admits.insert(request.0, key);
+        self.log(|| format!("client {client} admits key {key}: {}", binding.command_line));
+        self.request(
+            client,
+            ClientRequest::Admit {
+                request,
+                key,
+                binding,
+            },
+        );
+    }
+
+    fn client_cancel(&mut self, client: usize, command: CommandId) {
+        let Some(generation) = self.commands.get(&command).map(|c| c.binding.generation) else {
+            return;
+        };
+        if !self.clients[client].attached {
+            return;
+        }
+        let request = self.next_request(client);
+        self.log(|| format!("client {client} cancels {command}"));
+        self.request(
+            client,
+            ClientRequest::Cancel {
+                request,
+                command,
+                generation,
+            },
+        );
+    }
+
+    fn client_detach(&mut self, client: usize) {
+        if !self.clients[client].attached {
+            return;
+        }
+        self.clients[client].attached = false;
+        if let Some(ctl) = self.ctl.as_mut() {
+            ctl.handle_client_gone(ClientId(client as u64 + 1));
+        }
+        self.log(|| format!("client {client} detaches"));
+        let d = self.rng.range(10, 400);
+        self.clock.schedule_in(d, Ev::ClientRejoin { client });
+    }
+
+    fn client_rejoin(&mut self, client: usize) {
+        if self.ctl.is_none() {
+            return;
+        }
+        if self.clients[client].attached {
+            return;
+        }
+        self.clients[client].attached = true;
+        self.log(|| format!("client {client} rejoins"));
+        let joins: Vec<(CommandId, u64)> = self.clients[client]
+            .streams
+            .iter()
+            .map(|(c, v)| (*c, v.next - 1))
+            .collect();
+        for (command, after) in joins {
+            self.join(client, command, after);
+        }
+    }
+
+    fn join(&mut self, client: usize, command: CommandId, after: u64) {
+        let request = self.next_request(client);
+        self.request(
+            client,
+            ClientRequest::Join {
+                request,
+                cursor: Cursor {
+                    v: V1,
+                    command,
+                    after: EventSeq(after),
+                },
+            },
+        );
+    }
+
+    fn notify_client(&mut self, client: ClientId, message: ClientMessage) {
+        let idx = (client.0 - 1) as usize;
+        if idx >= CLIENTS || !self.clients[idx].attached {
+            return;
+        }
+        match message {
+            ClientMessage::Admitted {
+                request,
+                key,
+                command,
+                ..
+            } => {
+                self.clients[idx].pending_admits.remove(&request.0);
+                if let Some(prev) = self.key_to_command.insert(key, command) {
+                    if prev != command {
+                        self.violation(format!(
+                            "idempotency key {key} answered with {command} after {prev}"
+                        ));
+                    }
+                }
+                if !self.commands.contains_key(&command) {
+                    self.violation(format!(
+                        "client told {command} is admitted before its admission was durable"
+                    ));
+                }
+                if let std::collections::btree_map::Entry::Vacant(v) =
+                    self.clients[idx].streams.entry(command)
+                {
+                    v.insert(StreamView::at(1));
+                    self.join(idx, command, 0);
+                }
+            }
+            ClientMessage::Outcome {
+                command,
+                outcome,
+                position,
+                ..
+            } => {
+                let durable = self.journal.durable().iter().any(|e| {
+                    e.position == position
+                        && match &e.record {
+                            JournalRecord::OutcomeChanged { command: c, to, .. } => {
+                                *c == command && *to == outcome
+                            }
+                            JournalRecord::CommandAdmitted(r) => {
+                                r.command == command && outcome == Outcome::Admitted
+                            }
+                            _ => false,
+                        }
+                });
+                if !durable {
+                    self.violation(format!(
+                        "client {idx} told {command} is {outcome} (position {position}) before that was durable"
+                    ));
+                }
+                let c = &mut self.clients[idx];
+                if let Some(last) = c.last_position.get(&command) {
+                    if position <= *last {
+                        let last = *last;
+                        self.violation(format!(
+                            "client {idx} got outcome position {position} for {command} after {last}"
+                        ));
+                    }
+                }
+                let c = &mut self.clients[idx];
+                c.last_position.insert(command, position);
+                self.seen_outcome(idx, command, outcome);
+                if outcome == Outcome::Admitted && !self.clients[idx].streams.contains_key(&command)
+                {
+                    self.clients[idx].streams.insert(command, StreamView::at(1));
+                    self.join(idx, command, 0);
+                }
+            }
+            ClientMessage::Event { command, seq, .. } => {
+                let durable = self.durable_has(|r| {
+                    matches!(r, JournalRecord::Event(e) if e.command == command && e.seq == seq)
+                });
+                if !durable {
+                    self.violation(format!(
+                        "client {idx} shown event {seq} of {command} before it was durable"
+                    ));
+                }
+                let view = self.clients[idx]
+                    .streams
+                    .entry(command)
+                    .or_insert_with(|| StreamView::at(1));
+                if let Err(e) = view.event(seq.0) {
+                    self.violation(format!("client {idx} stream of {command}: {e:?}"));
+                }
+            }
+            ClientMessage::Gap { command, from, to } => {
+                let view = self.clients[idx]
+                    .streams
+                    .entry(command)
+                    .or_insert_with(|| StreamView::at(1));
+                if let Err(e) = view.gap(from.0, to.0 + 1) {
+                    self.violation(format!("client {idx} stream of {command}: {e:?}"));
+                }
+            }
+            ClientMessage::Joined {
+                command,
+                through,
+                outcome,
+                ..
+            } => {
+                let next = self.clients[idx]
+                    .streams
+                    .get(&command)
+                    .map_or(1, |v| v.next);
+                if next != through.0 + 1 {
+                    self.violation(format!(
+                        "client {idx} joined {command} through {through} but its stream is at {}",
+                        next - 1
+                    ));
+                }
+                let known = self.commands.get(&command).is_some_and(|c| {
+                    c.outcome == outcome
+                        || self.durable_copy.iter().any(|e| matches!(&e.record,
+                            JournalRecord::OutcomeChanged { command: cc, to, .. } if *cc == command && *to == outcome))
+                        || outcome == Outcome::Admitted
+                });
+                if !known {
+                    self.violation(format!(
+                        "client {idx} joined {command} as {outcome}, which the durable journal never said"
+                    ));
+                }
+                self.seen_outcome(idx, command, outcome);
+            }
+            ClientMessage::RuntimeStarted { .. }
+            | ClientMessage::Rejected { .. }
+            | ClientMessage::CancelSettlement { .. }
+            | ClientMessage::Evidence(_) => {}
+        }
+    }
+
+    fn seen_outcome(&mut self, idx: usize, command: CommandId, outcome: Outcome) {
+        if let Some(t) = self.clients[idx].terminal_seen.get(&command).copied() {
+            if t != outcome {
+                self.violation(format!(
+                    "client {idx} saw {command} change from terminal {t} to {outcome}"
+                ));
+            }
+        } else if outcome.is_terminal() {
+            self.clients[idx].terminal_seen.insert(command, outcome);
+        }
+    }
+
+    // ----- invariants ----------------------------------------------------------
+
+    /// Folds newly durable entries into the oracle, checking each.
+    fn absorb_durable(&mut self) {
+        let new: Vec<JournalEntry> = self.journal.durable()[self.seen_entries..].to_vec();
+        self.seen_entries = self.journal.durable().len();
+        for e in new {
+            self.fingerprint = mix(self.fingerprint, e.position);
+            if e.position != self.last_position + 1 {
+                self.violation(format!(
+                    "journal position {} follows {}: positions must be dense",
+                    e.position, self.last_position
+                ));
+            }
+            self.last_position = e.position;
+            self.absorb(&e);
+            self.durable_copy.push(e);
+        }
+    }
+
+    fn absorb(&mut self, e: &JournalEntry) {
+        match &e.record {
+            JournalRecord::CommandAdmitted(rec) => {
+                if self.commands.contains_key(&rec.command) {
+                    self.violation(format!("{} admitted twice", rec.command));
+                }
+                self.commands.insert(
+                    rec.command,
+                    CmdOracle {
+                        binding: rec.binding.clone(),
+                        outcome: Outcome::Admitted,
+                        exposures: Vec::new(),
+                        acked: false,
+                        last_seq: 0,
+                        not_dispatched_at: None,
+                        exposure_positions: BTreeMap::new(),
+                    },
+                );
+            }
+            JournalRecord::DispatchExposed {
+                command,
+                attempt,
+                runtime,
+                generation,
+            } => {
+                if let Some(c) = self.commands.get_mut(command) {
+                    c.exposures.push((*attempt, *runtime, *generation));
+                    c.exposure_positions.insert(*attempt, e.position);
+                    if c.binding.generation != *generation || c.binding.runtime != *runtime {
+                        let b = (c.binding.runtime, c.binding.generation);
+                        self.violation(format!(
+                            "{command} exposed to {runtime} gen {generation} but bound to {} gen {}",
+                            b.0, b.1
+                        ));
+                    }
+                } else {
+                    self.violation(format!("{command} exposed before durable admission"));
+                }
+            }
+            JournalRecord::Acknowledged { command, .. } => {
+                let key = command.to_string();
+                if self.world.starts(&key) == 0 {
+                    self.violation(format!(
+                        "{command} recorded as acknowledged but the runtime never accepted it"
+                    ));
+                }
+                if let Some(c) = self.commands.get_mut(command) {
+                    c.acked = true;
+                    if self
+                        .gone
+                        .contains(&(c.binding.runtime, c.binding.generation))
+                    {
+                        self.violation(format!(
+                            "ACK for {command} accepted after its generation was recorded gone"
+                        ));
+                    }
+                }
+            }
+            JournalRecord::Event(ev) => {
+                let command = ev.command;
+                let Some(c) = self.commands.get_mut(&command) else {
+                    self.violation(format!("event for unknown command {command}"));
+                    return;
+                };
+                let last = c.last_seq;
+                c.last_seq = ev.seq.0;
+                let bound = (c.binding.runtime, c.binding.generation);
+                if ev.seq.0 != last + 1 {
+                    self.violation(format!(
+                        "durable event {} of {command} follows {last}: duplicate or gap",
+                        ev.seq
+                    ));
+                }
+                if self.gone.contains(&bound) {
+                    self.violation(format!(
+                        "event {} of {command} accepted from {} gen {} after it was recorded gone (stale generation)",
+                        ev.seq, bound.0, bound.1
+                    ));
+                }
+            }
+            JournalRecord::RuntimeGone {
+                runtime,
+                generation,
+                ..
+            } => {
+                self.gone.insert((*runtime, *generation));
+            }
+            JournalRecord::RuntimeRetired {
+                runtime,
+                generation,
+                ..
+            } => {
+                self.retired.insert((*runtime, *generation));
+            }
+            JournalRecord::OutcomeChanged {
+                command,
+                event,
+                from,
+                to,
+            } => {
+                let key = command.to_string();
+                let starts = self.world.starts(&key);
+                let run = self.world.run(&key).cloned();
+                let Some(c) = self.commands.get_mut(command) else {
+                    self.violation(format!("outcome change for unknown command {command}"));
+                    return;
+                };
+                let prior = c.outcome;
+                c.outcome = *to;
+                let exposed = !c.exposures.is_empty();
+                let acked = c.acked;
+                if *to == Outcome::NotDispatched {
+                    c.not_dispatched_at = Some(e.position);
+                }
+                if prior != *from {
+                    self.violation(format!(
+                        "{command}: outcome change records from {from} but the journal says {prior}"
+                    ));
+                }
+                if prior.is_terminal() {
+                    self.violation(format!(
+                        "{command}: terminal outcome {prior} changed to {to}"
+                    ));
+                }
+                if lifeline_core::transition(prior, *event) != Ok(*to) {
+                    self.violation(format!("{command}: illegal {prior} + {event:?} -> {to}"));
+                }
+                let ended = run.as_ref().map(|r| r.end);
+                let mut bad = None;
+                match to {
+                    Outcome::NotDispatched if starts > 0 => {
+                        bad = Some("reported not_dispatched but its process started".to_string())
+                    }
+                    Outcome::Dispatched | Outcome::Running | Outcome::Lost if starts == 0 => {
+                        bad = Some(format!("reported {to} but its process never started"))
+                    }
+                    Outcome::MayHaveStarted if !exposed => {
+                        bad = Some("may_have_started without any exposure".into())
+                    }
+                    Outcome::MayHaveStarted if acked => {
+                        bad = Some("may_have_started although an ACK is durable".into())
+                    }
+                    Outcome::Completed if ended != Some(ProcessEnd::Exited(0)) => {
+                        bad = Some(format!("completed but the process ended {ended:?}"))
+                    }
+                    Outcome::Failed
+                        if !matches!(ended, Some(ProcessEnd::Exited(c)) if c != 0)
+                            && ended != Some(ProcessEnd::Killed) =>
+                    {
+                        bad = Some(format!("failed but the process ended {ended:?}"))
+                    }
+                    Outcome::Cancelled | Outcome::TimedOut
+                        if matches!(ended, Some(ProcessEnd::Exited(_)))
+                            && matches!(event, OutcomeEvent::Terminated(_)) =>
+                    {
+                        self.finding(
+                            "terminated-claims-cancelled",
+                            format!(
+                                "{command} recorded {to} via {event:?} after its runtime was terminated, but the process had already exited on its own ({ended:?}) and no terminal evidence was durable: the evidence is ambiguous, `lost` would be honest"
+                            ),
+                        );
+                    }
+                    Outcome::Cancelled | Outcome::TimedOut
+                        if matches!(ended, Some(ProcessEnd::Exited(_))) =>
+                    {
+                        bad = Some(format!(
+                            "{to} but the process exited on its own ({ended:?})"
+                        ))
+                    }
+                    _ => {}
+                }
+                if let Some(b) = bad {
+                    self.violation(format!("{command} ({event:?}): {b}"));
+                }
+                if matches!(
+                    event,
+                    OutcomeEvent::Finished(TerminalStatus::Completed | TerminalStatus::Failed)
+                ) && !matches!(
+                    ended,
+                    Some(ProcessEnd::Exited(_)) | Some(ProcessEnd::Killed)
+                ) {
+                    self.violation(format!("{command}: finished but the world says {ended:?}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Checks run after every step.
+    fn check_step(&mut self) {
+        self.absorb_durable();
+        // The journal only grows and never changes what it holds.
+        if self.journal.durable().len() != self.durable_copy.len()
+            || self
+                .journal
+                .durable()
+                .last()
+                .zip(self.durable_copy.last())
+                .is_some_and(|(a, b)| a != b)
+        {
+            self.violation("durable journal shrank or was rewritten".into());
+        }
+        let mut problems = Vec::new();
+        for (command, c) in &self.commands {
+            let key = command.to_string();
+            let starts = self.world.starts(&key);
+            if starts > 1 {
+                problems.push(format!("{command} started {starts} times"));
+            }
+            let end = self.world.run(&key).map(|r| r.end);
+            if c.outcome.is_terminal() && end == Some(ProcessEnd::Running) {
+                problems.push(format!(
+                    "{command} is durably {} but its process is still running",
+                    c.outcome
+                ));
+            }
+        }
+        for p in problems {
+            self.violation(p);
+        }
+    }
+
+    /// Checks at the end of the run, after the quiet period.
+    fn check_end(&mut self) {
+        let mut problems = Vec::new();
+        let mut known = Vec::new();
+        for (command, c) in &self.commands {
+            let settled = c.outcome.is_terminal()
+                || matches!(c.outcome, Outcome::NotDispatched | Outcome::MayHaveStarted);
+            if !settled && self.ctl.is_some() {
+                let bound = (c.binding.runtime, c.binding.generation);
+                let text = format!(
+                    "{command} still {} after {}ms of quiet",
+                    c.outcome, QUIET_MS
+                );
+                if self.retired.contains(&bound) && !self.gone.contains(&bound) {
+                    known.push(format!(
+                        "{text}: its generation was retired, cleanup failed and the runtime's later evidence is refused"
+                    ));
+                } else {
+                    problems.push(text);
+                }
+            }
+        }
+        for p in problems {
+            self.violation(p);
+        }
+        for k in known {
+            self.finding("retired-generation-never-settles", k);
+        }
+    }
+}
+
+fn short_ctl(m: &ControllerToRuntime) -> String {
+    match m {
+        ControllerToRuntime::HelloAccepted { .. } => "hello_accepted".into(),
+        ControllerToRuntime::HelloRejected { reason, .. } => format!("hello_rejected({reason})"),
+        ControllerToRuntime::Dispatch {
+            order, generation, ..
+        } => {
+            format!("dispatch {} gen {generation}", order.command)
+        }
+        ControllerToRuntime::Cancel {
+            command, reason, ..
+        } => {
+            format!("cancel {command} {reason:?}")
+        }
+        ControllerToRuntime::EventsDurable {
+            command, through, ..
+        } => {
+            format!("events_durable {command} {through}")
+        }
+        ControllerToRuntime::Resend { command, after, .. } => {
+            format!("resend {command} after {after}")
+        }
+    }
+}
+
+fn short_rt(m: &RuntimeToController) -> String {
+    match m {
+        RuntimeToController::Hello(h) => {
+            format!("hello gen {} ({} streams)", h.generation, h.streams.len())
+        }
+        RuntimeToController::Ack { command, .. } => format!("ack {command}"),
+        RuntimeToController::Refuse {
+            command, refusal, ..
+        } => {
+            format!("refuse {command}: {refusal}")
+        }
+        RuntimeToController::Event {
+            command, seq, body, ..
+        } => {
+            format!("event {command} #{seq} {:?}", body.kind())
+        }
+        RuntimeToController::Heartbeat { streams, .. } => {
+            format!("heartbeat ({} streams)", streams.len())
+        }
+        RuntimeToController::CancelReply { command, reply, .. } => {
+            format!("cancel_reply {command} {reply:?}")
+        }
+    }
+}
+
+fn short_rec(r: &JournalRecord) -> String {
+    match r {
+        JournalRecord::CommandAdmitted(c) => format!("admitted {}", c.command),
+        JournalRecord::DispatchExposed { command, .. } => format!("exposed {command}"),
+        JournalRecord::Acknowledged { command, via, .. } => format!("ack {command} via {via:?}"),
+        JournalRecord::Event(e) => format!("event {} #{} {:?}", e.command, e.seq, e.body.kind()),
+        JournalRecord::OutcomeChanged { command, to, .. } => format!("{command} -> {to}"),
+        JournalRecord::CancelRequested {
+            command, reason, ..
+        } => {
+            format!("cancel {command} {reason:?}")
+        }
+        other => {
+            let s = format!("{other:?}");
+            s.split([' ', '(', '{']).next().unwrap_or("?").to_string()
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Deterministic simulation of controller + runtime + journal + transport
+//! under a seeded fault injector (see docs/simulation.md).
+//!
+//! * `LIFELINE_SIM_SEEDS=<n>` — how many seeds (default 10 000).
+//! * `LIFELINE_SIM_SEED=<s>` — run only seed `s` and print its step trace.
+
+use lifeline_tests::faults::{Boundary, Coverage};
+use lifeline_tests::sim::Sim;
+use std::time::Instant;
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn simulation_seeds() {
+    if let Some(seed) = env_u64("LIFELINE_SIM_SEED") {
+        let mut sim = Sim::new(seed, true);
+        println!("seed {seed} plan: {:?}", sim.plan());
+        let result = sim.run();
+        for line in sim.trace() {
+            println!("{line}");
+        }
+        match result {
+            Ok(report) => println!("seed {seed} passed: {report:?}"),
+            Err(failure) => panic!("{failure}"),
+        }
+        return;
+    }
+    let seeds = env_u64("LIFELINE_SIM_SEEDS").unwrap_or(10_000);
+    let start = Instant::now();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4) as u64;
+    let handles: Vec<_> = (0..workers)
+        .map(|w| {
+            std::thread::spawn(move || {
+                let mut coverage = Coverage::default();
+                let mut failures = Vec::new();
+                let mut steps = 0u64;
+                let mut commands = 0usize;
+                let mut starts = 0usize;
+                let mut outcomes = std::collections::BTreeMap::new();
+                let mut known: std::collections::BTreeMap<&'static str, Vec<u64>> =
+                    Default::default();
+                let mut seed = w;
+                while seed < seeds {
+                    match Sim::new(seed, false).run() {
+                        Ok(r) => {
+                            coverage.merge(&r.coverage);
+                            steps += r.steps;
+                            commands += r.commands;
+                            starts += r.starts;
+                            for (k, v) in r.outcomes {
+                                *outcomes.entry(k).or_insert(0u64) += v;
+                            }
+                            for k in r.known {
+                                known.entry(k).or_default().push(seed);
+                            }
+                        }
+                        Err(f) => failures.push((seed, f)),
+                    }
+                    seed += workers;
+                }
+                (coverage, failures, steps, commands, starts, outcomes, known)
+            })
+        })
+        .collect();
+    let mut coverage = Coverage::default();
+    let mut failures = Vec::new();
+    let (mut steps, mut commands, mut starts) = (0, 0, 0);
+    let mut outcomes = std::collections::BTreeMap::new();
+    let mut known: std::collections::BTreeMap<&'static str, Vec<u64>> = Default::default();
+    for h in handles {
+        let (c, f, s, cm, st, o, k) = h.join().expect("worker panicked");
+        for (id, mut seeds) in k {
+            known.entry(id).or_default().append(&mut seeds);
+        }
+        coverage.merge(&c);
+        failures.extend(f);
+        steps += s;
+        commands += cm;
+        starts += st;
+        for (k, v) in o {
+            *outcomes.entry(k).or_insert(0u64) += v;
+        }
+    }
+    failures.sort_by_key(|(s, _)| *s);
+    println!(
+        "{seeds} seeds in {:.1?}: {steps} steps, {commands} commands, {starts} process starts",
+        start.elapsed()
+    );
+    println!("final outcomes: {outcomes:?}");
+    for (id, seeds) in known.iter_mut() {
+        seeds.sort_unstable();
+        let first: Vec<String> = seeds.iter().take(10).map(|s| s.to_string()).collect();
+        println!(
+            "known core finding [{id}] hit in {} seeds (e.g. {}); see docs/simulation.md",
+            seeds.len(),
+            first.join(" ")
+        );
+    }
+    println!("{}", coverage.table());
+    if !failures.is_empty() {
+        let mut msg = format!("{} of {seeds} seeds failed; first ones:\n", failures.len());
+        for (_, f) in failures.iter().take(5) {
+            msg.push_str(f);
+        }
+        let list: Vec<String> = failures
+            .iter()
+            .take(50)
+            .map(|(s, _)| s.to_string())
+            .collect();
+        msg.push_str(&format!("failing seeds: {}\n", list.join(" ")));
+        panic!("{msg}");
+    }
+    if seeds >= 1_000 {
+        for b in Boundary::ALL {
+            assert!(
+                coverage.hits(b) > 0,
+                "no fault was injected at boundary '{b}' over {seeds} seeds"
+            );
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_trace() {
+    for seed in [0, 1, 7, 42, 1_000, 31_337, u64::MAX] {
+        let mut a = Sim::new(seed, true);
+        let ra = a.run();
+        let mut b = Sim::new(seed, true);
+        let rb = b.run();
+        assert_eq!(a.trace(), b.trace(), "seed {seed} is not deterministic");
+        assert_eq!(
+            ra.as_ref().map(|r| r.fingerprint).ok(),
+            rb.as_ref().map(|r| r.fingerprint).ok(),
+            "seed {seed} is not deterministic"
+        );
+    }
+}
+
+/// Finding 1 (docs/simulation.md): seed 7 — a command whose process exited 0
+/// while the cancel was in flight is recorded `cancelled` after the
+/// controller terminates its runtime (no terminal evidence was durable).
+#[test]
+#[ignore = "core bug: runtime termination while a cancel is pending records cancelled/timed_out although the process had exited on its own (ambiguous evidence; lost would be honest)"]
+fn finding_terminated_claims_cancelled() {
+    let mut sim = Sim::new(7, false).strict();
+    if let Err(failure) = sim.run() {
+        panic!("{failure}");
+    }
+}
+
+/// Finding 2 (docs/simulation.md): seed 830 — a replaced runtime whose
+/// cleanup keeps failing is retired; its command stays `running` forever and
+/// the runtime's later hello (carrying the buffered terminal event) is refused.
+#[test]
+#[ignore = "core bug: commands of a retired generation whose cleanup failed never settle; the runtime's later evidence is refused"]
+fn finding_retired_generation_never_settles() {
+    let mut sim = Sim::new(830, false).strict();
+    if let Err(failure) = sim.run() {
+        panic!("{failure}");
+    }
+}
