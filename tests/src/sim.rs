@@ -1792,17 +1792,6 @@ impl Sim {
                         bad = Some(format!("failed but the process ended {ended:?}"))
                     }
                     Outcome::Cancelled | Outcome::TimedOut
-                        if matches!(ended, Some(ProcessEnd::Exited(_)))
-                            && matches!(event, OutcomeEvent::Terminated(_)) =>
-                    {
-                        self.finding(
-                            "terminated-claims-cancelled",
-                            format!(
-                                "{command} recorded {to} via {event:?} after its runtime was terminated, but the process had already exited on its own ({ended:?}) and no terminal evidence was durable: the evidence is ambiguous, `lost` would be honest"
-                            ),
-                        );
-                    }
-                    Outcome::Cancelled | Outcome::TimedOut
                         if matches!(ended, Some(ProcessEnd::Exited(_))) =>
                     {
                         bad = Some(format!(
@@ -1877,7 +1866,7 @@ impl Sim {
                 );
                 if self.retired.contains(&bound) && !self.gone.contains(&bound) {
                     known.push(format!(
-                        "{text}: its generation was retired, cleanup failed and the runtime's later evidence is refused"
+                        "{text}: its generation was retired and cleanup failed; its runtime was detached and never asked to dial again"
                     ));
                 } else {
                     problems.push(text);
@@ -1888,7 +1877,7 @@ impl Sim {
             self.violation(p);
         }
         for k in known {
-            self.finding("retired-generation-never-settles", k);
+            self.finding("detached-runtime-never-redials", k);
         }
     }
 }

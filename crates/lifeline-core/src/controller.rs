@@ -1115,7 +1115,18 @@ impl Controller {
             return Settlement::Settled { outcome: c.outcome };
         }
         if let Some(cs) = c.cancel {
-            return Settlement::Pending { reason: cs.reason };
+            let gone = self
+                .working
+                .runtime(c.binding.runtime)
+                .is_some_and(|(_, r)| {
+                    r.generation == c.binding.generation
+                        && matches!(r.status, RuntimeStatus::Gone { .. })
+                });
+            return if gone {
+                Settlement::NotRunning { outcome: c.outcome }
+            } else {
+                Settlement::Pending { reason: cs.reason }
+            };
         }
         let (outcome, exposure, runtime, generation) = (
             c.outcome,
@@ -1290,7 +1301,9 @@ impl Controller {
                 generation,
             });
         }
-        if view.status != RuntimeStatus::Current {
+        // Evidence from a retired but living runtime about its own commands
+        // is accepted (see `hello`); once it is recorded gone, nothing is.
+        if matches!(view.status, RuntimeStatus::Gone { .. }) {
             return Err(ControllerError::RuntimeRetired { runtime });
         }
         match self.links.get_mut(&runtime) {
@@ -1392,7 +1405,12 @@ impl Controller {
                 })
             }
             Some((_, r)) if r.execution != hello.execution => Some(HelloRejection::WrongExecution),
-            Some((_, r)) if r.status != RuntimeStatus::Current => Some(HelloRejection::Retired),
+            // A retired runtime that is still alive (its termination failed or
+            // is pending) may dial back to deliver evidence for its own
+            // commands; it is never given new work. Only a gone one is refused.
+            Some((_, r)) if matches!(r.status, RuntimeStatus::Gone { .. }) => {
+                Some(HelloRejection::Retired)
+            }
             Some(_) => None,
         };
         let (runtime, generation) = (hello.runtime, hello.generation);
@@ -2001,18 +2019,16 @@ impl Controller {
         let mut outcomes = Vec::new();
         for command in self.non_terminal_on(runtime, generation) {
             let c = &self.working.commands[&command];
-            let event = match (c.exposure, c.outcome, c.cancel) {
-                // Our own termination stopped it while its cancel was pending.
-                (_, Outcome::Dispatched | Outcome::Running | Outcome::MayHaveStarted, Some(cs))
-                    if cause == GoneCause::Terminated =>
-                {
-                    Some(OutcomeEvent::Terminated(cs.reason))
-                }
-                (_, Outcome::Dispatched | Outcome::Running, _) => Some(OutcomeEvent::RuntimeGone),
-                (Exposure::Exposed { .. }, Outcome::Admitted | Outcome::NotDispatched, _) => {
+            // Even our own termination, with a cancel pending, is no proof of
+            // how the command ended: it may have completed and its terminal
+            // event been lost. Without terminal evidence it is `lost`, never
+            // `cancelled` or `timed_out` (found by the simulation, seed 7).
+            let event = match (c.exposure, c.outcome) {
+                (_, Outcome::Dispatched | Outcome::Running) => Some(OutcomeEvent::RuntimeGone),
+                (Exposure::Exposed { .. }, Outcome::Admitted | Outcome::NotDispatched) => {
                     Some(OutcomeEvent::ExposureUncertain)
                 }
-                (Exposure::None | Exposure::Refused { .. }, Outcome::Admitted, _) => {
+                (Exposure::None | Exposure::Refused { .. }, Outcome::Admitted) => {
                     Some(OutcomeEvent::NeverExposed)
                 }
                 _ => None,

@@ -164,8 +164,6 @@ pub enum OutcomeEvent {
     /// A cancel settled before the runtime accepted the command: either it was
     /// never exposed, or the live runtime of its generation fenced it unseen.
     StoppedBeforeStart(CancelReason),
-    /// The runtime was confirmed terminated while this command's cancel was pending.
-    Terminated(CancelReason),
     /// The runtime is confirmed gone and left no terminal evidence.
     RuntimeGone,
 }
@@ -190,7 +188,6 @@ impl OutcomeEvent {
         }
         for r in [CancelReason::User, CancelReason::Deadline] {
             v.push(OutcomeEvent::StoppedBeforeStart(r));
-            v.push(OutcomeEvent::Terminated(r));
         }
         v.push(OutcomeEvent::RuntimeGone);
         v
@@ -228,7 +225,6 @@ pub fn transition(from: Outcome, event: OutcomeEvent) -> Result<Outcome, Illegal
         (Dispatched, E::Started) => Some(Running),
         (Dispatched | Running, E::Finished(status)) => Some(status.outcome()),
         (Admitted | NotDispatched | MayHaveStarted, E::StoppedBeforeStart(r)) => Some(r.outcome()),
-        (Dispatched | Running | MayHaveStarted, E::Terminated(r)) => Some(r.outcome()),
         (Dispatched | Running, E::RuntimeGone) => Some(Lost),
         _ => None,
     };
@@ -266,10 +262,6 @@ mod tests {
         for from in [Admitted, NotDispatched, MayHaveStarted] {
             t.push((from, E::StoppedBeforeStart(User), Cancelled));
             t.push((from, E::StoppedBeforeStart(Deadline), TimedOut));
-        }
-        for from in [Dispatched, Running, MayHaveStarted] {
-            t.push((from, E::Terminated(User), Cancelled));
-            t.push((from, E::Terminated(Deadline), TimedOut));
         }
         t
     }

@@ -269,6 +269,10 @@ impl Runtime {
             return;
         }
         self.link = LinkState::Dialing;
+        self.send_hello();
+    }
+
+    fn send_hello(&mut self) {
         let id = self.config.identity;
         let hello = Hello {
             v: V1,
@@ -290,6 +294,12 @@ impl Runtime {
 
     /// The heartbeat timer fired.
     pub fn handle_timer(&mut self, now: Millis) {
+        // An unanswered hello is said again: until the controller hears it,
+        // nothing this runtime buffered (terminal evidence included) can be
+        // delivered, and a repeated hello is harmless to the controller.
+        if self.link == LinkState::Dialing {
+            self.send_hello();
+        }
         if self.link == LinkState::Attached {
             let id = self.config.identity;
             let streams = self.streams();
