@@ -1292,18 +1292,10 @@ impl Controller {
         if let RuntimeToController::Hello(hello) = message {
             return self.hello(hello, now);
         }
-        let Some((_, view)) = self.working.runtime(runtime) else {
-            return Err(ControllerError::UnknownRuntime { runtime });
-        };
-        if view.generation != generation {
-            return Err(ControllerError::StaleGeneration {
-                runtime,
-                generation,
-            });
-        }
+        let (_, status) = self.fenced_runtime(runtime, generation)?;
         // Evidence from a retired but living runtime about its own commands
         // is accepted (see `hello`); once it is recorded gone, nothing is.
-        if matches!(view.status, RuntimeStatus::Gone { .. }) {
+        if matches!(status, RuntimeStatus::Gone { .. }) {
             return Err(ControllerError::RuntimeRetired { runtime });
         }
         match self.links.get_mut(&runtime) {
@@ -1862,16 +1854,8 @@ impl Controller {
         reason: &str,
         now: Millis,
     ) -> Result<(), ControllerError> {
-        let Some((_, view)) = self.working.runtime(runtime) else {
-            return Err(ControllerError::UnknownRuntime { runtime });
-        };
-        if view.generation != generation {
-            return Err(ControllerError::StaleGeneration {
-                runtime,
-                generation,
-            });
-        }
-        if matches!(view.status, RuntimeStatus::Gone { .. }) {
+        let (_, status) = self.fenced_runtime(runtime, generation)?;
+        if matches!(status, RuntimeStatus::Gone { .. }) {
             return Ok(());
         }
         let outcomes = self
@@ -1972,6 +1956,25 @@ impl Controller {
         });
     }
 
+    /// The journal's lease and status of `runtime`, only if it is of
+    /// `generation`: every runtime-scoped input is fenced through here.
+    fn fenced_runtime(
+        &self,
+        runtime: RuntimeId,
+        generation: Generation,
+    ) -> Result<(LeaseId, RuntimeStatus), ControllerError> {
+        let Some((lease, view)) = self.working.runtime(runtime) else {
+            return Err(ControllerError::UnknownRuntime { runtime });
+        };
+        if view.generation != generation {
+            return Err(ControllerError::StaleGeneration {
+                runtime,
+                generation,
+            });
+        }
+        Ok((lease.lease, view.status))
+    }
+
     /// The generation is confirmed dead: settle every command it held.
     fn runtime_gone(
         &mut self,
@@ -1982,17 +1985,7 @@ impl Controller {
         observed: String,
         now: Millis,
     ) -> Result<(), ControllerError> {
-        let Some((l, view)) = self.working.runtime(runtime) else {
-            return Err(ControllerError::UnknownRuntime { runtime });
-        };
-        if view.generation != generation {
-            return Err(ControllerError::StaleGeneration {
-                runtime,
-                generation,
-            });
-        }
-        let lease = l.lease;
-        let status = view.status;
+        let (lease, status) = self.fenced_runtime(runtime, generation)?;
         if matches!(status, RuntimeStatus::Gone { .. }) {
             return Ok(());
         }
