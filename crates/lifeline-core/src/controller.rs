@@ -1899,6 +1899,30 @@ impl Controller {
         Ok(())
     }
 
+    /// Records that `runtime` is no longer its lease's current generation,
+    /// once: a runtime already retired keeps its first recorded cause.
+    fn retire_if_current(
+        &mut self,
+        lease: LeaseId,
+        runtime: RuntimeId,
+        generation: Generation,
+        status: RuntimeStatus,
+        cause: RetireCause,
+        now: Millis,
+    ) {
+        if status == RuntimeStatus::Current {
+            self.record(
+                now,
+                JournalRecord::RuntimeRetired {
+                    lease,
+                    runtime,
+                    generation,
+                    cause,
+                },
+            );
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn retire_and_terminate(
         &mut self,
@@ -1918,17 +1942,7 @@ impl Controller {
         if matches!(status, RuntimeStatus::Gone { .. }) {
             return;
         }
-        if status == RuntimeStatus::Current {
-            self.record(
-                now,
-                JournalRecord::RuntimeRetired {
-                    lease,
-                    runtime,
-                    generation,
-                    cause,
-                },
-            );
-        }
+        self.retire_if_current(lease, runtime, generation, status, cause, now);
         if requested {
             return;
         }
@@ -1989,17 +2003,7 @@ impl Controller {
         if matches!(status, RuntimeStatus::Gone { .. }) {
             return Ok(());
         }
-        if status == RuntimeStatus::Current {
-            self.record(
-                now,
-                JournalRecord::RuntimeRetired {
-                    lease,
-                    runtime,
-                    generation,
-                    cause: RetireCause::Gone,
-                },
-            );
-        }
+        self.retire_if_current(lease, runtime, generation, status, RetireCause::Gone, now);
         self.record(
             now,
             JournalRecord::RuntimeGone {
