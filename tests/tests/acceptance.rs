@@ -1141,3 +1141,48 @@ fn terminal_evidence_survives_live_stream_loss_controller_restart_and_runtime_te
         p
     );
 }
+
+#[test]
+fn a_cancel_pending_when_its_runtime_died_answers_not_running_with_the_honest_outcome() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xA7));
+    // The dispatch is exposed and the process starts, but nothing the
+    // runtime says reaches the controller: no ACK is ever recorded.
+    w.mute.insert(rt.runtime);
+    let (command, _) = w.admit(id(0xF5), w.binding(rt, "touch maybe")).unwrap();
+    assert_eq!(w.starts_of(command), 1);
+    assert_eq!(
+        w.cancel(command, rt.generation),
+        Ok(Settlement::Pending {
+            reason: CancelReason::User
+        })
+    );
+    let now = w.now;
+    w.c().handle_transport_lost(rt.runtime, now).unwrap();
+    w.settle();
+    assert_eq!(w.outcome(command), Outcome::MayHaveStarted);
+
+    // The runtime dies: nothing is left to stop, and nothing pretends the
+    // cancel took effect. The command keeps its uncertain outcome.
+    w.runtimes.remove(&rt.runtime);
+    w.cut(rt.runtime);
+    let now = w.now;
+    w.c()
+        .handle_runtime_crashed(rt.runtime, rt.generation, now)
+        .unwrap();
+    w.settle();
+    assert_eq!(w.outcome(command), Outcome::MayHaveStarted);
+    let settled = w.cancel(command, rt.generation);
+    assert_eq!(
+        settled,
+        Ok(Settlement::NotRunning {
+            outcome: Outcome::MayHaveStarted
+        })
+    );
+    assert_eq!(
+        w.cancel(command, rt.generation),
+        settled,
+        "same answer again"
+    );
+    assert_eq!(w.dispatches_of(command), 1);
+}
