@@ -1904,6 +1904,7 @@ fn short_ctl(m: &ControllerToRuntime) -> String {
         ControllerToRuntime::Resend { command, after, .. } => {
             format!("resend {command} after {after}")
         }
+        ControllerToRuntime::HelloRequired { .. } => "hello_required".into(),
     }
 }
 

@@ -15,7 +15,7 @@ fn env_u64(name: &str) -> Option<u64> {
 #[test]
 fn simulation_seeds() {
     if let Some(seed) = env_u64("LIFELINE_SIM_SEED") {
-        let mut sim = Sim::new(seed, true);
+        let mut sim = Sim::new(seed, true).strict();
         println!("seed {seed} plan: {:?}", sim.plan());
         let result = sim.run();
         for line in sim.trace() {
@@ -45,7 +45,8 @@ fn simulation_seeds() {
                     Default::default();
                 let mut seed = w;
                 while seed < seeds {
-                    match Sim::new(seed, false).run() {
+                    // Strict: a known finding recurring fails the run.
+                    match Sim::new(seed, false).strict().run() {
                         Ok(r) => {
                             coverage.merge(&r.coverage);
                             steps += r.steps;
@@ -165,12 +166,12 @@ fn finding_retired_generation_never_settles() {
     }
 }
 
-/// Finding 3 (docs/simulation.md), open: seed 2334 — the controller detaches
+/// Finding 3 (docs/simulation.md), fixed: seed 2334 — the controller detaches
 /// a runtime (liveness timeout) while the runtime's side of the port still
 /// works; the runtime keeps heart-beating, every heartbeat is refused with
-/// "must send a hello first", and nothing tells the runtime to dial again.
+/// "must send a hello first", and nothing told the runtime to dial again.
+/// The controller now answers such a runtime with `HelloRequired`.
 #[test]
-#[ignore = "core bug: a runtime the controller detached is never told to send a hello again"]
 fn finding_detached_runtime_is_never_asked_to_dial_again() {
     let mut sim = Sim::new(2334, false).strict();
     if let Err(failure) = sim.run() {

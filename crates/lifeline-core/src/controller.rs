@@ -1300,7 +1300,18 @@ impl Controller {
         }
         match self.links.get_mut(&runtime) {
             Some(link) if link.attached => link.last_heard = now,
-            _ => return Err(ControllerError::NotAttached { runtime }),
+            _ => {
+                // It is alive and talking on a port we stopped listening to:
+                // ask it to dial in again rather than refuse it forever.
+                self.send(
+                    runtime,
+                    ControllerToRuntime::HelloRequired {
+                        runtime,
+                        generation,
+                    },
+                );
+                return Err(ControllerError::NotAttached { runtime });
+            }
         }
         match message {
             RuntimeToController::Hello(_) => Ok(()),

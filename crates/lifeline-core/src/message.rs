@@ -214,6 +214,13 @@ pub enum ControllerToRuntime {
         command: CommandId,
         after: EventSeq,
     },
+    /// The controller heard from a runtime it has not attached (it detached
+    /// it, e.g. after missed heartbeats, while the port still works): the
+    /// runtime must dial in again with a hello before anything it says counts.
+    HelloRequired {
+        runtime: RuntimeId,
+        generation: Generation,
+    },
 }
 
 impl ControllerToRuntime {
@@ -248,6 +255,10 @@ impl ControllerToRuntime {
                 runtime,
                 generation,
                 ..
+            }
+            | ControllerToRuntime::HelloRequired {
+                runtime,
+                generation,
             } => (*runtime, *generation),
         }
     }

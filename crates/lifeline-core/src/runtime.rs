@@ -385,6 +385,11 @@ impl Runtime {
                 Ok(())
             }
             ControllerToRuntime::Resend { command, after, .. } => self.resend(command, after),
+            ControllerToRuntime::HelloRequired { .. } => {
+                self.link = LinkState::Dialing;
+                self.send_hello();
+                Ok(())
+            }
         }
     }
 
