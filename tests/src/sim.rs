@@ -1604,7 +1604,10 @@ impl Sim {
             ClientMessage::RuntimeStarted { .. }
             | ClientMessage::Rejected { .. }
             | ClientMessage::CancelSettlement { .. }
-            | ClientMessage::Evidence(_) => {}
+            | ClientMessage::Evidence(_)
+            | ClientMessage::SessionOpened { .. }
+            | ClientMessage::TurnRecorded { .. }
+            | ClientMessage::TurnFinished { .. } => {}
         }
     }
 

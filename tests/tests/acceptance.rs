@@ -1186,3 +1186,260 @@ fn a_cancel_pending_when_its_runtime_died_answers_not_running_with_the_honest_ou
     );
     assert_eq!(w.dispatches_of(command), 1);
 }
+
+// ----- the built-in agent on top of the recovery core -----------------------
+
+const SESSION: u128 = 0x5e55;
+
+fn open_session(w: &mut World, s: Started) {
+    let (_, r) = w.request(|request| ClientRequest::OpenSession {
+        request,
+        session: id(SESSION),
+        workspace: s.workspace,
+        title: "test".into(),
+    });
+    r.expect("session opens");
+}
+
+fn record_turn(w: &mut World, turn: TurnId, prompt: &str) {
+    let plan = lifeline_core::agent::plan(prompt).expect("plans").commands;
+    let (_, r) = w.request(|request| ClientRequest::RecordTurn {
+        request,
+        session: id(SESSION),
+        turn,
+        prompt: prompt.into(),
+        plan,
+    });
+    r.expect("turn recorded");
+}
+
+/// What the controller shell does after every notification: derive the next
+/// step from the durable projection and carry it out.
+fn drive(w: &mut World, s: Started, turn: TurnId) -> Option<lifeline_core::agent::Step> {
+    use lifeline_core::agent::{next_step, plan_key, Step};
+    loop {
+        let projection = w.c().projection().clone();
+        let step = next_step(&projection, turn)?;
+        match step {
+            Step::Admit { index, ref line } => {
+                let binding = w.binding(s, line);
+                w.admit(plan_key(turn, index), binding).expect("admits");
+            }
+            Step::Wait { .. } => return Some(step),
+            Step::Finish { status, ref reply } => {
+                let reply = reply.clone();
+                let (_, r) = w.request(|request| ClientRequest::FinishTurn {
+                    request,
+                    turn,
+                    status,
+                    reply,
+                });
+                r.expect("turn finishes");
+                return Some(step);
+            }
+        }
+    }
+}
+
+fn waiting_on(step: Option<lifeline_core::agent::Step>) -> CommandId {
+    match step {
+        Some(lifeline_core::agent::Step::Wait { command }) => command,
+        other => panic!("expected the agent to wait on a command, got {other:?}"),
+    }
+}
+
+#[test]
+fn built_in_agent_runs_planned_commands_in_order_and_stops_at_the_first_failure() {
+    let mut w = World::new();
+    let s = w.start_runtime(id(0x3001));
+    open_session(&mut w, s);
+    let turn: TurnId = id(0x7001);
+    record_turn(&mut w, turn, "please\n$ echo a\n$ false\n$ echo c");
+    let first = waiting_on(drive(&mut w, s, turn));
+    w.stdout(s.runtime, first, "a\n");
+    w.exit(s.runtime, first, 0);
+    let second = waiting_on(drive(&mut w, s, turn));
+    assert_ne!(first, second);
+    w.exit(s.runtime, second, 1);
+    let step = drive(&mut w, s, turn);
+    let Some(lifeline_core::agent::Step::Finish { status, reply }) = step else {
+        panic!("turn should finish, got {step:?}");
+    };
+    assert_eq!(status, TurnStatus::Failed);
+    assert!(
+        reply.contains("`false` failed with exit status 1"),
+        "{reply}"
+    );
+    assert!(reply.contains("1 later command was not run"), "{reply}");
+    let p = w.replayed();
+    assert_eq!(p.commands.len(), 2, "the third command was never admitted");
+    assert_eq!(
+        p.turns[&turn].end.as_ref().unwrap().status,
+        TurnStatus::Failed
+    );
+    assert_eq!(lifeline_core::agent::next_step(&p, turn), None);
+}
+
+#[test]
+fn host_loss_mid_turn_interrupts_it_and_nothing_runs_again() {
+    let mut w = World::new();
+    let s = w.start_runtime(id(0x3002));
+    open_session(&mut w, s);
+    let turn: TurnId = id(0x7002);
+    record_turn(
+        &mut w,
+        turn,
+        "$ echo start >> marks.txt\n$ sleep 30\n$ echo never",
+    );
+    let mark = waiting_on(drive(&mut w, s, turn));
+    w.exit(s.runtime, mark, 0);
+    let sleep = waiting_on(drive(&mut w, s, turn));
+    w.stdout(s.runtime, sleep, "");
+    assert_eq!(w.starts_of(sleep), 1);
+    w.lose_host();
+    let after = w.outcome(sleep);
+    assert!(
+        matches!(after, Outcome::Lost | Outcome::MayHaveStarted),
+        "{after:?}"
+    );
+    // A fresh runtime generation does not change what the turn may do.
+    let s2 = w.start_runtime(s.workspace);
+    let step = drive(&mut w, s2, turn);
+    let Some(lifeline_core::agent::Step::Finish { status, reply }) = step else {
+        panic!("turn should finish, got {step:?}");
+    };
+    assert_eq!(status, TurnStatus::Interrupted);
+    assert!(reply.contains("`sleep 30`"), "{reply}");
+    assert!(reply.contains("did not run it again"), "{reply}");
+    assert_eq!(w.starts_of(mark), 1, "the mark was written once");
+    assert_eq!(w.starts_of(sleep), 1, "sleep was not re-run");
+    assert_eq!(
+        w.replayed().commands.len(),
+        2,
+        "`echo never` never admitted"
+    );
+}
+
+#[test]
+fn controller_restart_mid_turn_finds_the_same_command_and_continues() {
+    let mut w = World::new();
+    let s = w.start_runtime(id(0x3003));
+    open_session(&mut w, s);
+    let turn: TurnId = id(0x7003);
+    record_turn(&mut w, turn, "$ seq 3\n$ echo done");
+    let seq = waiting_on(drive(&mut w, s, turn));
+    w.stdout(s.runtime, seq, "1\n");
+    w.crash_controller();
+    w.restart_controller(StartCause::ControllerRestart);
+    assert_eq!(
+        waiting_on(drive(&mut w, s, turn)),
+        seq,
+        "same command, not a new one"
+    );
+    w.stdout(s.runtime, seq, "2\n3\n");
+    w.exit(s.runtime, seq, 0);
+    let echo = waiting_on(drive(&mut w, s, turn));
+    w.exit(s.runtime, echo, 0);
+    let step = drive(&mut w, s, turn);
+    assert!(
+        matches!(
+            step,
+            Some(lifeline_core::agent::Step::Finish {
+                status: TurnStatus::Completed,
+                ..
+            })
+        ),
+        "{step:?}"
+    );
+    assert_eq!(w.starts_of(seq), 1);
+    // The same turn id with another prompt is refused; with the same prompt it is the original.
+    let (_, r) = w.request(|request| ClientRequest::RecordTurn {
+        request,
+        session: id(SESSION),
+        turn,
+        prompt: "$ rm -r /".into(),
+        plan: vec!["rm -r /".into()],
+    });
+    assert_eq!(r, Err(Rejection::TurnConflict { turn }));
+    record_turn(&mut w, turn, "$ seq 3\n$ echo done");
+    assert_eq!(w.replayed().turns.len(), 1);
+}
+
+#[test]
+fn transcript_deltas_from_batches_add_up_to_the_session_view() {
+    use lifeline_core::view::{batch_deltas, session_deltas, ViewDelta};
+    let mut w = World::new();
+    let s = w.start_runtime(id(0x3004));
+    open_session(&mut w, s);
+    let turn: TurnId = id(0x7004);
+    record_turn(&mut w, turn, "$ echo hi");
+    let echo = waiting_on(drive(&mut w, s, turn));
+    w.stdout(s.runtime, echo, "hi\n");
+    w.exit(s.runtime, echo, 0);
+    drive(&mut w, s, turn);
+    let p = w.replayed();
+    let full = session_deltas(&p, id(SESSION));
+    let streamed = batch_deltas(&p, &w.journal);
+    let output = |ds: &[ViewDelta]| -> String {
+        ds.iter()
+            .filter_map(|d| match d {
+                ViewDelta::Output { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(output(&full), "hi\n");
+    assert_eq!(output(&streamed), "hi\n");
+    let last_command = |ds: &[ViewDelta]| {
+        ds.iter()
+            .rev()
+            .find_map(|d| match d {
+                ViewDelta::Command {
+                    outcome,
+                    turn: t,
+                    exit_code,
+                    ..
+                } => Some((*outcome, *t, *exit_code)),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!(
+        last_command(&full),
+        (Outcome::Completed, Some(turn), Some(0))
+    );
+    assert_eq!(last_command(&streamed), last_command(&full));
+    assert!(full.iter().any(|d| matches!(d,
+        ViewDelta::Turn { status: Some(TurnStatus::Completed), reply: Some(r), .. } if r.contains("`echo hi` completed"))));
+}
+
+#[test]
+fn salvage_sets_aside_unreadable_entries_and_loads_the_rest() {
+    let mut w = World::new();
+    let s = w.start_runtime(id(0x3005));
+    open_session(&mut w, s);
+    let a = w.admit(id(0xa1), w.binding(s, "echo a")).unwrap().0;
+    let b = w.admit(id(0xa2), w.binding(s, "echo b")).unwrap().0;
+    w.stdout(s.runtime, b, "b\n");
+    let journal = w.journal.clone();
+    let admitted_a = journal
+        .iter()
+        .position(|e| matches!(&e.record, JournalRecord::CommandAdmitted(c) if c.command == a))
+        .unwrap();
+    // The entry for `a`'s admission is quarantined: it is simply absent.
+    let mut damaged = journal.clone();
+    let lost_position = damaged.remove(admitted_a).position;
+    let (p, errors) = Projection::salvage(w.config.retention, None, &damaged, 16);
+    assert!(p.command(b).is_some(), "later commands still load");
+    assert!(p.command(a).is_none());
+    assert_eq!(p.position, journal.last().unwrap().position);
+    assert!(
+        errors.iter().any(|e| e.position == lost_position),
+        "{errors:?}"
+    );
+    // Entries about `a` after its admission are refused and reported, not believed.
+    assert!(errors.len() >= 2, "{errors:?}");
+    let (clean, none) = Projection::salvage(w.config.retention, None, &journal, 16);
+    assert!(none.is_empty());
+    assert_eq!(clean, w.replayed());
+}

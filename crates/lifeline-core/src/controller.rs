@@ -17,7 +17,7 @@ use crate::command::{BindingField, BindingMismatch, CommandRecord};
 use crate::event::{retain_output, ArtifactBlob, EventBody, EventRecord, RetainedBody};
 use crate::id::{
     AttemptId, CommandId, ErrorStamp, EventSeq, ExecutionId, Generation, IdError, IdMinter,
-    LeaseId, Millis, RuntimeId, WorkspaceId,
+    LeaseId, Millis, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
 use crate::journal::{
     AckSource, BatchId, GoneCause, JournalEntry, JournalRecord, PersistBatch, RecoveryEvidence,
@@ -830,7 +830,174 @@ impl Controller {
                 Ok(())
             }
             ClientRequest::Join { request, cursor } => self.join(client, request, cursor),
+            ClientRequest::OpenSession {
+                request,
+                session,
+                workspace,
+                title,
+            } => self.open_session(client, request, session, workspace, title, now),
+            ClientRequest::RecordTurn {
+                request,
+                session,
+                turn,
+                prompt,
+                plan,
+            } => self.record_turn(client, request, session, turn, prompt, plan, now),
+            ClientRequest::FinishTurn {
+                request,
+                turn,
+                status,
+                reply,
+            } => {
+                let t = self
+                    .working
+                    .turns
+                    .get(&turn)
+                    .ok_or(Rejection::UnknownTurn { turn })?;
+                if t.end.is_some() {
+                    return Err(Rejection::TurnEnded { turn });
+                }
+                self.writable()?;
+                self.record(
+                    now,
+                    JournalRecord::TurnFinished {
+                        turn,
+                        status,
+                        reply,
+                    },
+                );
+                self.reply(client, ClientMessage::TurnFinished { request, turn });
+                Ok(())
+            }
         }
+    }
+
+    /// Refuses new work while writes keep failing or too much is unwritten.
+    fn writable(&self) -> Result<(), Rejection> {
+        if let Some(detail) = &self.degraded {
+            return Err(Rejection::JournalUnavailable {
+                detail: detail.clone(),
+            });
+        }
+        if !self.has_room() {
+            return Err(Rejection::Busy);
+        }
+        Ok(())
+    }
+
+    fn open_session(
+        &mut self,
+        client: ClientId,
+        request: RequestId,
+        session: SessionId,
+        workspace: WorkspaceId,
+        title: String,
+        now: Millis,
+    ) -> Result<(), Rejection> {
+        if let Some(s) = self.working.sessions.get(&session) {
+            if s.workspace != workspace {
+                return Err(Rejection::IdReused {
+                    id: session.to_string(),
+                });
+            }
+            self.reply(
+                client,
+                ClientMessage::SessionOpened {
+                    request,
+                    session,
+                    existing: true,
+                },
+            );
+            return Ok(());
+        }
+        self.writable()?;
+        if self.working.is_seen(session.as_u128()) {
+            return Err(Rejection::IdReused {
+                id: session.to_string(),
+            });
+        }
+        if self.working.sessions.len() >= limits::MAX_SESSIONS
+            || self
+                .working
+                .sessions
+                .values()
+                .any(|s| s.workspace == workspace)
+        {
+            return Err(Rejection::IdReused {
+                id: workspace.to_string(),
+            });
+        }
+        self.record(
+            now,
+            JournalRecord::SessionOpened {
+                session,
+                workspace,
+                title,
+            },
+        );
+        self.reply(
+            client,
+            ClientMessage::SessionOpened {
+                request,
+                session,
+                existing: false,
+            },
+        );
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record_turn(
+        &mut self,
+        client: ClientId,
+        request: RequestId,
+        session: SessionId,
+        turn: TurnId,
+        prompt: String,
+        plan: Vec<String>,
+        now: Millis,
+    ) -> Result<(), Rejection> {
+        if let Some(t) = self.working.turns.get(&turn) {
+            if t.session != session || t.prompt != prompt || t.plan != plan {
+                return Err(Rejection::TurnConflict { turn });
+            }
+            self.reply(
+                client,
+                ClientMessage::TurnRecorded {
+                    request,
+                    turn,
+                    existing: true,
+                },
+            );
+            return Ok(());
+        }
+        if !self.working.sessions.contains_key(&session) {
+            return Err(Rejection::UnknownSession { session });
+        }
+        self.writable()?;
+        if self.working.is_seen(turn.as_u128()) {
+            return Err(Rejection::IdReused {
+                id: turn.to_string(),
+            });
+        }
+        self.record(
+            now,
+            JournalRecord::TurnRecorded {
+                session,
+                turn,
+                prompt,
+                plan,
+            },
+        );
+        self.reply(
+            client,
+            ClientMessage::TurnRecorded {
+                request,
+                turn,
+                existing: false,
+            },
+        );
+        Ok(())
     }
 
     fn start_runtime(

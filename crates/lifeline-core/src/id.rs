@@ -199,6 +199,12 @@ identity!(
     "idempotency key"
 );
 identity!(
+    /// One user prompt and the agent's work on it; chosen by the client so a
+    /// reconnecting client cannot submit the same turn twice.
+    TurnId,
+    "turn id"
+);
+identity!(
     /// Identity of a durable error/recovery record.
     ErrorStamp,
     "error stamp"

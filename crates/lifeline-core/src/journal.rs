@@ -13,7 +13,7 @@ use crate::command::CommandRecord;
 use crate::event::{ArtifactBlob, EventRecord};
 use crate::id::{
     AttemptId, CommandId, Digest, ErrorStamp, ExecutionId, Generation, LeaseId, Millis, RuntimeId,
-    WorkspaceId,
+    SessionId, TurnId, WorkspaceId,
 };
 use crate::message::DispatchRefusal;
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
@@ -201,6 +201,54 @@ pub enum JournalRecord {
         len: u64,
     },
     Recovery(RecoveryEvidence),
+    /// A conversation on a workspace. The workspace's lease comes later, with
+    /// its first runtime.
+    SessionOpened {
+        session: SessionId,
+        workspace: WorkspaceId,
+        title: String,
+    },
+    /// A prompt, written before any work for it, with the commands the agent
+    /// decided to run for it in order. Each planned command is admitted under
+    /// a key derived from the turn and its index, so re-deciding after a
+    /// restart finds the command instead of running it again.
+    TurnRecorded {
+        session: SessionId,
+        turn: TurnId,
+        prompt: String,
+        plan: Vec<String>,
+    },
+    /// The agent's last word on a turn.
+    TurnFinished {
+        turn: TurnId,
+        status: TurnStatus,
+        reply: String,
+    },
+}
+
+/// How a turn ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    /// Every planned command completed.
+    Completed,
+    /// A command failed; the rest of the plan was not run.
+    Failed,
+    /// A command's outcome is uncertain or lost; nothing after it was run.
+    Interrupted,
+    /// The user stopped it.
+    Cancelled,
+}
+
+impl TurnStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnStatus::Completed => "completed",
+            TurnStatus::Failed => "failed",
+            TurnStatus::Interrupted => "interrupted",
+            TurnStatus::Cancelled => "cancelled",
+        }
+    }
 }
 
 impl JournalRecord {
@@ -231,6 +279,26 @@ impl JournalRecord {
                 }
             }
             JournalRecord::DispatchRefused { reason, .. } => reason.validate(),
+            JournalRecord::SessionOpened { title, .. } => {
+                check_text("session title", title, limits::MAX_TEXT_BYTES)
+            }
+            JournalRecord::TurnRecorded { prompt, plan, .. } => {
+                check_text("prompt", prompt, limits::MAX_PROMPT_BYTES)?;
+                if plan.len() > limits::MAX_PLAN_COMMANDS {
+                    return Err(format!(
+                        "{} planned commands; the limit is {}",
+                        plan.len(),
+                        limits::MAX_PLAN_COMMANDS
+                    ));
+                }
+                for line in plan {
+                    check_text("planned command", line, limits::MAX_COMMAND_LINE_BYTES)?;
+                }
+                Ok(())
+            }
+            JournalRecord::TurnFinished { reply, .. } => {
+                check_text("reply", reply, limits::MAX_PROMPT_BYTES)
+            }
             JournalRecord::LeaseGranted { .. }
             | JournalRecord::Acknowledged { .. }
             | JournalRecord::ArtifactStored { .. } => Ok(()),

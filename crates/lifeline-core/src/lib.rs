@@ -18,6 +18,8 @@
 //! | [`event`] | [`EventBody`], [`EventRecord`], [`TerminalResult`], [`Cursor`], output retention |
 //! | [`journal`] | [`JournalRecord`], [`JournalEntry`], [`PersistBatch`], [`RecoveryEvidence`] |
 //! | [`message`] | controller⇄runtime and controller⇄client messages |
+//! | [`view`] | [`ViewDelta`]: the transcript view model, derived from durable entries only |
+//! | [`agent`] | the built-in local agent: plans a prompt, derives each next step from the projection |
 //! | [`projection`] | [`Projection`]: the pure fold of durable entries (what the UI shows), snapshots |
 //! | [`controller`] | [`Controller`]: admission, dispatch, ACKs, events, cancel, recovery |
 //! | [`runtime`] | [`Runtime`]: one runtime worker's protocol state |
@@ -38,6 +40,7 @@
 //!   [`Controller::recover`] takes them (or [`Controller::recover_from_snapshot`])
 //!   and runs the recovery procedure for the [`StartCause`].
 
+pub mod agent;
 pub mod command;
 pub mod controller;
 pub mod event;
@@ -48,6 +51,7 @@ pub mod outcome;
 pub mod projection;
 pub mod runtime;
 pub mod schema;
+pub mod view;
 
 pub use command::{Binding, BindingField, BindingMismatch, Budget, CommandRecord};
 pub use controller::{
@@ -59,11 +63,11 @@ pub use event::{
 };
 pub use id::{
     AttemptId, CommandId, Digest, ErrorStamp, EventSeq, ExecutionId, Generation, IdError, IdMinter,
-    IdempotencyKey, LeaseId, Millis, RuntimeId, SessionId, WorkspaceId,
+    IdempotencyKey, LeaseId, Millis, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
 pub use journal::{
     AckSource, BatchId, GoneCause, JournalEntry, JournalRecord, PersistBatch, RecoveryEvidence,
-    RecoveryKind, ReplayError, Resolution, RetireCause, RuntimeRef,
+    RecoveryKind, ReplayError, Resolution, RetireCause, RuntimeRef, TurnStatus,
 };
 pub use message::{
     CancelReply, ClientId, ClientMessage, ClientRequest, ControllerToRuntime, DispatchOrder,
@@ -75,11 +79,12 @@ pub use outcome::{
 };
 pub use projection::{
     CommandView, Exposure, LeaseView, Projection, ProjectionSnapshot, RetentionPolicy,
-    RuntimeStatus, RuntimeView,
+    RuntimeStatus, RuntimeView, SessionView, TurnEnd, TurnView,
 };
 pub use runtime::{
     LinkState, ProcessOutput, Runtime, RuntimeConfig, RuntimeEffect, RuntimeError, RuntimeIdentity,
 };
 pub use schema::{decode, encode, Schema, SchemaError, V1};
+pub use view::{Stream, ViewDelta};
 #[cfg(test)]
 mod tests;

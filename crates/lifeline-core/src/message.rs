@@ -12,9 +12,9 @@ use crate::command::{Binding, BindingField, BindingMismatch};
 use crate::event::{Cursor, EventBody, RetainedBody};
 use crate::id::{
     AttemptId, CommandId, EventSeq, ExecutionId, Generation, IdempotencyKey, LeaseId, RuntimeId,
-    WorkspaceId,
+    SessionId, TurnId, WorkspaceId,
 };
-use crate::journal::RecoveryEvidence;
+use crate::journal::{RecoveryEvidence, TurnStatus};
 use crate::outcome::{CancelReason, Outcome, OutcomeEvent};
 use crate::schema::{limits, Schema, V1};
 
@@ -383,6 +383,29 @@ pub enum ClientRequest {
         request: RequestId,
         cursor: Cursor,
     },
+    /// Opens a conversation on a new workspace; repeating it is harmless.
+    OpenSession {
+        request: RequestId,
+        session: SessionId,
+        workspace: WorkspaceId,
+        title: String,
+    },
+    /// Records a prompt and its plan before any work for it. Repeating the
+    /// same turn id with the same content returns the original; the same id
+    /// with different content is refused.
+    RecordTurn {
+        request: RequestId,
+        session: SessionId,
+        turn: TurnId,
+        prompt: String,
+        plan: Vec<String>,
+    },
+    FinishTurn {
+        request: RequestId,
+        turn: TurnId,
+        status: TurnStatus,
+        reply: String,
+    },
 }
 
 impl ClientRequest {
@@ -391,7 +414,10 @@ impl ClientRequest {
             ClientRequest::StartRuntime { request, .. }
             | ClientRequest::Admit { request, .. }
             | ClientRequest::Cancel { request, .. }
-            | ClientRequest::Join { request, .. } => *request,
+            | ClientRequest::Join { request, .. }
+            | ClientRequest::OpenSession { request, .. }
+            | ClientRequest::RecordTurn { request, .. }
+            | ClientRequest::FinishTurn { request, .. } => *request,
         }
     }
 }
@@ -451,6 +477,20 @@ pub enum Rejection {
         limit: usize,
     },
     Busy,
+    /// The turn id was already recorded with different content.
+    TurnConflict {
+        turn: TurnId,
+    },
+    UnknownSession {
+        session: SessionId,
+    },
+    UnknownTurn {
+        turn: TurnId,
+    },
+    /// The turn already has its end recorded.
+    TurnEnded {
+        turn: TurnId,
+    },
 }
 
 impl fmt::Display for Rejection {
@@ -499,6 +539,13 @@ impl fmt::Display for Rejection {
                 f,
                 "the journal is catching up with earlier writes; try again shortly"
             ),
+            Rejection::TurnConflict { turn } => write!(
+                f,
+                "turn {turn} was already recorded with a different message; nothing was sent twice"
+            ),
+            Rejection::UnknownSession { session } => write!(f, "no session {session} in the journal"),
+            Rejection::UnknownTurn { turn } => write!(f, "no turn {turn} in the journal"),
+            Rejection::TurnEnded { turn } => write!(f, "turn {turn} has already ended"),
         }
     }
 }
@@ -556,6 +603,20 @@ pub enum ClientMessage {
         settlement: Settlement,
     },
     Evidence(RecoveryEvidence),
+    SessionOpened {
+        request: RequestId,
+        session: SessionId,
+        existing: bool,
+    },
+    TurnRecorded {
+        request: RequestId,
+        turn: TurnId,
+        existing: bool,
+    },
+    TurnFinished {
+        request: RequestId,
+        turn: TurnId,
+    },
 }
 
 /// Validates a client request's free-form parts.
@@ -563,6 +624,25 @@ pub(crate) fn validate_request(req: &ClientRequest) -> Result<(), String> {
     match req {
         ClientRequest::Admit { binding, .. } => binding.validate(),
         ClientRequest::Join { cursor, .. } => cursor.validate(),
+        ClientRequest::OpenSession { title, .. } => {
+            crate::schema::check_text("session title", title, limits::MAX_TEXT_BYTES)
+        }
+        ClientRequest::RecordTurn { prompt, plan, .. } => {
+            crate::schema::check_text("prompt", prompt, limits::MAX_PROMPT_BYTES)?;
+            if plan.len() > limits::MAX_PLAN_COMMANDS {
+                return Err(format!(
+                    "{} planned commands; the limit is {}",
+                    plan.len(),
+                    limits::MAX_PLAN_COMMANDS
+                ));
+            }
+            plan.iter().try_for_each(|l| {
+                crate::schema::check_text("planned command", l, limits::MAX_COMMAND_LINE_BYTES)
+            })
+        }
+        ClientRequest::FinishTurn { reply, .. } => {
+            crate::schema::check_text("reply", reply, limits::MAX_PROMPT_BYTES)
+        }
         ClientRequest::StartRuntime { .. } | ClientRequest::Cancel { .. } => Ok(()),
     }
 }

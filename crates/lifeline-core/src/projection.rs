@@ -14,10 +14,10 @@ use crate::command::Binding;
 use crate::event::{EventRecord, OutputSummary, RetainedBody};
 use crate::id::{
     AttemptId, CommandId, Digest, ErrorStamp, EventSeq, ExecutionId, Generation, IdempotencyKey,
-    LeaseId, Millis, RuntimeId, WorkspaceId,
+    LeaseId, Millis, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
 use crate::journal::{
-    GoneCause, JournalEntry, JournalRecord, RecoveryEvidence, ReplayError, RetireCause,
+    GoneCause, JournalEntry, JournalRecord, RecoveryEvidence, ReplayError, RetireCause, TurnStatus,
 };
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
 use crate::schema::{Schema, V1};
@@ -174,6 +174,37 @@ impl CommandView {
     }
 }
 
+/// A conversation on a workspace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionView {
+    pub session: SessionId,
+    pub workspace: WorkspaceId,
+    pub title: String,
+    pub opened_at: Millis,
+    /// Oldest first.
+    pub turns: Vec<TurnId>,
+}
+
+/// How a turn ended, as recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnEnd {
+    pub status: TurnStatus,
+    pub reply: String,
+    pub position: u64,
+}
+
+/// One prompt and what the agent planned for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnView {
+    pub turn: TurnId,
+    pub session: SessionId,
+    pub prompt: String,
+    pub plan: Vec<String>,
+    pub recorded_at: Millis,
+    pub position: u64,
+    pub end: Option<TurnEnd>,
+}
+
 /// Everything the journal proves, folded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Projection {
@@ -187,6 +218,10 @@ pub struct Projection {
     pub artifacts: BTreeMap<Digest, u64>,
     pub evidence: VecDeque<RecoveryEvidence>,
     pub evidence_evicted: u64,
+    #[serde(default)]
+    pub sessions: BTreeMap<SessionId, SessionView>,
+    #[serde(default)]
+    pub turns: BTreeMap<TurnId, TurnView>,
     /// Every identity the journal has used, of any kind.
     #[serde(with = "seen_ids")]
     seen: BTreeSet<u128>,
@@ -249,6 +284,8 @@ impl Projection {
             artifacts: BTreeMap::new(),
             evidence: VecDeque::new(),
             evidence_evicted: 0,
+            sessions: BTreeMap::new(),
+            turns: BTreeMap::new(),
             seen: BTreeSet::new(),
         }
     }
@@ -280,6 +317,74 @@ impl Projection {
             p.apply(e)?;
         }
         Ok(p)
+    }
+
+    /// Folds what can be trusted when some entries are missing or refused
+    /// (quarantined as corrupt, or contradicting what came before).
+    ///
+    /// Missing positions are bridged and reported. An entry that does not
+    /// apply is set aside and the fold restarts without it, because `apply`
+    /// is not transactional; entries that depended on it are then refused
+    /// in turn and reported too. After `max_refused` refusals the fold keeps
+    /// the last clean prefix. Nothing here decides that an entry is wrong
+    /// for good: the caller reports every returned error and keeps the
+    /// stored entry.
+    pub fn salvage(
+        policy: RetentionPolicy,
+        snapshot: Option<ProjectionSnapshot>,
+        entries: &[JournalEntry],
+        max_refused: usize,
+    ) -> (Projection, Vec<ReplayError>) {
+        let start = match snapshot {
+            Some(s) if s.validate().is_ok() => s.projection,
+            _ => Projection::new(policy),
+        };
+        let mut refused: Vec<ReplayError> = Vec::new();
+        let mut stop_at = u64::MAX;
+        'fold: loop {
+            let mut p = start.clone();
+            let mut missing = Vec::new();
+            for e in entries.iter().filter(|e| e.position > start.position) {
+                if e.position >= stop_at {
+                    break;
+                }
+                if e.position <= p.position || refused.iter().any(|r| r.position == e.position) {
+                    continue;
+                }
+                if e.position != p.position + 1 {
+                    let known = refused.iter().any(|r| r.position == p.position + 1);
+                    if !known {
+                        missing.push(ReplayError {
+                            position: p.position + 1,
+                            detail: format!(
+                                "entries {} to {} are missing",
+                                p.position + 1,
+                                e.position - 1
+                            ),
+                        });
+                    }
+                    p.position = e.position - 1;
+                }
+                if let Err(err) = p.apply(e) {
+                    if refused.len() >= max_refused {
+                        stop_at = err.position;
+                        refused.push(ReplayError {
+                            position: err.position,
+                            detail: format!(
+                                "{}; too many entries were refused, so nothing from here on was loaded",
+                                err.detail
+                            ),
+                        });
+                    } else {
+                        refused.push(err);
+                    }
+                    continue 'fold;
+                }
+            }
+            refused.extend(missing);
+            refused.sort_by_key(|r| r.position);
+            return (p, refused);
+        }
     }
 
     pub fn snapshot(&self) -> ProjectionSnapshot {
@@ -658,6 +763,73 @@ impl Projection {
                     self.evidence.pop_front();
                     self.evidence_evicted += 1;
                 }
+            }
+            JournalRecord::SessionOpened {
+                session,
+                workspace,
+                title,
+            } => {
+                if self.sessions.len() >= crate::schema::limits::MAX_SESSIONS {
+                    return Err("the journal holds its limit of sessions".into());
+                }
+                if self.sessions.values().any(|s| s.workspace == *workspace) {
+                    return Err(format!("workspace {workspace} already has a session"));
+                }
+                self.fresh(session.as_u128(), "session")?;
+                self.sessions.insert(
+                    *session,
+                    SessionView {
+                        session: *session,
+                        workspace: *workspace,
+                        title: title.clone(),
+                        opened_at: at,
+                        turns: Vec::new(),
+                    },
+                );
+            }
+            JournalRecord::TurnRecorded {
+                session,
+                turn,
+                prompt,
+                plan,
+            } => {
+                if !self.sessions.contains_key(session) {
+                    return Err(format!("turn for unknown session {session}"));
+                }
+                self.fresh(turn.as_u128(), "turn")?;
+                if let Some(s) = self.sessions.get_mut(session) {
+                    s.turns.push(*turn);
+                }
+                self.turns.insert(
+                    *turn,
+                    TurnView {
+                        turn: *turn,
+                        session: *session,
+                        prompt: prompt.clone(),
+                        plan: plan.clone(),
+                        recorded_at: at,
+                        position,
+                        end: None,
+                    },
+                );
+            }
+            JournalRecord::TurnFinished {
+                turn,
+                status,
+                reply,
+            } => {
+                let t = self
+                    .turns
+                    .get_mut(turn)
+                    .ok_or_else(|| format!("end of unknown turn {turn}"))?;
+                if t.end.is_some() {
+                    return Err(format!("turn {turn} ended twice"));
+                }
+                t.end = Some(TurnEnd {
+                    status: *status,
+                    reply: reply.clone(),
+                    position,
+                });
             }
         }
         Ok(())

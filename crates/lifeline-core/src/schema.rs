@@ -30,6 +30,12 @@ pub mod limits {
     pub const MAX_BATCH_ENTRIES: usize = 4096;
     /// Outcome changes listed in one recovery evidence record.
     pub const MAX_EVIDENCE_OUTCOMES: usize = 100_000;
+    /// A user prompt or an agent reply.
+    pub const MAX_PROMPT_BYTES: usize = 256 * 1024;
+    /// Commands one turn may plan.
+    pub const MAX_PLAN_COMMANDS: usize = 64;
+    /// Sessions the journal holds.
+    pub const MAX_SESSIONS: usize = 10_000;
     /// Largest output budget a command may ask for.
     pub const MAX_OUTPUT_BUDGET_BYTES: u64 = 1 << 34;
 }
