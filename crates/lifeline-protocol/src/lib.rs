@@ -8,28 +8,69 @@
 //! The recovery semantics (commands, events, cursors) live in `lifeline-core`;
 //! this crate only frames the conversation between the three contexts.
 
+use lifeline_core::{
+    Generation, JournalEntry, RuntimeId, RuntimeIdentity, SessionId, StartCause, TurnId, ViewDelta,
+    WorkspaceId,
+};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::fmt;
 
 /// Bumped whenever a message changes shape; peers with another version refuse
 /// each other rather than misreading fields.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Upper bound on an encoded message. Output streams are chunked well below
 /// this, so anything larger is a bug or hostile input, not data to parse.
-pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
+
+/// Whether this tab's controller may write the journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Holds the origin's leader lock: the one writer.
+    Leader,
+    /// Another tab leads; this one shows the journal live, read-only.
+    Follower,
+}
 
 /// Page → controller.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PageToController {
-    /// Sent together with a transferred `MessagePort` whose other end belongs
-    /// to the runtime worker (the page relays the reverse dial).
-    AttachRuntime { protocol: u32 },
-    /// A round trip through the runtime: page → controller → runtime →
-    /// controller → page. The connection status shown to the user is the
-    /// answer to this, never an assumption.
-    Probe { probe: u64 },
+    /// First message. `cause` says whether runtimes of this page may still
+    /// be alive (a controller restart) or every worker died (host loss).
+    Start {
+        protocol: u32,
+        role: Role,
+        cause: StartCause,
+    },
+    /// The page acquired the leader lock after another tab let go.
+    Promote,
+    /// Sent with a transferred `MessagePort` whose other end the page gave to
+    /// this runtime worker (the relayed reverse dial).
+    RuntimePort {
+        runtime: RuntimeId,
+        generation: Generation,
+    },
+    /// The page saw the worker die (`error` event) or terminated it.
+    RuntimeExited {
+        runtime: RuntimeId,
+        generation: Generation,
+        crashed: bool,
+        detail: String,
+    },
+    /// A `terminate()` the controller asked for could not be carried out.
+    TerminateFailed {
+        runtime: RuntimeId,
+        generation: Generation,
+        detail: String,
+    },
+    /// A prompt, under an identity the page minted so a resend is harmless.
+    Prompt { turn: TurnId, text: String },
+    /// Stop the session's running turn.
+    Stop,
+    /// The page asked for persistent storage (only a window may).
+    StoragePersisted { persisted: bool },
 }
 
 /// Controller → page.
@@ -40,29 +81,95 @@ pub enum ControllerToPage {
     /// installed; messages sent earlier could have been lost.
     Ready {
         protocol: u32,
-        journal: JournalStatus,
     },
-    ProbeAnswered {
-        probe: u64,
-        runtime: RuntimeIdentity,
+    /// Sent every second; silence means the controller is dead or stuck.
+    Heartbeat {
+        beat: u64,
     },
-    ProbeFailed {
-        probe: u64,
-        reason: String,
+    Status(Status),
+    /// Start a runtime worker with this identity; then hand it a port.
+    SpawnRuntime {
+        identity: RuntimeIdentity,
+        workspace: WorkspaceId,
     },
-    /// Something the controller could not accept or carry out, phrased for a
-    /// person: what happened and what to do.
-    Error {
+    /// Terminate exactly this worker, then report `RuntimeExited`.
+    TerminateRuntime {
+        runtime: RuntimeId,
+        generation: Generation,
+    },
+    /// Transcript changes; `reset` replaces everything shown so far.
+    View {
+        reset: bool,
+        deltas: Vec<ViewDelta>,
+    },
+    /// Something the user should know, phrased for a person. The same `key`
+    /// replaces an earlier notice; an empty `message` clears it.
+    Notice {
+        key: String,
+        level: Level,
+        message: String,
+    },
+    /// A prompt the controller did not record, and why.
+    PromptRefused {
+        turn: TurnId,
         message: String,
     },
 }
 
-/// Page → runtime (used only to hand the runtime its identity and port).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+/// What the status line and the details pane show.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Status {
+    pub role: Role,
+    /// The leader has claimed the journal (recovery done); followers never do.
+    pub writer: bool,
+    pub journal: JournalStatus,
+    pub session: Option<SessionId>,
+    pub runtime: Option<RuntimeStatus>,
+    pub storage: Option<StorageStatus>,
+    /// True while a turn is running (Stop is possible).
+    pub busy: bool,
+    /// Last journal position this controller has applied.
+    pub position: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeStatus {
+    pub runtime: RuntimeId,
+    pub generation: Generation,
+    pub attached: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageStatus {
+    pub usage: u64,
+    pub quota: u64,
+    pub persisted: bool,
+}
+
+/// Page → runtime.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PageToRuntime {
-    /// Sent with a transferred `MessagePort` leading to the controller.
-    Dial { protocol: u32, generation: u64 },
+    /// Who the runtime is, fixed for its life.
+    Start {
+        protocol: u32,
+        identity: RuntimeIdentity,
+        workspace: WorkspaceId,
+    },
+    /// Sent with a transferred `MessagePort` leading to a (new) controller:
+    /// the runtime drops its old port and sends a hello on this one.
+    Dial,
 }
 
 /// Runtime → page.
@@ -73,42 +180,22 @@ pub enum RuntimeToPage {
     Error { message: String },
 }
 
-/// Controller → runtime, over the relayed port.
+/// Leader controller → follower controllers, on the origin's BroadcastChannel.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum ControllerToRuntime {
-    Probe { probe: u64 },
-}
-
-/// Runtime → controller, over the relayed port.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum RuntimeToController {
-    /// First message on a new port: who is dialling in.
-    Hello {
+pub enum Broadcast {
+    /// Entries already durable in IndexedDB, in position order. A follower
+    /// applies those after its cursor and reads any gap from the journal.
+    Entries {
         protocol: u32,
-        runtime: RuntimeIdentity,
+        entries: Vec<JournalEntry>,
     },
-    ProbeAnswered {
-        probe: u64,
-        runtime: RuntimeIdentity,
-    },
-    Error {
-        message: String,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuntimeIdentity {
-    /// Random 128-bit identity, lower-case hex; minted once per worker.
-    pub id: String,
-    pub generation: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case", deny_unknown_fields)]
 pub enum JournalStatus {
+    Opening,
     Open { schema_version: u32 },
     Unavailable { reason: String },
 }
@@ -162,36 +249,37 @@ pub fn check_version(theirs: u32) -> Result<(), DecodeError> {
     }
 }
 
-/// Lower-case hex of 16 random bytes supplied by the caller (the shells use
-/// `crypto.getRandomValues`); this crate has no randomness of its own.
-pub fn runtime_id_from_bytes(bytes: [u8; 16]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn id<T: std::str::FromStr>(text: &str) -> T
+    where
+        T::Err: std::fmt::Debug,
+    {
+        text.parse().unwrap()
+    }
+
     #[test]
     fn messages_round_trip() {
-        let runtime = RuntimeIdentity {
-            id: runtime_id_from_bytes([7; 16]),
-            generation: 3,
-        };
-        let message = ControllerToPage::ProbeAnswered {
-            probe: 9,
-            runtime: runtime.clone(),
-        };
-        let text = encode(&message);
-        assert_eq!(decode::<ControllerToPage>(&text).unwrap(), message);
-        let hello = RuntimeToController::Hello {
-            protocol: PROTOCOL_VERSION,
-            runtime,
+        let message = PageToController::Prompt {
+            turn: id("01JD0000000000000000000001"),
+            text: "$ echo hi".into(),
         };
         assert_eq!(
-            decode::<RuntimeToController>(&encode(&hello)).unwrap(),
-            hello
+            decode::<PageToController>(&encode(&message)).unwrap(),
+            message
         );
+        let spawn = ControllerToPage::SpawnRuntime {
+            identity: RuntimeIdentity {
+                lease: id("01JD0000000000000000000002"),
+                runtime: id("01JD0000000000000000000003"),
+                generation: Generation(2),
+                execution: id("01JD0000000000000000000004"),
+            },
+            workspace: id("01JD0000000000000000000005"),
+        };
+        assert_eq!(decode::<ControllerToPage>(&encode(&spawn)).unwrap(), spawn);
     }
 
     #[test]
@@ -200,16 +288,17 @@ mod tests {
             "",
             "{",
             "null",
-            "{\"type\":\"probe\"}",
+            "{\"type\":\"prompt\"}",
             "{\"type\":\"nope\"}",
             "[1,2]",
+            "{\"type\":\"prompt\",\"turn\":\"not an id\",\"text\":\"x\"}",
         ] {
             assert!(matches!(
                 decode::<PageToController>(text),
                 Err(DecodeError::Malformed { .. })
             ));
         }
-        let extra = "{\"type\":\"probe\",\"probe\":1,\"secret\":2}";
+        let extra = "{\"type\":\"prompt\",\"turn\":\"01JD0000000000000000000001\",\"text\":\"x\",\"secret\":2}";
         assert!(decode::<PageToController>(extra).is_err());
     }
 
@@ -229,12 +318,5 @@ mod tests {
         let error = check_version(PROTOCOL_VERSION + 1).unwrap_err();
         assert!(error.to_string().contains("reload the page"));
         assert!(check_version(PROTOCOL_VERSION).is_ok());
-    }
-
-    #[test]
-    fn runtime_ids_are_32_hex_digits() {
-        let id = runtime_id_from_bytes([0xab; 16]);
-        assert_eq!(id.len(), 32);
-        assert!(id.chars().all(|c| c.is_ascii_hexdigit()));
     }
 }
