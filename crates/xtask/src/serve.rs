@@ -5,7 +5,10 @@
 
 use crate::{dist, tools};
 use axum::{
+    extract::Request,
     http::{header, HeaderValue},
+    middleware::{self, Next},
+    response::Response,
     Router,
 };
 use std::{net::SocketAddr, path::Path};
@@ -18,13 +21,33 @@ script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self'; \
 img-src 'self' data:; style-src 'self'; manifest-src 'self'; object-src 'none'; \
 base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/// The runtime worker's own policy: the one context where the `js` command
+/// (gated by the profile's capabilities) may evaluate JavaScript. A module
+/// worker takes its policy from its script's response, so the page, the
+/// controller and the service worker keep the strict one.
+pub const RUNTIME_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
+script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; connect-src 'self'; object-src 'none'; \
+base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+async fn content_security_policy(request: Request, next: Next) -> Response {
+    let runtime = request.uri().path().ends_with("/runtime.js");
+    let mut response = next.run(request).await;
+    let policy = if runtime {
+        RUNTIME_CONTENT_SECURITY_POLICY
+    } else {
+        CONTENT_SECURITY_POLICY
+    };
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(policy),
+    );
+    response
+}
+
 pub fn router(dir: &Path) -> Router {
     Router::new()
         .fallback_service(ServeDir::new(dir).append_index_html_on_directories(true))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-        ))
+        .layer(middleware::from_fn(content_security_policy))
         .layer(SetResponseHeaderLayer::overriding(
             header::CACHE_CONTROL,
             HeaderValue::from_static("no-cache"),

@@ -1,138 +1,310 @@
-//! The runtime worker shell: has a runtime identity and a generation, dials
-//! the controller through the port the page hands it, and answers on it.
+//! The runtime worker: one runtime identity and generation for its whole
+//! life, executing the built-in shell against the session's OPFS workspace.
+//!
+//! `lifeline_core::Runtime` holds the protocol state (acknowledge before
+//! start, dense event sequences, the unacknowledged tail kept for a resend
+//! after a reverse dial); this shell carries out its effects: port messages,
+//! the heartbeat timer, and processes ([`process`]).
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`process`] | one running command: output batching, kill, exit |
+//! | [`opfs`] | the workspace in the Origin Private File System |
 
-use lifeline_protocol::{
-    check_version, decode, encode, runtime_id_from_bytes, ControllerToRuntime, PageToRuntime,
-    RuntimeIdentity, RuntimeToController, RuntimeToPage, PROTOCOL_VERSION,
+pub mod opfs;
+pub mod process;
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use lifeline_core::{
+    ControllerToRuntime, Millis, ProcessOutput, Runtime, RuntimeConfig, RuntimeEffect,
+    RuntimeError, RuntimeIdentity, WorkspaceId,
 };
-use std::{cell::RefCell, rc::Rc};
+use lifeline_protocol::{
+    check_version, decode, encode, PageToRuntime, RuntimeToPage, PROTOCOL_VERSION,
+};
 use wasm_bindgen::{prelude::*, JsCast};
+use wasm_bindgen_futures::spawn_local;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent, MessagePort};
 
-struct Runtime {
-    id: String,
-    identity: Option<RuntimeIdentity>,
-    port: Option<MessagePort>,
+use process::Process;
+
+pub(crate) fn scope() -> DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
 }
 
-type Shared = Rc<RefCell<Runtime>>;
-
-fn scope() -> DedicatedWorkerGlobalScope {
-    js_sys::global().unchecked_into()
+pub(crate) fn now() -> Millis {
+    Millis(js_sys::Date::now().max(0.0) as u64)
 }
 
 fn post_to_page(message: &RuntimeToPage) {
     let _ = scope().post_message(&JsValue::from_str(&encode(message)));
 }
 
-fn send(port: &MessagePort, message: &RuntimeToController) {
-    // A closed port means the controller died; the page will relay a new
-    // port and we dial again, so there is nothing to do here.
-    let _ = port.post_message(&JsValue::from_str(&encode(message)));
+/// A one-shot timer, cancelled explicitly.
+pub(crate) struct Timeout {
+    id: i32,
+    _callback: Closure<dyn FnMut()>,
 }
 
-fn random_id() -> Result<String, JsValue> {
-    let mut bytes = [0u8; 16];
-    scope()
-        .crypto()?
-        .get_random_values_with_u8_array(&mut bytes)?;
-    Ok(runtime_id_from_bytes(bytes))
+impl Timeout {
+    pub(crate) fn new(delay_ms: u64, f: impl FnOnce() + 'static) -> Option<Timeout> {
+        let mut f = Some(f);
+        let callback = Closure::<dyn FnMut()>::new(move || {
+            if let Some(f) = f.take() {
+                f()
+            }
+        });
+        let id = scope()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(
+                callback.as_ref().unchecked_ref(),
+                delay_ms.min(i32::MAX as u64) as i32,
+            )
+            .ok()?;
+        Some(Timeout {
+            id,
+            _callback: callback,
+        })
+    }
+
+    pub(crate) fn cancel(&self) {
+        scope().clear_timeout_with_handle(self.id);
+    }
+}
+
+struct Link {
+    port: MessagePort,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+}
+
+pub(crate) struct Worker {
+    runtime: RefCell<Option<Runtime>>,
+    workspace: RefCell<Option<Rc<opfs::OpfsWorkspace>>>,
+    workspace_id: Cell<Option<WorkspaceId>>,
+    link: RefCell<Option<Link>>,
+    /// A port that arrived before the workspace was open.
+    waiting_port: RefCell<Option<MessagePort>>,
+    processes: RefCell<BTreeMap<lifeline_core::CommandId, Rc<Process>>>,
+    heartbeat: RefCell<Option<Timeout>>,
+    env: RefCell<BTreeMap<String, String>>,
+    pumping: Cell<bool>,
+}
+
+impl Worker {
+    fn start(self: &Rc<Self>, identity: RuntimeIdentity, workspace: WorkspaceId) {
+        if self.workspace_id.get().is_some() {
+            return;
+        }
+        self.workspace_id.set(Some(workspace));
+        let mut env = BTreeMap::new();
+        env.insert("HOME".to_string(), "/".to_string());
+        env.insert("LIFELINE_WORKSPACE".to_string(), workspace.to_string());
+        env.insert("LIFELINE_RUNTIME".to_string(), identity.runtime.to_string());
+        env.insert(
+            "LIFELINE_GENERATION".to_string(),
+            identity.generation.0.to_string(),
+        );
+        *self.env.borrow_mut() = env;
+        let worker = self.clone();
+        spawn_local(async move {
+            match opfs::OpfsWorkspace::open(&workspace.to_string()).await {
+                Ok(ws) => {
+                    *worker.workspace.borrow_mut() = Some(Rc::new(ws));
+                    *worker.runtime.borrow_mut() =
+                        Some(Runtime::new(RuntimeConfig::new(identity), now()));
+                    // The first heartbeat timer comes from the core's first tick.
+                    if let Some(rt) = worker.runtime.borrow_mut().as_mut() {
+                        rt.handle_timer(now());
+                    }
+                    if let Some(port) = worker.waiting_port.borrow_mut().take() {
+                        worker.dial(port);
+                    }
+                    worker.pump();
+                }
+                Err(e) => post_to_page(&RuntimeToPage::Error {
+                    message: format!("the workspace could not be opened: {e}"),
+                }),
+            }
+        });
+    }
+
+    /// A (new) port to a controller: drop the old one and say hello.
+    fn dial(self: &Rc<Self>, port: MessagePort) {
+        if self.runtime.borrow().is_none() {
+            if let Some(old) = self.waiting_port.borrow_mut().replace(port) {
+                old.close();
+            }
+            return;
+        }
+        let weak = Rc::downgrade(self);
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            if let Some(worker) = weak.upgrade() {
+                worker.controller_message(&event);
+            }
+        });
+        port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        if let Some(old) = self.link.borrow_mut().replace(Link {
+            port,
+            _on_message: on_message,
+        }) {
+            old.port.set_onmessage(None);
+            old.port.close();
+        }
+        if let Some(rt) = self.runtime.borrow_mut().as_mut() {
+            rt.handle_disconnected(now());
+            rt.handle_connected(now());
+        }
+        self.pump();
+    }
+
+    fn controller_message(self: &Rc<Self>, event: &MessageEvent) {
+        let Some(text) = event.data().as_string() else {
+            return;
+        };
+        // A malformed message is refused; it never takes the worker down,
+        // and the controller's next message or resend request goes on.
+        let Ok(message) = decode::<ControllerToRuntime>(&text) else {
+            return;
+        };
+        if let Some(rt) = self.runtime.borrow_mut().as_mut() {
+            let _ = rt.handle_controller(message, now());
+        }
+        self.pump();
+    }
+
+    /// Hands process output or exit to the core; `BufferFull` means the
+    /// controller has not confirmed enough yet, and the caller keeps it.
+    pub(crate) fn report(
+        self: &Rc<Self>,
+        command: lifeline_core::CommandId,
+        output: ProcessOutput,
+    ) -> Result<(), RuntimeError> {
+        let result = match self.runtime.borrow_mut().as_mut() {
+            Some(rt) => rt.handle_process(command, output, now()),
+            None => Ok(()),
+        };
+        self.pump();
+        result
+    }
+
+    pub(crate) fn finished(&self, command: lifeline_core::CommandId) {
+        self.processes.borrow_mut().remove(&command);
+    }
+
+    pub(crate) fn pump(self: &Rc<Self>) {
+        if self.pumping.replace(true) {
+            return;
+        }
+        loop {
+            let effect = self
+                .runtime
+                .borrow_mut()
+                .as_mut()
+                .and_then(|r| r.poll_effect());
+            let Some(effect) = effect else { break };
+            match effect {
+                RuntimeEffect::Send(message) => {
+                    if let Some(link) = self.link.borrow().as_ref() {
+                        if let Ok(text) = serde_json::to_string(&message) {
+                            let _ = link.port.post_message(&JsValue::from_str(&text));
+                        }
+                    }
+                }
+                RuntimeEffect::StartProcess { command, binding } => {
+                    let Some(workspace) = self.workspace.borrow().clone() else {
+                        continue;
+                    };
+                    let capabilities: BTreeSet<String> = binding.capabilities.clone();
+                    let process = Process::new(command);
+                    self.processes.borrow_mut().insert(command, process.clone());
+                    let env = self.env.borrow().clone();
+                    process.spawn(self.clone(), workspace, binding, env, capabilities);
+                }
+                RuntimeEffect::KillProcess { command } => {
+                    if let Some(p) = self.processes.borrow().get(&command) {
+                        p.kill();
+                    }
+                }
+                RuntimeEffect::SetTimer { at } => {
+                    let weak = Rc::downgrade(self);
+                    let delay = at.0.saturating_sub(now().0);
+                    let timer = Timeout::new(delay, move || {
+                        if let Some(worker) = weak.upgrade() {
+                            if let Some(rt) = worker.runtime.borrow_mut().as_mut() {
+                                rt.handle_timer(now());
+                            }
+                            worker.pump();
+                        }
+                    });
+                    if let Some(old) = std::mem::replace(&mut *self.heartbeat.borrow_mut(), timer) {
+                        old.cancel();
+                    }
+                }
+                RuntimeEffect::Shutdown { reason } => {
+                    for p in self.processes.borrow().values() {
+                        p.kill();
+                    }
+                    post_to_page(&RuntimeToPage::Error {
+                        message: format!("the controller refused this runtime: {reason}"),
+                    });
+                }
+            }
+        }
+        self.pumping.set(false);
+    }
 }
 
 /// Entry point, called by `runtime.js` once the module is instantiated.
 #[wasm_bindgen]
-pub fn run_runtime() -> Result<(), JsValue> {
-    let shared: Shared = Rc::new(RefCell::new(Runtime {
-        id: random_id()?,
-        identity: None,
-        port: None,
-    }));
+pub fn run_runtime() {
+    let worker = Rc::new(Worker {
+        runtime: RefCell::new(None),
+        workspace: RefCell::new(None),
+        workspace_id: Cell::new(None),
+        link: RefCell::new(None),
+        waiting_port: RefCell::new(None),
+        processes: RefCell::new(BTreeMap::new()),
+        heartbeat: RefCell::new(None),
+        env: RefCell::new(BTreeMap::new()),
+        pumping: Cell::new(false),
+    });
     let on_page = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        handle_page_message(&shared, &event);
+        let Some(text) = event.data().as_string() else {
+            post_to_page(&RuntimeToPage::Error {
+                message: "the page sent a message that is not a JSON string".into(),
+            });
+            return;
+        };
+        match decode::<PageToRuntime>(&text) {
+            Ok(PageToRuntime::Start {
+                protocol,
+                identity,
+                workspace,
+            }) => {
+                if let Err(e) = check_version(protocol) {
+                    post_to_page(&RuntimeToPage::Error {
+                        message: e.to_string(),
+                    });
+                    return;
+                }
+                worker.start(identity, workspace);
+            }
+            Ok(PageToRuntime::Dial) => match event.ports().get(0).dyn_into::<MessagePort>() {
+                Ok(port) => worker.dial(port),
+                Err(_) => post_to_page(&RuntimeToPage::Error {
+                    message: "a dial arrived without its port".into(),
+                }),
+            },
+            Err(e) => post_to_page(&RuntimeToPage::Error {
+                message: e.to_string(),
+            }),
+        }
     });
     scope().set_onmessage(Some(on_page.as_ref().unchecked_ref()));
     on_page.forget();
     post_to_page(&RuntimeToPage::Ready {
         protocol: PROTOCOL_VERSION,
     });
-    Ok(())
-}
-
-fn handle_page_message(shared: &Shared, event: &MessageEvent) {
-    let message = match event.data().as_string() {
-        Some(text) => decode::<PageToRuntime>(&text).map_err(|error| error.to_string()),
-        None => Err("message rejected: expected a JSON string".to_owned()),
-    };
-    let (protocol, generation) = match message {
-        Ok(PageToRuntime::Dial {
-            protocol,
-            generation,
-        }) => (protocol, generation),
-        Err(message) => return post_to_page(&RuntimeToPage::Error { message }),
-    };
-    if let Err(error) = check_version(protocol) {
-        return post_to_page(&RuntimeToPage::Error {
-            message: error.to_string(),
-        });
-    }
-    let Some(port) = event.ports().get(0).dyn_into::<MessagePort>().ok() else {
-        return post_to_page(&RuntimeToPage::Error {
-            message: "dial arrived without a port to the controller".to_owned(),
-        });
-    };
-    let identity = {
-        let mut state = shared.borrow_mut();
-        // The generation is fixed for the life of this worker: a page that
-        // asks an existing runtime to be another generation is confused.
-        let existing = state.identity.as_ref().map(|identity| identity.generation);
-        if let Some(existing) = existing.filter(|existing| *existing != generation) {
-            drop(state);
-            return post_to_page(&RuntimeToPage::Error {
-                message: format!(
-                    "this runtime is generation {existing}, not {generation}; start a new runtime instead"
-                ),
-            });
-        }
-        let identity = RuntimeIdentity {
-            id: state.id.clone(),
-            generation,
-        };
-        state.identity = Some(identity.clone());
-        if let Some(old) = state.port.replace(port.clone()) {
-            old.close();
-        }
-        identity
-    };
-    let on_controller = {
-        let shared = shared.clone();
-        let port = port.clone();
-        Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            handle_controller_message(&shared, &port, &event);
-        })
-    };
-    port.set_onmessage(Some(on_controller.as_ref().unchecked_ref()));
-    on_controller.forget();
-    send(
-        &port,
-        &RuntimeToController::Hello {
-            protocol: PROTOCOL_VERSION,
-            runtime: identity,
-        },
-    );
-}
-
-fn handle_controller_message(shared: &Shared, port: &MessagePort, event: &MessageEvent) {
-    let message = match event.data().as_string() {
-        Some(text) => decode::<ControllerToRuntime>(&text).map_err(|error| error.to_string()),
-        None => Err("message rejected: expected a JSON string".to_owned()),
-    };
-    match message {
-        Ok(ControllerToRuntime::Probe { probe }) => {
-            let Some(runtime) = shared.borrow().identity.clone() else {
-                return;
-            };
-            send(port, &RuntimeToController::ProbeAnswered { probe, runtime });
-        }
-        Err(message) => send(port, &RuntimeToController::Error { message }),
-    }
 }

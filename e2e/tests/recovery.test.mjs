@@ -1,0 +1,138 @@
+// Recovery in a real browser: host loss (reload), a controller worker that
+// dies while the page lives, and two tabs handing the journal over.
+// Everything synchronises on what the page shows (roles, names, outcome
+// texts from DESIGN.md), never on sleeps.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+
+const UNCERTAIN = /^(may have started|lost)$/;
+
+async function send(page, text) {
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await box.fill(text);
+  const send = page.getByRole('button', { name: 'Send' });
+  await send.click();
+}
+
+function command(page, line) {
+  return page.getByRole('log', { name: 'Transcript' }).getByRole('group', { name: `Command: ${line}` });
+}
+
+async function waitOutcome(block, pattern, timeout = 30_000) {
+  await block.getByText(pattern, { exact: true }).first().waitFor({ timeout });
+}
+
+/** The workspace's file, read straight from OPFS (not through the app). */
+async function readWorkspaceFile(page, name) {
+  return page.evaluate(async (name) => {
+    const root = await navigator.storage.getDirectory();
+    const workspaces = await root.getDirectoryHandle('workspaces');
+    const found = [];
+    for await (const [, handle] of workspaces.entries()) {
+      if (handle.kind !== 'directory') continue;
+      try {
+        const file = await handle.getFileHandle(name);
+        found.push(await (await file.getFile()).text());
+      } catch {
+        // not in this workspace
+      }
+    }
+    return found;
+  }, name);
+}
+
+for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+  describe(`host loss at ${viewport.width}×${viewport.height} (${name})`, () => {
+    test('a reload during `sleep 30` shows it as uncertain and never runs anything again', async () => {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        await send(page, '$ echo start >> marks.txt\n$ sleep 30');
+        await waitOutcome(command(page, 'echo start >> marks.txt'), 'completed');
+        await waitOutcome(command(page, 'sleep 30'), 'running');
+
+        await page.reload();
+        await waitConnected(page);
+        await waitOutcome(command(page, 'sleep 30'), UNCERTAIN);
+        await waitOutcome(command(page, 'echo start >> marks.txt'), 'completed');
+        // The turn ends as interrupted; only then is "nothing re-ran" a fact.
+        await page
+          .getByRole('log', { name: 'Transcript' })
+          .getByText(/did not run it again/)
+          .first()
+          .waitFor();
+        assert.equal(await command(page, 'sleep 30').count(), 1, 'one block for sleep, not a rerun');
+        assert.deepEqual(await readWorkspaceFile(page, 'marks.txt'), ['start\n']);
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+}
+
+describe('controller restart while the page lives (1280×800)', () => {
+  test('a controller killed mid-command is replaced; the output is complete and unique', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page } = browser;
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      const count = 30;
+      const line = Array.from({ length: count }, (_, i) => `echo ${i + 1}; sleep 0.2`).join('; ');
+      await send(page, `$ ${line}`);
+      const block = command(page, line);
+      await waitOutcome(block, 'running');
+      await block.locator('pre').filter({ hasText: /\b3\b/ }).first().waitFor();
+
+      const controller = page.workers().find((w) => w.url().includes('controller'));
+      assert.ok(controller, 'the controller worker is visible to the test');
+      // Test-only: the worker closes itself, as a crash would end it. The page
+      // notices through missed heartbeats; nothing in the app offers this.
+      await controller.evaluate(() => setTimeout(() => self.close(), 0));
+
+      await page.getByText(/controller worker stopped and was restarted/).first().waitFor({ timeout: 30_000 });
+      await waitOutcome(block, 'completed', 60_000);
+      const text = await block.locator('pre').first().textContent();
+      const numbers = text.split('\n').filter((l) => l.trim() !== '').map(Number);
+      assert.deepEqual(numbers, Array.from({ length: count }, (_, i) => i + 1));
+      await waitConnected(page);
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe('two tabs (1280×800)', () => {
+  test('the second tab follows live, then takes over when the first closes', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const first = browser.page;
+      await first.goto(BASE_URL);
+      await waitConnected(first);
+      const second = await browser.context.newPage();
+      await second.goto(BASE_URL);
+      await second.getByRole('status').filter({ hasText: 'Following another tab (read-only)' }).waitFor();
+      assert.equal(await second.getByRole('button', { name: 'Send' }).isDisabled(), true);
+
+      await send(first, '$ echo one; sleep 60');
+      const followed = command(second, 'echo one; sleep 60');
+      await waitOutcome(followed, 'running');
+      await followed.locator('pre').filter({ hasText: 'one' }).waitFor();
+
+      await first.close();
+      await waitConnected(second);
+      await waitOutcome(followed, UNCERTAIN);
+      assert.equal(await command(second, 'echo one; sleep 60').count(), 1);
+      assert.equal((await followed.locator('pre').first().textContent()).match(/one/g).length, 1);
+      await second.getByRole('log', { name: 'Transcript' }).getByText(/did not run it again/).first().waitFor();
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+});

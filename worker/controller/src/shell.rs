@@ -1,0 +1,1156 @@
+//! The controller worker's shell: carries out the core's effects (IndexedDB
+//! writes, port messages, timers, worker spawns through the page) and feeds
+//! it the events that come back. It decides nothing about recovery.
+//!
+//! A controller is either the **leader** (its page holds the origin's leader
+//! lock; it holds the writer lock and the journal's writer epoch, runs
+//! `lifeline_core::Controller` and the built-in agent) or a **follower** (it
+//! folds the journal read-only and applies the leader's broadcasts after its
+//! cursor). A follower is promoted when its page takes the leader lock.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use lifeline_core::agent::{self, Step};
+use lifeline_core::view::{batch_deltas, session_deltas};
+use lifeline_core::{
+    Binding, Budget, ClientId, ClientMessage, ClientRequest, Controller, ControllerConfig,
+    ControllerEffect, ControllerError, Generation, JournalEntry, Projection, ProjectionSnapshot,
+    Rejection, RequestId, RetentionPolicy, RuntimeId, RuntimeIdentity, SessionId, StartCause,
+    TimerId, TurnId, WorkspaceId,
+};
+use lifeline_protocol::{
+    decode, encode, Broadcast, ControllerToPage, JournalStatus, Level, Role, RuntimeStatus, Status,
+    StorageStatus, PROTOCOL_VERSION,
+};
+use wasm_bindgen::{prelude::*, JsCast};
+use wasm_bindgen_futures::spawn_local;
+use web_sys::{BroadcastChannel, MessageEvent, MessagePort};
+
+use crate::journal::{Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
+use crate::web::{hold_lock_for_life, now, random_bytes, random_u128, scope, Timeout};
+
+/// The shell is the core's only client; tabs see views, not client messages.
+const SELF: ClientId = ClientId(1);
+/// The leader writes after holding this lock; a dead worker releases it.
+const WRITER_LOCK: &str = "lifeline-writer";
+/// Followers hear the leader's durable entries here.
+const CHANNEL: &str = "lifeline-journal";
+/// A snapshot is written after this many new journal positions.
+const SNAPSHOT_EVERY: u64 = 2_000;
+/// Entries a follower reads per round trip when it fills a gap.
+const GAP_READ: usize = 10_000;
+/// How many contradicting entries recovery sets aside before it stops.
+const MAX_REFUSED: usize = 64;
+/// What a command may run for and print, for the built-in agent's commands.
+const COMMAND_WALL_TIME_MS: u64 = 30 * 60 * 1000;
+const COMMAND_OUTPUT_BYTES: u64 = 64 << 20;
+
+pub fn post(message: &ControllerToPage) {
+    // A failed postMessage to our own page means the page is gone; nobody
+    // is left to tell.
+    let _ = scope().post_message(&JsValue::from_str(&encode(message)));
+}
+
+pub fn notice(key: &str, level: Level, message: impl Into<String>) {
+    post(&ControllerToPage::Notice {
+        key: key.into(),
+        level,
+        message: message.into(),
+    });
+}
+
+/// Inputs that arrive before recovery finished; replayed in order after it.
+enum Early {
+    Runtime(RuntimeId, String),
+    Exited {
+        runtime: RuntimeId,
+        generation: Generation,
+        crashed: bool,
+    },
+    TerminateFailed {
+        runtime: RuntimeId,
+        generation: Generation,
+        detail: String,
+    },
+}
+
+struct Port {
+    generation: Generation,
+    port: MessagePort,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+}
+
+pub struct Shell {
+    role: Cell<Role>,
+    journal: RefCell<Option<Rc<Journal>>>,
+    journal_status: RefCell<JournalStatus>,
+    epoch: Cell<Option<WriterEpoch>>,
+    core: RefCell<Option<Controller>>,
+    /// A follower's read-only fold of the journal.
+    follower: RefCell<Option<Projection>>,
+    follower_queue: RefCell<Vec<Vec<JournalEntry>>>,
+    follower_busy: Cell<bool>,
+    ports: RefCell<BTreeMap<RuntimeId, Port>>,
+    timers: RefCell<BTreeMap<TimerId, Timeout>>,
+    early: RefCell<Vec<Early>>,
+    session: Cell<Option<SessionId>>,
+    next_request: Cell<u64>,
+    /// A runtime start was asked for and its answer is not in yet.
+    starting_runtime: Cell<bool>,
+    channel: RefCell<Option<(BroadcastChannel, Option<Closure<dyn FnMut(MessageEvent)>>)>>,
+    storage: RefCell<Option<StorageStatus>>,
+    last_snapshot: Cell<u64>,
+    snapshotting: Cell<bool>,
+    /// Writing stopped for good (superseded, version change): say so once.
+    stopped: RefCell<Option<String>>,
+    last_status: RefCell<String>,
+    pumping: Cell<bool>,
+}
+
+pub type Shared = Rc<Shell>;
+
+impl Shell {
+    pub fn new() -> Shared {
+        Rc::new(Shell {
+            role: Cell::new(Role::Follower),
+            journal: RefCell::new(None),
+            journal_status: RefCell::new(JournalStatus::Opening),
+            epoch: Cell::new(None),
+            core: RefCell::new(None),
+            follower: RefCell::new(None),
+            follower_queue: RefCell::new(Vec::new()),
+            follower_busy: Cell::new(false),
+            ports: RefCell::new(BTreeMap::new()),
+            timers: RefCell::new(BTreeMap::new()),
+            early: RefCell::new(Vec::new()),
+            session: Cell::new(None),
+            next_request: Cell::new(0),
+            starting_runtime: Cell::new(false),
+            channel: RefCell::new(None),
+            storage: RefCell::new(None),
+            last_snapshot: Cell::new(0),
+            snapshotting: Cell::new(false),
+            stopped: RefCell::new(None),
+            last_status: RefCell::new(String::new()),
+            pumping: Cell::new(false),
+        })
+    }
+
+    // ----- start ---------------------------------------------------------
+
+    pub fn start(self: &Rc<Self>, role: Role, cause: StartCause) {
+        self.role.set(role);
+        let shell = self.clone();
+        spawn_local(async move {
+            if shell.open_journal().await.is_err() {
+                return;
+            }
+            shell.refresh_storage().await;
+            match role {
+                Role::Leader => shell.lead(cause).await,
+                Role::Follower => shell.follow().await,
+            }
+        });
+    }
+
+    pub fn promote(self: &Rc<Self>) {
+        if self.role.get() == Role::Leader {
+            return;
+        }
+        self.role.set(Role::Leader);
+        self.follower.borrow_mut().take();
+        if let Some((channel, _)) = self.channel.borrow_mut().take() {
+            channel.close();
+        }
+        self.publish_status();
+        let shell = self.clone();
+        spawn_local(async move {
+            if shell.journal.borrow().is_none() && shell.open_journal().await.is_err() {
+                return;
+            }
+            // The previous leader's tab is gone, and every worker with it.
+            shell.lead(StartCause::HostLoss).await;
+        });
+    }
+
+    async fn open_journal(self: &Rc<Self>) -> Result<(), ()> {
+        match Journal::open(DATABASE_NAME).await {
+            Ok(journal) => {
+                let weak = Rc::downgrade(self);
+                journal.on_version_change(move || {
+                    if let Some(shell) = weak.upgrade() {
+                        shell.stop(JournalError::VersionChange.to_string());
+                    }
+                });
+                *self.journal_status.borrow_mut() = JournalStatus::Open {
+                    schema_version: journal.version(),
+                };
+                *self.journal.borrow_mut() = Some(Rc::new(journal));
+                self.publish_status();
+                Ok(())
+            }
+            Err(e) => {
+                *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
+                    reason: e.to_string(),
+                };
+                notice("journal", Level::Error, e.to_string());
+                self.publish_status();
+                Err(())
+            }
+        }
+    }
+
+    fn journal(&self) -> Option<Rc<Journal>> {
+        self.journal.borrow().clone()
+    }
+
+    async fn refresh_storage(&self) {
+        let estimate = crate::storage::estimate().await;
+        let persisted = crate::storage::persisted().await.unwrap_or(false);
+        if let Ok(e) = estimate {
+            *self.storage.borrow_mut() = Some(StorageStatus {
+                usage: e.usage,
+                quota: e.quota,
+                persisted,
+            });
+        }
+        self.publish_status();
+    }
+
+    pub fn storage_persisted(&self, persisted: bool) {
+        if let Some(s) = self.storage.borrow_mut().as_mut() {
+            s.persisted = persisted;
+        }
+        self.publish_status();
+    }
+
+    /// Writing stopped for good; this tab must be reloaded to go on.
+    fn stop(&self, reason: String) {
+        if self.stopped.borrow().is_some() {
+            return;
+        }
+        *self.stopped.borrow_mut() = Some(reason.clone());
+        self.core.borrow_mut().take();
+        for (_, t) in std::mem::take(&mut *self.timers.borrow_mut()) {
+            t.cancel();
+        }
+        if let Some(j) = self.journal.borrow_mut().take() {
+            j.close();
+        }
+        *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
+            reason: reason.clone(),
+        };
+        notice("journal", Level::Error, reason);
+        self.publish_status();
+    }
+
+    // ----- leader --------------------------------------------------------
+
+    async fn lead(self: &Rc<Self>, cause: StartCause) {
+        self.publish_status();
+        if let Err(e) = hold_lock_for_life(WRITER_LOCK).await {
+            notice("lock", Level::Error, e);
+            return;
+        }
+        let Some(journal) = self.journal() else {
+            return;
+        };
+        let epoch = match journal.claim_writer().await {
+            Ok(epoch) => epoch,
+            Err(e) => return self.stop(e.to_string()),
+        };
+        self.epoch.set(Some(epoch));
+        let loaded = match journal.load().await {
+            Ok(loaded) => loaded,
+            Err(e) => return self.stop(e.to_string()),
+        };
+        let projection = self.salvage(&journal, epoch, loaded).await;
+        let entropy = match random_bytes::<32>() {
+            Ok(bytes) => bytes.to_vec(),
+            Err(e) => return self.stop(e),
+        };
+        let config = ControllerConfig {
+            entropy,
+            ..ControllerConfig::default()
+        };
+        self.last_snapshot.set(projection.position);
+        let snapshot = ProjectionSnapshot {
+            v: lifeline_core::V1,
+            position: projection.position,
+            projection,
+        };
+        let core = match Controller::recover_from_snapshot(config, snapshot, &[], cause, now()) {
+            Ok(core) => core,
+            Err(e) => return self.stop(format!("the journal could not be recovered: {e}")),
+        };
+        let session = self.pick_session(core.pending_projection());
+        self.session.set(session);
+        post(&ControllerToPage::View {
+            reset: true,
+            deltas: session
+                .map(|s| session_deltas(core.projection(), s))
+                .unwrap_or_default(),
+        });
+        *self.core.borrow_mut() = Some(core);
+        self.open_channel(false);
+        let early = std::mem::take(&mut *self.early.borrow_mut());
+        for input in early {
+            match input {
+                Early::Runtime(runtime, text) => self.runtime_message(runtime, &text),
+                Early::Exited {
+                    runtime,
+                    generation,
+                    crashed,
+                } => self.runtime_exited(runtime, generation, crashed),
+                Early::TerminateFailed {
+                    runtime,
+                    generation,
+                    detail,
+                } => self.terminate_failed(runtime, generation, &detail),
+            }
+        }
+        self.pump();
+    }
+
+    /// Folds what the journal holds, setting aside what cannot be read and
+    /// saying so; never deletes a readable record.
+    async fn salvage(&self, journal: &Journal, epoch: WriterEpoch, loaded: Loaded) -> Projection {
+        let Loaded {
+            snapshot,
+            snapshot_note,
+            tail,
+            quarantined,
+            last_position,
+        } = loaded;
+        if let Some(note) = snapshot_note {
+            notice("snapshot", Level::Info, note);
+        }
+        if !quarantined.is_empty() {
+            let positions: Vec<String> = quarantined
+                .iter()
+                .take(8)
+                .map(|q| match q.position {
+                    Some(p) => format!("position {p} in {} ({})", q.store, q.reason),
+                    None => format!("{} key {} ({})", q.store, q.key, q.reason),
+                })
+                .collect();
+            notice(
+                "quarantine",
+                Level::Warning,
+                format!(
+                    "{} journal record{} could not be read and {} set aside in quarantine; the rest of the history loaded. {}{}",
+                    quarantined.len(),
+                    if quarantined.len() == 1 { "" } else { "s" },
+                    if quarantined.len() == 1 { "was" } else { "were" },
+                    positions.join("; "),
+                    if quarantined.len() > 8 { "; …" } else { "" }
+                ),
+            );
+            if let Err(e) = journal.quarantine(&quarantined, epoch).await {
+                notice(
+                    "quarantine-move",
+                    Level::Warning,
+                    format!("the unreadable records stay where they are: {e}"),
+                );
+            }
+        }
+        let policy = RetentionPolicy::default();
+        let (mut projection, refused) = Projection::salvage(policy, snapshot, &tail, MAX_REFUSED);
+        if !refused.is_empty() {
+            let detail: Vec<String> = refused.iter().take(8).map(|r| r.to_string()).collect();
+            notice(
+                "replay",
+                Level::Warning,
+                format!(
+                    "{} journal entr{} could not be replayed and {} not believed (they stay in the journal): {}",
+                    refused.len(),
+                    if refused.len() == 1 { "y" } else { "ies" },
+                    if refused.len() == 1 { "is" } else { "are" },
+                    detail.join("; ")
+                ),
+            );
+        }
+        // Positions held by unreadable records are never written over.
+        projection.position = projection.position.max(last_position);
+        projection
+    }
+
+    fn pick_session(&self, projection: &Projection) -> Option<SessionId> {
+        projection
+            .sessions
+            .values()
+            .max_by_key(|s| (s.opened_at, s.session))
+            .map(|s| s.session)
+    }
+
+    fn request_id(&self) -> RequestId {
+        let n = self.next_request.get() + 1;
+        self.next_request.set(n);
+        RequestId(n)
+    }
+
+    /// Hands a request to the core; a refusal is reported and left alone.
+    fn ask(&self, core: &mut Controller, make: impl FnOnce(RequestId) -> ClientRequest) -> bool {
+        match core.handle_client(SELF, make(self.request_id()), now()) {
+            Ok(()) => true,
+            Err(rejection) => {
+                self.rejected(&rejection);
+                false
+            }
+        }
+    }
+
+    fn rejected(&self, rejection: &Rejection) {
+        let level = match rejection {
+            Rejection::Busy => Level::Info,
+            _ => Level::Warning,
+        };
+        notice("request", level, rejection.to_string());
+    }
+
+    /// Carries out effects until the core and the agent are quiet.
+    pub fn pump(self: &Rc<Self>) {
+        if self.pumping.replace(true) {
+            return;
+        }
+        for _ in 0..10_000 {
+            let effect = self
+                .core
+                .borrow_mut()
+                .as_mut()
+                .and_then(|c| c.poll_effect());
+            if let Some(effect) = effect {
+                self.execute(effect);
+                continue;
+            }
+            if !self.reconcile() {
+                break;
+            }
+        }
+        self.pumping.set(false);
+        self.publish_status();
+    }
+
+    /// Makes sure a session and its runtime exist and drives the agent one
+    /// step. Returns true when it asked the core for something.
+    fn reconcile(&self) -> bool {
+        let mut guard = self.core.borrow_mut();
+        let Some(core) = guard.as_mut() else {
+            return false;
+        };
+        let Some(session) = self.session.get() else {
+            let (Ok(s), Ok(w)) = (random_u128(), random_u128()) else {
+                return false;
+            };
+            let (Ok(session), Ok(workspace)) = (SessionId::from_u128(s), WorkspaceId::from_u128(w))
+            else {
+                return false;
+            };
+            self.session.set(Some(session));
+            return self.ask(core, |request| ClientRequest::OpenSession {
+                request,
+                session,
+                workspace,
+                title: "Session".into(),
+            });
+        };
+        let p = core.pending_projection();
+        let Some(workspace) = p.sessions.get(&session).map(|s| s.workspace) else {
+            return false;
+        };
+        let current = p
+            .workspaces
+            .get(&workspace)
+            .and_then(|lease| p.leases.get(lease))
+            .and_then(|l| l.current().map(|r| (l.lease, r.runtime, r.generation)));
+        let Some((lease, runtime, generation)) = current else {
+            if self.starting_runtime.replace(true) || core.degraded().is_some() {
+                return false;
+            }
+            return self.ask(core, |request| ClientRequest::StartRuntime {
+                request,
+                workspace,
+            });
+        };
+        let Some(turn) = agent::open_turn(p, session) else {
+            return false;
+        };
+        match agent::next_step(p, turn) {
+            Some(Step::Admit { index, line }) => {
+                let binding = Binding {
+                    workspace,
+                    lease,
+                    generation,
+                    runtime,
+                    session,
+                    working_directory: "/".into(),
+                    capabilities: ["fs.read".to_string(), "fs.write".to_string()]
+                        .into_iter()
+                        .collect(),
+                    budget: Budget {
+                        deadline: now().plus(COMMAND_WALL_TIME_MS),
+                        max_output_bytes: COMMAND_OUTPUT_BYTES,
+                    },
+                    command_line: line,
+                };
+                let key = agent::plan_key(turn, index);
+                self.ask(core, |request| ClientRequest::Admit {
+                    request,
+                    key,
+                    binding,
+                })
+            }
+            Some(Step::Finish { status, reply }) => {
+                self.ask(core, |request| ClientRequest::FinishTurn {
+                    request,
+                    turn,
+                    status,
+                    reply,
+                })
+            }
+            Some(Step::Wait { .. }) | None => false,
+        }
+    }
+
+    fn execute(self: &Rc<Self>, effect: ControllerEffect) {
+        match effect {
+            ControllerEffect::Persist(batch) => {
+                let (Some(journal), Some(epoch)) = (self.journal(), self.epoch.get()) else {
+                    return;
+                };
+                let shell = self.clone();
+                spawn_local(async move {
+                    let result = journal.write_batch(&batch, epoch).await;
+                    shell.persisted(batch, result);
+                });
+            }
+            ControllerEffect::SendToRuntime { runtime, message } => {
+                let ports = self.ports.borrow();
+                let Some(p) = ports.get(&runtime) else {
+                    // No port yet: the core resends on the next hello.
+                    return;
+                };
+                let text = match serde_json::to_string(&message) {
+                    Ok(t) => t,
+                    Err(_) => return,
+                };
+                let _ = p.port.post_message(&JsValue::from_str(&text));
+            }
+            ControllerEffect::NotifyClient { message, .. } => self.notified(message),
+            ControllerEffect::SetTimer { timer, at } => {
+                let delay = at.0.saturating_sub(now().0);
+                let weak = Rc::downgrade(self);
+                let handle = Timeout::new(delay, move || {
+                    if let Some(shell) = weak.upgrade() {
+                        shell.timers.borrow_mut().remove(&timer);
+                        if let Some(core) = shell.core.borrow_mut().as_mut() {
+                            core.handle_timer(timer, now());
+                        }
+                        shell.pump();
+                    }
+                });
+                if let Some(handle) = handle {
+                    if let Some(old) = self.timers.borrow_mut().insert(timer, handle) {
+                        old.cancel();
+                    }
+                }
+            }
+            ControllerEffect::SpawnRuntime {
+                workspace,
+                lease,
+                runtime,
+                generation,
+                execution,
+            } => post(&ControllerToPage::SpawnRuntime {
+                identity: RuntimeIdentity {
+                    lease,
+                    runtime,
+                    generation,
+                    execution,
+                },
+                workspace,
+            }),
+            ControllerEffect::TerminateRuntime {
+                runtime,
+                generation,
+            } => post(&ControllerToPage::TerminateRuntime {
+                runtime,
+                generation,
+            }),
+        }
+    }
+
+    fn notified(&self, message: ClientMessage) {
+        match message {
+            ClientMessage::RuntimeStarted { .. } => self.starting_runtime.set(false),
+            ClientMessage::Rejected { rejection, .. } => {
+                self.starting_runtime.set(false);
+                self.rejected(&rejection);
+            }
+            _ => {}
+        }
+    }
+
+    fn persisted(
+        self: &Rc<Self>,
+        batch: lifeline_core::PersistBatch,
+        result: Result<(), JournalError>,
+    ) {
+        match result {
+            Ok(()) => {
+                {
+                    let mut guard = self.core.borrow_mut();
+                    let Some(core) = guard.as_mut() else {
+                        return;
+                    };
+                    if let Err(e) = core.handle_persist_complete(batch.batch, now()) {
+                        notice("persist", Level::Warning, e.to_string());
+                    }
+                    let deltas = batch_deltas(core.projection(), &batch.entries);
+                    if !deltas.is_empty() {
+                        post(&ControllerToPage::View {
+                            reset: false,
+                            deltas,
+                        });
+                    }
+                }
+                notice("quota", Level::Info, "");
+                self.broadcast(batch.entries);
+                self.maybe_snapshot();
+            }
+            Err(JournalError::Superseded) => {
+                return self.stop(JournalError::Superseded.to_string())
+            }
+            Err(JournalError::VersionChange) => {
+                return self.stop(JournalError::VersionChange.to_string())
+            }
+            Err(e) => {
+                if let Some(core) = self.core.borrow_mut().as_mut() {
+                    let _ = core.handle_persist_failed(batch.batch, &e.to_string(), now());
+                }
+                let key = if e == JournalError::QuotaExceeded {
+                    "quota"
+                } else {
+                    "persist"
+                };
+                notice(key, Level::Error, e.to_string());
+                let shell = self.clone();
+                spawn_local(async move { shell.refresh_storage().await });
+            }
+        }
+        self.pump();
+    }
+
+    fn maybe_snapshot(self: &Rc<Self>) {
+        let (Some(journal), Some(epoch)) = (self.journal(), self.epoch.get()) else {
+            return;
+        };
+        let snapshot = {
+            let guard = self.core.borrow();
+            let Some(core) = guard.as_ref() else {
+                return;
+            };
+            if core.projection().position < self.last_snapshot.get() + SNAPSHOT_EVERY
+                || self.snapshotting.get()
+            {
+                return;
+            }
+            core.snapshot()
+        };
+        self.snapshotting.set(true);
+        self.last_snapshot.set(snapshot.position);
+        let shell = self.clone();
+        spawn_local(async move {
+            if let Err(e) = journal.put_snapshot(&snapshot, epoch).await {
+                // Startup replays more of the journal; nothing is lost.
+                notice(
+                    "snapshot",
+                    Level::Info,
+                    format!("a projection snapshot was not saved ({e}); the next start replays more of the journal"),
+                );
+            }
+            shell.snapshotting.set(false);
+        });
+    }
+
+    // ----- runtimes ------------------------------------------------------
+
+    pub fn runtime_port(
+        self: &Rc<Self>,
+        runtime: RuntimeId,
+        generation: Generation,
+        port: MessagePort,
+    ) {
+        let weak = Rc::downgrade(self);
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            let Some(shell) = weak.upgrade() else { return };
+            match event.data().as_string() {
+                Some(text) => shell.runtime_message(runtime, &text),
+                None => notice(
+                    "runtime-message",
+                    Level::Warning,
+                    format!("runtime {runtime} sent a message that is not a JSON string; it was ignored"),
+                ),
+            }
+        });
+        port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        let old = self.ports.borrow_mut().insert(
+            runtime,
+            Port {
+                generation,
+                port,
+                _on_message: on_message,
+            },
+        );
+        if let Some(old) = old {
+            // A late message on the old port must not pass for the new one.
+            old.port.set_onmessage(None);
+            old.port.close();
+        }
+    }
+
+    fn runtime_message(self: &Rc<Self>, runtime: RuntimeId, text: &str) {
+        if self.core.borrow().is_none() {
+            if self.stopped.borrow().is_none() && self.role.get() == Role::Leader {
+                self.early
+                    .borrow_mut()
+                    .push(Early::Runtime(runtime, text.to_string()));
+            }
+            return;
+        }
+        let message = match decode::<lifeline_core::RuntimeToController>(text) {
+            Ok(m) => m,
+            Err(e) => {
+                notice(
+                    "runtime-message",
+                    Level::Warning,
+                    format!("a message from runtime {runtime} was rejected: {e}"),
+                );
+                return;
+            }
+        };
+        let result = self
+            .core
+            .borrow_mut()
+            .as_mut()
+            .map(|c| c.handle_runtime(runtime, message, now()));
+        if let Some(Err(ControllerError::Malformed { detail })) = result {
+            notice(
+                "runtime-message",
+                Level::Warning,
+                format!("a message from runtime {runtime} was rejected: {detail}"),
+            );
+        }
+        self.pump();
+    }
+
+    pub fn runtime_exited(
+        self: &Rc<Self>,
+        runtime: RuntimeId,
+        generation: Generation,
+        crashed: bool,
+    ) {
+        if let Some(p) = self.ports.borrow_mut().remove(&runtime) {
+            if p.generation == generation {
+                p.port.close();
+            }
+        }
+        if self.core.borrow().is_none() {
+            if self.role.get() == Role::Leader {
+                self.early.borrow_mut().push(Early::Exited {
+                    runtime,
+                    generation,
+                    crashed,
+                });
+            }
+            return;
+        }
+        if let Some(core) = self.core.borrow_mut().as_mut() {
+            let _ = if crashed {
+                core.handle_runtime_crashed(runtime, generation, now())
+            } else {
+                core.handle_runtime_terminated(runtime, generation, now())
+            };
+        }
+        self.pump();
+    }
+
+    pub fn terminate_failed(
+        self: &Rc<Self>,
+        runtime: RuntimeId,
+        generation: Generation,
+        detail: &str,
+    ) {
+        if self.core.borrow().is_none() {
+            if self.role.get() == Role::Leader {
+                self.early.borrow_mut().push(Early::TerminateFailed {
+                    runtime,
+                    generation,
+                    detail: detail.to_string(),
+                });
+            }
+            return;
+        }
+        if let Some(core) = self.core.borrow_mut().as_mut() {
+            let _ = core.handle_cleanup_failed(runtime, generation, detail, now());
+        }
+        self.pump();
+    }
+
+    // ----- the page's requests ---------------------------------------------
+
+    pub fn prompt(self: &Rc<Self>, turn: TurnId, text: String) {
+        let refuse = |message: String| post(&ControllerToPage::PromptRefused { turn, message });
+        if self.role.get() != Role::Leader {
+            return refuse("this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over".into());
+        }
+        if let Some(reason) = self.stopped.borrow().clone() {
+            return refuse(reason);
+        }
+        let plan = match agent::plan(&text) {
+            Ok(plan) => plan,
+            Err(e) => return refuse(e.to_string()),
+        };
+        {
+            let mut guard = self.core.borrow_mut();
+            let (Some(core), Some(session)) = (guard.as_mut(), self.session.get()) else {
+                return refuse("recovery is still running; send again in a moment".into());
+            };
+            if let Some(degraded) = core.degraded() {
+                return refuse(format!("the journal cannot be written: {degraded}"));
+            }
+            if agent::open_turn(core.pending_projection(), session).is_some_and(|t| t != turn) {
+                return refuse(
+                    "the agent is still working on the previous message; wait or press Stop".into(),
+                );
+            }
+            let result = core.handle_client(
+                SELF,
+                ClientRequest::RecordTurn {
+                    request: self.request_id(),
+                    session,
+                    turn,
+                    prompt: text,
+                    plan: plan.commands,
+                },
+                now(),
+            );
+            if let Err(rejection) = result {
+                drop(guard);
+                return refuse(rejection.to_string());
+            }
+        }
+        self.pump();
+    }
+
+    pub fn stop_turn(self: &Rc<Self>) {
+        {
+            let mut guard = self.core.borrow_mut();
+            let (Some(core), Some(session)) = (guard.as_mut(), self.session.get()) else {
+                return;
+            };
+            let p = core.pending_projection();
+            let Some(turn) = agent::open_turn(p, session) else {
+                return;
+            };
+            match agent::next_step(p, turn) {
+                Some(Step::Wait { command }) => {
+                    let Some(c) = p.command(command) else { return };
+                    let generation = c.binding.generation;
+                    if c.cancel.is_none() {
+                        self.ask(core, |request| ClientRequest::Cancel {
+                            request,
+                            command,
+                            generation,
+                        });
+                    }
+                }
+                Some(Step::Admit { index, line }) => {
+                    let reply = format!(
+                        "Stopped before `{line}` ran; {} planned command{} not run.",
+                        p.turns[&turn].plan.len() - index,
+                        if p.turns[&turn].plan.len() - index == 1 {
+                            " was"
+                        } else {
+                            "s were"
+                        }
+                    );
+                    self.ask(core, |request| ClientRequest::FinishTurn {
+                        request,
+                        turn,
+                        status: lifeline_core::TurnStatus::Cancelled,
+                        reply,
+                    });
+                }
+                _ => {}
+            }
+        }
+        self.pump();
+    }
+
+    // ----- followers -----------------------------------------------------
+
+    async fn follow(self: &Rc<Self>) {
+        let Some(journal) = self.journal() else {
+            return;
+        };
+        // Listen first so nothing written during the load is missed; what
+        // arrives meanwhile waits in the queue and is deduplicated by position.
+        self.open_channel(true);
+        let loaded = match journal.load().await {
+            Ok(l) => l,
+            Err(e) => return self.stop(e.to_string()),
+        };
+        if !loaded.quarantined.is_empty() {
+            notice(
+                "quarantine",
+                Level::Warning,
+                format!(
+                    "{} journal record{} could not be read; the tab that leads sets them aside",
+                    loaded.quarantined.len(),
+                    if loaded.quarantined.len() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    }
+                ),
+            );
+        }
+        let (mut projection, _) = Projection::salvage(
+            RetentionPolicy::default(),
+            loaded.snapshot,
+            &loaded.tail,
+            MAX_REFUSED,
+        );
+        projection.position = projection.position.max(loaded.last_position);
+        if self.role.get() != Role::Follower {
+            return;
+        }
+        let session = self.pick_session(&projection);
+        self.session.set(session);
+        post(&ControllerToPage::View {
+            reset: true,
+            deltas: session
+                .map(|s| session_deltas(&projection, s))
+                .unwrap_or_default(),
+        });
+        *self.follower.borrow_mut() = Some(projection);
+        self.publish_status();
+        self.drain_follower_queue();
+    }
+
+    fn open_channel(self: &Rc<Self>, listen: bool) {
+        let Ok(channel) = BroadcastChannel::new(CHANNEL) else {
+            notice(
+                "channel",
+                Level::Warning,
+                "this browser has no BroadcastChannel; other tabs will not follow live",
+            );
+            return;
+        };
+        let handler = listen.then(|| {
+            let weak = Rc::downgrade(self);
+            let handler = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+                let Some(shell) = weak.upgrade() else { return };
+                let Some(text) = event.data().as_string() else {
+                    return;
+                };
+                match decode::<Broadcast>(&text) {
+                    Ok(Broadcast::Entries { protocol, entries })
+                        if protocol == PROTOCOL_VERSION =>
+                    {
+                        shell.follower_queue.borrow_mut().push(entries);
+                        shell.drain_follower_queue();
+                    }
+                    Ok(_) => notice(
+                        "channel",
+                        Level::Warning,
+                        "another tab runs a different Lifeline build; reload both tabs",
+                    ),
+                    Err(e) => notice(
+                        "channel",
+                        Level::Warning,
+                        format!("a broadcast was rejected: {e}"),
+                    ),
+                }
+            });
+            channel.set_onmessage(Some(handler.as_ref().unchecked_ref()));
+            handler
+        });
+        if let Some((old, _)) = self.channel.borrow_mut().replace((channel, handler)) {
+            old.close();
+        }
+    }
+
+    fn broadcast(&self, entries: Vec<JournalEntry>) {
+        if let Some((channel, _)) = self.channel.borrow().as_ref() {
+            let message = Broadcast::Entries {
+                protocol: PROTOCOL_VERSION,
+                entries,
+            };
+            let _ = channel.post_message(&JsValue::from_str(&encode(&message)));
+        }
+    }
+
+    /// Applies queued broadcasts after the cursor, reading any gap from the
+    /// journal first (the leader writes before it broadcasts).
+    fn drain_follower_queue(self: &Rc<Self>) {
+        if self.follower_busy.get() || self.follower.borrow().is_none() {
+            return;
+        }
+        self.follower_busy.set(true);
+        let shell = self.clone();
+        spawn_local(async move {
+            loop {
+                let batch = {
+                    let mut q = shell.follower_queue.borrow_mut();
+                    if q.is_empty() {
+                        break;
+                    }
+                    q.remove(0)
+                };
+                let cursor = match shell.follower.borrow().as_ref() {
+                    Some(p) => p.position,
+                    None => break,
+                };
+                let mut entries: Vec<JournalEntry> = Vec::new();
+                let first = batch.iter().map(|e| e.position).min().unwrap_or(0);
+                if first > cursor + 1 {
+                    let Some(journal) = shell.journal() else {
+                        break;
+                    };
+                    let mut after = cursor;
+                    loop {
+                        match journal.entries_after(after, GAP_READ).await {
+                            Ok(tail) => {
+                                let next = tail.last_position(after);
+                                entries.extend(
+                                    tail.entries.into_iter().filter(|e| e.position < first),
+                                );
+                                if next == after || next >= first {
+                                    break;
+                                }
+                                after = next;
+                            }
+                            Err(e) => {
+                                notice(
+                                    "follow",
+                                    Level::Warning,
+                                    format!("could not read the journal to catch up: {e}"),
+                                );
+                                break;
+                            }
+                        }
+                    }
+                }
+                entries.extend(batch);
+                shell.follower_apply(entries);
+            }
+            shell.follower_busy.set(false);
+        });
+    }
+
+    fn follower_apply(&self, mut entries: Vec<JournalEntry>) {
+        entries.sort_by_key(|e| e.position);
+        let mut guard = self.follower.borrow_mut();
+        let Some(p) = guard.as_mut() else { return };
+        let mut applied = Vec::new();
+        for e in entries {
+            if e.position <= p.position {
+                continue; // already seen: no duplicates
+            }
+            if e.position != p.position + 1 {
+                // A hole the journal could not fill: bridge it, say so.
+                notice(
+                    "follow",
+                    Level::Warning,
+                    format!(
+                        "journal entries {} to {} could not be read while following",
+                        p.position + 1,
+                        e.position - 1
+                    ),
+                );
+                p.position = e.position - 1;
+            }
+            match p.apply(&e) {
+                Ok(()) => applied.push(e),
+                Err(err) => {
+                    notice(
+                        "follow",
+                        Level::Warning,
+                        format!("an entry from the leading tab was not believed: {err}"),
+                    );
+                    p.position = e.position;
+                }
+            }
+        }
+        if self.session.get().is_none() {
+            self.session.set(self.pick_session(p));
+        }
+        let deltas = batch_deltas(p, &applied);
+        drop(guard);
+        if !deltas.is_empty() {
+            post(&ControllerToPage::View {
+                reset: false,
+                deltas,
+            });
+        }
+        self.publish_status();
+    }
+
+    // ----- status --------------------------------------------------------
+
+    pub fn publish_status(&self) {
+        let role = self.role.get();
+        let (writer, runtime, busy, position) = {
+            let core = self.core.borrow();
+            match core.as_ref() {
+                Some(core) if self.stopped.borrow().is_none() => {
+                    let p = core.projection();
+                    let session = self.session.get();
+                    let runtime = session
+                        .and_then(|s| p.sessions.get(&s))
+                        .and_then(|s| p.workspaces.get(&s.workspace))
+                        .and_then(|lease| p.leases.get(lease))
+                        .and_then(|l| l.current())
+                        .map(|r| RuntimeStatus {
+                            runtime: r.runtime,
+                            generation: r.generation,
+                            attached: core.is_attached(r.runtime),
+                        });
+                    let busy = session
+                        .and_then(|s| agent::open_turn(core.pending_projection(), s))
+                        .is_some();
+                    (true, runtime, busy, p.position)
+                }
+                _ => {
+                    let f = self.follower.borrow();
+                    let p = f.as_ref();
+                    let busy = p
+                        .zip(self.session.get())
+                        .and_then(|(p, s)| agent::open_turn(p, s))
+                        .is_some();
+                    (false, None, busy, p.map_or(0, |p| p.position))
+                }
+            }
+        };
+        let status = Status {
+            role,
+            writer,
+            journal: self.journal_status.borrow().clone(),
+            session: self.session.get(),
+            runtime,
+            storage: self.storage.borrow().clone(),
+            busy,
+            position,
+        };
+        let message = ControllerToPage::Status(status);
+        let text = encode(&message);
+        if *self.last_status.borrow() != text {
+            let _ = scope().post_message(&JsValue::from_str(&text));
+            *self.last_status.borrow_mut() = text;
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Small browser primitives the shell needs and web-sys does not give
+//! without unstable flags: Web Locks, timers, randomness, the clock.
+
+use js_sys::{Function, Promise, Reflect};
+use lifeline_core::Millis;
+use wasm_bindgen::{prelude::*, JsCast};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::DedicatedWorkerGlobalScope;
+
+pub fn scope() -> DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+pub fn now() -> Millis {
+    Millis(js_sys::Date::now().max(0.0) as u64)
+}
+
+/// Fresh random bytes from the platform's CSPRNG.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], String> {
+    let mut bytes = [0u8; N];
+    let crypto = scope()
+        .crypto()
+        .map_err(|_| "this browser gives workers no crypto".to_string())?;
+    crypto
+        .get_random_values_with_u8_array(&mut bytes)
+        .map_err(|_| "crypto.getRandomValues failed".to_string())?;
+    Ok(bytes)
+}
+
+pub fn random_u128() -> Result<u128, String> {
+    Ok(u128::from_be_bytes(random_bytes::<16>()?).max(1))
+}
+
+fn get(target: &JsValue, name: &str) -> Result<JsValue, String> {
+    Reflect::get(target, &JsValue::from_str(name)).map_err(|_| format!("{name} is unreadable"))
+}
+
+/// Waits until this worker holds the exclusive Web Lock `name`, then keeps it
+/// for the worker's whole life: the browser releases it when the worker
+/// dies, which is exactly when another controller may write.
+pub async fn hold_lock_for_life(name: &str) -> Result<(), String> {
+    let navigator = get(&scope().into(), "navigator")?;
+    let locks = get(&navigator, "locks")?;
+    if locks.is_undefined() {
+        return Err("this browser has no Web Locks; two tabs could not be kept from writing the journal at once".into());
+    }
+    let request: Function = get(&locks, "request")?
+        .dyn_into()
+        .map_err(|_| "navigator.locks.request is not a function".to_string())?;
+    let mut granted_resolve: Option<Function> = None;
+    let granted = Promise::new(&mut |resolve, _| granted_resolve = Some(resolve));
+    let granted_resolve = granted_resolve.ok_or("promise executor did not run")?;
+    let on_grant = Closure::<dyn FnMut(JsValue) -> JsValue>::new(move |_lock: JsValue| {
+        let _ = granted_resolve.call0(&JsValue::NULL);
+        // Never settles: the lock is held until the worker is gone.
+        JsValue::from(Promise::new(&mut |_, _| {}))
+    })
+    .into_js_value();
+    let pending: Promise = request
+        .call2(&locks, &JsValue::from_str(name), &on_grant)
+        .map_err(|_| format!("requesting the lock {name} failed"))?
+        .dyn_into()
+        .map_err(|_| "navigator.locks.request returned no promise".to_string())?;
+    // The request's own promise only settles when the lock is released (or
+    // the request fails); keep a rejection from going unnoticed.
+    let on_reject = Closure::<dyn FnMut(JsValue)>::new(|_e: JsValue| {});
+    let _ = pending.catch(&on_reject);
+    on_reject.forget();
+    JsFuture::from(granted)
+        .await
+        .map_err(|_| format!("the lock {name} was not granted"))?;
+    Ok(())
+}
+
+/// A one-shot timer; dropping the handle does not cancel it, `cancel` does.
+pub struct Timeout {
+    id: i32,
+    _callback: Closure<dyn FnMut()>,
+}
+
+impl Timeout {
+    pub fn new(delay_ms: u64, f: impl FnOnce() + 'static) -> Option<Timeout> {
+        let mut f = Some(f);
+        let callback = Closure::<dyn FnMut()>::new(move || {
+            if let Some(f) = f.take() {
+                f()
+            }
+        });
+        let delay = delay_ms.min(i32::MAX as u64) as i32;
+        let id = scope()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(
+                callback.as_ref().unchecked_ref(),
+                delay,
+            )
+            .ok()?;
+        Some(Timeout {
+            id,
+            _callback: callback,
+        })
+    }
+
+    pub fn cancel(&self) {
+        scope().clear_timeout_with_handle(self.id);
+    }
+}
