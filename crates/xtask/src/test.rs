@@ -24,7 +24,7 @@ const NATIVE_PACKAGES: [&str; 5] = [
 ];
 
 /// Crates with wasm-bindgen tests in headless Chromium.
-const WASM_PACKAGES: [&str; 1] = ["lifeline-controller"];
+const WASM_PACKAGES: [&str; 2] = ["lifeline-controller", "lifeline-runtime"];
 
 #[derive(Default)]
 struct Tally {

@@ -1,0 +1,216 @@
+//! The OPFS workspace host and the shell running on it, inside a dedicated
+//! worker of headless Chromium (where the runtime runs in production).
+
+use lifeline_runtime::opfs::OpfsWorkspace;
+use lifeline_shell::{run, Context, EntryKind, FsError, Host, Stream, WorkspacePath};
+use std::collections::BTreeSet;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+/// A fresh workspace per test: a random id, so reruns and parallel tests
+/// never see each other's files.
+async fn fresh(label: &str) -> OpfsWorkspace {
+    let id = format!("test-{label}-{}", js_sys::Math::random().to_bits());
+    OpfsWorkspace::open(&id).await.unwrap()
+}
+
+fn p(path: &str) -> WorkspacePath {
+    WorkspacePath::parse(path).unwrap()
+}
+
+struct Outcome {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+async fn sh_with(host: &OpfsWorkspace, ctx: &Context, line: &str) -> Outcome {
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    let mut out = |stream: Stream, text: &str| match stream {
+        Stream::Stdout => stdout.push_str(text),
+        Stream::Stderr => stderr.push_str(text),
+    };
+    let status = run(host, line, ctx, &mut out).await;
+    Outcome {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+async fn sh(host: &OpfsWorkspace, line: &str) -> Outcome {
+    sh_with(host, &Context::default(), line).await
+}
+
+#[wasm_bindgen_test]
+async fn write_append_and_read_back() {
+    let ws = fresh("rw").await;
+    ws.write(&p("a.txt"), b"one\n", false).await.unwrap();
+    ws.write(&p("a.txt"), b"two\n", true).await.unwrap();
+    assert_eq!(ws.read(&p("a.txt"), 1024).await.unwrap(), b"one\ntwo\n");
+    ws.write(&p("a.txt"), b"new", false).await.unwrap();
+    assert_eq!(ws.read(&p("a.txt"), 1024).await.unwrap(), b"new");
+    ws.write(&p("empty"), b"", true).await.unwrap();
+    assert_eq!(ws.read(&p("empty"), 1024).await.unwrap(), b"");
+    assert_eq!(ws.read(&p("a.txt"), 2).await, Err(FsError::TooLarge));
+}
+
+#[wasm_bindgen_test]
+async fn reopening_sees_the_same_files() {
+    let ws = fresh("reopen").await;
+    ws.write(&p("kept"), b"x", false).await.unwrap();
+    let again = OpfsWorkspace::open(ws.id()).await.unwrap();
+    assert_eq!(again.read(&p("kept"), 10).await.unwrap(), b"x");
+}
+
+#[wasm_bindgen_test]
+async fn kinds_lists_and_errors() {
+    let ws = fresh("kinds").await;
+    ws.create_dir(&p("d")).await.unwrap();
+    ws.write(&p("d/f"), b"1", false).await.unwrap();
+    ws.create_dir(&p("d/sub")).await.unwrap();
+    assert_eq!(ws.kind(&p("/")).await, Ok(Some(EntryKind::Directory)));
+    assert_eq!(ws.kind(&p("d")).await, Ok(Some(EntryKind::Directory)));
+    assert_eq!(ws.kind(&p("d/f")).await, Ok(Some(EntryKind::File)));
+    assert_eq!(ws.kind(&p("nope")).await, Ok(None));
+    assert_eq!(ws.kind(&p("d/f/x")).await, Ok(None));
+    let mut listing: Vec<_> = ws
+        .list(&p("d"))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.name, e.kind))
+        .collect();
+    listing.sort();
+    assert_eq!(
+        listing,
+        vec![
+            ("f".to_string(), EntryKind::File),
+            ("sub".to_string(), EntryKind::Directory)
+        ]
+    );
+    assert_eq!(ws.read(&p("nope"), 10).await, Err(FsError::NotFound));
+    assert_eq!(ws.read(&p("d"), 10).await, Err(FsError::IsADirectory));
+    assert_eq!(ws.read(&p("d/f/x"), 10).await, Err(FsError::NotADirectory));
+    assert_eq!(ws.list(&p("d/f")).await, Err(FsError::NotADirectory));
+    assert_eq!(ws.list(&p("gone")).await, Err(FsError::NotFound));
+    assert_eq!(
+        ws.write(&p("d"), b"", false).await,
+        Err(FsError::IsADirectory)
+    );
+    assert_eq!(
+        ws.write(&p("no/f"), b"", false).await,
+        Err(FsError::NotFound)
+    );
+    assert_eq!(ws.create_dir(&p("d")).await, Err(FsError::AlreadyExists));
+    assert_eq!(ws.create_dir(&p("d/f")).await, Err(FsError::AlreadyExists));
+    assert_eq!(ws.create_dir(&p("x/y")).await, Err(FsError::NotFound));
+    assert_eq!(ws.remove(&p("d"), false).await, Err(FsError::NotEmpty));
+    assert_eq!(ws.remove(&p("zz"), false).await, Err(FsError::NotFound));
+    ws.remove(&p("d/f"), false).await.unwrap();
+    ws.remove(&p("d"), true).await.unwrap();
+    assert_eq!(ws.kind(&p("d")).await, Ok(None));
+}
+
+#[wasm_bindgen_test]
+async fn the_shell_runs_against_opfs() {
+    let ws = fresh("shell").await;
+    let out = sh(
+        &ws,
+        "echo start >> marks.txt; echo again >> marks.txt; cat marks.txt",
+    )
+    .await;
+    assert_eq!((out.status, out.stdout.as_str()), (0, "start\nagain\n"));
+    let out = sh(&ws, "mkdir -p a/b/c && touch a/b/c/f && ls a/b/c").await;
+    assert_eq!((out.status, out.stdout.as_str()), (0, "f\n"));
+    let out = sh(
+        &ws,
+        "seq 1 5 > nums; cp nums a/b; mv a/b/nums a/moved; cat a/moved | wc -l",
+    )
+    .await;
+    assert_eq!(
+        (out.status, out.stdout.as_str(), out.stderr.as_str()),
+        (0, "5\n", "")
+    );
+    let out = sh(&ws, "cp -r a copy && ls copy copy/b && rm -r a && ls").await;
+    assert_eq!(
+        (out.status, out.stdout.as_str(), out.stderr.as_str()),
+        (
+            0,
+            "copy:\nb\nmoved\n\ncopy/b:\nc\ncopy\nmarks.txt\nnums\n",
+            ""
+        )
+    );
+    let out = sh(&ws, "cat missing.txt").await;
+    assert_eq!(
+        (out.status, out.stderr.as_str()),
+        (1, "cat: missing.txt: No such file or directory\n")
+    );
+    let out = sh(&ws, "rm copy").await;
+    assert_eq!(
+        (out.status, out.stderr.as_str()),
+        (1, "rm: cannot remove 'copy': Is a directory\n")
+    );
+    let out = sh(&ws, "echo -n abc > h; sha256sum h").await;
+    assert_eq!(
+        out.stdout,
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  h\n"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn big_output_streams_and_yields_through_real_macrotasks() {
+    let ws = fresh("stream").await;
+    let mut chunks = 0usize;
+    let mut total = 0usize;
+    let mut out = |_: Stream, text: &str| {
+        chunks += 1;
+        total += text.len();
+    };
+    let status = run(&ws, "seq 1 200000", &Context::default(), &mut out).await;
+    assert_eq!(status, 0);
+    assert_eq!(total, 1_288_895);
+    assert!(chunks >= total / (64 * 1024));
+}
+
+#[wasm_bindgen_test]
+async fn sleep_waits_on_a_real_timer() {
+    let ws = fresh("sleep").await;
+    let started = js_sys::Date::now();
+    ws.sleep(30).await;
+    assert!(js_sys::Date::now() - started >= 25.0);
+}
+
+#[wasm_bindgen_test]
+async fn js_evaluates_only_with_the_capability() {
+    let ws = fresh("js").await;
+    let denied = sh(&ws, "js 1+1").await;
+    assert_eq!(denied.status, 126);
+    let ctx = Context {
+        capabilities: BTreeSet::from(["js".to_string()]),
+        ..Context::default()
+    };
+    let out = sh_with(&ws, &ctx, "js '[1, 2].map(x => x * 2).join(\",\")'").await;
+    assert_eq!((out.status, out.stdout.as_str()), (0, "2,4\n"));
+    let out = sh_with(&ws, &ctx, "js 'Promise.resolve(7)'").await;
+    assert_eq!(out.stdout, "7\n");
+    let out = sh_with(&ws, &ctx, "js 'throw new TypeError(\"bad\")'").await;
+    assert_eq!(
+        (out.status, out.stderr.as_str()),
+        (1, "js: TypeError: bad\n")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn invalid_workspace_ids_are_refused() {
+    assert!(matches!(
+        OpfsWorkspace::open("../x").await,
+        Err(FsError::InvalidPath(_))
+    ));
+    assert!(matches!(
+        OpfsWorkspace::open("").await,
+        Err(FsError::InvalidPath(_))
+    ));
+}
