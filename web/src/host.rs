@@ -1,29 +1,43 @@
-//! IO between the page and its workers: spawns the controller and the runtime,
-//! relays a `MessageChannel` between them (the reverse dial), and reports the
-//! connection as it is proven by a real round trip.
+//! All IO of the page: the leader election, the controller worker and its
+//! replacement when it dies, the runtime workers and the channels relayed
+//! between them (the reverse dial), persistent storage, the service worker.
+//!
+//! Everything a worker sends is untrusted: it is decoded with
+//! [`lifeline_protocol::decode`], and a malformed message becomes an error
+//! notice, never a panic. State the components read lives in [`Ui`] signals;
+//! the page's own bookkeeping lives in a thread-local [`Host`].
 
+use crate::transcript::{self, TranscriptSignals};
 use leptos::prelude::*;
+use lifeline_core::{Generation, RuntimeId, RuntimeIdentity, StartCause, TurnId, WorkspaceId};
 use lifeline_protocol::{
-    decode, encode, ControllerToPage, JournalStatus, PageToController, PageToRuntime,
-    RuntimeIdentity, RuntimeToPage, PROTOCOL_VERSION,
+    check_version, decode, encode, ControllerToPage, JournalStatus, Level, PageToController,
+    PageToRuntime, Role, RuntimeToPage, Status, PROTOCOL_VERSION,
 };
-use std::{cell::RefCell, rc::Rc};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use wasm_bindgen::{prelude::*, JsCast};
-use web_sys::{ErrorEvent, MessageChannel, MessageEvent, Worker, WorkerOptions, WorkerType};
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+use web_sys::{ErrorEvent, Event, MessageChannel, MessageEvent, Worker, WorkerOptions, WorkerType};
 
-/// How long the first round trip may take before the UI says so. Worker start
-/// includes fetching and compiling wasm, hence generous.
-const PROBE_TIMEOUT_MS: i32 = 10_000;
+/// The controller beats every second; this much silence means it is dead
+/// or stuck.
+const HEARTBEAT_TIMEOUT_MS: f64 = 5_000.0;
+/// A worker's first `Ready` includes fetching and compiling its wasm.
+const READY_TIMEOUT_MS: f64 = 20_000.0;
+/// At most this many controller restarts within [`RESTART_WINDOW_MS`].
+const MAX_RESTARTS: usize = 5;
+const RESTART_WINDOW_MS: f64 = 60_000.0;
+const TICK_MS: i32 = 1_000;
+/// A tick this late means the page itself was stalled (or throttled in the
+/// background): silence during it is no evidence against a worker.
+const STALL_MS: f64 = 3_000.0;
+const LEADER_LOCK: &str = "lifeline-leader";
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum Connection {
-    Connecting,
-    Connected {
-        runtime: RuntimeIdentity,
-        journal: JournalStatus,
-    },
-    Failed(String),
-}
+pub const RESTART_NOTICE: &str =
+    "The controller worker stopped and was restarted; running commands continued.";
+pub const STORAGE_NOTICE: &str =
+    "Storage is best-effort: the browser may clear this history under storage pressure.";
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Offline {
@@ -32,207 +46,856 @@ pub enum Offline {
     Unavailable(String),
 }
 
-#[derive(Default)]
-struct Boot {
-    controller_ready: Option<JournalStatus>,
-    runtime_ready: bool,
-    relayed: bool,
-    answered: bool,
+/// The page's request for persistent storage.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Persist {
+    Idle,
+    Asking,
+    Refused,
+    Failed(String),
 }
 
-struct Workers {
-    controller: Worker,
-    runtime: Worker,
-    boot: RefCell<Boot>,
-    connection: RwSignal<Connection>,
+#[derive(Clone, Debug, PartialEq)]
+pub struct NoticeItem {
+    pub key: String,
+    pub level: Level,
+    pub message: String,
 }
 
-fn spawn(url: &str) -> Result<Worker, JsValue> {
+/// What the status line says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Connection {
+    Connecting,
+    Recovering,
+    Connected,
+    Following,
+    Failed(String),
+}
+
+impl Connection {
+    pub fn text(&self) -> String {
+        match self {
+            Connection::Connecting => "Connecting…".into(),
+            Connection::Recovering => "Recovering…".into(),
+            Connection::Connected => "Connected".into(),
+            Connection::Following => "Following another tab (read-only)".into(),
+            Connection::Failed(reason) => format!("Not connected: {reason}"),
+        }
+    }
+
+    pub fn state(&self) -> &'static str {
+        match self {
+            Connection::Connecting => "connecting",
+            Connection::Recovering => "recovering",
+            Connection::Connected => "connected",
+            Connection::Following => "following",
+            Connection::Failed(_) => "failed",
+        }
+    }
+}
+
+/// The signals the components read (all `Copy`).
+#[derive(Clone, Copy)]
+pub struct Ui {
+    /// From the leader election; `None` until the lock answered.
+    pub role: RwSignal<Option<Role>>,
+    /// The current controller has our `Start`.
+    pub started: RwSignal<bool>,
+    /// Unrecoverable without a reload.
+    pub failure: RwSignal<Option<String>>,
+    pub status: RwSignal<Option<Status>>,
+    pub notices: RwSignal<Vec<NoticeItem>>,
+    pub restarts: RwSignal<u32>,
+    /// Why the last prompt was not recorded.
+    pub refused: RwSignal<Option<String>>,
+    pub draft: RwSignal<String>,
+    pub offline: RwSignal<Offline>,
+    pub persist: RwSignal<Persist>,
+    pub transcript: TranscriptSignals,
+}
+
+impl Ui {
+    pub fn new() -> Self {
+        Self {
+            role: RwSignal::new(None),
+            started: RwSignal::new(false),
+            failure: RwSignal::new(None),
+            status: RwSignal::new(None),
+            notices: RwSignal::new(Vec::new()),
+            restarts: RwSignal::new(0),
+            refused: RwSignal::new(None),
+            draft: RwSignal::new(String::new()),
+            offline: RwSignal::new(Offline::Pending),
+            persist: RwSignal::new(Persist::Idle),
+            transcript: TranscriptSignals::new(),
+        }
+    }
+
+    /// The connection as the status line states it (tracked).
+    pub fn connection(&self) -> Connection {
+        if let Some(reason) = self.failure.get() {
+            return Connection::Failed(reason);
+        }
+        let status = self.status.get();
+        if let Some(Status {
+            journal: JournalStatus::Unavailable { reason },
+            ..
+        }) = &status
+        {
+            return Connection::Failed(format!("the journal is unavailable: {reason}"));
+        }
+        if !self.started.get() {
+            return Connection::Connecting;
+        }
+        match self.role.get() {
+            None => Connection::Connecting,
+            Some(Role::Follower) => Connection::Following,
+            Some(Role::Leader) => match status {
+                Some(s) if s.role == Role::Leader && s.writer => {
+                    if s.runtime.is_some_and(|r| r.attached) {
+                        Connection::Connected
+                    } else {
+                        Connection::Connecting
+                    }
+                }
+                _ => Connection::Recovering,
+            },
+        }
+    }
+
+    /// This tab may send prompts now (tracked).
+    pub fn can_write(&self) -> bool {
+        self.connection() == Connection::Connected
+    }
+
+    pub fn busy(&self) -> bool {
+        self.status.with(|s| s.as_ref().is_some_and(|s| s.busy))
+    }
+}
+
+struct ControllerSlot {
+    worker: Worker,
+    epoch: u32,
+    cause: StartCause,
+    ready: bool,
+    started: bool,
+    spawned_at: f64,
+    last_beat: f64,
+}
+
+struct RuntimeSlot {
+    worker: Worker,
+    identity: RuntimeIdentity,
+    workspace: WorkspaceId,
+    ready: bool,
+    spawned_at: f64,
+    /// The controller epoch this runtime last got a port to.
+    dialed: Option<u32>,
+}
+
+type RuntimeKey = (RuntimeId, Generation);
+
+struct Host {
+    ui: Ui,
+    role: Option<Role>,
+    controller: Option<ControllerSlot>,
+    epoch: u32,
+    restart_times: VecDeque<f64>,
+    runtimes: HashMap<RuntimeKey, RuntimeSlot>,
+    /// Reports for the controller that arose while none was listening.
+    outbox: Vec<PageToController>,
+    /// Prompts sent but not yet seen in the transcript, to give back if refused.
+    prompts: HashMap<TurnId, String>,
+    last_tick: f64,
+}
+
+thread_local! {
+    static HOST: RefCell<Option<Host>> = const { RefCell::new(None) };
+}
+
+fn with_host<R>(f: impl FnOnce(&mut Host) -> R) -> Option<R> {
+    HOST.with(|h| h.try_borrow_mut().ok()?.as_mut().map(f))
+}
+
+fn now() -> f64 {
+    js_sys::Date::now()
+}
+
+fn describe(error: &JsValue) -> String {
+    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
+        return String::from(e.message());
+    }
+    error.as_string().unwrap_or_else(|| format!("{error:?}"))
+}
+
+fn spawn_worker(url: &str) -> Result<Worker, String> {
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
-    Worker::new_with_options(url, &options)
+    Worker::new_with_options(url, &options).map_err(|e| describe(&e))
 }
 
-fn fail(connection: RwSignal<Connection>, reason: String) {
-    connection.set(Connection::Failed(reason));
+/// What a worker's `error` event says (a module that failed to load fires a
+/// plain `Event`).
+fn error_detail(event: &Event) -> String {
+    match event.dyn_ref::<ErrorEvent>() {
+        Some(e) if !e.message().is_empty() => e.message(),
+        _ => "the worker failed to load or crashed".to_owned(),
+    }
 }
 
-/// Starts both workers and the first round trip; `connection` follows it.
-pub fn start(connection: RwSignal<Connection>) {
-    let (controller, runtime) = match (spawn("./controller.js"), spawn("./runtime.js")) {
-        (Ok(controller), Ok(runtime)) => (controller, runtime),
-        (Err(error), _) | (_, Err(error)) => {
-            return fail(connection, format!("could not start a worker: {error:?}"));
-        }
-    };
-    let workers = Rc::new(Workers {
-        controller,
-        runtime,
-        boot: RefCell::default(),
-        connection,
+/// Starts everything: the election, the first controller, the watchdog.
+pub fn start(ui: Ui) {
+    HOST.with(|h| {
+        *h.borrow_mut() = Some(Host {
+            ui,
+            role: None,
+            controller: None,
+            epoch: 0,
+            restart_times: VecDeque::new(),
+            runtimes: HashMap::new(),
+            outbox: Vec::new(),
+            prompts: HashMap::new(),
+            last_tick: now(),
+        })
     });
-    listen(
-        &workers.controller,
-        &workers,
-        "controller",
-        on_controller_message,
+    with_host(|h| h.spawn_controller(StartCause::HostLoss));
+    elect();
+    let tick = Closure::<dyn FnMut()>::new(|| {
+        with_host(Host::tick);
+    });
+    let _ = window().set_interval_with_callback_and_timeout_and_arguments_0(
+        tick.as_ref().unchecked_ref(),
+        TICK_MS,
     );
-    listen(&workers.runtime, &workers, "runtime", on_runtime_message);
-
-    let timeout = {
-        let workers = workers.clone();
-        Closure::once_into_js(move || {
-            if !workers.boot.borrow().answered
-                && matches!(workers.connection.get_untracked(), Connection::Connecting)
-            {
-                fail(
-                    workers.connection,
-                    format!(
-                        "no answer from the runtime within {} s",
-                        PROBE_TIMEOUT_MS / 1000
-                    ),
-                );
-            }
-        })
-    };
-    let _ = window().set_timeout_with_callback_and_timeout_and_arguments_0(
-        timeout.unchecked_ref(),
-        PROBE_TIMEOUT_MS,
-    );
+    // The watchdog lives as long as the page.
+    tick.forget();
 }
 
-fn listen(
-    worker: &Worker,
-    workers: &Rc<Workers>,
-    name: &'static str,
-    handler: fn(&Rc<Workers>, &str),
-) {
-    let on_message = {
-        let workers = workers.clone();
-        Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            match event.data().as_string() {
-                Some(text) => handler(&workers, &text),
-                None => fail(
-                    workers.connection,
-                    format!("the {name} worker sent something that is not a message"),
-                ),
+impl Host {
+    fn fail(&mut self, reason: String) {
+        if self.ui.failure.get_untracked().is_none() {
+            self.ui.failure.set(Some(reason));
+        }
+    }
+
+    fn notice(&self, key: &str, level: Level, message: String) {
+        self.ui.notices.update(|list| {
+            if message.is_empty() {
+                list.retain(|n| n.key != key);
+            } else if let Some(n) = list.iter_mut().find(|n| n.key == key) {
+                n.level = level;
+                n.message = message;
+            } else {
+                list.push(NoticeItem {
+                    key: key.to_owned(),
+                    level,
+                    message,
+                });
             }
-        })
-    };
-    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    on_message.forget();
-    let on_error = {
-        let connection = workers.connection;
-        Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
-            fail(
-                connection,
-                format!("the {name} worker stopped: {}", event.message()),
+        });
+    }
+
+    // ---- the controller ----
+
+    fn spawn_controller(&mut self, cause: StartCause) {
+        self.epoch += 1;
+        let epoch = self.epoch;
+        let worker = match spawn_worker("./controller.js") {
+            Ok(w) => w,
+            Err(e) => return self.fail(format!("could not start the controller worker: {e}")),
+        };
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            let data = event.data().as_string();
+            with_host(|h| h.controller_message(epoch, data));
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        let on_error = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
+            // Handled here: the page restarts the controller.
+            event.prevent_default();
+            let detail = error_detail(&event);
+            with_host(|h| h.controller_died(epoch, detail));
+        });
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        // Each handler checks its epoch, so a stale worker's events are ignored;
+        // they stay allocated for the page's life (restarts are bounded).
+        on_message.forget();
+        on_error.forget();
+        let at = now();
+        self.controller = Some(ControllerSlot {
+            worker,
+            epoch,
+            cause,
+            ready: false,
+            started: false,
+            spawned_at: at,
+            last_beat: at,
+        });
+    }
+
+    fn current(&mut self, epoch: u32) -> Option<&mut ControllerSlot> {
+        self.controller.as_mut().filter(|c| c.epoch == epoch)
+    }
+
+    fn controller_message(&mut self, epoch: u32, data: Option<String>) {
+        let Some(controller) = self.current(epoch) else {
+            return;
+        };
+        controller.last_beat = now();
+        let Some(text) = data else {
+            return self.notice(
+                "controller-message",
+                Level::Error,
+                "The controller sent something that is not a message; it was ignored.".into(),
             );
-        })
-    };
-    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    on_error.forget();
-}
-
-fn on_controller_message(workers: &Rc<Workers>, text: &str) {
-    match decode::<ControllerToPage>(text) {
-        Ok(ControllerToPage::Ready { protocol, journal }) => {
-            if protocol != PROTOCOL_VERSION {
-                return fail(
-                    workers.connection,
-                    "the controller comes from another build; reload the page".to_owned(),
-                );
+        };
+        let message = match decode::<ControllerToPage>(&text) {
+            Ok(m) => m,
+            Err(e) => {
+                return self.notice(
+                    "controller-message",
+                    Level::Error,
+                    format!("From the controller: {e}"),
+                )
             }
-            workers.boot.borrow_mut().controller_ready = Some(journal);
-            relay_when_both_ready(workers);
-        }
-        Ok(ControllerToPage::ProbeAnswered { runtime, .. }) => {
-            let journal = workers.boot.borrow().controller_ready.clone();
-            workers.boot.borrow_mut().answered = true;
-            workers.connection.set(Connection::Connected {
+        };
+        match message {
+            ControllerToPage::Ready { protocol } => {
+                if let Err(e) = check_version(protocol) {
+                    if let Some(c) = self.controller.take() {
+                        c.worker.terminate();
+                    }
+                    return self.fail(format!("the controller {e}"));
+                }
+                if let Some(c) = self.current(epoch) {
+                    c.ready = true;
+                }
+                self.send_start();
+            }
+            ControllerToPage::Heartbeat { .. } => {}
+            ControllerToPage::Status(status) => {
+                if self.ui.status.with_untracked(|s| s.as_ref() != Some(&status)) {
+                    self.ui.status.set(Some(status));
+                }
+            }
+            ControllerToPage::SpawnRuntime {
+                identity,
+                workspace,
+            } => self.spawn_runtime(identity, workspace),
+            ControllerToPage::TerminateRuntime {
                 runtime,
-                journal: journal.unwrap_or(JournalStatus::Unavailable {
-                    reason: "unknown".to_owned(),
-                }),
-            });
+                generation,
+            } => self.terminate_runtime((runtime, generation)),
+            ControllerToPage::View { reset, deltas } => {
+                for delta in &deltas {
+                    if let lifeline_core::ViewDelta::Turn { turn, .. } = delta {
+                        self.prompts.remove(turn);
+                    }
+                }
+                transcript::apply(reset, deltas);
+            }
+            ControllerToPage::Notice {
+                key,
+                level,
+                message,
+            } => self.notice(&format!("controller:{key}"), level, message),
+            ControllerToPage::PromptRefused { turn, message } => {
+                self.ui.refused.set(Some(message));
+                if let Some(text) = self.prompts.remove(&turn) {
+                    self.ui.draft.update(|draft| {
+                        *draft = if draft.trim().is_empty() {
+                            text
+                        } else {
+                            format!("{text}\n{draft}")
+                        };
+                    });
+                }
+                transcript::content_changed();
+            }
         }
-        Ok(ControllerToPage::ProbeFailed { reason, .. }) => fail(workers.connection, reason),
-        Ok(ControllerToPage::Error { message }) => fail(workers.connection, message),
-        Err(error) => fail(workers.connection, format!("from the controller: {error}")),
     }
-}
 
-fn on_runtime_message(workers: &Rc<Workers>, text: &str) {
-    match decode::<RuntimeToPage>(text) {
-        Ok(RuntimeToPage::Ready { .. }) => {
-            workers.boot.borrow_mut().runtime_ready = true;
-            relay_when_both_ready(workers);
-        }
-        Ok(RuntimeToPage::Error { message }) => {
-            fail(workers.connection, format!("runtime: {message}"))
-        }
-        Err(error) => fail(workers.connection, format!("from the runtime: {error}")),
-    }
-}
-
-/// Relays a fresh channel between the two workers and sends the first probe.
-/// Port messages queue until the receiver listens, so the order of the two
-/// hand-overs does not matter.
-fn relay_when_both_ready(workers: &Rc<Workers>) {
-    {
-        let mut boot = workers.boot.borrow_mut();
-        if boot.relayed || boot.controller_ready.is_none() || !boot.runtime_ready {
+    /// Sends `Start` once the controller is ready and the election answered.
+    fn send_start(&mut self) {
+        let Some(role) = self.role else { return };
+        let Some(c) = self.controller.as_mut() else {
+            return;
+        };
+        if !c.ready || c.started {
             return;
         }
-        boot.relayed = true;
+        let start = encode(&PageToController::Start {
+            protocol: PROTOCOL_VERSION,
+            role,
+            cause: c.cause,
+        });
+        if let Err(e) = c.worker.post_message(&JsValue::from_str(&start)) {
+            let detail = format!("could not start it: {}", describe(&e));
+            let epoch = c.epoch;
+            return self.controller_died(epoch, detail);
+        }
+        c.started = true;
+        self.ui.started.set(true);
+        for message in std::mem::take(&mut self.outbox) {
+            self.send(message);
+        }
+        let keys: Vec<RuntimeKey> = self.runtimes.keys().copied().collect();
+        for key in keys {
+            self.relay(key);
+        }
     }
-    let result = (|| -> Result<(), JsValue> {
-        let channel = MessageChannel::new()?;
-        let attach = encode(&PageToController::AttachRuntime {
-            protocol: PROTOCOL_VERSION,
+
+    /// Posts to the controller; reports about runtimes wait for the next one
+    /// if none is listening. False if the message was not sent.
+    fn send(&mut self, message: PageToController) -> bool {
+        let Some(c) = self.controller.as_ref().filter(|c| c.started) else {
+            if matches!(
+                message,
+                PageToController::RuntimeExited { .. } | PageToController::TerminateFailed { .. }
+            ) {
+                self.outbox.push(message);
+            }
+            return false;
+        };
+        match c.worker.post_message(&JsValue::from_str(&encode(&message))) {
+            Ok(()) => true,
+            Err(e) => {
+                self.notice(
+                    "controller-post",
+                    Level::Error,
+                    format!("Could not reach the controller: {}", describe(&e)),
+                );
+                false
+            }
+        }
+    }
+
+    fn controller_died(&mut self, epoch: u32, reason: String) {
+        let Some(old) = self.controller.take_if(|c| c.epoch == epoch) else {
+            return;
+        };
+        old.worker.set_onmessage(None);
+        old.worker.set_onerror(None);
+        old.worker.terminate();
+        self.ui.started.set(false);
+        self.ui.status.set(None);
+        let at = now();
+        self.restart_times.push_back(at);
+        while self
+            .restart_times
+            .front()
+            .is_some_and(|t| at - t > RESTART_WINDOW_MS)
+        {
+            self.restart_times.pop_front();
+        }
+        if self.restart_times.len() > MAX_RESTARTS {
+            return self.fail(format!(
+                "the controller worker stopped {} times within a minute (last: {reason})",
+                self.restart_times.len()
+            ));
+        }
+        self.ui.restarts.update(|n| *n += 1);
+        self.notice("controller-restart", Level::Warning, RESTART_NOTICE.into());
+        self.spawn_controller(StartCause::ControllerRestart);
+    }
+
+    fn tick(&mut self) {
+        let at = now();
+        let stalled = at - self.last_tick > STALL_MS;
+        self.last_tick = at;
+        if stalled {
+            if let Some(c) = self.controller.as_mut() {
+                c.last_beat = at;
+                c.spawned_at = c.spawned_at.max(at - READY_TIMEOUT_MS / 2.0);
+            }
+            for r in self.runtimes.values_mut() {
+                r.spawned_at = r.spawned_at.max(at - READY_TIMEOUT_MS / 2.0);
+            }
+            return;
+        }
+        if let Some(c) = self.controller.as_ref() {
+            let epoch = c.epoch;
+            if !c.ready && at - c.spawned_at > READY_TIMEOUT_MS {
+                self.controller_died(
+                    epoch,
+                    format!("it did not start within {} s", READY_TIMEOUT_MS / 1000.0),
+                );
+            } else if c.ready && at - c.last_beat > HEARTBEAT_TIMEOUT_MS {
+                self.controller_died(
+                    epoch,
+                    format!("no heartbeat for {} s", HEARTBEAT_TIMEOUT_MS / 1000.0),
+                );
+            }
+        }
+        let late: Vec<RuntimeKey> = self
+            .runtimes
+            .iter()
+            .filter(|(_, r)| !r.ready && at - r.spawned_at > READY_TIMEOUT_MS)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in late {
+            self.runtime_crashed(
+                key,
+                format!(
+                    "the runtime worker did not start within {} s",
+                    READY_TIMEOUT_MS / 1000.0
+                ),
+            );
+        }
+    }
+
+    // ---- leadership ----
+
+    fn elected(&mut self, role: Role) {
+        self.role = Some(role);
+        self.ui.role.set(Some(role));
+        self.send_start();
+    }
+
+    fn promoted(&mut self) {
+        let was = self.role;
+        self.role = Some(Role::Leader);
+        self.ui.role.set(Some(Role::Leader));
+        if was == Some(Role::Follower) && self.controller.as_ref().is_some_and(|c| c.started) {
+            self.send(PageToController::Promote);
+        } else {
+            self.send_start();
+        }
+    }
+
+    // ---- runtimes ----
+
+    fn spawn_runtime(&mut self, identity: RuntimeIdentity, workspace: WorkspaceId) {
+        let key = (identity.runtime, identity.generation);
+        if self.runtimes.contains_key(&key) {
+            return self.notice(
+                "runtime-spawn",
+                Level::Warning,
+                format!(
+                    "The controller asked again for runtime {} generation {}; the running worker was kept.",
+                    identity.runtime, identity.generation
+                ),
+            );
+        }
+        let worker = match spawn_worker("./runtime.js") {
+            Ok(w) => w,
+            Err(e) => {
+                self.send(PageToController::RuntimeExited {
+                    runtime: key.0,
+                    generation: key.1,
+                    crashed: true,
+                    detail: format!("could not start the runtime worker: {e}"),
+                });
+                return;
+            }
+        };
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            let data = event.data().as_string();
+            with_host(|h| h.runtime_message(key, data));
         });
-        workers.controller.post_message_with_transfer(
-            &JsValue::from_str(&attach),
-            &js_sys::Array::of1(&channel.port1()),
-        )?;
-        let dial = encode(&PageToRuntime::Dial {
-            protocol: PROTOCOL_VERSION,
-            generation: 1,
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        let on_error = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
+            event.prevent_default();
+            let detail = error_detail(&event);
+            with_host(|h| h.runtime_crashed(key, detail));
         });
-        workers.runtime.post_message_with_transfer(
-            &JsValue::from_str(&dial),
-            &js_sys::Array::of1(&channel.port2()),
-        )?;
-        let probe = encode(&PageToController::Probe { probe: 1 });
-        workers.controller.post_message(&JsValue::from_str(&probe))
-    })();
-    if let Err(error) = result {
-        fail(
-            workers.connection,
-            format!("could not connect the workers: {error:?}"),
+        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        on_message.forget();
+        on_error.forget();
+        self.runtimes.insert(
+            key,
+            RuntimeSlot {
+                worker,
+                identity,
+                workspace,
+                ready: false,
+                spawned_at: now(),
+                dialed: None,
+            },
         );
     }
+
+    fn runtime_message(&mut self, key: RuntimeKey, data: Option<String>) {
+        if !self.runtimes.contains_key(&key) {
+            return;
+        }
+        let Some(text) = data else {
+            return self.notice(
+                "runtime-message",
+                Level::Error,
+                "A runtime worker sent something that is not a message; it was ignored.".into(),
+            );
+        };
+        match decode::<RuntimeToPage>(&text) {
+            Ok(RuntimeToPage::Ready { protocol }) => {
+                if let Err(e) = check_version(protocol) {
+                    return self.runtime_crashed(key, format!("the runtime worker {e}"));
+                }
+                let Some(slot) = self.runtimes.get_mut(&key) else {
+                    return;
+                };
+                if slot.ready {
+                    return;
+                }
+                let start = encode(&PageToRuntime::Start {
+                    protocol: PROTOCOL_VERSION,
+                    identity: slot.identity,
+                    workspace: slot.workspace,
+                });
+                if let Err(e) = slot.worker.post_message(&JsValue::from_str(&start)) {
+                    return self.runtime_crashed(key, format!("could not start it: {}", describe(&e)));
+                }
+                slot.ready = true;
+                self.relay(key);
+            }
+            Ok(RuntimeToPage::Error { message }) => {
+                self.notice(
+                    "runtime-error",
+                    Level::Error,
+                    format!("A runtime worker failed and was stopped: {message}"),
+                );
+                self.runtime_crashed(key, message);
+            }
+            Err(e) => self.notice(
+                "runtime-message",
+                Level::Error,
+                format!("From a runtime worker: {e}"),
+            ),
+        }
+    }
+
+    /// Hands a fresh channel to the runtime and the current controller, once
+    /// per controller.
+    fn relay(&mut self, key: RuntimeKey) {
+        let Some(c) = self.controller.as_ref().filter(|c| c.started) else {
+            return;
+        };
+        let Some(slot) = self.runtimes.get_mut(&key) else {
+            return;
+        };
+        if !slot.ready || slot.dialed == Some(c.epoch) {
+            return;
+        }
+        let result = (|| -> Result<(), JsValue> {
+            let channel = MessageChannel::new()?;
+            let port = encode(&PageToController::RuntimePort {
+                runtime: key.0,
+                generation: key.1,
+            });
+            c.worker.post_message_with_transfer(
+                &JsValue::from_str(&port),
+                &js_sys::Array::of1(&channel.port1()),
+            )?;
+            slot.worker.post_message_with_transfer(
+                &JsValue::from_str(&encode(&PageToRuntime::Dial)),
+                &js_sys::Array::of1(&channel.port2()),
+            )
+        })();
+        slot.dialed = Some(c.epoch);
+        if let Err(e) = result {
+            self.notice(
+                "runtime-relay",
+                Level::Error,
+                format!(
+                    "Could not connect a runtime worker to the controller: {}",
+                    describe(&e)
+                ),
+            );
+        }
+    }
+
+    fn runtime_crashed(&mut self, key: RuntimeKey, detail: String) {
+        let Some(slot) = self.runtimes.remove(&key) else {
+            return;
+        };
+        slot.worker.set_onmessage(None);
+        slot.worker.set_onerror(None);
+        slot.worker.terminate();
+        self.send(PageToController::RuntimeExited {
+            runtime: key.0,
+            generation: key.1,
+            crashed: true,
+            detail,
+        });
+    }
+
+    fn terminate_runtime(&mut self, key: RuntimeKey) {
+        let detail = match self.runtimes.remove(&key) {
+            Some(slot) => {
+                slot.worker.set_onmessage(None);
+                slot.worker.set_onerror(None);
+                slot.worker.terminate();
+                "terminated at the controller's request".to_owned()
+            }
+            None => "no such worker in this tab".to_owned(),
+        };
+        self.send(PageToController::RuntimeExited {
+            runtime: key.0,
+            generation: key.1,
+            crashed: false,
+            detail,
+        });
+    }
+}
+
+// ---- leader election (Web Locks; web-sys binds them only under an unstable cfg) ----
+
+fn never_resolves() -> JsValue {
+    js_sys::Promise::new(&mut |_, _| {}).into()
+}
+
+fn elect() {
+    let result = (|| -> Result<(), String> {
+        let navigator = window().navigator();
+        let locks = js_sys::Reflect::get(&navigator, &"locks".into()).map_err(|e| describe(&e))?;
+        if locks.is_undefined() || locks.is_null() {
+            return Err(
+                "this browser has no Web Locks, which keep two tabs from writing the journal at once"
+                    .into(),
+            );
+        }
+        let request: js_sys::Function = js_sys::Reflect::get(&locks, &"request".into())
+            .map_err(|e| describe(&e))?
+            .dyn_into()
+            .map_err(|_| "navigator.locks.request is not a function".to_string())?;
+        let options = js_sys::Object::new();
+        js_sys::Reflect::set(&options, &"ifAvailable".into(), &JsValue::TRUE)
+            .map_err(|e| describe(&e))?;
+        let wait = {
+            let (locks, request) = (locks.clone(), request.clone());
+            move || {
+                // Queue behind the leading tab; granted when it lets go.
+                let on_grant = Closure::once_into_js(|_lock: JsValue| -> JsValue {
+                    with_host(Host::promoted);
+                    never_resolves()
+                });
+                watch(request.call2(&locks, &LEADER_LOCK.into(), &on_grant));
+            }
+        };
+        let on_answer = Closure::once_into_js(move |lock: JsValue| -> JsValue {
+            if lock.is_null() || lock.is_undefined() {
+                with_host(|h| h.elected(Role::Follower));
+                wait();
+                JsValue::UNDEFINED
+            } else {
+                with_host(|h| h.elected(Role::Leader));
+                // Held for the page's lifetime.
+                never_resolves()
+            }
+        });
+        watch(request.call3(&locks, &LEADER_LOCK.into(), &options, &on_answer));
+        Ok(())
+    })();
+    if let Err(reason) = result {
+        with_host(|h| h.fail(reason));
+    }
+}
+
+/// Reports a lock request that throws or rejects.
+fn watch(call: Result<JsValue, JsValue>) {
+    let promise = match call.map(|v| v.dyn_into::<js_sys::Promise>()) {
+        Ok(Ok(p)) => p,
+        Ok(Err(_)) => return,
+        Err(e) => {
+            let reason = format!("the leader election failed: {}", describe(&e));
+            with_host(|h| h.fail(reason));
+            return;
+        }
+    };
+    spawn_local(async move {
+        if let Err(e) = JsFuture::from(promise).await {
+            let reason = format!("the leader election failed: {}", describe(&e));
+            with_host(|h| h.fail(reason));
+        }
+    });
+}
+
+// ---- actions the components call ----
+
+fn mint_turn() -> Option<TurnId> {
+    let crypto = window().crypto().ok()?;
+    for _ in 0..4 {
+        let mut bytes = [0u8; 16];
+        crypto.get_random_values_with_u8_array(&mut bytes).ok()?;
+        if let Ok(turn) = TurnId::from_u128(u128::from_le_bytes(bytes)) {
+            return Some(turn);
+        }
+    }
+    None
+}
+
+/// Sends the Message box as a prompt under a fresh turn identity.
+pub fn send_prompt() {
+    with_host(|h| {
+        let text = h.ui.draft.get_untracked();
+        if text.trim().is_empty() {
+            return;
+        }
+        let Some(turn) = mint_turn() else {
+            h.ui.refused
+                .set(Some("Not sent: this browser gave no randomness for an id.".into()));
+            return;
+        };
+        if h.send(PageToController::Prompt {
+            turn,
+            text: text.clone(),
+        }) {
+            h.prompts.insert(turn, text);
+            h.ui.draft.set(String::new());
+            h.ui.refused.set(None);
+        } else {
+            h.ui.refused
+                .set(Some("Not sent: the controller is not running.".into()));
+        }
+    });
+}
+
+pub fn stop_turn() {
+    with_host(|h| h.send(PageToController::Stop));
+}
+
+/// Asks the browser to keep this origin's data (only a window may ask).
+pub fn keep_data() {
+    let Some(ui) = with_host(|h| h.ui) else { return };
+    ui.persist.set(Persist::Asking);
+    let promise = window().navigator().storage().persist();
+    spawn_local(async move {
+        let answer = match promise {
+            Ok(p) => JsFuture::from(p).await,
+            Err(e) => Err(e),
+        };
+        match answer {
+            Ok(value) => {
+                let persisted = value.as_bool() == Some(true);
+                ui.persist.set(if persisted {
+                    Persist::Idle
+                } else {
+                    Persist::Refused
+                });
+                with_host(|h| h.send(PageToController::StoragePersisted { persisted }));
+            }
+            Err(e) => ui.persist.set(Persist::Failed(describe(&e))),
+        }
+    });
+}
+
+pub fn reload() {
+    let _ = window().location().reload();
 }
 
 /// Registers the service worker that makes the app start offline.
 pub fn register_service_worker(offline: RwSignal<Offline>) {
     let container = window().navigator().service_worker();
     let promise = container.register("./sw.js");
-    wasm_bindgen_futures::spawn_local(async move {
-        let registered = wasm_bindgen_futures::JsFuture::from(promise).await;
-        if let Err(error) = registered {
-            let reason = error
-                .dyn_ref::<js_sys::Error>()
-                .map(|e| String::from(e.message()))
-                .unwrap_or_else(|| format!("{error:?}"));
-            return offline.set(Offline::Unavailable(reason));
+    spawn_local(async move {
+        if let Err(error) = JsFuture::from(promise).await {
+            return offline.set(Offline::Unavailable(describe(&error)));
         }
         match container.ready() {
-            Ok(ready) => match wasm_bindgen_futures::JsFuture::from(ready).await {
+            Ok(ready) => match JsFuture::from(ready).await {
                 Ok(_) => offline.set(Offline::Ready),
-                Err(error) => offline.set(Offline::Unavailable(format!("{error:?}"))),
+                Err(error) => offline.set(Offline::Unavailable(describe(&error))),
             },
-            Err(error) => offline.set(Offline::Unavailable(format!("{error:?}"))),
+            Err(error) => offline.set(Offline::Unavailable(describe(&error))),
         }
     });
 }

@@ -1,0 +1,455 @@
+//! The transcript's state: what the controller's `View` deltas say, kept as
+//! fine-grained signals so a delta touches only the thing it names.
+//!
+//! Command output is the hot path (a benchmark streams megabytes through it),
+//! so it bypasses the reactive graph: `Output` deltas append to a plain
+//! per-command buffer, and at most once per animation frame the buffered text
+//! is appended to that command's `<pre>` as DOM text. The `<pre>` holds its
+//! text in block segments cut at line ends, so an append lays out one
+//! segment, not the whole output, and trimming the front (the display keeps
+//! the last [`SHOWN_BYTES`] per command) removes whole segments.
+//!
+//! The UI never decides an outcome: every outcome, exit code and note shown
+//! here is the controller's, copied from the delta.
+
+use leptos::html::{Div, Pre};
+use leptos::prelude::*;
+use lifeline_core::{
+    CommandId, EventSeq, Outcome, SessionId, TurnId, TurnStatus, ViewDelta,
+};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use wasm_bindgen::{prelude::*, JsCast};
+use web_sys::{HtmlElement, HtmlPreElement, Text};
+
+/// Output shown per command; older output stays in the journal.
+pub const SHOWN_BYTES: usize = 256 * 1024;
+/// A display segment closes at the first line end after this many bytes.
+const SEGMENT_BYTES: usize = 8 * 1024;
+
+/// One turn as the transcript shows it.
+#[derive(Clone, Copy)]
+pub struct TurnView {
+    pub id: TurnId,
+    pub prompt: RwSignal<String>,
+    pub status: RwSignal<Option<TurnStatus>>,
+    pub reply: RwSignal<Option<String>>,
+    pub commands: RwSignal<Vec<CommandView>>,
+}
+
+/// One command block.
+#[derive(Clone, Copy)]
+pub struct CommandView {
+    pub id: CommandId,
+    pub line: RwSignal<String>,
+    pub outcome: RwSignal<Outcome>,
+    pub exit_code: RwSignal<Option<i32>>,
+    pub evidence: RwSignal<Option<String>>,
+    /// Earlier output is in the journal but not held for display (a `Gap`).
+    pub gap: RwSignal<bool>,
+    /// Bytes the controller kept only as artifacts or dropped by the budget.
+    pub not_shown: RwSignal<u64>,
+    /// The display dropped the front of the output to stay within its cap.
+    pub trimmed: RwSignal<bool>,
+    pub has_output: RwSignal<bool>,
+    pub output: NodeRef<Pre>,
+}
+
+/// The signals components read.
+#[derive(Clone, Copy)]
+pub struct TranscriptSignals {
+    pub session: RwSignal<Option<SessionId>>,
+    pub title: RwSignal<Option<String>>,
+    pub turns: RwSignal<Vec<TurnView>>,
+    /// Commands the controller did not place in a turn.
+    pub loose: RwSignal<Vec<CommandView>>,
+    pub log: NodeRef<Div>,
+}
+
+impl TranscriptSignals {
+    pub fn new() -> Self {
+        Self {
+            session: RwSignal::new(None),
+            title: RwSignal::new(None),
+            turns: RwSignal::new(Vec::new()),
+            loose: RwSignal::new(Vec::new()),
+            log: NodeRef::new(),
+        }
+    }
+}
+
+struct Segment {
+    element: HtmlElement,
+    text: Text,
+    bytes: usize,
+    /// Full and ending at a line end: the next text starts a new segment.
+    closed: bool,
+}
+
+#[derive(Default)]
+struct OutputDom {
+    segments: VecDeque<Segment>,
+    shown: usize,
+}
+
+struct CommandEntry {
+    view: CommandView,
+    placed: bool,
+    last_seq: EventSeq,
+    pending: String,
+    /// `pending` lost its front to the cap before it could be shown.
+    pending_trimmed: bool,
+    dom: OutputDom,
+}
+
+struct Model {
+    signals: TranscriptSignals,
+    owner: Owner,
+    turns: HashMap<TurnId, TurnView>,
+    commands: HashMap<CommandId, CommandEntry>,
+    dirty: Vec<CommandId>,
+    frame_requested: bool,
+    stick_to_bottom: bool,
+    frame: Option<Closure<dyn FnMut()>>,
+}
+
+thread_local! {
+    static MODEL: RefCell<Option<Model>> = const { RefCell::new(None) };
+}
+
+/// Installs the model; signals created later belong to `owner`.
+pub fn init(signals: TranscriptSignals, owner: Owner) {
+    MODEL.with(|m| {
+        *m.borrow_mut() = Some(Model {
+            signals,
+            owner,
+            turns: HashMap::new(),
+            commands: HashMap::new(),
+            dirty: Vec::new(),
+            frame_requested: false,
+            stick_to_bottom: true,
+            frame: None,
+        })
+    });
+}
+
+/// Applies one `View` message.
+pub fn apply(reset: bool, deltas: Vec<ViewDelta>) {
+    MODEL.with(|m| {
+        let mut guard = m.borrow_mut();
+        let Some(model) = guard.as_mut() else { return };
+        if reset {
+            model.reset();
+        }
+        for delta in deltas {
+            model.apply(delta);
+        }
+        model.request_frame();
+    });
+}
+
+/// The transcript was scrolled (by the user or by us).
+pub fn log_scrolled(at_bottom: bool) {
+    MODEL.with(|m| {
+        if let Some(model) = m.borrow_mut().as_mut() {
+            model.stick_to_bottom = at_bottom;
+        }
+    });
+}
+
+/// Something other than a delta grew the transcript (a refused prompt note,
+/// say): keep the bottom in view if it was.
+pub fn content_changed() {
+    MODEL.with(|m| {
+        if let Some(model) = m.borrow_mut().as_mut() {
+            model.request_frame();
+        }
+    });
+}
+
+pub fn is_at_bottom(element: &web_sys::Element) -> bool {
+    element.scroll_height() - element.scroll_top() - element.client_height() <= 8
+}
+
+impl Model {
+    fn reset(&mut self) {
+        self.turns.clear();
+        self.commands.clear();
+        self.dirty.clear();
+        self.signals.session.set(None);
+        self.signals.title.set(None);
+        self.signals.turns.set(Vec::new());
+        self.signals.loose.set(Vec::new());
+        self.stick_to_bottom = true;
+    }
+
+    fn turn(&mut self, id: TurnId) -> TurnView {
+        if let Some(t) = self.turns.get(&id) {
+            return *t;
+        }
+        let view = self.owner.with(|| TurnView {
+            id,
+            prompt: RwSignal::new(String::new()),
+            status: RwSignal::new(None),
+            reply: RwSignal::new(None),
+            commands: RwSignal::new(Vec::new()),
+        });
+        self.turns.insert(id, view);
+        self.signals.turns.update(|turns| turns.push(view));
+        view
+    }
+
+    fn command(&mut self, id: CommandId) -> &mut CommandEntry {
+        let owner = &self.owner;
+        self.commands.entry(id).or_insert_with(|| CommandEntry {
+            view: owner.with(|| CommandView {
+                id,
+                line: RwSignal::new(String::new()),
+                outcome: RwSignal::new(Outcome::Admitted),
+                exit_code: RwSignal::new(None),
+                evidence: RwSignal::new(None),
+                gap: RwSignal::new(false),
+                not_shown: RwSignal::new(0),
+                trimmed: RwSignal::new(false),
+                has_output: RwSignal::new(false),
+                output: NodeRef::new(),
+            }),
+            placed: false,
+            last_seq: EventSeq::ZERO,
+            pending: String::new(),
+            pending_trimmed: false,
+            dom: OutputDom::default(),
+        })
+    }
+
+    fn apply(&mut self, delta: ViewDelta) {
+        match delta {
+            ViewDelta::Session { session, title } => {
+                set_if_changed(self.signals.session, Some(session));
+                set_if_changed(self.signals.title, Some(title));
+            }
+            ViewDelta::Turn {
+                turn,
+                prompt,
+                status,
+                reply,
+                ..
+            } => {
+                let view = self.turn(turn);
+                set_if_changed(view.prompt, prompt);
+                set_if_changed(view.status, status);
+                set_if_changed(view.reply, reply);
+            }
+            ViewDelta::Command {
+                turn,
+                command,
+                line,
+                outcome,
+                exit_code,
+                evidence,
+                ..
+            } => {
+                let turn_view = turn.map(|t| self.turn(t));
+                let entry = self.command(command);
+                let view = entry.view;
+                set_if_changed(view.line, line);
+                set_if_changed(view.outcome, outcome);
+                set_if_changed(view.exit_code, exit_code);
+                set_if_changed(view.evidence, evidence);
+                if !entry.placed {
+                    entry.placed = true;
+                    match turn_view {
+                        Some(t) => t.commands.update(|c| c.push(view)),
+                        None => self.signals.loose.update(|c| c.push(view)),
+                    }
+                }
+            }
+            ViewDelta::Output {
+                command,
+                seq,
+                text,
+                not_shown,
+                ..
+            } => {
+                let entry = self.command(command);
+                if seq <= entry.last_seq {
+                    return;
+                }
+                entry.last_seq = seq;
+                if not_shown > 0 {
+                    entry.view.not_shown.update(|n| *n += not_shown);
+                }
+                if text.is_empty() {
+                    return;
+                }
+                entry.pending.push_str(&text);
+                if entry.pending.len() > 2 * SHOWN_BYTES {
+                    let cut = tail_start(&entry.pending, SHOWN_BYTES);
+                    entry.pending.drain(..cut);
+                    entry.pending_trimmed = true;
+                }
+                if !self.dirty.contains(&command) {
+                    self.dirty.push(command);
+                }
+            }
+            ViewDelta::Gap { command, through } => {
+                let entry = self.command(command);
+                if through > entry.last_seq {
+                    entry.last_seq = through;
+                }
+                set_if_changed(entry.view.gap, true);
+            }
+        }
+    }
+
+    fn request_frame(&mut self) {
+        if self.frame_requested {
+            return;
+        }
+        let callback = self
+            .frame
+            .get_or_insert_with(|| Closure::new(on_frame))
+            .as_ref()
+            .unchecked_ref::<js_sys::Function>()
+            .clone();
+        if window().request_animation_frame(&callback).is_ok() {
+            self.frame_requested = true;
+        }
+    }
+}
+
+fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
+    if signal.with_untracked(|v| *v != value) {
+        signal.set(value);
+    }
+}
+
+/// Byte index where the last `keep` bytes of `text` start, moved forward to a
+/// character boundary.
+fn tail_start(text: &str, keep: usize) -> usize {
+    let mut start = text.len().saturating_sub(keep);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    start
+}
+
+fn on_frame() {
+    MODEL.with(|m| {
+        let mut guard = m.borrow_mut();
+        let Some(model) = guard.as_mut() else { return };
+        model.frame_requested = false;
+        let dirty = std::mem::take(&mut model.dirty);
+        // Reads first (one layout), then writes, then scrolls.
+        let mut work = Vec::with_capacity(dirty.len());
+        let mut retry = Vec::new();
+        for id in dirty {
+            let Some(entry) = model.commands.get(&id) else { continue };
+            match entry.view.output.get_untracked() {
+                Some(pre) => {
+                    let at_bottom = is_at_bottom(&pre);
+                    work.push((id, pre, at_bottom));
+                }
+                // Not rendered yet (its block is placed later): keep it.
+                None => retry.push(id),
+            }
+        }
+        let mut grew = false;
+        for (id, pre, _) in &work {
+            let Some(entry) = model.commands.get_mut(id) else { continue };
+            let text = std::mem::take(&mut entry.pending);
+            let mut trimmed = std::mem::take(&mut entry.pending_trimmed);
+            if !text.is_empty() {
+                trimmed |= append(pre, &mut entry.dom, text);
+                grew = true;
+                set_if_changed(entry.view.has_output, true);
+            }
+            if trimmed {
+                set_if_changed(entry.view.trimmed, true);
+            }
+        }
+        for (_, pre, at_bottom) in &work {
+            if *at_bottom {
+                pre.set_scroll_top(pre.scroll_height());
+            }
+        }
+        if model.stick_to_bottom {
+            if let Some(log) = model.signals.log.get_untracked() {
+                log.set_scroll_top(log.scroll_height());
+            }
+        }
+        model.dirty = retry;
+        if !model.dirty.is_empty() || grew {
+            // Another frame for blocks that were not mounted yet, and for
+            // notes whose signals changed in this one.
+            model.request_frame();
+        }
+    });
+}
+
+/// Appends `text` to the output `<pre>`; true if older output was dropped.
+fn append(pre: &HtmlPreElement, dom: &mut OutputDom, mut text: String) -> bool {
+    let mut trimmed = false;
+    if text.len() >= SHOWN_BYTES {
+        for segment in dom.segments.drain(..) {
+            segment.element.remove();
+        }
+        dom.shown = 0;
+        let cut = tail_start(&text, SHOWN_BYTES);
+        text.drain(..cut);
+        trimmed = true;
+    }
+    let document = pre.owner_document().unwrap_or_else(document);
+    let mut rest = text.as_str();
+    while !rest.is_empty() {
+        let open = dom.segments.back().is_some_and(|s| !s.closed);
+        if !open {
+            let Ok(element) = document.create_element("span") else { break };
+            let text = document.create_text_node("");
+            if element.append_child(&text).is_err() || pre.append_child(&element).is_err() {
+                break;
+            }
+            dom.segments.push_back(Segment {
+                element: element.unchecked_into(),
+                text,
+                bytes: 0,
+                closed: false,
+            });
+        }
+        let Some(segment) = dom.segments.back_mut() else { break };
+        // Fill up to the segment size, then on to the next line end.
+        let need = SEGMENT_BYTES.saturating_sub(segment.bytes);
+        let take = rest
+            .as_bytes()
+            .get(need..)
+            .and_then(|after| after.iter().position(|b| *b == b'\n'))
+            .map_or(rest.len(), |i| need + i + 1);
+        let (head, tail) = rest.split_at(take);
+        if segment.text.append_data(head).is_err() {
+            break;
+        }
+        segment.bytes += head.len();
+        segment.closed = segment.bytes >= SEGMENT_BYTES && head.ends_with('\n');
+        dom.shown += head.len();
+        rest = tail;
+    }
+    while dom.shown > SHOWN_BYTES && dom.segments.len() > 1 {
+        if let Some(first) = dom.segments.pop_front() {
+            first.element.remove();
+            dom.shown -= first.bytes;
+            trimmed = true;
+        }
+    }
+    if dom.shown > SHOWN_BYTES {
+        // One line longer than the cap: keep its end.
+        if let Some(only) = dom.segments.back_mut() {
+            let data = only.text.data();
+            let cut = tail_start(&data, SHOWN_BYTES);
+            only.text.set_data(&data[cut..]);
+            only.bytes = data.len() - cut;
+            dom.shown = only.bytes;
+            trimmed = true;
+        }
+    }
+    trimmed
+}
