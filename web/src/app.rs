@@ -207,10 +207,10 @@ fn Transcript(ui: Ui) -> impl IntoView {
                     "No turns yet. Type a message below. Each line that starts with “$ ” runs as a command in this browser, for example: $ echo hi"
                 </p>
             </Show>
-            <For each=move || t.turns.get() key=|turn| turn.id let:turn>
+            <For each=move || t.turns.get() key=|turn| (turn.id, turn.epoch) let:turn>
                 <TurnBlock turn />
             </For>
-            <For each=move || t.loose.get() key=|command| command.id let:command>
+            <For each=move || t.loose.get() key=|command| (command.id, command.epoch) let:command>
                 <CommandBlock command />
             </For>
         </div>
@@ -225,7 +225,7 @@ fn TurnBlock(turn: TurnView) -> impl IntoView {
                 <p class="who">"You"</p>
                 <p class="prompt-text">{move || turn.prompt.get()}</p>
             </div>
-            <For each=move || turn.commands.get() key=|command| command.id let:command>
+            <For each=move || turn.commands.get() key=|command| (command.id, command.epoch) let:command>
                 <CommandBlock command />
             </For>
             {move || {

@@ -31,6 +31,9 @@ const SEGMENT_BYTES: usize = 8 * 1024;
 #[derive(Clone, Copy)]
 pub struct TurnView {
     pub id: TurnId,
+    /// Which reset this view belongs to: keyed lists must not reuse a block
+    /// rendered from an earlier reset's signals.
+    pub epoch: u32,
     pub prompt: RwSignal<String>,
     pub status: RwSignal<Option<TurnStatus>>,
     pub reply: RwSignal<Option<String>>,
@@ -41,6 +44,7 @@ pub struct TurnView {
 #[derive(Clone, Copy)]
 pub struct CommandView {
     pub id: CommandId,
+    pub epoch: u32,
     pub line: RwSignal<String>,
     pub outcome: RwSignal<Outcome>,
     pub exit_code: RwSignal<Option<i32>>,
@@ -105,6 +109,7 @@ struct CommandEntry {
 struct Model {
     signals: TranscriptSignals,
     owner: Owner,
+    epoch: u32,
     turns: HashMap<TurnId, TurnView>,
     commands: HashMap<CommandId, CommandEntry>,
     dirty: Vec<CommandId>,
@@ -123,6 +128,7 @@ pub fn init(signals: TranscriptSignals, owner: Owner) {
         *m.borrow_mut() = Some(Model {
             signals,
             owner,
+            epoch: 0,
             turns: HashMap::new(),
             commands: HashMap::new(),
             dirty: Vec::new(),
@@ -173,6 +179,7 @@ pub fn is_at_bottom(element: &web_sys::Element) -> bool {
 
 impl Model {
     fn reset(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
         self.turns.clear();
         self.commands.clear();
         self.dirty.clear();
@@ -187,8 +194,10 @@ impl Model {
         if let Some(t) = self.turns.get(&id) {
             return *t;
         }
+        let epoch = self.epoch;
         let view = self.owner.with(|| TurnView {
             id,
+            epoch,
             prompt: RwSignal::new(String::new()),
             status: RwSignal::new(None),
             reply: RwSignal::new(None),
@@ -200,10 +209,11 @@ impl Model {
     }
 
     fn command(&mut self, id: CommandId) -> &mut CommandEntry {
-        let owner = &self.owner;
+        let (owner, epoch) = (&self.owner, self.epoch);
         self.commands.entry(id).or_insert_with(|| CommandEntry {
             view: owner.with(|| CommandView {
                 id,
+                epoch,
                 line: RwSignal::new(String::new()),
                 outcome: RwSignal::new(Outcome::Admitted),
                 exit_code: RwSignal::new(None),
