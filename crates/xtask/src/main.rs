@@ -4,6 +4,7 @@
 //! wasm-bindgen CLI, Chromium, the e2e npm packages), idempotently and saying
 //! what it installs, so a fresh machine needs nothing but these commands.
 
+mod bench;
 mod dist;
 mod serve;
 mod test;
@@ -18,6 +19,7 @@ commands:
   build [--dev]              build the release bundle into target/dist and print wasm sizes
   serve [--port N] [--dev]   build, then serve target/dist on http://127.0.0.1:N (default 8080)
   test [LAYER...]            run every test layer: native, wasm, e2e (default: all three)
+  bench [--rounds N]         build and run the store benchmarks in headless Chromium (default 5 rounds)
 ";
 
 fn main() -> ExitCode {
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
         }),
         Some("serve") => serve::run(&args[1..]),
         Some("test") => test::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())

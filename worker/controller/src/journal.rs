@@ -731,7 +731,7 @@ impl Journal {
         // From here to `finish` nothing but IndexedDB requests is issued.
         let transaction = self.readwrite(&names, durability_for(batch))?;
         let watch = TxWatch::new(&transaction);
-        let fence = match Fence::issue(&transaction, epoch, keys) {
+        let fence = match Fence::issue(&transaction, epoch, keys, true) {
             Ok(fence) => fence,
             Err(e) => return self.abandon(&transaction, watch, "write", &e).await,
         };
@@ -810,7 +810,7 @@ impl Journal {
 
         let transaction = self.readwrite(&[store::SNAPSHOTS, store::META], Durability::Relaxed)?;
         let watch = TxWatch::new(&transaction);
-        let fence = match Fence::issue(&transaction, epoch, keys) {
+        let fence = match Fence::issue(&transaction, epoch, keys, false) {
             Ok(fence) => fence,
             Err(e) => return self.abandon(&transaction, watch, "snapshot", &e).await,
         };
@@ -868,7 +868,7 @@ impl Journal {
         let keys = &self.inner.keys;
         let transaction = self.readwrite(&names, Durability::Strict)?;
         let watch = TxWatch::new(&transaction);
-        let fence = match Fence::issue(&transaction, epoch, keys) {
+        let fence = match Fence::issue(&transaction, epoch, keys, false) {
             Ok(fence) => fence,
             Err(e) => return self.abandon(&transaction, watch, "quarantine", &e).await,
         };
@@ -1595,10 +1595,16 @@ const FENCE_SUPERSEDED: u8 = 2;
 const FENCE_UNREADABLE: u8 = 3;
 
 impl Fence {
+    /// With `commit_when_ours`, the success handler also commits the
+    /// transaction (`IDBTransaction.commit()`): every request of it must
+    /// already be issued, which holds when they are issued in the same task
+    /// as the fence. That lets the commit start without waiting for each
+    /// put's success event to reach this worker first.
     fn issue(
         transaction: &IdbTransaction,
         epoch: WriterEpoch,
         keys: &Keys,
+        commit_when_ours: bool,
     ) -> Result<Fence, JsValue> {
         let request = transaction
             .object_store(store::META)?
@@ -1629,6 +1635,11 @@ impl Fence {
                 verdict.set(v);
                 if v != FENCE_OURS {
                     let _ = transaction.abort();
+                } else if commit_when_ours {
+                    // IndexedDB 3.0 (Chromium 76+); web-sys marks it
+                    // deprecated after the 2.0 text.
+                    #[allow(deprecated)]
+                    let _ = transaction.commit();
                 }
             })
         };

@@ -1,0 +1,166 @@
+// Store benchmarks in headless Chromium, run by `cargo xtask bench` against
+// the bench bundle it serves (LIFELINE_BENCH_URL). Not part of `cargo xtask
+// test`. Candidate and baselines alternate in every round (the order rotates)
+// in one browser session; each figure is the median of the rounds.
+//
+// Environment: LIFELINE_BENCH_URL (required), BENCH_ROUNDS (default 5),
+// BENCH_JSON (optional path for the raw results), BENCH_ONLY (comma-separated
+// group names, e.g. `append`).
+import { writeFile } from 'node:fs/promises';
+import { openBrowser, VIEWPORTS } from '../lib/browser.mjs';
+
+const URL = process.env.LIFELINE_BENCH_URL;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+if (!URL) throw new Error('LIFELINE_BENCH_URL is not set (run this through cargo xtask bench)');
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const fmt = (n, digits = 0) =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const rotate = (xs, k) => xs.map((_, i) => xs[(i + k) % xs.length]);
+
+function table(title, header, rows) {
+  const lines = [`### ${title}`, '', `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  return lines.join('\n') + '\n';
+}
+
+// ---------------------------------------------------------------------------
+// Row groups. Each takes the page and returns { text, data }.
+
+/** Journal append throughput vs raw IndexedDB and Dexie bulkPut. */
+async function appendGroup(page) {
+  const impls = ['journal', 'raw', 'dexie'];
+  const cases = [
+    // [batch size, events per run, strict]
+    [1, 1000, false],
+    [10, 5000, false],
+    [100, 20000, false],
+    [1, 200, true],
+    [10, 1000, true],
+    [100, 5000, true],
+  ];
+  const rows = [];
+  const data = [];
+  for (const [size, total, strict] of cases) {
+    const runs = Object.fromEntries(impls.map((i) => [i, []]));
+    let durability;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const impl of rotate(impls, round)) {
+        const r = await page.evaluate(
+          (task) => window.benchTask(task),
+          { kind: 'append', impl, size, total, strict, name: `bench-append-${impl}` },
+        );
+        durability = r.durability;
+        runs[impl].push((total / r.ms) * 1000);
+      }
+    }
+    const m = Object.fromEntries(impls.map((i) => [i, median(runs[i])]));
+    data.push({ size, total, durability, rounds: ROUNDS, events_per_s: runs, median: m });
+    rows.push([
+      size,
+      durability,
+      fmt(total),
+      fmt(m.journal),
+      fmt(m.raw),
+      fmt(m.dexie),
+      `${fmt(m.journal / m.raw, 2)}×`,
+      `${fmt(m.journal / m.dexie, 2)}×`,
+    ]);
+    process.stderr.write(`bench: append ${size}/${durability} done\n`);
+  }
+  const text = table(
+    'Journal append throughput (events/s, median; target ≥ 0.9× raw)',
+    ['events/batch', 'durability', 'events/run', 'Journal::write_batch', 'raw IndexedDB', 'Dexie bulkPut', 'journal/raw', 'journal/Dexie'],
+    rows,
+  );
+  return { text, data };
+}
+
+/** Startup: open + load (newest snapshot + tail) + fold, in a fresh worker. */
+async function recoveryGroup(page) {
+  const sizes = [1000, 10000, 100000];
+  const rows = [];
+  const data = [];
+  for (const events of sizes) {
+    const name = `bench-recovery-${events}`;
+    const prepared = await page.evaluate((task) => window.benchTask(task), {
+      kind: 'recovery-prepare',
+      name,
+      events,
+    });
+    const runs = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      runs.push(
+        await page.evaluate((task) => window.benchTask(task, { fresh: true }), {
+          kind: 'recovery-measure',
+          name,
+        }),
+      );
+    }
+    await page.evaluate((task) => window.benchTask(task), { kind: 'delete', name });
+    const med = (k) => median(runs.map((r) => r[k]));
+    const last = runs[runs.length - 1];
+    data.push({ events, prepared, runs });
+    rows.push([
+      fmt(events),
+      fmt(prepared.entries),
+      prepared.snapshot_position ? fmt(prepared.snapshot_position) : `none (${prepared.snapshot_refused ? 'refused' : 'n/a'})`,
+      `${fmt(prepared.snapshot_bytes / 1024 / 1024, 1)} MB`,
+      fmt(last.tail),
+      fmt(med('open_ms'), 1),
+      fmt(med('load_ms'), 1),
+      fmt(med('fold_ms'), 1),
+      fmt(med('total_ms'), 1),
+      `${fmt(last.wasm_bytes / 1024 / 1024, 1)} MB`,
+      last.js_heap == null ? 'n/a' : `${fmt(last.js_heap / 1024 / 1024, 1)} MB`,
+    ]);
+    process.stderr.write(`bench: recovery ${events} done\n`);
+  }
+  const base = median(data[0].runs.map((r) => r.total_ms));
+  const top = median(data[data.length - 1].runs.map((r) => r.total_ms));
+  const text =
+    table(
+      'Recovery open time (ms, median; target: 100k within 1.5× of 1k)',
+      ['events', 'entries', 'snapshot at', 'snapshot size', 'tail read', 'open', 'load', 'fold', 'total', 'wasm memory after fold', 'JS heap after fold'],
+      rows,
+    ) + `\n100k / 1k total: ${fmt(top / base, 1)}×\n`;
+  return { text, data };
+}
+
+// HOOK: more row groups go here (next: "10 MB command output to the
+// rendered transcript"). A group is `async (page) => ({ text, data })`;
+// add it to GROUPS below and it is run, printed and saved with the others.
+const GROUPS = [
+  ['append', appendGroup],
+  ['recovery', recoveryGroup],
+];
+
+const browser = await openBrowser(VIEWPORTS.desktop);
+let exitCode = 0;
+try {
+  const { page } = browser;
+  await page.goto(URL);
+  await page.evaluate(() => window.benchReady);
+  const version = browser.context.browser()?.version() ?? 'unknown';
+  const results = { chromium: version, rounds: ROUNDS, groups: {} };
+  let out = `Chromium ${version}, ${ROUNDS} rounds per figure\n\n`;
+  const only = process.env.BENCH_ONLY?.split(',');
+  for (const [name, group] of GROUPS.filter(([n]) => !only || only.includes(n))) {
+    const { text, data } = await group(page);
+    results.groups[name] = data;
+    out += text + '\n';
+  }
+  process.stdout.write(out);
+  if (process.env.BENCH_JSON) await writeFile(process.env.BENCH_JSON, JSON.stringify(results, null, 2));
+  if (browser.errors.length) process.stderr.write(`browser errors:\n${browser.errors.join('\n')}\n`);
+} catch (error) {
+  process.stderr.write(`bench failed: ${error.stack ?? error}\n`);
+  exitCode = 1;
+} finally {
+  await browser.close();
+}
+process.exit(exitCode);
