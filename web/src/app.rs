@@ -271,7 +271,7 @@ fn CommandBlock(command: CommandView) -> impl IntoView {
                 let n = command.not_shown.get();
                 (n > 0).then(|| view! { <p class="note">{format!("{n} bytes of output are stored but not shown")}</p> })
             }}
-            <pre class="output" tabindex="0" node_ref=command.output hidden=move || !command.has_output.get()></pre>
+            <pre class="output" tabindex="0" node_ref=command.output></pre>
         </div>
     }
 }

@@ -25,7 +25,11 @@ use web_sys::{HtmlElement, HtmlPreElement, Text};
 /// Output shown per command; older output stays in the journal.
 pub const SHOWN_BYTES: usize = 256 * 1024;
 /// A display segment closes at the first line end after this many bytes.
-const SEGMENT_BYTES: usize = 8 * 1024;
+const SEGMENT_BYTES: usize = 4 * 1024;
+/// Output text added to the page per animation frame, over all commands:
+/// laying out new text is the frame's main cost, so a burst of output is
+/// shown over several frames instead of in one long task.
+const FRAME_BYTES: usize = 8 * 1024;
 
 /// One turn as the transcript shows it.
 #[derive(Clone, Copy)]
@@ -55,7 +59,6 @@ pub struct CommandView {
     pub not_shown: RwSignal<u64>,
     /// The display dropped the front of the output to stay within its cap.
     pub trimmed: RwSignal<bool>,
-    pub has_output: RwSignal<bool>,
     pub output: NodeRef<Pre>,
 }
 
@@ -221,7 +224,6 @@ impl Model {
                 gap: RwSignal::new(false),
                 not_shown: RwSignal::new(0),
                 trimmed: RwSignal::new(false),
-                has_output: RwSignal::new(false),
                 output: NodeRef::new(),
             }),
             placed: false,
@@ -294,6 +296,7 @@ impl Model {
                 }
                 entry.pending.push_str(&text);
                 if entry.pending.len() > 2 * SHOWN_BYTES {
+                    // Only the newest SHOWN_BYTES can ever be on screen.
                     let cut = tail_start(&entry.pending, SHOWN_BYTES);
                     entry.pending.drain(..cut);
                     entry.pending_trimmed = true;
@@ -365,14 +368,31 @@ fn on_frame() {
             }
         }
         let mut grew = false;
+        let mut budget = FRAME_BYTES;
+        let mut behind = Vec::new();
         for (id, pre, _) in &work {
             let Some(entry) = model.commands.get_mut(id) else { continue };
-            let text = std::mem::take(&mut entry.pending);
             let mut trimmed = std::mem::take(&mut entry.pending_trimmed);
-            if !text.is_empty() {
-                trimmed |= append(pre, &mut entry.dom, text);
+            if entry.pending.len() >= SHOWN_BYTES {
+                // Everything shown now would scroll out of the cap: start over
+                // with the newest output.
+                trimmed |= clear(&mut entry.dom);
+                let cut = tail_start(&entry.pending, SHOWN_BYTES);
+                entry.pending.drain(..cut);
+                trimmed |= cut > 0;
+            }
+            if budget > 0 && !entry.pending.is_empty() {
+                let mut take = entry.pending.len().min(budget);
+                while !entry.pending.is_char_boundary(take) {
+                    take -= 1;
+                }
+                let chunk: String = entry.pending.drain(..take).collect();
+                budget = budget.saturating_sub(chunk.len().max(1));
+                trimmed |= append(pre, &mut entry.dom, &chunk);
                 grew = true;
-                set_if_changed(entry.view.has_output, true);
+            }
+            if !entry.pending.is_empty() {
+                behind.push(*id);
             }
             if trimmed {
                 set_if_changed(entry.view.trimmed, true);
@@ -388,6 +408,7 @@ fn on_frame() {
                 log.set_scroll_top(log.scroll_height());
             }
         }
+        retry.extend(behind);
         model.dirty = retry;
         if !model.dirty.is_empty() || grew {
             // Another frame for blocks that were not mounted yet, and for
@@ -397,20 +418,21 @@ fn on_frame() {
     });
 }
 
-/// Appends `text` to the output `<pre>`; true if older output was dropped.
-fn append(pre: &HtmlPreElement, dom: &mut OutputDom, mut text: String) -> bool {
-    let mut trimmed = false;
-    if text.len() >= SHOWN_BYTES {
-        for segment in dom.segments.drain(..) {
-            segment.element.remove();
-        }
-        dom.shown = 0;
-        let cut = tail_start(&text, SHOWN_BYTES);
-        text.drain(..cut);
-        trimmed = true;
+/// Removes everything shown; true if there was anything.
+fn clear(dom: &mut OutputDom) -> bool {
+    let had = !dom.segments.is_empty();
+    for segment in dom.segments.drain(..) {
+        segment.element.remove();
     }
+    dom.shown = 0;
+    had
+}
+
+/// Appends `text` to the output `<pre>`; true if older output was dropped.
+fn append(pre: &HtmlPreElement, dom: &mut OutputDom, text: &str) -> bool {
+    let mut trimmed = false;
     let document = pre.owner_document().unwrap_or_else(document);
-    let mut rest = text.as_str();
+    let mut rest = text;
     while !rest.is_empty() {
         let open = dom.segments.back().is_some_and(|s| !s.closed);
         if !open {
