@@ -118,16 +118,21 @@ fn level_name(level: Level) -> &'static str {
 #[component]
 fn Notices(ui: Ui) -> impl IntoView {
     let unpersisted = move || {
-        ui.status
-            .with(|s| s.as_ref().and_then(|s| s.storage.as_ref()).is_some_and(|s| !s.persisted))
+        ui.status.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.storage.as_ref())
+                .is_some_and(|s| !s.persisted)
+        })
     };
-    let persist_note = move || match ui.persist.get() {
+    let persist_note = move || {
+        match ui.persist.get() {
         Persist::Idle => String::new(),
         Persist::Asking => "Asking the browser…".into(),
         Persist::Refused => {
             "The browser declined; this history stays best-effort. Browsers often grant it to installed or frequently used sites.".into()
         }
         Persist::Failed(reason) => format!("Could not ask the browser: {reason}"),
+    }
     };
     view! {
         <div class="notices" aria-live="polite">
@@ -271,14 +276,16 @@ fn CommandBlock(command: CommandView) -> impl IntoView {
                 let n = command.not_shown.get();
                 (n > 0).then(|| view! { <p class="note">{format!("{n} bytes of output are stored but not shown")}</p> })
             }}
-            <pre class="output" tabindex="0" node_ref=command.output></pre>
+            // Output is not read out as it streams; the outcome badge is.
+            <pre class="output" tabindex="0" aria-live="off" node_ref=command.output></pre>
         </div>
     }
 }
 
 #[component]
 fn Composer(ui: Ui) -> impl IntoView {
-    let following = move || ui.role.get() == Some(Role::Follower) && ui.failure.with(Option::is_none);
+    let following =
+        move || ui.role.get() == Some(Role::Follower) && ui.failure.with(Option::is_none);
     let writer = move || {
         ui.role.get() == Some(Role::Leader)
             && ui.started.get()
@@ -357,18 +364,23 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
         None => "deciding",
     };
     let runtime = move || {
-        ui.status.with(|s| match s.as_ref().and_then(|s| s.runtime.as_ref()) {
-            Some(r) => {
-                let id = r.runtime.to_string();
-                format!(
-                    "{} (generation {}), {}",
-                    &id[..8.min(id.len())],
-                    r.generation,
-                    if r.attached { "attached" } else { "not attached" }
-                )
-            }
-            None => "none".to_owned(),
-        })
+        ui.status
+            .with(|s| match s.as_ref().and_then(|s| s.runtime.as_ref()) {
+                Some(r) => {
+                    let id = r.runtime.to_string();
+                    format!(
+                        "{} (generation {}), {}",
+                        &id[..8.min(id.len())],
+                        r.generation,
+                        if r.attached {
+                            "attached"
+                        } else {
+                            "not attached"
+                        }
+                    )
+                }
+                None => "none".to_owned(),
+            })
     };
     let journal = move || {
         ui.status.with(|s| match s.as_ref().map(|s| &s.journal) {
@@ -380,17 +392,26 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
             None => "not open yet".to_owned(),
         })
     };
-    let position = move || ui.status.with(|s| s.as_ref().map_or(0, |s| s.position)).to_string();
+    let position = move || {
+        ui.status
+            .with(|s| s.as_ref().map_or(0, |s| s.position))
+            .to_string()
+    };
     let storage = move || {
-        ui.status.with(|s| match s.as_ref().and_then(|s| s.storage.as_ref()) {
-            Some(st) => format!(
-                "{} of {} used, {}",
-                bytes(st.usage),
-                bytes(st.quota),
-                if st.persisted { "persisted" } else { "best-effort" }
-            ),
-            None => "unknown".to_owned(),
-        })
+        ui.status
+            .with(|s| match s.as_ref().and_then(|s| s.storage.as_ref()) {
+                Some(st) => format!(
+                    "{} of {} used, {}",
+                    bytes(st.usage),
+                    bytes(st.quota),
+                    if st.persisted {
+                        "persisted"
+                    } else {
+                        "best-effort"
+                    }
+                ),
+                None => "unknown".to_owned(),
+            })
     };
     let offline_text = move || match ui.offline.get() {
         Offline::Pending => "preparing".to_owned(),

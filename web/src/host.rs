@@ -373,7 +373,11 @@ impl Host {
             }
             ControllerToPage::Heartbeat { .. } => {}
             ControllerToPage::Status(status) => {
-                if self.ui.status.with_untracked(|s| s.as_ref() != Some(&status)) {
+                if self
+                    .ui
+                    .status
+                    .with_untracked(|s| s.as_ref() != Some(&status))
+                {
                     self.ui.status.set(Some(status));
                 }
             }
@@ -642,7 +646,8 @@ impl Host {
                     workspace: slot.workspace,
                 });
                 if let Err(e) = slot.worker.post_message(&JsValue::from_str(&start)) {
-                    return self.runtime_crashed(key, format!("could not start it: {}", describe(&e)));
+                    return self
+                        .runtime_crashed(key, format!("could not start it: {}", describe(&e)));
                 }
                 slot.ready = true;
                 self.relay(key);
@@ -831,8 +836,9 @@ pub fn send_prompt() {
             return;
         }
         let Some(turn) = mint_turn() else {
-            h.ui.refused
-                .set(Some("Not sent: this browser gave no randomness for an id.".into()));
+            h.ui.refused.set(Some(
+                "Not sent: this browser gave no randomness for an id.".into(),
+            ));
             return;
         };
         if h.send(PageToController::Prompt {
@@ -855,7 +861,9 @@ pub fn stop_turn() {
 
 /// Asks the browser to keep this origin's data (only a window may ask).
 pub fn keep_data() {
-    let Some(ui) = with_host(|h| h.ui) else { return };
+    let Some(ui) = with_host(|h| h.ui) else {
+        return;
+    };
     ui.persist.set(Persist::Asking);
     let promise = window().navigator().storage().persist();
     spawn_local(async move {

@@ -14,9 +14,7 @@
 
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
-use lifeline_core::{
-    CommandId, EventSeq, Outcome, SessionId, TurnId, TurnStatus, ViewDelta,
-};
+use lifeline_core::{CommandId, EventSeq, Outcome, SessionId, TurnId, TurnStatus, ViewDelta};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use wasm_bindgen::{prelude::*, JsCast};
@@ -270,6 +268,10 @@ impl Model {
                 set_if_changed(view.evidence, evidence);
                 if !entry.placed {
                     entry.placed = true;
+                    if !entry.pending.is_empty() && !self.dirty.contains(&command) {
+                        // Output that arrived before its block: show it now.
+                        self.dirty.push(command);
+                    }
                     match turn_view {
                         Some(t) => t.commands.update(|c| c.push(view)),
                         None => self.signals.loose.update(|c| c.push(view)),
@@ -301,7 +303,8 @@ impl Model {
                     entry.pending.drain(..cut);
                     entry.pending_trimmed = true;
                 }
-                if !self.dirty.contains(&command) {
+                // A block not placed yet has no `<pre>`; placing it marks it.
+                if entry.placed && !self.dirty.contains(&command) {
                     self.dirty.push(command);
                 }
             }
@@ -357,7 +360,9 @@ fn on_frame() {
         let mut work = Vec::with_capacity(dirty.len());
         let mut retry = Vec::new();
         for id in dirty {
-            let Some(entry) = model.commands.get(&id) else { continue };
+            let Some(entry) = model.commands.get(&id) else {
+                continue;
+            };
             match entry.view.output.get_untracked() {
                 Some(pre) => {
                     let at_bottom = is_at_bottom(&pre);
@@ -371,7 +376,9 @@ fn on_frame() {
         let mut budget = FRAME_BYTES;
         let mut behind = Vec::new();
         for (id, pre, _) in &work {
-            let Some(entry) = model.commands.get_mut(id) else { continue };
+            let Some(entry) = model.commands.get_mut(id) else {
+                continue;
+            };
             let mut trimmed = std::mem::take(&mut entry.pending_trimmed);
             if entry.pending.len() >= SHOWN_BYTES {
                 // Everything shown now would scroll out of the cap: start over
@@ -436,7 +443,9 @@ fn append(pre: &HtmlPreElement, dom: &mut OutputDom, text: &str) -> bool {
     while !rest.is_empty() {
         let open = dom.segments.back().is_some_and(|s| !s.closed);
         if !open {
-            let Ok(element) = document.create_element("span") else { break };
+            let Ok(element) = document.create_element("span") else {
+                break;
+            };
             let text = document.create_text_node("");
             if element.append_child(&text).is_err() || pre.append_child(&element).is_err() {
                 break;
@@ -448,7 +457,9 @@ fn append(pre: &HtmlPreElement, dom: &mut OutputDom, text: &str) -> bool {
                 closed: false,
             });
         }
-        let Some(segment) = dom.segments.back_mut() else { break };
+        let Some(segment) = dom.segments.back_mut() else {
+            break;
+        };
         // Fill up to the segment size, then on to the next line end.
         let need = SEGMENT_BYTES.saturating_sub(segment.bytes);
         let take = rest
