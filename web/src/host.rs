@@ -492,6 +492,7 @@ impl Host {
             self.restart_times.pop_front();
         }
         if self.restart_times.len() > MAX_RESTARTS {
+            self.notice("controller-restart", Level::Warning, String::new());
             return self.fail(format!(
                 "the controller worker stopped {} times within a minute (last: {reason})",
                 self.restart_times.len()
