@@ -237,6 +237,7 @@ impl Sim {
                 retained_events: *rng.pick(&[2, 4, 2048]),
                 dedup_window: 4096,
                 retained_evidence: 64,
+                settled_with_events: 4,
             },
             ack_timeout_ms: 300,
             cancel_grace_ms: 300,

@@ -1443,3 +1443,56 @@ fn salvage_sets_aside_unreadable_entries_and_loads_the_rest() {
     assert!(none.is_empty());
     assert_eq!(clean, w.replayed());
 }
+
+#[test]
+fn settled_commands_beyond_the_recent_window_keep_only_collapsed_output() {
+    use lifeline_core::view::{session_deltas, ViewDelta};
+    let mut w = World::new();
+    let window = w.config.retention.settled_with_events;
+    let s = w.start_runtime(id(0x3006));
+    open_session(&mut w, s);
+    let mut commands = Vec::new();
+    for n in 0..window + 3 {
+        let turn: TurnId = id(0x7100 + n as u128);
+        record_turn(&mut w, turn, &format!("$ echo {n}"));
+        let c = waiting_on(drive(&mut w, s, turn));
+        w.stdout(s.runtime, c, &format!("out {n}\n"));
+        w.stdout(s.runtime, c, "more\n");
+        w.exit(s.runtime, c, 0);
+        drive(&mut w, s, turn);
+        commands.push(c);
+    }
+    let p = w.replayed();
+    let oldest = p.command(commands[0]).unwrap();
+    let settled = oldest
+        .settled
+        .as_ref()
+        .expect("the oldest command is collapsed");
+    assert!(oldest.events.is_empty());
+    assert_eq!(settled.stdout, "out 0\nmore\n");
+    let through = settled.through;
+    assert_eq!(through.next(), oldest.terminal.as_ref().unwrap().seq);
+    let newest = p.command(*commands.last().unwrap()).unwrap();
+    assert!(newest.settled.is_none() && newest.events.len() as u64 == through.0);
+    assert_eq!(p.recently_settled.len(), window);
+    // The view shows collapsed output whole; a client joining gets a gap, not silence.
+    assert!(session_deltas(&p, id(SESSION)).iter().any(|d| matches!(d,
+        ViewDelta::Settled { command, stdout, .. } if *command == commands[0] && stdout == "out 0\nmore\n")));
+    let (_, r) = w.request(|request| ClientRequest::Join {
+        request,
+        cursor: Cursor {
+            v: V1,
+            command: commands[0],
+            after: EventSeq::ZERO,
+        },
+    });
+    r.unwrap();
+    assert!(w.inbox.iter().any(|(_, m)| matches!(m,
+        ClientMessage::Gap { command, to, .. } if *command == commands[0] && *to == through)));
+    // The same fold from a snapshot gives the same projection.
+    let snapshot = Projection::rebuild(w.config.retention, &w.journal[..w.journal.len() / 2])
+        .unwrap()
+        .snapshot();
+    let resumed = Projection::from_snapshot(snapshot, &w.journal).unwrap();
+    assert_eq!(resumed, p);
+}

@@ -79,7 +79,7 @@ pub use outcome::{
 };
 pub use projection::{
     CommandView, Exposure, LeaseView, Projection, ProjectionSnapshot, RetentionPolicy,
-    RuntimeStatus, RuntimeView, SessionView, TurnEnd, TurnView,
+    RuntimeStatus, RuntimeView, SessionView, SettledOutput, TurnEnd, TurnView,
 };
 pub use runtime::{
     LinkState, ProcessOutput, Runtime, RuntimeConfig, RuntimeEffect, RuntimeError, RuntimeIdentity,

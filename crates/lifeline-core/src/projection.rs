@@ -33,6 +33,14 @@ pub struct RetentionPolicy {
     pub dedup_window: usize,
     /// Recovery evidence records kept in the projection (all stay in the journal).
     pub retained_evidence: usize,
+    /// Settled commands whose events stay replayable from memory, newest
+    /// first; older settled commands keep only their collapsed output.
+    #[serde(default = "default_settled_with_events")]
+    pub settled_with_events: usize,
+}
+
+fn default_settled_with_events() -> usize {
+    16
 }
 
 impl Default for RetentionPolicy {
@@ -42,6 +50,7 @@ impl Default for RetentionPolicy {
             retained_events: 2048,
             dedup_window: 4096,
             retained_evidence: 256,
+            settled_with_events: default_settled_with_events(),
         }
     }
 }
@@ -150,11 +159,55 @@ pub struct CommandView {
     pub recent_digests: VecDeque<Digest>,
     /// Recovery evidence naming this command (most recent, bounded).
     pub evidence: Vec<ErrorStamp>,
+    /// A settled command's retained output, collapsed (see [`SettledOutput`]).
+    #[serde(default)]
+    pub settled: Option<SettledOutput>,
 }
+
+/// The inline output of a settled command that left the recent window
+/// ([`RetentionPolicy::settled_with_events`]), kept as two strings instead
+/// of its events.
+///
+/// A settled command takes no more output, so its per-event records are
+/// only needed by a reader who wants exact event boundaries, and those are
+/// in the journal (a client joining it gets a gap marker for them).
+/// Collapsing them keeps the projection (and so its snapshot, and so
+/// startup) proportional to the number of commands rather than to the
+/// number of events ever written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettledOutput {
+    /// Last output event folded in; the terminal event follows it.
+    pub through: EventSeq,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Digests kept for a settled command: enough to recognise a resend of its
+/// last events, which is all a runtime can still send for it.
+const SETTLED_DEDUP_WINDOW: usize = 16;
 
 const MAX_EVIDENCE_PER_COMMAND: usize = 32;
 
 impl CommandView {
+    fn settle(&mut self) {
+        let mut settled = SettledOutput {
+            through: EventSeq(self.last_seq.0.saturating_sub(1)),
+            ..SettledOutput::default()
+        };
+        for e in self.events.drain(..) {
+            match &e.body {
+                RetainedBody::Stdout(chunk) => settled.stdout.push_str(&chunk.inline),
+                RetainedBody::Stderr(chunk) => settled.stderr.push_str(&chunk.inline),
+                _ => {}
+            }
+        }
+        self.evicted_through = settled.through;
+        while self.recent_digests.len() > SETTLED_DEDUP_WINDOW {
+            self.recent_digests.pop_front();
+        }
+        self.settled = Some(settled);
+    }
+
     /// Digest of event `seq`, if still in the dedup window.
     pub fn digest_of(&self, seq: EventSeq) -> Option<Digest> {
         if seq.0 == 0 || seq > self.last_seq {
@@ -218,6 +271,9 @@ pub struct Projection {
     pub artifacts: BTreeMap<Digest, u64>,
     pub evidence: VecDeque<RecoveryEvidence>,
     pub evidence_evicted: u64,
+    /// Settled commands that still hold their events, oldest first.
+    #[serde(default)]
+    pub recently_settled: VecDeque<CommandId>,
     #[serde(default)]
     pub sessions: BTreeMap<SessionId, SessionView>,
     #[serde(default)]
@@ -284,6 +340,7 @@ impl Projection {
             artifacts: BTreeMap::new(),
             evidence: VecDeque::new(),
             evidence_evicted: 0,
+            recently_settled: VecDeque::new(),
             sessions: BTreeMap::new(),
             turns: BTreeMap::new(),
             seen: BTreeSet::new(),
@@ -598,6 +655,7 @@ impl Projection {
                         stderr: OutputSummary::default(),
                         recent_digests: VecDeque::new(),
                         evidence: Vec::new(),
+                        settled: None,
                     },
                 );
             }
@@ -674,6 +732,14 @@ impl Projection {
                 }
                 if rec.body.kind() == crate::event::EventKind::Terminal {
                     c.terminal = Some(rec.clone());
+                    self.recently_settled.push_back(rec.command);
+                    while self.recently_settled.len() > policy.settled_with_events {
+                        if let Some(old) = self.recently_settled.pop_front() {
+                            if let Some(c) = self.commands.get_mut(&old) {
+                                c.settle();
+                            }
+                        }
+                    }
                 } else {
                     c.events.push_back(rec.clone());
                     while c.events.len() > policy.retained_events {

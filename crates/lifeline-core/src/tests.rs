@@ -678,6 +678,7 @@ impl Sim {
                 retained_events: 4,
                 dedup_window: 4,
                 retained_evidence: 8,
+                settled_with_events: 2,
             },
             ..ControllerConfig::default()
         };

@@ -59,6 +59,15 @@ pub enum ViewDelta {
         /// budget, so the tab can say output is missing from the view.
         not_shown: u64,
     },
+    /// A settled command's whole retained output, replacing what was shown.
+    Settled {
+        command: CommandId,
+        through: EventSeq,
+        stdout: String,
+        stderr: String,
+        /// Output kept only as artifacts or dropped by the budget.
+        not_shown: u64,
+    },
     /// Events through `through` are in the journal but no longer held in
     /// memory for display.
     Gap {
@@ -89,6 +98,10 @@ pub fn session_deltas(projection: &Projection, session: SessionId) -> Vec<ViewDe
                 continue;
             };
             out.push(command_delta(projection, c));
+            if let Some(settled) = &c.settled {
+                out.push(settled_delta(c, settled));
+                continue;
+            }
             let evicted = c.evicted_through;
             if evicted.0 > 0 {
                 out.push(ViewDelta::Gap {
@@ -193,6 +206,18 @@ fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
         generation: c.binding.generation,
         exit_code,
         evidence,
+    }
+}
+
+fn settled_delta(c: &CommandView, settled: &crate::projection::SettledOutput) -> ViewDelta {
+    let inline = (settled.stdout.len() + settled.stderr.len()) as u64;
+    let total = c.stdout.total_bytes.saturating_add(c.stderr.total_bytes);
+    ViewDelta::Settled {
+        command: c.command,
+        through: settled.through,
+        stdout: settled.stdout.clone(),
+        stderr: settled.stderr.clone(),
+        not_shown: total.saturating_sub(inline),
     }
 }
 
