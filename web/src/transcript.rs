@@ -104,6 +104,8 @@ struct CommandEntry {
     pending: String,
     /// `pending` lost its front to the cap before it could be shown.
     pending_trimmed: bool,
+    /// `pending` replaces what is shown (a `Settled` delta).
+    replace: bool,
     dom: OutputDom,
 }
 
@@ -228,6 +230,7 @@ impl Model {
             last_seq: EventSeq::ZERO,
             pending: String::new(),
             pending_trimmed: false,
+            replace: false,
             dom: OutputDom::default(),
         })
     }
@@ -308,6 +311,31 @@ impl Model {
                     self.dirty.push(command);
                 }
             }
+            ViewDelta::Settled {
+                command,
+                through,
+                stdout,
+                stderr,
+                not_shown,
+            } => {
+                let entry = self.command(command);
+                if through > entry.last_seq {
+                    entry.last_seq = through;
+                }
+                set_if_changed(entry.view.not_shown, not_shown);
+                entry.pending.clear();
+                entry.pending.push_str(&stdout);
+                entry.pending.push_str(&stderr);
+                if entry.pending.len() > SHOWN_BYTES {
+                    let cut = tail_start(&entry.pending, SHOWN_BYTES);
+                    entry.pending.drain(..cut);
+                    entry.pending_trimmed = true;
+                }
+                entry.replace = true;
+                if entry.placed && !self.dirty.contains(&command) {
+                    self.dirty.push(command);
+                }
+            }
             ViewDelta::Gap { command, through } => {
                 let entry = self.command(command);
                 if through > entry.last_seq {
@@ -380,6 +408,9 @@ fn on_frame() {
                 continue;
             };
             let mut trimmed = std::mem::take(&mut entry.pending_trimmed);
+            if std::mem::take(&mut entry.replace) {
+                clear(&mut entry.dom);
+            }
             if entry.pending.len() >= SHOWN_BYTES {
                 // Everything shown now would scroll out of the cap: start over
                 // with the newest output.
