@@ -125,10 +125,10 @@ pub fn batch_deltas(projection: &Projection, entries: &[JournalEntry]) -> Vec<Vi
                 session: *session,
                 title: title.clone(),
             }),
-            JournalRecord::TurnRecorded { turn, .. } | JournalRecord::TurnFinished { turn, .. } => {
-                if projection.turns.contains_key(turn) {
-                    out.push(turn_delta(projection, *turn));
-                }
+            JournalRecord::TurnRecorded { turn, .. } | JournalRecord::TurnFinished { turn, .. }
+                if projection.turns.contains_key(turn) =>
+            {
+                out.push(turn_delta(projection, *turn));
             }
             JournalRecord::CommandAdmitted(rec) => {
                 if let Some(c) = projection.command(rec.command) {
