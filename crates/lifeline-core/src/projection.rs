@@ -293,6 +293,7 @@ pub struct ProjectionSnapshot {
 
 impl Schema for ProjectionSnapshot {
     const NAME: &'static str = "projection snapshot";
+    const MAX_BYTES: usize = crate::schema::limits::MAX_SNAPSHOT_BYTES;
     fn validate(&self) -> Result<(), String> {
         if self.position != self.projection.position {
             return Err(format!(

@@ -16,6 +16,10 @@ pub const SCHEMA_VERSION: u64 = 1;
 pub mod limits {
     /// Largest encoded record `decode` will look at.
     pub const MAX_RECORD_BYTES: usize = 4 * 1024 * 1024;
+    /// Largest projection snapshot: it grows with the number of commands
+    /// (settled output is collapsed), and it is only ever read from this
+    /// origin's own journal.
+    pub const MAX_SNAPSHOT_BYTES: usize = 64 * 1024 * 1024;
     pub const MAX_COMMAND_LINE_BYTES: usize = 8 * 1024;
     pub const MAX_WORKING_DIRECTORY_BYTES: usize = 1024;
     pub const MAX_CAPABILITIES: usize = 32;
@@ -67,6 +71,8 @@ impl<'de> Deserialize<'de> for V1 {
 pub trait Schema: Serialize + DeserializeOwned {
     /// Human name used in errors ("command record").
     const NAME: &'static str;
+    /// Largest encoding `decode` reads for this type.
+    const MAX_BYTES: usize = limits::MAX_RECORD_BYTES;
     /// Invariants the type system cannot express, checked after every read
     /// and before every write.
     fn validate(&self) -> Result<(), String>;
@@ -124,11 +130,11 @@ impl std::error::Error for SchemaError {}
 /// so a future record is named as such instead of failing on a field.
 pub fn decode<T: Schema>(bytes: &[u8]) -> Result<T, SchemaError> {
     let schema = T::NAME.to_string();
-    if bytes.len() > limits::MAX_RECORD_BYTES {
+    if bytes.len() > T::MAX_BYTES {
         return Err(SchemaError::TooLarge {
             schema,
             len: bytes.len(),
-            max: limits::MAX_RECORD_BYTES,
+            max: T::MAX_BYTES,
         });
     }
     let value: serde_json::Value =

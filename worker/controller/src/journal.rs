@@ -792,13 +792,13 @@ impl Journal {
     ) -> Result<(), JournalError> {
         self.usable()?;
         let json = encode(snapshot).map_err(|e| JournalError::Invalid(e.to_string()))?;
-        if json.len() > limits::MAX_RECORD_BYTES {
+        if json.len() > limits::MAX_SNAPSHOT_BYTES {
             // It could never be read back; replay from the entries instead.
             return Err(JournalError::Invalid(format!(
                 "the snapshot at position {} is {} bytes, above the {} a record may have",
                 snapshot.position,
                 json.len(),
-                limits::MAX_RECORD_BYTES
+                limits::MAX_SNAPSHOT_BYTES
             )));
         }
         let position = safe_number(snapshot.position)?;
