@@ -41,6 +41,9 @@ const CHANNEL: &str = "lifeline-journal";
 const SNAPSHOT_EVERY: u64 = 2_000;
 /// Entries a follower reads per round trip when it fills a gap.
 const GAP_READ: usize = 10_000;
+/// Runtime starts allowed within the window before the controller gives up.
+const MAX_RUNTIME_STARTS: usize = 5;
+const RUNTIME_START_WINDOW_MS: u64 = 60_000;
 /// How many contradicting entries recovery sets aside before it stops.
 const MAX_REFUSED: usize = 64;
 /// What a command may run for and print, for the built-in agent's commands.
@@ -99,6 +102,8 @@ pub struct Shell {
     next_request: Cell<u64>,
     /// A runtime start was asked for and its answer is not in yet.
     starting_runtime: Cell<bool>,
+    /// When runtimes were started recently, to stop a crash loop.
+    runtime_starts: RefCell<Vec<u64>>,
     channel: RefCell<Option<(BroadcastChannel, Option<Closure<dyn FnMut(MessageEvent)>>)>>,
     storage: RefCell<Option<StorageStatus>>,
     last_snapshot: Cell<u64>,
@@ -128,6 +133,7 @@ impl Shell {
             session: Cell::new(None),
             next_request: Cell::new(0),
             starting_runtime: Cell::new(false),
+            runtime_starts: RefCell::new(Vec::new()),
             channel: RefCell::new(None),
             storage: RefCell::new(None),
             last_snapshot: Cell::new(0),
@@ -466,9 +472,28 @@ impl Shell {
             .and_then(|lease| p.leases.get(lease))
             .and_then(|l| l.current().map(|r| (l.lease, r.runtime, r.generation)));
         let Some((lease, runtime, generation)) = current else {
-            if self.starting_runtime.replace(true) || core.degraded().is_some() {
+            if self.starting_runtime.get() || core.degraded().is_some() {
                 return false;
             }
+            // A runtime that dies as soon as it starts (no OPFS, a broken
+            // build) must not turn into an endless spawn loop.
+            let now_ms = now().0;
+            let mut starts = self.runtime_starts.borrow_mut();
+            starts.retain(|t| now_ms.saturating_sub(*t) < RUNTIME_START_WINDOW_MS);
+            if starts.len() >= MAX_RUNTIME_STARTS {
+                if starts.len() == MAX_RUNTIME_STARTS {
+                    starts.push(now_ms);
+                    notice(
+                        "runtime",
+                        Level::Error,
+                        format!("the runtime worker stopped {MAX_RUNTIME_STARTS} times within a minute; no new one is started — reload the page to try again"),
+                    );
+                }
+                return false;
+            }
+            starts.push(now_ms);
+            drop(starts);
+            self.starting_runtime.set(true);
             return self.ask(core, |request| ClientRequest::StartRuntime {
                 request,
                 workspace,
