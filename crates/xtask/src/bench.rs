@@ -5,6 +5,7 @@
 //! headless Chromium and prints the table. Not part of `cargo xtask test`.
 
 use crate::{root, run_command, serve, tools};
+
 use std::{
     path::{Path, PathBuf},
     process::Command,
@@ -44,10 +45,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     tools::ensure_e2e_packages()?;
     let dir = build()?;
     let address = serve::spawn(&dir)?;
+    // The output benchmark drives the real app, served like `cargo xtask serve`.
+    let app = crate::dist::build(crate::dist::Profile::Release)?;
+    let app_address = serve::spawn(&app.dir)?;
     let mut node = Command::new("node");
     node.current_dir(root().join("e2e"))
         .arg("bench/run.mjs")
         .env("LIFELINE_BENCH_URL", format!("http://{address}/"))
+        .env("LIFELINE_APP_URL", format!("http://{app_address}/"))
         .env("BENCH_JSON", target_dir().join("bench-results.json"))
         .env("CHROMIUM", tools::CHROMIUM);
     if let Some(rounds) = rounds {
