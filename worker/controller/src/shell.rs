@@ -104,6 +104,8 @@ pub struct Shell {
     starting_runtime: Cell<bool>,
     /// When runtimes were started recently, to stop a crash loop.
     runtime_starts: RefCell<Vec<u64>>,
+    /// A quota notice is on the page and must be cleared when writes succeed.
+    quota_noticed: Cell<bool>,
     channel: RefCell<Option<(BroadcastChannel, Option<Closure<dyn FnMut(MessageEvent)>>)>>,
     storage: RefCell<Option<StorageStatus>>,
     last_snapshot: Cell<u64>,
@@ -134,6 +136,7 @@ impl Shell {
             next_request: Cell::new(0),
             starting_runtime: Cell::new(false),
             runtime_starts: RefCell::new(Vec::new()),
+            quota_noticed: Cell::new(false),
             channel: RefCell::new(None),
             storage: RefCell::new(None),
             last_snapshot: Cell::new(0),
@@ -641,7 +644,10 @@ impl Shell {
                         });
                     }
                 }
-                notice("quota", Level::Info, "");
+                // Cleared once when writes succeed again, not on every batch.
+                if self.quota_noticed.replace(false) {
+                    notice("quota", Level::Info, "");
+                }
                 self.broadcast(batch.entries);
                 self.maybe_snapshot();
             }
@@ -656,6 +662,7 @@ impl Shell {
                     let _ = core.handle_persist_failed(batch.batch, &e.to_string(), now());
                 }
                 let key = if e == JournalError::QuotaExceeded {
+                    self.quota_noticed.set(true);
                     "quota"
                 } else {
                     "persist"
