@@ -209,6 +209,32 @@ identity!(
     ErrorStamp,
     "error stamp"
 );
+identity!(
+    /// A unit of work; sessions belong to one.
+    TaskId,
+    "task id"
+);
+identity!(
+    /// An environment profile (provider, model, env vars, capabilities, budget).
+    ProfileId,
+    "profile id"
+);
+identity!(
+    /// A stored credential; profiles and the journal hold only this reference.
+    CredentialId,
+    "credential id"
+);
+identity!(
+    /// One startup or resume try of a session (reference 004, requirement 007).
+    /// Distinct from the execution's generation: one execution can see many.
+    StartupAttemptId,
+    "startup attempt id"
+);
+identity!(
+    /// One request to a model provider, recorded before it is sent.
+    ProviderRequestId,
+    "provider request id"
+);
 
 /// Counter of runtime replacements on one lease; the first runtime is 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

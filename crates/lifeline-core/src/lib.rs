@@ -19,6 +19,7 @@
 //! | [`journal`] | [`JournalRecord`], [`JournalEntry`], [`PersistBatch`], [`RecoveryEvidence`] |
 //! | [`message`] | controller⇄runtime and controller⇄client messages |
 //! | [`view`] | [`ViewDelta`]: the transcript view model, derived from durable entries only |
+//! | [`profile`] | environment profiles, credential references, the resume lookup rules (003 criteria 6–8) |
 //! | [`agent`] | the built-in local agent: plans a prompt, derives each next step from the projection |
 //! | [`projection`] | [`Projection`]: the pure fold of durable entries (what the UI shows), snapshots |
 //! | [`controller`] | [`Controller`]: admission, dispatch, ACKs, events, cancel, recovery |
@@ -48,6 +49,7 @@ pub mod id;
 pub mod journal;
 pub mod message;
 pub mod outcome;
+pub mod profile;
 pub mod projection;
 pub mod runtime;
 pub mod schema;
@@ -62,8 +64,9 @@ pub use event::{
     OutputChunk, OutputSummary, RetainedBody, TerminalResult,
 };
 pub use id::{
-    AttemptId, CommandId, Digest, ErrorStamp, EventSeq, ExecutionId, Generation, IdError, IdMinter,
-    IdempotencyKey, LeaseId, Millis, RuntimeId, SessionId, TurnId, WorkspaceId,
+    AttemptId, CommandId, CredentialId, Digest, ErrorStamp, EventSeq, ExecutionId, Generation,
+    IdError, IdMinter, IdempotencyKey, LeaseId, Millis, ProfileId, ProviderRequestId, RuntimeId,
+    SessionId, StartupAttemptId, TaskId, TurnId, WorkspaceId,
 };
 pub use journal::{
     AckSource, BatchId, GoneCause, JournalEntry, JournalRecord, PersistBatch, RecoveryEvidence,

@@ -1,0 +1,444 @@
+//! Environment profiles and the rules for using one at a launch checkpoint
+//! (reference 003, criteria 6 to 8).
+//!
+//! A profile says which provider answers, which tools the agent may use, the
+//! environment variables its commands see and the budget of a turn. It holds
+//! credential *references* only ([`CredentialId`]); the secret behind one is
+//! read by the controller shell at the launch checkpoint and nowhere earlier
+//! ([`crate::session`] asks for it with an effect).
+//!
+//! Profiles live in their own store, outside the journal: an execution
+//! records the identity and revision it launched with ([`ProfileRef`]), and a
+//! resume looks that identity up again to get its *current* environment.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::id::{CredentialId, ProfileId};
+
+/// The executor that owns profiles created in this browser. A profile with
+/// another owner (imported, or written by a newer build) is never used.
+pub const OWNER: &str = "lifeline-browser";
+
+/// Bounds on a profile, so a corrupt or hostile record stays small.
+pub mod limits {
+    pub const MAX_NAME_BYTES: usize = 200;
+    pub const MAX_URL_BYTES: usize = 2048;
+    pub const MAX_MODEL_BYTES: usize = 200;
+    pub const MAX_ENV_VARS: usize = 64;
+    pub const MAX_ENV_NAME_BYTES: usize = 128;
+    pub const MAX_ENV_VALUE_BYTES: usize = 8 * 1024;
+}
+
+/// Which backend answers a turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Provider {
+    /// The deterministic offline agent of DESIGN.md: no network, no key.
+    BuiltIn,
+    OpenAiCompatible {
+        base_url: String,
+        model: String,
+    },
+    Anthropic {
+        base_url: String,
+        model: String,
+    },
+}
+
+impl Provider {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Provider::BuiltIn => "built-in local agent",
+            Provider::OpenAiCompatible { .. } => "OpenAI-compatible",
+            Provider::Anthropic { .. } => "Anthropic",
+        }
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            Provider::BuiltIn => None,
+            Provider::OpenAiCompatible { model, .. } | Provider::Anthropic { model, .. } => {
+                Some(model)
+            }
+        }
+    }
+}
+
+/// A tool a model may call. Every call goes through the command journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tool {
+    ReadFile,
+    WriteFile,
+    ListFiles,
+    RunCommand,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 4] = [
+        Tool::ReadFile,
+        Tool::WriteFile,
+        Tool::ListFiles,
+        Tool::RunCommand,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::ReadFile => "read_file",
+            Tool::WriteFile => "write_file",
+            Tool::ListFiles => "list_files",
+            Tool::RunCommand => "run_command",
+        }
+    }
+}
+
+/// What an agent using this profile may do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    pub tools: BTreeSet<Tool>,
+    /// Whether the `js` command may evaluate JavaScript in the runtime.
+    pub js: bool,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Capabilities {
+            tools: Tool::ALL.into_iter().collect(),
+            js: false,
+        }
+    }
+}
+
+impl Capabilities {
+    /// The capability strings a command binding carries.
+    pub fn command_capabilities(&self) -> BTreeSet<String> {
+        let mut caps: BTreeSet<String> = ["fs.read", "fs.write"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        if self.js {
+            caps.insert("js".into());
+        }
+        caps
+    }
+}
+
+/// Limits on one turn of an agent using this profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentBudget {
+    /// Provider requests in one turn (each tool round is one).
+    pub max_steps: u32,
+    /// Commands in one turn.
+    pub max_commands: u32,
+    /// Input plus output tokens in one turn, as the provider reports them.
+    pub max_tokens: u64,
+    /// Wall time of one turn.
+    pub max_wall_ms: u64,
+}
+
+impl Default for AgentBudget {
+    fn default() -> Self {
+        AgentBudget {
+            max_steps: 16,
+            max_commands: 32,
+            max_tokens: 200_000,
+            max_wall_ms: 10 * 60 * 1000,
+        }
+    }
+}
+
+/// An environment variable's value: a literal, or a credential the profile
+/// explicitly maps into the runtime's environment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum EnvValue {
+    Literal(String),
+    Secret(CredentialId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvVar {
+    pub name: String,
+    pub value: EnvValue,
+}
+
+/// One environment profile as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Profile {
+    pub id: ProfileId,
+    /// Raised on every edit.
+    pub revision: u64,
+    pub owner: String,
+    pub name: String,
+    pub provider: Provider,
+    /// The provider's API key, if it needs one.
+    pub api_key: Option<CredentialId>,
+    pub env: Vec<EnvVar>,
+    pub capabilities: Capabilities,
+    pub budget: AgentBudget,
+}
+
+/// What an execution records about the profile it launched with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileRef {
+    pub id: ProfileId,
+    pub revision: u64,
+}
+
+/// Why a profile cannot be stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidProfile(pub String);
+
+impl core::fmt::Display for InvalidProfile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Names the runtime sets itself; a profile cannot override them.
+pub const RESERVED_ENV: [&str; 3] = ["PWD", "LIFELINE_SESSION", "LIFELINE_EXECUTION"];
+
+impl Profile {
+    /// Checked before writing and after reading (a record from storage is
+    /// outside input like any other).
+    pub fn validate(&self) -> Result<(), InvalidProfile> {
+        let bad = |m: String| Err(InvalidProfile(m));
+        if self.owner != OWNER {
+            return bad(format!(
+                "the profile belongs to {:?}, not this browser",
+                self.owner
+            ));
+        }
+        if self.name.trim().is_empty() || self.name.len() > limits::MAX_NAME_BYTES {
+            return bad(format!(
+                "a profile needs a name of 1 to {} bytes",
+                limits::MAX_NAME_BYTES
+            ));
+        }
+        match &self.provider {
+            Provider::BuiltIn => {}
+            Provider::OpenAiCompatible { base_url, model }
+            | Provider::Anthropic { base_url, model } => {
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://"))
+                    || base_url.len() > limits::MAX_URL_BYTES
+                {
+                    return bad("the base URL must start with http:// or https://".into());
+                }
+                if model.trim().is_empty() || model.len() > limits::MAX_MODEL_BYTES {
+                    return bad("the model name is empty or too long".into());
+                }
+            }
+        }
+        if self.env.len() > limits::MAX_ENV_VARS {
+            return bad(format!(
+                "a profile has at most {} environment variables",
+                limits::MAX_ENV_VARS
+            ));
+        }
+        let mut names = BTreeSet::new();
+        for var in &self.env {
+            let n = &var.name;
+            let valid = !n.is_empty()
+                && n.len() <= limits::MAX_ENV_NAME_BYTES
+                && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !n.as_bytes()[0].is_ascii_digit();
+            if !valid {
+                return bad(format!(
+                    "environment variable name {n:?} must be letters, digits and _"
+                ));
+            }
+            if RESERVED_ENV.contains(&n.as_str()) {
+                return bad(format!(
+                    "{n} is set by the runtime and cannot be overridden"
+                ));
+            }
+            if !names.insert(n.as_str()) {
+                return bad(format!("environment variable {n} is defined twice"));
+            }
+            if let EnvValue::Literal(v) = &var.value {
+                if v.len() > limits::MAX_ENV_VALUE_BYTES {
+                    return bad(format!("the value of {n} is too long"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every credential this profile refers to: the API key first, then the
+    /// secrets it maps into the environment.
+    pub fn credential_refs(&self) -> Vec<CredentialId> {
+        let mut refs: Vec<CredentialId> = self.api_key.into_iter().collect();
+        for var in &self.env {
+            if let EnvValue::Secret(id) = var.value {
+                if !refs.contains(&id) {
+                    refs.push(id);
+                }
+            }
+        }
+        refs
+    }
+
+    pub fn reference(&self) -> ProfileRef {
+        ProfileRef {
+            id: self.id,
+            revision: self.revision,
+        }
+    }
+
+    /// The profile a new browser starts with.
+    pub fn built_in(id: ProfileId) -> Profile {
+        Profile {
+            id,
+            revision: 1,
+            owner: OWNER.into(),
+            name: "Built-in local agent".into(),
+            provider: Provider::BuiltIn,
+            api_key: None,
+            env: Vec::new(),
+            capabilities: Capabilities::default(),
+            budget: AgentBudget::default(),
+        }
+    }
+}
+
+/// The answer to looking a profile up by identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProfileLookup {
+    Found(Profile),
+    /// The store answered and has no such profile: it was deleted.
+    Deleted,
+    /// The store could not answer, or the record does not decode or validate.
+    Failed {
+        detail: String,
+    },
+}
+
+/// Why a profile lookup blocks a resume (criterion 7).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ProfileBlock {
+    Unreadable { detail: String },
+    OtherOwner { owner: String },
+}
+
+impl core::fmt::Display for ProfileBlock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ProfileBlock::Unreadable { detail } => write!(
+                f,
+                "the profile recorded for this session could not be read ({detail}); open Profiles to repair or delete it, then resume"
+            ),
+            ProfileBlock::OtherOwner { owner } => write!(
+                f,
+                "the profile recorded for this session belongs to {owner:?}; it is not used here. Delete it in Profiles to resume without it"
+            ),
+        }
+    }
+}
+
+/// What a resume launches with, before secrets are resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchProfile {
+    /// The identity the resumed execution records; `None` when the recorded
+    /// profile was deleted.
+    pub profile: Option<ProfileRef>,
+    pub env: Vec<EnvVar>,
+    pub capabilities: Capabilities,
+    pub budget: AgentBudget,
+    /// Set when recovery goes on without the recorded profile.
+    pub note: Option<String>,
+}
+
+/// Criteria 6 and 7: a resume uses the *current* definition of the profile
+/// recorded for the execution it resumes (not the session's selection now);
+/// a deleted profile permits recovery without its environment; any other
+/// lookup failure, or another owner's profile, blocks.
+pub fn resolve_for_resume(
+    recorded: Option<&ProfileRef>,
+    lookup: ProfileLookup,
+) -> Result<LaunchProfile, ProfileBlock> {
+    let without = |note: Option<String>| LaunchProfile {
+        profile: None,
+        env: Vec::new(),
+        capabilities: Capabilities::default(),
+        budget: AgentBudget::default(),
+        note,
+    };
+    if recorded.is_none() {
+        return Ok(without(None));
+    }
+    match lookup {
+        ProfileLookup::Found(p) if p.owner != OWNER => Err(ProfileBlock::OtherOwner { owner: p.owner }),
+        ProfileLookup::Found(p) => match p.validate() {
+            Ok(()) => Ok(LaunchProfile {
+                profile: Some(p.reference()),
+                env: p.env,
+                capabilities: p.capabilities,
+                budget: p.budget,
+                note: None,
+            }),
+            Err(e) => Err(ProfileBlock::Unreadable { detail: e.0 }),
+        },
+        ProfileLookup::Deleted => Ok(without(Some(
+            "the profile this session ran with was deleted; it resumes without that profile's environment variables".into(),
+        ))),
+        ProfileLookup::Failed { detail } => Err(ProfileBlock::Unreadable { detail }),
+    }
+}
+
+/// A secret's value. Its `Debug` never shows it, so a stray `{:?}` cannot
+/// put it in a log or an error.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: String) -> Secret {
+        Secret(value)
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl core::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+/// Why a credential could not be resolved at the launch checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CredentialFailure {
+    Missing,
+    Unreadable { detail: String },
+}
+
+/// The environment a runtime starts with: runtime-set names first, then the
+/// profile's literals and mapped secrets. Profile names cannot shadow the
+/// reserved ones ([`Profile::validate`]), so the order is the precedence.
+pub fn launch_environment(
+    reserved: &[(&str, String)],
+    env: &[EnvVar],
+    secrets: &[(CredentialId, Secret)],
+) -> Result<Vec<(String, Secret)>, CredentialId> {
+    let mut out: Vec<(String, Secret)> = reserved
+        .iter()
+        .map(|(k, v)| (k.to_string(), Secret::new(v.clone())))
+        .collect();
+    for var in env {
+        if RESERVED_ENV.contains(&var.name.as_str()) {
+            continue;
+        }
+        let value = match &var.value {
+            EnvValue::Literal(v) => Secret::new(v.clone()),
+            EnvValue::Secret(id) => secrets
+                .iter()
+                .find(|(c, _)| c == id)
+                .map(|(_, s)| s.clone())
+                .ok_or(*id)?,
+        };
+        out.push((var.name.clone(), value));
+    }
+    Ok(out)
+}
