@@ -15,9 +15,10 @@ use std::{
 const LAYERS: [&str; 3] = ["native", "wasm", "e2e"];
 
 /// Host crates; the browser shells are tested in the wasm layer instead.
-const NATIVE_PACKAGES: [&str; 5] = [
+const NATIVE_PACKAGES: [&str; 6] = [
     "lifeline-core",
     "lifeline-protocol",
+    "lifeline-provider",
     "lifeline-shell",
     "lifeline-tests",
     "xtask",
