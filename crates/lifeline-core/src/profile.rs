@@ -304,6 +304,8 @@ impl Profile {
 }
 
 /// The answer to looking a profile up by identity.
+// One value per launch, never stored in bulk: boxing would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProfileLookup {
     Found(Profile),
@@ -343,6 +345,9 @@ pub struct LaunchProfile {
     /// The identity the resumed execution records; `None` when the recorded
     /// profile was deleted.
     pub profile: Option<ProfileRef>,
+    pub provider: Provider,
+    /// The provider key to resolve at the launch checkpoint.
+    pub api_key: Option<CredentialId>,
     pub env: Vec<EnvVar>,
     pub capabilities: Capabilities,
     pub budget: AgentBudget,
@@ -360,6 +365,8 @@ pub fn resolve_for_resume(
 ) -> Result<LaunchProfile, ProfileBlock> {
     let without = |note: Option<String>| LaunchProfile {
         profile: None,
+        provider: Provider::BuiltIn,
+        api_key: None,
         env: Vec::new(),
         capabilities: Capabilities::default(),
         budget: AgentBudget::default(),
@@ -373,6 +380,8 @@ pub fn resolve_for_resume(
         ProfileLookup::Found(p) => match p.validate() {
             Ok(()) => Ok(LaunchProfile {
                 profile: Some(p.reference()),
+                provider: p.provider,
+                api_key: p.api_key,
                 env: p.env,
                 capabilities: p.capabilities,
                 budget: p.budget,

@@ -1,0 +1,1693 @@
+//! Sessions, executions and startup attempts: what a session keeps when a
+//! turn fails, and how startup and resume attempts stay isolated
+//! (reference 003; reference 004, requirement 007).
+//!
+//! A session (one conversation) runs in executions; each execution is one
+//! runtime generation on the session's retained workspace. An *attempt* is
+//! one try at starting or resuming a session. Attempts are process-local
+//! (004: "attempt ownership is process-local"): a controller that restarts
+//! forgets them and rebuilds the rest from the durable [`SessionRecord`]s.
+//!
+//! [`Sessions`] is sans-IO like the rest of the core: calls in
+//! (`begin`, `handle_*`, `cancel`), [`SessionEffect`]s out (`poll_effect`).
+//! The rules it keeps:
+//!
+//! * An attempt is registered — identity, cancel handle (its identity) and
+//!   originating prompt — before any asynchronous launch or readiness work.
+//! * Every `handle_*` is a continuation after a blocking step: it first
+//!   checks that its attempt still owns the session and otherwise does
+//!   nothing at all ([`Handled::Stale`]). So a late success cannot store a
+//!   token or admit a prompt, and a late failure cannot write an error or
+//!   stop a replacement.
+//! * Cancellation invalidates the attempt first, then cancels its waits,
+//!   then cancels the runtime it launched with bounded escalation, and stays
+//!   pending until that owned cleanup settles. A cancelled prompt is dropped,
+//!   never queued.
+//! * Fallback from rejoining a retained execution to launching a new one
+//!   happens only on a positive classification ([`LoadError::permits_fallback`]).
+//! * A failed turn retains the workspace, the runtime and the credential
+//!   references; only Delete removes a workspace, and only one Lifeline owns.
+//! * Secrets are resolved at the launch checkpoint and nowhere earlier.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use crate::id::{
+    CredentialId, ErrorStamp, ExecutionId, Generation, IdError, IdMinter, Millis, ProfileId,
+    RuntimeId, SessionId, StartupAttemptId, TurnId, WorkspaceId,
+};
+use crate::profile::{
+    launch_environment, resolve_for_resume, AgentBudget, Capabilities, CredentialFailure,
+    LaunchProfile, ProfileBlock, ProfileLookup, ProfileRef, Secret,
+};
+
+/// How long a launched runtime has to become ready.
+pub const READINESS_TIMEOUT_MS: u64 = 15_000;
+/// How long a runtime has to stop when asked before it is terminated.
+pub const CANCEL_GRACE_MS: u64 = 2_000;
+/// How long termination has before cleanup counts as failed.
+pub const TERMINATE_GRACE_MS: u64 = 3_000;
+/// Internal retries of a transport failure while rejoining a runtime.
+pub const LOAD_RETRIES: u8 = 1;
+/// Queued prompts per session.
+pub const MAX_QUEUED_PROMPTS: usize = 32;
+
+/// Where a session's files live and who owns them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Environment {
+    /// This tab's worker sandbox: an OPFS folder Lifeline created and owns.
+    Worker,
+    /// A local folder the user opened (File System Access API). The user
+    /// owns it: no cleanup ever deletes it (an operator-owned claim).
+    LocalFolder { name: String },
+}
+
+impl Environment {
+    pub fn owned_by_lifeline(&self) -> bool {
+        matches!(self, Environment::Worker)
+    }
+}
+
+/// Why a session is being started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// A first launch, or Start fresh: uses the session's selected profile.
+    Launch,
+    /// Resume the retained execution: uses the profile recorded for it.
+    Resume,
+}
+
+/// What led to a resume; kept on a failure even when an internal retry
+/// failed for another reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResumeCause {
+    /// The user pressed Resume.
+    User,
+    /// A prompt arrived for a stopped session (lazy resume).
+    Prompt,
+}
+
+/// Why rejoining a retained execution failed, as classified by the shell.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LoadError {
+    /// The execution's backend cannot be rejoined at all.
+    Unsupported,
+    /// The retained runtime does not advertise reattachment.
+    CapabilityAbsent,
+    /// The journal confirms the retained runtime generation is gone.
+    UnknownSession,
+    Timeout,
+    Cancelled,
+    Auth,
+    Transport {
+        detail: String,
+    },
+    Unclassified {
+        detail: String,
+    },
+}
+
+impl LoadError {
+    /// Only positive classifications permit launching a new execution in
+    /// place of the retained one; anything else returns the load error.
+    pub fn permits_fallback(&self) -> bool {
+        matches!(
+            self,
+            LoadError::Unsupported | LoadError::CapabilityAbsent | LoadError::UnknownSession
+        )
+    }
+}
+
+impl core::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            LoadError::Unsupported => f.write_str("the execution cannot be rejoined"),
+            LoadError::CapabilityAbsent => f.write_str("the runtime cannot be reattached"),
+            LoadError::UnknownSession => f.write_str("the runtime of this session is gone"),
+            LoadError::Timeout => f.write_str("the runtime did not answer in time"),
+            LoadError::Cancelled => f.write_str("the resume was cancelled"),
+            LoadError::Auth => f.write_str("the runtime refused the session's identity"),
+            LoadError::Transport { detail } => {
+                write!(f, "the runtime could not be reached: {detail}")
+            }
+            LoadError::Unclassified { detail } => write!(f, "rejoining failed: {detail}"),
+        }
+    }
+}
+
+/// Why a launch failed in the shell.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LaunchFailure {
+    /// The retained workspace is not there. It is never recreated empty.
+    WorkspaceMissing,
+    Failed {
+        detail: String,
+    },
+}
+
+/// What went wrong, durably, with what the user can do about it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FailureCause {
+    ProfileBlocked {
+        block: ProfileBlock,
+    },
+    ProfileDeleted,
+    Credential {
+        credential: CredentialId,
+        failure: CredentialFailure,
+    },
+    Launch {
+        failure: LaunchFailure,
+    },
+    Load {
+        error: LoadError,
+    },
+    CleanupFailed {
+        detail: String,
+    },
+    /// A turn failed (a provider error, a budget): recoverable, resources kept.
+    AgentFailed {
+        detail: String,
+    },
+}
+
+impl core::fmt::Display for FailureCause {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            FailureCause::ProfileBlocked { block } => block.fmt(f),
+            FailureCause::ProfileDeleted => f.write_str(
+                "the selected profile was deleted; choose another profile for this session",
+            ),
+            FailureCause::Credential { credential, failure } => match failure {
+                CredentialFailure::Missing => write!(
+                    f,
+                    "credential {credential} that this session needs is missing; add the key again in Profiles, then resume"
+                ),
+                CredentialFailure::Unreadable { detail } => write!(
+                    f,
+                    "credential {credential} could not be read ({detail}); enter the key again in Profiles, then resume"
+                ),
+            },
+            FailureCause::Launch { failure: LaunchFailure::WorkspaceMissing } => f.write_str(
+                "the session's workspace is gone from this browser's storage; it was not recreated. Start fresh to continue in a new workspace",
+            ),
+            FailureCause::Launch { failure: LaunchFailure::Failed { detail } } => {
+                write!(f, "the runtime could not start: {detail}")
+            }
+            FailureCause::Load { error } => write!(f, "resume failed: {error}"),
+            FailureCause::CleanupFailed { detail } => write!(
+                f,
+                "stopping did not finish: {detail}; the session's workspace is kept. Reload the page to stop the runtime"
+            ),
+            FailureCause::AgentFailed { detail } => write!(f, "the turn failed: {detail}"),
+        }
+    }
+}
+
+/// Durable records of session lifecycles. The shell writes them to the
+/// journal; [`Sessions::recover`] folds them back after a restart.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum SessionRecord {
+    Created {
+        session: SessionId,
+        workspace: WorkspaceId,
+        environment: Environment,
+        profile: ProfileId,
+    },
+    ProfileSelected {
+        session: SessionId,
+        profile: ProfileId,
+    },
+    /// The session token: the execution the session is bound to now.
+    ExecutionStarted {
+        session: SessionId,
+        execution: ExecutionId,
+        generation: Generation,
+        runtime: RuntimeId,
+        attempt: StartupAttemptId,
+        profile: Option<ProfileRef>,
+        resumed_from: Option<ExecutionId>,
+        note: Option<String>,
+    },
+    /// A resume rejoined the retained execution itself.
+    ExecutionRejoined {
+        session: SessionId,
+        execution: ExecutionId,
+        generation: Generation,
+        attempt: StartupAttemptId,
+    },
+    /// A recoverable failure of the execution: its resources are retained.
+    ExecutionFailed {
+        stamp: ErrorStamp,
+        session: SessionId,
+        execution: ExecutionId,
+        generation: Generation,
+        cause: FailureCause,
+    },
+    /// A startup or resume attempt failed before dispatch.
+    StartupFailed {
+        stamp: ErrorStamp,
+        session: SessionId,
+        attempt: StartupAttemptId,
+        execution: Option<ExecutionId>,
+        purpose: Purpose,
+        resume_cause: Option<ResumeCause>,
+        cause: FailureCause,
+    },
+    /// An explicit cancellation: an outcome of its own, not a failure.
+    StartupCancelled {
+        session: SessionId,
+        attempt: StartupAttemptId,
+    },
+    Archived {
+        session: SessionId,
+    },
+    Deleted {
+        session: SessionId,
+        workspace_removed: bool,
+    },
+}
+
+impl SessionRecord {
+    pub fn session(&self) -> SessionId {
+        match self {
+            SessionRecord::Created { session, .. }
+            | SessionRecord::ProfileSelected { session, .. }
+            | SessionRecord::ExecutionStarted { session, .. }
+            | SessionRecord::ExecutionRejoined { session, .. }
+            | SessionRecord::ExecutionFailed { session, .. }
+            | SessionRecord::StartupFailed { session, .. }
+            | SessionRecord::StartupCancelled { session, .. }
+            | SessionRecord::Archived { session }
+            | SessionRecord::Deleted { session, .. } => *session,
+        }
+    }
+}
+
+/// The execution a session is bound to (its stored token).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionBinding {
+    pub execution: ExecutionId,
+    pub generation: Generation,
+    pub runtime: RuntimeId,
+    pub profile: Option<ProfileRef>,
+}
+
+/// A failure shown with recovery controls.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub stamp: ErrorStamp,
+    pub attempt: Option<StartupAttemptId>,
+    pub execution: Option<ExecutionId>,
+    pub cause: FailureCause,
+}
+
+/// Where a session stands, as published to the UI.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum SessionState {
+    /// Never launched.
+    New,
+    Starting {
+        attempt: StartupAttemptId,
+        purpose: Purpose,
+    },
+    Running,
+    /// Cancelled while starting; pending until owned cleanup settles.
+    Cancelling {
+        attempt: StartupAttemptId,
+    },
+    Cancelled,
+    Failed(Failure),
+    Archived,
+}
+
+/// Timers the shell sets for an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AttemptTimer {
+    Readiness,
+    CancelGrace,
+    TerminateGrace,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionEffect {
+    /// Look the profile up in the profile store; answer with
+    /// [`Sessions::handle_profile`].
+    LookupProfile {
+        attempt: StartupAttemptId,
+        profile: ProfileId,
+    },
+    /// Try to rejoin the retained execution's live runtime; answer with
+    /// [`Sessions::handle_loaded`].
+    LoadExecution {
+        attempt: StartupAttemptId,
+        execution: ExecutionId,
+        generation: Generation,
+        runtime: RuntimeId,
+    },
+    /// The launch checkpoint: decrypt these credentials now and not before;
+    /// answer with [`Sessions::handle_credentials`].
+    ResolveCredentials {
+        attempt: StartupAttemptId,
+        credentials: Vec<CredentialId>,
+    },
+    /// Start a runtime on the session's retained workspace; answer with
+    /// [`Sessions::handle_launched`].
+    Launch {
+        attempt: StartupAttemptId,
+        session: SessionId,
+        workspace: WorkspaceId,
+        environment: Environment,
+        /// The workspace must already exist (a resume): never create it.
+        existing_workspace: bool,
+        profile: Option<ProfileRef>,
+        capabilities: Capabilities,
+        budget: AgentBudget,
+        /// Environment variables for commands, secrets included where the
+        /// profile maps them. Held in memory only.
+        env: Vec<(String, Secret)>,
+        /// The provider's key, for the controller's own requests.
+        api_key: Option<Secret>,
+    },
+    SetTimer {
+        attempt: StartupAttemptId,
+        timer: AttemptTimer,
+        at: Millis,
+    },
+    /// Stop waiting for anything on behalf of this attempt.
+    CancelWaits { attempt: StartupAttemptId },
+    /// Ask the runtime this attempt launched to stop (captured identity).
+    CancelRuntime {
+        attempt: StartupAttemptId,
+        execution: ExecutionId,
+        generation: Generation,
+        runtime: RuntimeId,
+    },
+    /// Escalation: terminate the worker. Answer with
+    /// [`Sessions::handle_cleanup`].
+    TerminateRuntime {
+        attempt: Option<StartupAttemptId>,
+        execution: ExecutionId,
+        generation: Generation,
+        runtime: RuntimeId,
+    },
+    /// Write to the journal. `ExecutionStarted` and `ExecutionRejoined` are
+    /// answered with [`Sessions::handle_recorded`].
+    Record(SessionRecord),
+    /// Give the agent this prompt in this execution.
+    AdmitPrompt {
+        session: SessionId,
+        turn: TurnId,
+        execution: ExecutionId,
+        generation: Generation,
+    },
+    Publish {
+        session: SessionId,
+        state: SessionState,
+    },
+    /// Delete the workspace folder. Only for a Lifeline-owned workspace.
+    RemoveWorkspace {
+        session: SessionId,
+        workspace: WorkspaceId,
+    },
+}
+
+/// What a continuation did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handled {
+    Applied,
+    /// Its attempt no longer owns the session; nothing happened.
+    Stale,
+}
+
+/// Why a request was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    UnknownSession,
+    Archived,
+    /// Another attempt owns the session.
+    Busy {
+        attempt: StartupAttemptId,
+    },
+    /// A cancellation's cleanup has not settled; a new attempt may start
+    /// only after it has.
+    CancellationPending {
+        attempt: StartupAttemptId,
+    },
+    /// Resume needs a retained execution.
+    NothingToResume,
+    QueueFull,
+    AlreadyRunning,
+}
+
+impl core::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Refusal::UnknownSession => f.write_str("there is no such session"),
+            Refusal::Archived => f.write_str("the session is archived"),
+            Refusal::Busy { .. } => f.write_str("the session is already starting"),
+            Refusal::CancellationPending { .. } => f.write_str(
+                "the previous start is still being cancelled; try again when it has stopped",
+            ),
+            Refusal::NothingToResume => {
+                f.write_str("the session has nothing to resume; send a message to start it")
+            }
+            Refusal::QueueFull => write!(f, "at most {MAX_QUEUED_PROMPTS} messages can wait"),
+            Refusal::AlreadyRunning => f.write_str("the session is already running"),
+        }
+    }
+}
+
+/// What became of a prompt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PromptDisposition {
+    /// Given to the running execution ([`SessionEffect::AdmitPrompt`]).
+    Admitted,
+    /// Waiting behind the active turn or a start.
+    Queued { position: usize },
+    /// The session was not running: this prompt started an attempt and is
+    /// admitted only if that attempt succeeds.
+    Starting { attempt: StartupAttemptId },
+}
+
+/// What cancel did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// Pending until the attempt's cleanup settles.
+    Cancelling {
+        attempt: StartupAttemptId,
+    },
+    /// Nothing had been launched; cancelled at once.
+    Cancelled {
+        attempt: StartupAttemptId,
+    },
+    AlreadyCancelling {
+        attempt: StartupAttemptId,
+    },
+    /// No attempt: the caller stops the running turn instead.
+    NoAttempt,
+}
+
+/// A snapshot for tests and the status line: what 004 asks tests to trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trace {
+    pub accepted_prompts: Vec<TurnId>,
+    pub token: Option<(ExecutionId, Generation)>,
+    pub active_turn: Option<TurnId>,
+    pub state: SessionState,
+    pub owner: Option<StartupAttemptId>,
+    pub queued: Vec<TurnId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Phase {
+    Profile,
+    Loading {
+        retries_left: u8,
+        launch: LaunchProfile,
+    },
+    Credentials {
+        launch: LaunchProfile,
+        resumed_from: Option<ExecutionId>,
+    },
+    Launching {
+        profile: Option<ProfileRef>,
+        resumed_from: Option<ExecutionId>,
+        note: Option<String>,
+    },
+    Ready {
+        launched: ExecutionBinding,
+        resumed_from: Option<ExecutionId>,
+        note: Option<String>,
+    },
+    Persisting {
+        rejoined: bool,
+        binding: ExecutionBinding,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct Attempt {
+    id: StartupAttemptId,
+    purpose: Purpose,
+    resume_cause: Option<ResumeCause>,
+    prompt: Option<TurnId>,
+    phase: Phase,
+    /// A runtime this attempt launched and so owns the cleanup of.
+    launched: Option<ExecutionBinding>,
+}
+
+#[derive(Clone, Debug)]
+struct Cancelling {
+    id: StartupAttemptId,
+    runtime: ExecutionBinding,
+    terminated: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    workspace: WorkspaceId,
+    environment: Environment,
+    selected: ProfileId,
+    binding: Option<ExecutionBinding>,
+    state: SessionState,
+    attempt: Option<Attempt>,
+    cancelling: Option<Cancelling>,
+    queue: VecDeque<TurnId>,
+    accepted: Vec<TurnId>,
+    active_turn: Option<TurnId>,
+    auto_run: bool,
+}
+
+/// Every session's lifecycle in this controller.
+#[derive(Debug)]
+pub struct Sessions {
+    entries: BTreeMap<SessionId, Entry>,
+    effects: VecDeque<SessionEffect>,
+    minter: IdMinter,
+    used: std::collections::BTreeSet<u128>,
+}
+
+impl Sessions {
+    /// `entropy` should be fresh random bytes; tests pass a seed.
+    pub fn new(entropy: &[u8]) -> Sessions {
+        Sessions {
+            entries: BTreeMap::new(),
+            effects: VecDeque::new(),
+            minter: IdMinter::new(entropy, 0x5e55),
+            used: Default::default(),
+        }
+    }
+
+    /// Rebuilds from durable records after a controller restart. Attempts
+    /// are not durable: one that was in flight is simply gone, and the
+    /// session shows what the records prove.
+    pub fn recover<'a>(
+        entropy: &[u8],
+        records: impl IntoIterator<Item = &'a SessionRecord>,
+    ) -> Sessions {
+        let mut s = Sessions::new(entropy);
+        for record in records {
+            s.fold(record);
+        }
+        s
+    }
+
+    fn fold(&mut self, record: &SessionRecord) {
+        match record {
+            SessionRecord::Created {
+                session,
+                workspace,
+                environment,
+                profile,
+            } => {
+                self.entries.entry(*session).or_insert_with(|| Entry {
+                    workspace: *workspace,
+                    environment: environment.clone(),
+                    selected: *profile,
+                    binding: None,
+                    state: SessionState::New,
+                    attempt: None,
+                    cancelling: None,
+                    queue: VecDeque::new(),
+                    accepted: Vec::new(),
+                    active_turn: None,
+                    auto_run: true,
+                });
+            }
+            record => {
+                let Some(e) = self.entries.get_mut(&record.session()) else {
+                    return;
+                };
+                match record {
+                    SessionRecord::Created { .. } => {}
+                    SessionRecord::ProfileSelected { profile, .. } => e.selected = *profile,
+                    SessionRecord::ExecutionStarted {
+                        execution,
+                        generation,
+                        runtime,
+                        attempt,
+                        profile,
+                        ..
+                    } => {
+                        self.used.insert(attempt.as_u128());
+                        e.binding = Some(ExecutionBinding {
+                            execution: *execution,
+                            generation: *generation,
+                            runtime: *runtime,
+                            profile: profile.clone(),
+                        });
+                        e.state = SessionState::Running;
+                    }
+                    SessionRecord::ExecutionRejoined { attempt, .. } => {
+                        self.used.insert(attempt.as_u128());
+                        e.state = SessionState::Running;
+                    }
+                    SessionRecord::ExecutionFailed {
+                        stamp,
+                        execution,
+                        cause,
+                        ..
+                    } => {
+                        self.used.insert(stamp.as_u128());
+                        e.state = SessionState::Failed(Failure {
+                            stamp: *stamp,
+                            attempt: None,
+                            execution: Some(*execution),
+                            cause: cause.clone(),
+                        });
+                    }
+                    SessionRecord::StartupFailed {
+                        stamp,
+                        attempt,
+                        execution,
+                        cause,
+                        ..
+                    } => {
+                        self.used.insert(stamp.as_u128());
+                        self.used.insert(attempt.as_u128());
+                        e.state = SessionState::Failed(Failure {
+                            stamp: *stamp,
+                            attempt: Some(*attempt),
+                            execution: *execution,
+                            cause: cause.clone(),
+                        });
+                    }
+                    SessionRecord::StartupCancelled { attempt, .. } => {
+                        self.used.insert(attempt.as_u128());
+                        e.state = SessionState::Cancelled;
+                    }
+                    SessionRecord::Archived { .. } | SessionRecord::Deleted { .. } => {
+                        e.state = SessionState::Archived;
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn poll_effect(&mut self) -> Option<SessionEffect> {
+        self.effects.pop_front()
+    }
+
+    pub fn drain_effects(&mut self) -> Vec<SessionEffect> {
+        self.effects.drain(..).collect()
+    }
+
+    pub fn state(&self, session: SessionId) -> Option<&SessionState> {
+        self.entries.get(&session).map(|e| &e.state)
+    }
+
+    pub fn binding(&self, session: SessionId) -> Option<&ExecutionBinding> {
+        self.entries.get(&session)?.binding.as_ref()
+    }
+
+    pub fn environment(&self, session: SessionId) -> Option<&Environment> {
+        self.entries.get(&session).map(|e| &e.environment)
+    }
+
+    pub fn trace(&self, session: SessionId) -> Option<Trace> {
+        let e = self.entries.get(&session)?;
+        Some(Trace {
+            accepted_prompts: e.accepted.clone(),
+            token: e.binding.as_ref().map(|b| (b.execution, b.generation)),
+            active_turn: e.active_turn,
+            state: e.state.clone(),
+            owner: e.attempt.as_ref().map(|a| a.id),
+            queued: e.queue.iter().copied().collect(),
+        })
+    }
+
+    fn mint<T>(&mut self, now: Millis, make: fn(u128) -> Result<T, IdError>) -> T {
+        loop {
+            let raw = self.minter.mint_raw(now);
+            if self.used.insert(raw) {
+                if let Ok(id) = make(raw) {
+                    return id;
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, record: SessionRecord) {
+        self.fold(&record);
+        self.effects.push_back(SessionEffect::Record(record));
+    }
+
+    fn publish(&mut self, session: SessionId) {
+        if let Some(e) = self.entries.get(&session) {
+            self.effects.push_back(SessionEffect::Publish {
+                session,
+                state: e.state.clone(),
+            });
+        }
+    }
+
+    /// Creates a session record. Identities come from the caller (the
+    /// client chose them), so a repeat is harmless.
+    pub fn create(
+        &mut self,
+        session: SessionId,
+        workspace: WorkspaceId,
+        environment: Environment,
+        profile: ProfileId,
+    ) {
+        if self.entries.contains_key(&session) {
+            return;
+        }
+        self.record(SessionRecord::Created {
+            session,
+            workspace,
+            environment,
+            profile,
+        });
+        self.publish(session);
+    }
+
+    /// The profile new launches (not resumes) of this session use.
+    pub fn select_profile(
+        &mut self,
+        session: SessionId,
+        profile: ProfileId,
+    ) -> Result<(), Refusal> {
+        let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        if e.state == SessionState::Archived {
+            return Err(Refusal::Archived);
+        }
+        if e.selected != profile {
+            self.record(SessionRecord::ProfileSelected { session, profile });
+        }
+        Ok(())
+    }
+
+    pub fn set_auto_run(&mut self, session: SessionId, on: bool) {
+        if let Some(e) = self.entries.get_mut(&session) {
+            e.auto_run = on;
+        }
+    }
+
+    /// Registers an attempt before any asynchronous work and asks for the
+    /// profile it needs.
+    pub fn begin(
+        &mut self,
+        session: SessionId,
+        purpose: Purpose,
+        resume_cause: Option<ResumeCause>,
+        prompt: Option<TurnId>,
+        now: Millis,
+    ) -> Result<StartupAttemptId, Refusal> {
+        let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        match &e.state {
+            SessionState::Archived => return Err(Refusal::Archived),
+            SessionState::Running if e.attempt.is_none() => return Err(Refusal::AlreadyRunning),
+            _ => {}
+        }
+        if let Some(c) = &e.cancelling {
+            return Err(Refusal::CancellationPending { attempt: c.id });
+        }
+        if let Some(a) = &e.attempt {
+            return Err(Refusal::Busy { attempt: a.id });
+        }
+        if purpose == Purpose::Resume && e.binding.is_none() {
+            return Err(Refusal::NothingToResume);
+        }
+        let profile = match (purpose, &e.binding) {
+            // Criterion 6: the profile recorded for the retained execution,
+            // even if the session has since selected another.
+            (Purpose::Resume, Some(b)) => b.profile.as_ref().map(|p| p.id),
+            _ => Some(e.selected),
+        };
+        let id = self.mint(now, StartupAttemptId::from_u128);
+        let e = self.entries.get_mut(&session).expect("checked above");
+        e.attempt = Some(Attempt {
+            id,
+            purpose,
+            resume_cause,
+            prompt,
+            phase: Phase::Profile,
+            launched: None,
+        });
+        e.state = SessionState::Starting {
+            attempt: id,
+            purpose,
+        };
+        self.publish(session);
+        match profile {
+            Some(profile) => self.effects.push_back(SessionEffect::LookupProfile {
+                attempt: id,
+                profile,
+            }),
+            // The execution launched without a profile: nothing to look up.
+            None => self.after_profile(session, id, ProfileLookup::Deleted, None, now),
+        }
+        Ok(id)
+    }
+
+    /// The session this attempt owns, if it still owns one.
+    fn owner_of(&self, attempt: StartupAttemptId) -> Option<SessionId> {
+        self.entries
+            .iter()
+            .find(|(_, e)| e.attempt.as_ref().is_some_and(|a| a.id == attempt))
+            .map(|(s, _)| *s)
+    }
+
+    fn attempt_mut(&mut self, session: SessionId) -> &mut Attempt {
+        self.entries
+            .get_mut(&session)
+            .and_then(|e| e.attempt.as_mut())
+            .expect("caller checked ownership")
+    }
+
+    pub fn handle_profile(
+        &mut self,
+        attempt: StartupAttemptId,
+        lookup: ProfileLookup,
+        now: Millis,
+    ) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            return Handled::Stale;
+        };
+        if self.attempt_mut(session).phase != Phase::Profile {
+            return Handled::Stale;
+        }
+        let recorded = self.entries[&session]
+            .binding
+            .as_ref()
+            .and_then(|b| b.profile.clone());
+        self.after_profile(session, attempt, lookup, recorded, now);
+        Handled::Applied
+    }
+
+    fn after_profile(
+        &mut self,
+        session: SessionId,
+        attempt: StartupAttemptId,
+        lookup: ProfileLookup,
+        recorded: Option<ProfileRef>,
+        now: Millis,
+    ) {
+        let purpose = self.attempt_mut(session).purpose;
+        let launch = match purpose {
+            Purpose::Resume => match resolve_for_resume(recorded.as_ref(), lookup) {
+                Ok(l) => l,
+                Err(block) => {
+                    self.fail(session, FailureCause::ProfileBlocked { block }, now);
+                    return;
+                }
+            },
+            Purpose::Launch => match lookup {
+                ProfileLookup::Found(p) => {
+                    match resolve_for_resume(Some(&p.reference()), ProfileLookup::Found(p)) {
+                        Ok(l) => l,
+                        Err(block) => {
+                            self.fail(session, FailureCause::ProfileBlocked { block }, now);
+                            return;
+                        }
+                    }
+                }
+                ProfileLookup::Deleted => {
+                    self.fail(session, FailureCause::ProfileDeleted, now);
+                    return;
+                }
+                ProfileLookup::Failed { detail } => {
+                    self.fail(
+                        session,
+                        FailureCause::ProfileBlocked {
+                            block: ProfileBlock::Unreadable { detail },
+                        },
+                        now,
+                    );
+                    return;
+                }
+            },
+        };
+        let binding = self.entries[&session].binding.clone();
+        match (purpose, binding) {
+            (Purpose::Resume, Some(b)) => {
+                // Rejoin first; the launch profile waits for a positive
+                // classification that a new execution is needed.
+                self.attempt_mut(session).phase = Phase::Loading {
+                    retries_left: LOAD_RETRIES,
+                    launch,
+                };
+                self.effects.push_back(SessionEffect::LoadExecution {
+                    attempt,
+                    execution: b.execution,
+                    generation: b.generation,
+                    runtime: b.runtime,
+                });
+            }
+            _ => self.checkpoint(session, attempt, launch, None),
+        }
+    }
+
+    /// The answer to [`SessionEffect::LoadExecution`].
+    pub fn handle_loaded(
+        &mut self,
+        attempt: StartupAttemptId,
+        result: Result<(), LoadError>,
+        now: Millis,
+    ) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            return Handled::Stale;
+        };
+        let Phase::Loading {
+            retries_left,
+            launch,
+        } = self.attempt_mut(session).phase.clone()
+        else {
+            return Handled::Stale;
+        };
+        let binding = self.entries[&session]
+            .binding
+            .clone()
+            .expect("a resume attempt starts only with a binding");
+        match result {
+            Ok(()) => {
+                self.attempt_mut(session).phase = Phase::Persisting {
+                    rejoined: true,
+                    binding: binding.clone(),
+                };
+                self.record(SessionRecord::ExecutionRejoined {
+                    session,
+                    execution: binding.execution,
+                    generation: binding.generation,
+                    attempt,
+                });
+                // `record` folded it as Running; the state is published
+                // once it is durable (handle_recorded).
+                self.entries.get_mut(&session).expect("owned").state = SessionState::Starting {
+                    attempt,
+                    purpose: Purpose::Resume,
+                };
+            }
+            Err(error) if error.permits_fallback() => {
+                self.checkpoint(session, attempt, launch, Some(binding.execution));
+            }
+            // The retry keeps this attempt's identity; a failure after it
+            // reports the later, more specific cause.
+            Err(LoadError::Transport { .. }) if retries_left > 0 => {
+                self.attempt_mut(session).phase = Phase::Loading {
+                    retries_left: retries_left - 1,
+                    launch,
+                };
+                self.effects.push_back(SessionEffect::LoadExecution {
+                    attempt,
+                    execution: binding.execution,
+                    generation: binding.generation,
+                    runtime: binding.runtime,
+                });
+            }
+            Err(error) => self.fail(session, FailureCause::Load { error }, now),
+        }
+        Handled::Applied
+    }
+
+    /// The launch checkpoint: from here on secrets may be read.
+    fn checkpoint(
+        &mut self,
+        session: SessionId,
+        attempt: StartupAttemptId,
+        launch: LaunchProfile,
+        resumed_from: Option<ExecutionId>,
+    ) {
+        let mut credentials: Vec<CredentialId> = Vec::new();
+        if let Some(key) = launch.api_key {
+            credentials.push(key);
+        }
+        for var in &launch.env {
+            if let crate::profile::EnvValue::Secret(id) = var.value {
+                if !credentials.contains(&id) {
+                    credentials.push(id);
+                }
+            }
+        }
+        self.attempt_mut(session).phase = Phase::Credentials {
+            launch,
+            resumed_from,
+        };
+        self.effects.push_back(SessionEffect::ResolveCredentials {
+            attempt,
+            credentials,
+        });
+    }
+
+    /// The answer to [`SessionEffect::ResolveCredentials`]: one result per
+    /// credential asked for. Any failure fails the attempt; nothing is ever
+    /// substituted.
+    pub fn handle_credentials(
+        &mut self,
+        attempt: StartupAttemptId,
+        resolved: Vec<(CredentialId, Result<Secret, CredentialFailure>)>,
+        now: Millis,
+    ) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            return Handled::Stale;
+        };
+        let Phase::Credentials {
+            launch,
+            resumed_from,
+        } = self.attempt_mut(session).phase.clone()
+        else {
+            return Handled::Stale;
+        };
+        let mut secrets = Vec::new();
+        for (credential, result) in resolved {
+            match result {
+                Ok(secret) => secrets.push((credential, secret)),
+                Err(failure) => {
+                    self.fail(
+                        session,
+                        FailureCause::Credential {
+                            credential,
+                            failure,
+                        },
+                        now,
+                    );
+                    return Handled::Applied;
+                }
+            }
+        }
+        let api_key = match launch.api_key {
+            Some(id) => match secrets.iter().find(|(c, _)| *c == id) {
+                Some((_, s)) => Some(s.clone()),
+                None => {
+                    let failure = CredentialFailure::Missing;
+                    self.fail(
+                        session,
+                        FailureCause::Credential {
+                            credential: id,
+                            failure,
+                        },
+                        now,
+                    );
+                    return Handled::Applied;
+                }
+            },
+            None => None,
+        };
+        let reserved = [("LIFELINE_SESSION", session.to_string())];
+        let env = match launch_environment(&reserved, &launch.env, &secrets) {
+            Ok(env) => env,
+            Err(credential) => {
+                let failure = CredentialFailure::Missing;
+                self.fail(
+                    session,
+                    FailureCause::Credential {
+                        credential,
+                        failure,
+                    },
+                    now,
+                );
+                return Handled::Applied;
+            }
+        };
+        let e = &self.entries[&session];
+        let effect = SessionEffect::Launch {
+            attempt,
+            session,
+            workspace: e.workspace,
+            environment: e.environment.clone(),
+            existing_workspace: e.binding.is_some(),
+            profile: launch.profile.clone(),
+            capabilities: launch.capabilities.clone(),
+            budget: launch.budget,
+            env,
+            api_key,
+        };
+        self.attempt_mut(session).phase = Phase::Launching {
+            profile: launch.profile,
+            resumed_from,
+            note: launch.note,
+        };
+        self.effects.push_back(effect);
+        Handled::Applied
+    }
+
+    /// The runtime for [`SessionEffect::Launch`] exists (its execution and
+    /// generation are durable in the command journal). From here the attempt
+    /// owns its cleanup.
+    pub fn handle_launched(
+        &mut self,
+        attempt: StartupAttemptId,
+        execution: ExecutionId,
+        generation: Generation,
+        runtime: RuntimeId,
+        now: Millis,
+    ) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            // A late launch of an attempt that no longer owns the session:
+            // the caller must still stop what it started.
+            self.effects.push_back(SessionEffect::TerminateRuntime {
+                attempt: Some(attempt),
+                execution,
+                generation,
+                runtime,
+            });
+            return Handled::Stale;
+        };
+        let Phase::Launching {
+            profile,
+            resumed_from,
+            note,
+        } = self.attempt_mut(session).phase.clone()
+        else {
+            return Handled::Stale;
+        };
+        let launched = ExecutionBinding {
+            execution,
+            generation,
+            runtime,
+            profile,
+        };
+        let a = self.attempt_mut(session);
+        a.launched = Some(launched.clone());
+        a.phase = Phase::Ready {
+            launched,
+            resumed_from,
+            note,
+        };
+        self.effects.push_back(SessionEffect::SetTimer {
+            attempt,
+            timer: AttemptTimer::Readiness,
+            at: now.plus(READINESS_TIMEOUT_MS),
+        });
+        Handled::Applied
+    }
+
+    pub fn handle_launch_failed(
+        &mut self,
+        attempt: StartupAttemptId,
+        failure: LaunchFailure,
+        now: Millis,
+    ) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            return Handled::Stale;
+        };
+        if !matches!(self.attempt_mut(session).phase, Phase::Launching { .. }) {
+            return Handled::Stale;
+        }
+        self.fail(session, FailureCause::Launch { failure }, now);
+        Handled::Applied
+    }
+
+    /// The launched runtime answered: store the token, then admit the prompt.
+    pub fn handle_ready(&mut self, attempt: StartupAttemptId) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            return Handled::Stale;
+        };
+        let Phase::Ready {
+            launched,
+            resumed_from,
+            note,
+        } = self.attempt_mut(session).phase.clone()
+        else {
+            return Handled::Stale;
+        };
+        self.attempt_mut(session).phase = Phase::Persisting {
+            rejoined: false,
+            binding: launched.clone(),
+        };
+        self.record(SessionRecord::ExecutionStarted {
+            session,
+            execution: launched.execution,
+            generation: launched.generation,
+            runtime: launched.runtime,
+            attempt,
+            profile: launched.profile.clone(),
+            resumed_from,
+            note,
+        });
+        let e = self.entries.get_mut(&session).expect("owned");
+        e.state = SessionState::Starting {
+            attempt,
+            purpose: e.attempt.as_ref().map_or(Purpose::Launch, |a| a.purpose),
+        };
+        Handled::Applied
+    }
+
+    /// The token record is durable: publish Running and admit the prompt
+    /// that started this attempt, then queued ones if auto-run is on.
+    pub fn handle_recorded(&mut self, attempt: StartupAttemptId) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            return Handled::Stale;
+        };
+        let Phase::Persisting { binding, .. } = self.attempt_mut(session).phase.clone() else {
+            return Handled::Stale;
+        };
+        let e = self.entries.get_mut(&session).expect("owned");
+        let prompt = e.attempt.take().and_then(|a| a.prompt);
+        e.binding = Some(binding);
+        e.state = SessionState::Running;
+        self.publish(session);
+        match prompt {
+            Some(turn) => self.admit(session, turn),
+            None => self.run_queue(session),
+        }
+        Handled::Applied
+    }
+
+    fn admit(&mut self, session: SessionId, turn: TurnId) {
+        let e = self.entries.get_mut(&session).expect("caller checked");
+        let Some(b) = &e.binding else { return };
+        let effect = SessionEffect::AdmitPrompt {
+            session,
+            turn,
+            execution: b.execution,
+            generation: b.generation,
+        };
+        e.accepted.push(turn);
+        e.active_turn = Some(turn);
+        self.effects.push_back(effect);
+    }
+
+    fn run_queue(&mut self, session: SessionId) {
+        let e = self.entries.get_mut(&session).expect("caller checked");
+        if !e.auto_run || e.active_turn.is_some() || e.state != SessionState::Running {
+            return;
+        }
+        if let Some(turn) = e.queue.pop_front() {
+            self.admit(session, turn);
+        }
+    }
+
+    /// Runs the next queued prompt by hand (auto-run off).
+    pub fn run_next(&mut self, session: SessionId) -> Result<Option<TurnId>, Refusal> {
+        let e = self
+            .entries
+            .get_mut(&session)
+            .ok_or(Refusal::UnknownSession)?;
+        if e.state != SessionState::Running || e.active_turn.is_some() {
+            return Ok(None);
+        }
+        let Some(turn) = e.queue.pop_front() else {
+            return Ok(None);
+        };
+        self.admit(session, turn);
+        Ok(Some(turn))
+    }
+
+    /// A prompt from the user. A stopped session resumes lazily with this
+    /// prompt as the attempt's originating prompt.
+    pub fn submit_prompt(
+        &mut self,
+        session: SessionId,
+        turn: TurnId,
+        now: Millis,
+    ) -> Result<PromptDisposition, Refusal> {
+        let e = self
+            .entries
+            .get_mut(&session)
+            .ok_or(Refusal::UnknownSession)?;
+        if e.accepted.contains(&turn) || e.queue.contains(&turn) {
+            // The same turn identity again (a reconnecting client): the
+            // original stands.
+            return Ok(PromptDisposition::Admitted);
+        }
+        match e.state.clone() {
+            SessionState::Archived => Err(Refusal::Archived),
+            SessionState::Running if e.active_turn.is_none() && e.queue.is_empty() => {
+                self.admit(session, turn);
+                Ok(PromptDisposition::Admitted)
+            }
+            SessionState::Running
+            | SessionState::Starting { .. }
+            | SessionState::Cancelling { .. } => {
+                if e.queue.len() >= MAX_QUEUED_PROMPTS {
+                    return Err(Refusal::QueueFull);
+                }
+                e.queue.push_back(turn);
+                Ok(PromptDisposition::Queued {
+                    position: e.queue.len(),
+                })
+            }
+            SessionState::New => {
+                let attempt = self.begin(session, Purpose::Launch, None, Some(turn), now)?;
+                Ok(PromptDisposition::Starting { attempt })
+            }
+            SessionState::Cancelled | SessionState::Failed(_) => {
+                let purpose = if e.binding.is_some() {
+                    Purpose::Resume
+                } else {
+                    Purpose::Launch
+                };
+                let cause = (purpose == Purpose::Resume).then_some(ResumeCause::Prompt);
+                let attempt = self.begin(session, purpose, cause, Some(turn), now)?;
+                Ok(PromptDisposition::Starting { attempt })
+            }
+        }
+    }
+
+    /// A turn ended. `failed` turns are a recoverable failure of the
+    /// execution they ran in — fenced by that captured execution and
+    /// generation, so a late report about an earlier one changes nothing.
+    pub fn handle_turn_finished(
+        &mut self,
+        session: SessionId,
+        turn: TurnId,
+        execution: ExecutionId,
+        generation: Generation,
+        failure: Option<String>,
+        now: Millis,
+    ) -> Handled {
+        let Some(e) = self.entries.get_mut(&session) else {
+            return Handled::Stale;
+        };
+        if e.active_turn == Some(turn) {
+            e.active_turn = None;
+        }
+        let current = e
+            .binding
+            .as_ref()
+            .is_some_and(|b| b.execution == execution && b.generation == generation);
+        if let Some(detail) = failure {
+            if !current || e.attempt.is_some() {
+                return Handled::Stale;
+            }
+            self.execution_failed(session, FailureCause::AgentFailed { detail }, now);
+            return Handled::Applied;
+        }
+        self.run_queue(session);
+        Handled::Applied
+    }
+
+    /// A failure report about an execution (its runtime died, a provider
+    /// failed). Applies only to the execution the session is bound to now.
+    pub fn handle_execution_failed(
+        &mut self,
+        session: SessionId,
+        execution: ExecutionId,
+        generation: Generation,
+        cause: FailureCause,
+        now: Millis,
+    ) -> Handled {
+        let Some(e) = self.entries.get(&session) else {
+            return Handled::Stale;
+        };
+        let current = e
+            .binding
+            .as_ref()
+            .is_some_and(|b| b.execution == execution && b.generation == generation);
+        if !current || e.attempt.is_some() || e.state != SessionState::Running {
+            return Handled::Stale;
+        }
+        self.execution_failed(session, cause, now);
+        Handled::Applied
+    }
+
+    /// Criterion 1: the failed execution is stopped as far as the agent
+    /// goes; its runtime, workspace and credential references are retained
+    /// for Resume. No cleanup effect is issued.
+    fn execution_failed(&mut self, session: SessionId, cause: FailureCause, now: Millis) {
+        let stamp = self.mint(now, ErrorStamp::from_u128);
+        let b = self.entries[&session]
+            .binding
+            .clone()
+            .expect("current binding checked");
+        self.entries.get_mut(&session).expect("exists").active_turn = None;
+        self.record(SessionRecord::ExecutionFailed {
+            stamp,
+            session,
+            execution: b.execution,
+            generation: b.generation,
+            cause,
+        });
+        self.publish(session);
+    }
+
+    /// Fails the owning attempt before dispatch: a durable, stamped record
+    /// correlated to session, attempt and execution. A runtime this attempt
+    /// launched is cleaned up with its captured identity; the retained one
+    /// it tried to rejoin is not touched.
+    fn fail(&mut self, session: SessionId, cause: FailureCause, now: Millis) {
+        let stamp = self.mint(now, ErrorStamp::from_u128);
+        let e = self.entries.get_mut(&session).expect("owned");
+        let Some(a) = e.attempt.take() else { return };
+        // The prompt that started this attempt is not dispatched; it is
+        // not queued either: the user sees the failure and decides.
+        if let Some(launched) = &a.launched {
+            self.effects
+                .push_back(SessionEffect::CancelWaits { attempt: a.id });
+            self.effects.push_back(SessionEffect::TerminateRuntime {
+                attempt: Some(a.id),
+                execution: launched.execution,
+                generation: launched.generation,
+                runtime: launched.runtime,
+            });
+        }
+        let execution = a
+            .launched
+            .as_ref()
+            .map(|l| l.execution)
+            .or_else(|| self.entries[&session].binding.as_ref().map(|b| b.execution));
+        self.record(SessionRecord::StartupFailed {
+            stamp,
+            session,
+            attempt: a.id,
+            execution,
+            purpose: a.purpose,
+            resume_cause: a.resume_cause,
+            cause,
+        });
+        self.publish(session);
+    }
+
+    /// Stop while starting (004 §007): invalidate the attempt first, then
+    /// cancel its waits, then stop what it launched with bounded escalation.
+    /// Pending until that cleanup settles.
+    pub fn cancel(&mut self, session: SessionId, now: Millis) -> CancelOutcome {
+        let Some(e) = self.entries.get_mut(&session) else {
+            return CancelOutcome::NoAttempt;
+        };
+        if let Some(c) = &e.cancelling {
+            return CancelOutcome::AlreadyCancelling { attempt: c.id };
+        }
+        let Some(a) = e.attempt.take() else {
+            return CancelOutcome::NoAttempt;
+        };
+        // The prompt that started it is dropped: never queued as a
+        // recovery step. Unrelated queued prompts stay where they are.
+        self.effects
+            .push_back(SessionEffect::CancelWaits { attempt: a.id });
+        let launched = a.launched.clone().or_else(|| match &a.phase {
+            Phase::Persisting {
+                binding,
+                rejoined: false,
+            } => Some(binding.clone()),
+            _ => None,
+        });
+        match launched {
+            Some(runtime) => {
+                self.effects.push_back(SessionEffect::CancelRuntime {
+                    attempt: a.id,
+                    execution: runtime.execution,
+                    generation: runtime.generation,
+                    runtime: runtime.runtime,
+                });
+                self.effects.push_back(SessionEffect::SetTimer {
+                    attempt: a.id,
+                    timer: AttemptTimer::CancelGrace,
+                    at: now.plus(CANCEL_GRACE_MS),
+                });
+                let e = self.entries.get_mut(&session).expect("exists");
+                e.cancelling = Some(Cancelling {
+                    id: a.id,
+                    runtime,
+                    terminated: false,
+                });
+                e.state = SessionState::Cancelling { attempt: a.id };
+                self.publish(session);
+                CancelOutcome::Cancelling { attempt: a.id }
+            }
+            None => {
+                self.record(SessionRecord::StartupCancelled {
+                    session,
+                    attempt: a.id,
+                });
+                self.after_cancel(session);
+                CancelOutcome::Cancelled { attempt: a.id }
+            }
+        }
+    }
+
+    fn after_cancel(&mut self, session: SessionId) {
+        let e = self.entries.get_mut(&session).expect("exists");
+        // A rejoin that was cancelled leaves the retained execution as it
+        // was; the session goes back to what its records say.
+        e.state = SessionState::Cancelled;
+        self.publish(session);
+    }
+
+    /// The owned cleanup of a cancelled attempt settled.
+    pub fn handle_cleanup(
+        &mut self,
+        attempt: StartupAttemptId,
+        result: Result<(), String>,
+        now: Millis,
+    ) -> Handled {
+        let Some(session) = self
+            .entries
+            .iter()
+            .find(|(_, e)| e.cancelling.as_ref().is_some_and(|c| c.id == attempt))
+            .map(|(s, _)| *s)
+        else {
+            return Handled::Stale;
+        };
+        let c = self
+            .entries
+            .get_mut(&session)
+            .and_then(|e| e.cancelling.take())
+            .expect("found above");
+        match result {
+            Ok(()) => {
+                self.record(SessionRecord::StartupCancelled { session, attempt });
+                self.after_cancel(session);
+            }
+            Err(detail) => {
+                // Truthful: the cancellation did not finish. The failure
+                // keeps recovery controls.
+                let stamp = self.mint(now, ErrorStamp::from_u128);
+                self.record(SessionRecord::StartupFailed {
+                    stamp,
+                    session,
+                    attempt,
+                    execution: Some(c.runtime.execution),
+                    purpose: Purpose::Launch,
+                    resume_cause: None,
+                    cause: FailureCause::CleanupFailed { detail },
+                });
+                self.publish(session);
+            }
+        }
+        Handled::Applied
+    }
+
+    /// A timer set by [`SessionEffect::SetTimer`] fired.
+    pub fn handle_timer(
+        &mut self,
+        attempt: StartupAttemptId,
+        timer: AttemptTimer,
+        now: Millis,
+    ) -> Handled {
+        match timer {
+            AttemptTimer::Readiness => {
+                let Some(session) = self.owner_of(attempt) else {
+                    return Handled::Stale;
+                };
+                if !matches!(self.attempt_mut(session).phase, Phase::Ready { .. }) {
+                    return Handled::Stale;
+                }
+                self.fail(
+                    session,
+                    FailureCause::Load {
+                        error: LoadError::Timeout,
+                    },
+                    now,
+                );
+                Handled::Applied
+            }
+            AttemptTimer::CancelGrace | AttemptTimer::TerminateGrace => {
+                let Some((session, c)) = self.entries.iter_mut().find_map(|(s, e)| {
+                    e.cancelling
+                        .as_mut()
+                        .filter(|c| c.id == attempt)
+                        .map(|c| (*s, c))
+                }) else {
+                    return Handled::Stale;
+                };
+                if timer == AttemptTimer::CancelGrace && !c.terminated {
+                    c.terminated = true;
+                    let r = c.runtime.clone();
+                    let _ = session;
+                    self.effects.push_back(SessionEffect::TerminateRuntime {
+                        attempt: Some(attempt),
+                        execution: r.execution,
+                        generation: r.generation,
+                        runtime: r.runtime,
+                    });
+                    self.effects.push_back(SessionEffect::SetTimer {
+                        attempt,
+                        timer: AttemptTimer::TerminateGrace,
+                        at: now.plus(TERMINATE_GRACE_MS),
+                    });
+                    return Handled::Applied;
+                }
+                if timer == AttemptTimer::TerminateGrace {
+                    return self.handle_cleanup(
+                        attempt,
+                        Err("the runtime did not stop after it was terminated".into()),
+                        now,
+                    );
+                }
+                Handled::Stale
+            }
+        }
+    }
+
+    /// Archive: ownership verified, the running runtime stopped with its
+    /// captured identity, the workspace and credentials kept.
+    pub fn archive(&mut self, session: SessionId) -> Result<(), Refusal> {
+        self.retire(session)?;
+        self.record(SessionRecord::Archived { session });
+        self.publish(session);
+        Ok(())
+    }
+
+    /// Delete: as archive, and the workspace folder is removed only when
+    /// Lifeline owns it. A local folder the user opened is never touched.
+    pub fn delete(&mut self, session: SessionId) -> Result<bool, Refusal> {
+        self.retire(session)?;
+        let e = &self.entries[&session];
+        let owned = e.environment.owned_by_lifeline();
+        if owned {
+            self.effects.push_back(SessionEffect::RemoveWorkspace {
+                session,
+                workspace: e.workspace,
+            });
+        }
+        self.record(SessionRecord::Deleted {
+            session,
+            workspace_removed: owned,
+        });
+        self.publish(session);
+        Ok(owned)
+    }
+
+    fn retire(&mut self, session: SessionId) -> Result<(), Refusal> {
+        let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        if e.state == SessionState::Archived {
+            return Err(Refusal::Archived);
+        }
+        if let Some(c) = &e.cancelling {
+            return Err(Refusal::CancellationPending { attempt: c.id });
+        }
+        if e.attempt.is_some() {
+            self.cancel(session, Millis(0));
+            let e = &self.entries[&session];
+            if let Some(c) = &e.cancelling {
+                return Err(Refusal::CancellationPending { attempt: c.id });
+            }
+        }
+        if let Some(b) = self.entries[&session].binding.clone() {
+            self.effects.push_back(SessionEffect::TerminateRuntime {
+                attempt: None,
+                execution: b.execution,
+                generation: b.generation,
+                runtime: b.runtime,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
