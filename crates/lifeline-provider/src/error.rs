@@ -212,7 +212,7 @@ fn parse_retry_after(value: &str) -> Option<u64> {
         return Some(seconds);
     }
     let seconds = value.parse::<f64>().ok()?;
-    if seconds.is_finite() && seconds >= 0.0 && seconds < 1e15 {
+    if (0.0..1e15).contains(&seconds) {
         Some(seconds.ceil() as u64)
     } else {
         None
