@@ -7,11 +7,13 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`journal`] | the IndexedDB schema, migrations, batched reads and writes |
+//! | [`config`] | profiles and encrypted credentials, in their own IndexedDB database |
 //! | [`durability`] | the one place that opens transactions with a durability hint |
 //! | [`storage`] | `navigator.storage` estimate and persistence, as seen from a worker |
 //! | [`shell`] | leader and follower: effects out of the core, events into it |
 //! | [`web`] | Web Locks, timers, randomness and the clock |
 
+pub mod config;
 pub mod durability;
 pub mod journal;
 pub mod shell;
