@@ -8,16 +8,17 @@
 //! The recovery semantics (commands, events, cursors) live in `lifeline-core`;
 //! this crate only frames the conversation between the three contexts.
 
+use lifeline_core::profile::{AgentBudget, Capabilities, Provider};
 use lifeline_core::{
-    Generation, JournalEntry, RuntimeId, RuntimeIdentity, SessionId, StartCause, TurnId, ViewDelta,
-    WorkspaceId,
+    Generation, JournalEntry, ProfileId, RuntimeId, RuntimeIdentity, SessionId, StartCause, TurnId,
+    ViewDelta, WorkspaceId,
 };
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::fmt;
 
 /// Bumped whenever a message changes shape; peers with another version refuse
 /// each other rather than misreading fields.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Upper bound on an encoded message. Output streams are chunked well below
 /// this, so anything larger is a bug or hostile input, not data to parse.
@@ -67,10 +68,96 @@ pub enum PageToController {
     },
     /// A prompt, under an identity the page minted so a resend is harmless.
     Prompt { turn: TurnId, text: String },
-    /// Stop the session's running turn.
+    /// Stop the session's running turn, or cancel its start.
     Stop,
     /// The page asked for persistent storage (only a window may).
     StoragePersisted { persisted: bool },
+    /// Resume the session's retained execution.
+    Resume,
+    /// Create or edit a profile. The controller assigns the revision.
+    SaveProfile { profile: ProfileInput },
+    DeleteProfile { profile: ProfileId },
+    /// The profile new launches of the session use.
+    SelectProfile { profile: ProfileId },
+}
+
+/// A profile as the user edits it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileInput {
+    /// `None` creates a new profile.
+    pub id: Option<ProfileId>,
+    pub name: String,
+    pub provider: Provider,
+    pub api_key: KeyInput,
+    /// Literal environment variables for commands, in order.
+    pub env: Vec<(String, String)>,
+    /// Also give commands the API key under this name (an explicit mapping).
+    pub key_env: Option<String>,
+    pub capabilities: Capabilities,
+    pub budget: AgentBudget,
+}
+
+/// What to do with a profile's API key.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", content = "value", rename_all = "snake_case")]
+pub enum KeyInput {
+    Keep,
+    Clear,
+    Set(SecretText),
+}
+
+impl fmt::Debug for KeyInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyInput::Keep => f.write_str("Keep"),
+            KeyInput::Clear => f.write_str("Clear"),
+            KeyInput::Set(_) => f.write_str("Set([redacted])"),
+        }
+    }
+}
+
+/// A secret crossing a `postMessage` boundary once, on its way to the
+/// encrypted store or a runtime's environment. Its `Debug` hides it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SecretText(pub String);
+
+impl fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// A profile as the page shows it: never a secret, only whether one is set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileSummary {
+    pub id: ProfileId,
+    pub revision: u64,
+    pub name: String,
+    pub provider: Provider,
+    pub has_key: bool,
+    pub env: Vec<(String, String)>,
+    pub key_env: Option<String>,
+    pub capabilities: Capabilities,
+    pub budget: AgentBudget,
+}
+
+/// The session's lifecycle as the status line and Resume show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionStatus {
+    /// `new`, `starting`, `running`, `cancelling`, `cancelled`, `failed`, `archived`.
+    pub state: String,
+    /// For `failed`: what happened and what to do.
+    pub message: Option<String>,
+    pub can_resume: bool,
+    /// The profile new launches use, and the one the execution runs with.
+    pub selected_profile: Option<ProfileId>,
+    pub execution_profile: Option<ProfileId>,
+    /// Prompts waiting behind the active turn or a start.
+    pub queued: usize,
 }
 
 /// Controller → page.
@@ -91,6 +178,12 @@ pub enum ControllerToPage {
     SpawnRuntime {
         identity: RuntimeIdentity,
         workspace: WorkspaceId,
+        /// The environment commands see, resolved at the launch checkpoint.
+        #[serde(default)]
+        env: Vec<(String, SecretText)>,
+        /// A resume: the workspace must exist; the runtime never creates it.
+        #[serde(default)]
+        existing_workspace: bool,
     },
     /// Terminate exactly this worker, then report `RuntimeExited`.
     TerminateRuntime {
@@ -114,6 +207,17 @@ pub enum ControllerToPage {
         turn: TurnId,
         message: String,
     },
+    /// Every profile; unreadable ones are listed in `errors`.
+    Profiles {
+        profiles: Vec<ProfileSummary>,
+        errors: Vec<String>,
+    },
+    /// A model's reply as it streams in. Not durable: the transcript shows
+    /// the recorded reply once it is, and this text is only a preview.
+    Streaming {
+        turn: TurnId,
+        text: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,8 +239,10 @@ pub struct Status {
     pub session: Option<SessionId>,
     pub runtime: Option<RuntimeStatus>,
     pub storage: Option<StorageStatus>,
-    /// True while a turn is running (Stop is possible).
+    /// True while a turn is running or the session is starting (Stop is
+    /// possible).
     pub busy: bool,
+    pub lifecycle: Option<SessionStatus>,
     /// Last journal position this controller has applied.
     pub position: u64,
 }
@@ -166,6 +272,10 @@ pub enum PageToRuntime {
         protocol: u32,
         identity: RuntimeIdentity,
         workspace: WorkspaceId,
+        #[serde(default)]
+        env: Vec<(String, SecretText)>,
+        #[serde(default)]
+        existing_workspace: bool,
     },
     /// Sent with a transferred `MessagePort` leading to a (new) controller:
     /// the runtime drops its old port and sends a hello on this one.
@@ -278,8 +388,41 @@ mod tests {
                 execution: id("01JD0000000000000000000004"),
             },
             workspace: id("01JD0000000000000000000005"),
+            env: vec![("TOKEN".into(), SecretText("s3cr3t".into()))],
+            existing_workspace: true,
         };
         assert_eq!(decode::<ControllerToPage>(&encode(&spawn)).unwrap(), spawn);
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug() {
+        let spawn = ControllerToPage::SpawnRuntime {
+            identity: RuntimeIdentity {
+                lease: id("01JD0000000000000000000002"),
+                runtime: id("01JD0000000000000000000003"),
+                generation: Generation(2),
+                execution: id("01JD0000000000000000000004"),
+            },
+            workspace: id("01JD0000000000000000000005"),
+            env: vec![("TOKEN".into(), SecretText("s3cr3t".into()))],
+            existing_workspace: false,
+        };
+        let save = PageToController::SaveProfile {
+            profile: ProfileInput {
+                id: None,
+                name: "p".into(),
+                provider: Provider::BuiltIn,
+                api_key: KeyInput::Set(SecretText("s3cr3t".into())),
+                env: vec![],
+                key_env: None,
+                capabilities: Capabilities::default(),
+                budget: AgentBudget::default(),
+            },
+        };
+        for text in [format!("{spawn:?}"), format!("{save:?}")] {
+            assert!(!text.contains("s3cr3t"), "{text}");
+        }
+        assert!(encode(&save).contains("s3cr3t"), "the wire still carries it");
     }
 
     #[test]
