@@ -23,7 +23,7 @@ use lifeline_core::{
     RuntimeError, RuntimeIdentity, WorkspaceId,
 };
 use lifeline_protocol::{
-    check_version, decode, encode, PageToRuntime, RuntimeToPage, PROTOCOL_VERSION,
+    check_version, decode, encode, PageToRuntime, RuntimeToPage, SecretText, PROTOCOL_VERSION,
 };
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::spawn_local;
@@ -93,7 +93,13 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    fn start(self: &Rc<Self>, identity: RuntimeIdentity, workspace: WorkspaceId) {
+    fn start(
+        self: &Rc<Self>,
+        identity: RuntimeIdentity,
+        workspace: WorkspaceId,
+        launch_env: Vec<(String, SecretText)>,
+        existing_workspace: bool,
+    ) {
         if self.workspace_id.get().is_some() {
             return;
         }
@@ -106,10 +112,21 @@ impl Worker {
             "LIFELINE_GENERATION".to_string(),
             identity.generation.0.to_string(),
         );
+        // The profile's variables, resolved at the controller's launch
+        // checkpoint; the names the runtime sets itself take precedence.
+        for (name, value) in launch_env {
+            env.entry(name).or_insert(value.0);
+        }
         *self.env.borrow_mut() = env;
         let worker = self.clone();
         spawn_local(async move {
-            match opfs::OpfsWorkspace::open(&workspace.to_string()).await {
+            let id = workspace.to_string();
+            let opened = if existing_workspace {
+                opfs::OpfsWorkspace::open_existing(&id).await
+            } else {
+                opfs::OpfsWorkspace::open(&id).await
+            };
+            match opened {
                 Ok(ws) => {
                     *worker.workspace.borrow_mut() = Some(Rc::new(ws));
                     *worker.runtime.borrow_mut() =
@@ -282,6 +299,8 @@ pub fn run_runtime() {
                 protocol,
                 identity,
                 workspace,
+                env,
+                existing_workspace,
             }) => {
                 if let Err(e) = check_version(protocol) {
                     post_to_page(&RuntimeToPage::Error {
@@ -289,7 +308,7 @@ pub fn run_runtime() {
                     });
                     return;
                 }
-                worker.start(identity, workspace);
+                worker.start(identity, workspace, env, existing_workspace);
             }
             Ok(PageToRuntime::Dial) => match event.ports().get(0).dyn_into::<MessagePort>() {
                 Ok(port) => worker.dial(port),

@@ -40,6 +40,16 @@ impl OpfsWorkspace {
     /// Opens (creating if needed) `workspaces/<workspace_id>` in this origin's
     /// private file system. Must run in a worker.
     pub async fn open(workspace_id: &str) -> Result<Self, FsError> {
+        Self::open_with(workspace_id, true).await
+    }
+
+    /// Opens a workspace that must already exist: a resumed session's
+    /// retained workspace is never recreated empty (reference 003, 1.5).
+    pub async fn open_existing(workspace_id: &str) -> Result<Self, FsError> {
+        Self::open_with(workspace_id, false).await
+    }
+
+    async fn open_with(workspace_id: &str, create: bool) -> Result<Self, FsError> {
         if workspace_id.is_empty()
             || workspace_id == "."
             || workspace_id == ".."
@@ -64,8 +74,8 @@ impl OpfsWorkspace {
                     other => other,
                 })?
                 .unchecked_into();
-        let workspaces = child_dir(&storage_root, WORKSPACES_DIR, true).await?;
-        let root = child_dir(&workspaces, workspace_id, true).await?;
+        let workspaces = child_dir(&storage_root, WORKSPACES_DIR, create).await?;
+        let root = child_dir(&workspaces, workspace_id, create).await?;
         Ok(OpfsWorkspace {
             id: workspace_id.to_string(),
             root,
