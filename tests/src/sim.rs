@@ -1608,7 +1608,9 @@ impl Sim {
             | ClientMessage::Evidence(_)
             | ClientMessage::SessionOpened { .. }
             | ClientMessage::TurnRecorded { .. }
-            | ClientMessage::TurnFinished { .. } => {}
+            | ClientMessage::TurnFinished { .. }
+            | ClientMessage::ProviderRequestRecorded { .. }
+            | ClientMessage::ProviderOutcomeRecorded { .. } => {}
         }
     }
 

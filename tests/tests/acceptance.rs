@@ -1209,6 +1209,7 @@ fn record_turn(w: &mut World, turn: TurnId, prompt: &str) {
         turn,
         prompt: prompt.into(),
         plan,
+        agent: TurnAgent::BuiltIn,
     });
     r.expect("turn recorded");
 }
@@ -1359,6 +1360,7 @@ fn controller_restart_mid_turn_finds_the_same_command_and_continues() {
         turn,
         prompt: "$ rm -r /".into(),
         plan: vec!["rm -r /".into()],
+        agent: TurnAgent::BuiltIn,
     });
     assert_eq!(r, Err(Rejection::TurnConflict { turn }));
     record_turn(&mut w, turn, "$ seq 3\n$ echo done");
@@ -1409,6 +1411,7 @@ fn transcript_deltas_from_batches_add_up_to_the_session_view() {
         (Outcome::Completed, Some(turn), Some(0))
     );
     assert_eq!(last_command(&streamed), last_command(&full));
+    assert_eq!(shown(&streamed), shown(&full));
     assert!(full.iter().any(|d| matches!(d,
         ViewDelta::Turn { status: Some(TurnStatus::Completed), reply: Some(r), .. } if r.contains("`echo hi` completed"))));
 }
@@ -1495,4 +1498,803 @@ fn settled_commands_beyond_the_recent_window_keep_only_collapsed_output() {
         .snapshot();
     let resumed = Projection::from_snapshot(snapshot, &w.journal).unwrap();
     assert_eq!(resumed, p);
+}
+
+// ----- model-backed turns ----------------------------------------------------
+
+use lifeline_core::model::{next_model_step, tool_key, LOST_REPLY};
+use lifeline_core::profile::{AgentBudget, ProfileRef, Tool};
+
+fn model_agent(budget: AgentBudget) -> TurnAgent {
+    TurnAgent::Model {
+        profile: ProfileRef {
+            id: id(0xf00d),
+            revision: 3,
+        },
+        provider: "OpenAI-compatible".into(),
+        model: "test-model".into(),
+        budget,
+        tools: Tool::ALL.into_iter().collect(),
+    }
+}
+
+fn record_model_turn(w: &mut World, turn: TurnId, prompt: &str, budget: AgentBudget) {
+    let (_, r) = w.request(|request| ClientRequest::RecordTurn {
+        request,
+        session: id(SESSION),
+        turn,
+        prompt: prompt.into(),
+        plan: Vec::new(),
+        agent: model_agent(budget),
+    });
+    r.expect("model turn recorded");
+}
+
+/// What the controller shell does for a model turn: derive the next step,
+/// admit tools and finish turns itself; hand back requests and waits.
+fn drive_model(
+    w: &mut World,
+    s: Started,
+    turn: TurnId,
+    live: Option<ProviderRequestId>,
+) -> Option<ModelStep> {
+    loop {
+        let projection = w.c().projection().clone();
+        let step = next_model_step(&projection, turn, live, w.now)?;
+        match step {
+            ModelStep::AdmitTool { key, ref line, .. } => {
+                let binding = w.binding(s, line);
+                w.admit(key, binding).expect("tool admitted");
+            }
+            ModelStep::Finish { status, ref reply } => {
+                let reply = reply.clone();
+                let (_, r) = w.request(|request| ClientRequest::FinishTurn {
+                    request,
+                    turn,
+                    status,
+                    reply,
+                });
+                r.expect("turn finishes");
+                return Some(step);
+            }
+            ModelStep::Request { .. } | ModelStep::Wait => return Some(step),
+        }
+    }
+}
+
+fn send_request(w: &mut World, pr: ProviderRequestId, turn: TurnId, step: u32) {
+    let (request, r) = w.request(|request| ClientRequest::RecordProviderRequest {
+        request,
+        provider_request: pr,
+        turn,
+        step,
+    });
+    r.expect("provider request recorded");
+    // The shell sends only after this answer, which comes once it is durable.
+    assert!(w.inbox.iter().any(|(_, m)| matches!(m,
+        ClientMessage::ProviderRequestRecorded { request: q, existing: false, .. } if *q == request)));
+    assert!(w.journal.iter().any(
+        |e| matches!(e.record, JournalRecord::ProviderRequested { request, .. } if request == pr)
+    ));
+}
+
+fn tool_call(id_: &str, name: &str, args: serde_json::Value) -> ToolCallRecord {
+    ToolCallRecord {
+        id: id_.into(),
+        name: name.into(),
+        arguments: args.to_string(),
+    }
+}
+
+fn reply(
+    w: &mut World,
+    pr: ProviderRequestId,
+    text: &str,
+    tool_calls: Vec<ToolCallRecord>,
+    tokens: (u64, u64),
+) -> Result<(), Rejection> {
+    w.request(|request| ClientRequest::RecordProviderReply {
+        request,
+        provider_request: pr,
+        text: text.into(),
+        tool_calls,
+        stop: "tool_calls".into(),
+        input_tokens: tokens.0,
+        output_tokens: tokens.1,
+    })
+    .1
+}
+
+fn fail(
+    w: &mut World,
+    pr: ProviderRequestId,
+    class: ProviderFailureClass,
+    message: &str,
+    partial: &str,
+) -> Result<(), Rejection> {
+    w.request(|request| ClientRequest::RecordProviderFailure {
+        request,
+        provider_request: pr,
+        class,
+        message: message.into(),
+        partial_text: partial.into(),
+    })
+    .1
+}
+
+fn provider_requests_in_journal(w: &World) -> usize {
+    w.journal
+        .iter()
+        .filter(|e| matches!(e.record, JournalRecord::ProviderRequested { .. }))
+        .count()
+}
+
+fn command_with_key(w: &mut World, key: IdempotencyKey) -> CommandId {
+    *w.c().projection().keys.get(&key).expect("command admitted")
+}
+
+fn model_world(n: u128) -> (World, Started) {
+    let mut w = World::new();
+    let s = w.start_runtime(id(0x3100 + n));
+    open_session(&mut w, s);
+    (w, s)
+}
+
+#[test]
+fn model_tool_call_is_admitted_once_under_its_derived_key_and_its_result_goes_back() {
+    let (mut w, s) = model_world(1);
+    let turn: TurnId = id(0x7201);
+    record_model_turn(
+        &mut w,
+        turn,
+        "write hello to notes.txt",
+        AgentBudget::default(),
+    );
+    let Some(ModelStep::Request {
+        step: 1,
+        conversation,
+    }) = drive_model(&mut w, s, turn, None)
+    else {
+        panic!("first step is a request");
+    };
+    assert_eq!(
+        conversation,
+        vec![ModelMessage::User {
+            text: "write hello to notes.txt".into()
+        }]
+    );
+    let pr1: ProviderRequestId = id(0xa001);
+    send_request(&mut w, pr1, turn, 1);
+    assert_eq!(
+        drive_model(&mut w, s, turn, Some(pr1)),
+        Some(ModelStep::Wait)
+    );
+    let calls = vec![
+        tool_call(
+            "call_a",
+            "write_file",
+            serde_json::json!({"path": "notes.txt", "content": "hello"}),
+        ),
+        tool_call("call_b", "format_disk", serde_json::json!({})),
+    ];
+    reply(&mut w, pr1, "I'll write it.", calls.clone(), (10, 5)).unwrap();
+    assert_eq!(drive_model(&mut w, s, turn, None), Some(ModelStep::Wait));
+    let command = command_with_key(&mut w, tool_key(turn, pr1, 0));
+    assert_eq!(
+        w.c()
+            .projection()
+            .command(command)
+            .unwrap()
+            .binding
+            .command_line,
+        "echo -n 'hello' > 'notes.txt'"
+    );
+    assert_eq!(w.starts_of(command), 1);
+    w.exit(s.runtime, command, 0);
+    let Some(ModelStep::Request {
+        step: 2,
+        conversation,
+    }) = drive_model(&mut w, s, turn, None)
+    else {
+        panic!("after the tools settle the model is asked again");
+    };
+    assert_eq!(conversation.len(), 4, "{conversation:?}");
+    assert_eq!(
+        conversation[1],
+        ModelMessage::Assistant {
+            text: "I'll write it.".into(),
+            tool_calls: calls
+        }
+    );
+    match &conversation[2] {
+        ModelMessage::ToolResult {
+            call_id,
+            content,
+            is_error: false,
+            ..
+        } => {
+            assert_eq!(call_id, "call_a");
+            assert!(content.contains("[completed, exit status 0]"), "{content}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match &conversation[3] {
+        ModelMessage::ToolResult {
+            call_id,
+            content,
+            is_error: true,
+            ..
+        } => {
+            assert_eq!(call_id, "call_b");
+            assert!(content.contains("unknown tool `format_disk`"), "{content}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        w.replayed().commands.len(),
+        1,
+        "the unknown tool ran nothing"
+    );
+    let pr2: ProviderRequestId = id(0xa002);
+    send_request(&mut w, pr2, turn, 2);
+    reply(
+        &mut w,
+        pr2,
+        "Done: notes.txt says hello.",
+        Vec::new(),
+        (30, 8),
+    )
+    .unwrap();
+    assert_eq!(
+        drive_model(&mut w, s, turn, None),
+        Some(ModelStep::Finish {
+            status: TurnStatus::Completed,
+            reply: "Done: notes.txt says hello.".into()
+        })
+    );
+    assert_eq!(w.starts_of(command), 1);
+    // A later turn's conversation carries the whole session.
+    let next: TurnId = id(0x7202);
+    record_model_turn(&mut w, next, "thanks", AgentBudget::default());
+    let Some(ModelStep::Request {
+        step: 1,
+        conversation,
+    }) = drive_model(&mut w, s, next, None)
+    else {
+        panic!("a request");
+    };
+    assert_eq!(conversation.len(), 6, "{conversation:?}");
+    assert_eq!(
+        conversation.last(),
+        Some(&ModelMessage::User {
+            text: "thanks".into()
+        })
+    );
+}
+
+#[test]
+fn controller_restart_mid_model_turn_rederives_the_same_step_and_admits_nothing_twice() {
+    let (mut w, s) = model_world(2);
+    let turn: TurnId = id(0x7203);
+    record_model_turn(&mut w, turn, "count", AgentBudget::default());
+    let pr1: ProviderRequestId = id(0xa011);
+    send_request(&mut w, pr1, turn, 1);
+    let calls = vec![
+        tool_call("c1", "run_command", serde_json::json!({"command": "seq 3"})),
+        tool_call("c2", "list_files", serde_json::json!({})),
+    ];
+    reply(&mut w, pr1, "", calls, (1, 1)).unwrap();
+    // The controller dies after the reply is durable, before any admission.
+    w.crash_controller();
+    w.restart_controller(StartCause::ControllerRestart);
+    assert_eq!(drive_model(&mut w, s, turn, None), Some(ModelStep::Wait));
+    let seq = command_with_key(&mut w, tool_key(turn, pr1, 0));
+    w.stdout(s.runtime, seq, "1\n2\n");
+    // And again while the first tool runs.
+    w.crash_controller();
+    w.restart_controller(StartCause::ControllerRestart);
+    let projection = w.c().projection().clone();
+    assert_eq!(
+        next_model_step(&projection, turn, None, w.now),
+        Some(ModelStep::Wait),
+        "waits on the same command"
+    );
+    assert_eq!(w.replayed().commands.len(), 1);
+    let binding = w.binding(s, "seq 3");
+    assert_eq!(
+        w.admit(tool_key(turn, pr1, 0), binding),
+        Ok((seq, true)),
+        "the derived key finds the command"
+    );
+    w.stdout(s.runtime, seq, "3\n");
+    w.exit(s.runtime, seq, 0);
+    assert_eq!(drive_model(&mut w, s, turn, None), Some(ModelStep::Wait));
+    let ls = command_with_key(&mut w, tool_key(turn, pr1, 1));
+    w.exit(s.runtime, ls, 0);
+    let before = drive_model(&mut w, s, turn, None);
+    w.crash_controller();
+    w.restart_controller(StartCause::ControllerRestart);
+    let after = drive_model(&mut w, s, turn, None);
+    assert_eq!(before, after, "the same request is derived after a restart");
+    let Some(ModelStep::Request {
+        step: 2,
+        conversation,
+    }) = after
+    else {
+        panic!("{after:?}");
+    };
+    assert!(matches!(&conversation[2],
+        ModelMessage::ToolResult { content, is_error: false, .. } if content.starts_with("1\n2\n3\n")));
+    assert_eq!(w.starts_of(seq), 1);
+    assert_eq!(w.starts_of(ls), 1);
+    assert_eq!(w.replayed().commands.len(), 2);
+}
+
+#[test]
+fn a_request_without_outcome_after_a_reload_interrupts_the_turn_and_is_never_resent() {
+    use lifeline_core::view::{session_deltas, ProviderRequestStatus, ViewDelta};
+    let (mut w, s) = model_world(3);
+    let turn: TurnId = id(0x7204);
+    record_model_turn(&mut w, turn, "hello?", AgentBudget::default());
+    let pr1: ProviderRequestId = id(0xa021);
+    send_request(&mut w, pr1, turn, 1);
+    // A second request is refused while the first has no outcome.
+    let (_, r) = w.request(|request| ClientRequest::RecordProviderRequest {
+        request,
+        provider_request: id(0xa022),
+        turn,
+        step: 2,
+    });
+    assert!(
+        matches!(r, Err(Rejection::ProviderStepRefused { step: 2, .. })),
+        "{r:?}"
+    );
+    w.lose_host();
+    let s2 = w.start_runtime(s.workspace);
+    assert_eq!(
+        drive_model(&mut w, s2, turn, None),
+        Some(ModelStep::Finish {
+            status: TurnStatus::Interrupted,
+            reply: LOST_REPLY.into()
+        })
+    );
+    assert_eq!(provider_requests_in_journal(&w), 1, "nothing was resent");
+    assert_eq!(next_model_step(&w.replayed(), turn, None, w.now), None);
+    let (_, r) = w.request(|request| ClientRequest::RecordProviderRequest {
+        request,
+        provider_request: id(0xa023),
+        turn,
+        step: 1,
+    });
+    assert_eq!(r, Err(Rejection::TurnEnded { turn }));
+    // A reply that turns up late is refused: the turn has ended.
+    assert_eq!(
+        reply(&mut w, pr1, "late", Vec::new(), (1, 1)),
+        Err(Rejection::TurnEnded { turn })
+    );
+    assert!(session_deltas(&w.replayed(), id(SESSION)).iter().any(|d| matches!(d,
+        ViewDelta::ProviderRequest { request, status: ProviderRequestStatus::Uncertain, .. } if *request == pr1)));
+}
+
+#[test]
+fn a_cut_stream_keeps_the_partial_text_and_other_failures_give_advice() {
+    let cases = [
+        (ProviderFailureClass::Cut, TurnStatus::Interrupted, true),
+        (
+            ProviderFailureClass::Malformed,
+            TurnStatus::Interrupted,
+            true,
+        ),
+        (ProviderFailureClass::Cancelled, TurnStatus::Cancelled, true),
+        (ProviderFailureClass::Auth, TurnStatus::Failed, false),
+        (ProviderFailureClass::RateLimit, TurnStatus::Failed, false),
+    ];
+    for (n, (class, status, keeps_partial)) in cases.into_iter().enumerate() {
+        let (mut w, s) = model_world(10 + n as u128);
+        let turn: TurnId = id(0x7300 + n as u128);
+        record_model_turn(&mut w, turn, "tell me", AgentBudget::default());
+        let pr: ProviderRequestId = id(0xa100 + n as u128);
+        send_request(&mut w, pr, turn, 1);
+        fail(&mut w, pr, class, "stream ended", "Half an ans").unwrap();
+        let Some(ModelStep::Finish { status: got, reply }) = drive_model(&mut w, s, turn, Some(pr))
+        else {
+            panic!("{class:?} finishes the turn");
+        };
+        assert_eq!(got, status, "{class:?}");
+        assert_eq!(reply.starts_with("Half an ans"), keeps_partial, "{reply}");
+        assert!(reply.contains("stream ended"), "{reply}");
+        assert!(reply.contains(class.advice()), "{reply}");
+        assert_eq!(provider_requests_in_journal(&w), 1);
+        // The failure is durable with a minted error stamp.
+        assert!(w.journal.iter().any(|e| matches!(&e.record,
+            JournalRecord::ProviderFailed { request, partial_text, .. } if *request == pr && partial_text == "Half an ans")));
+    }
+}
+
+#[test]
+fn each_model_budget_stops_the_turn_and_names_itself() {
+    let base = AgentBudget::default();
+    let write = |i: u32| {
+        tool_call(
+            &format!("c{i}"),
+            "run_command",
+            serde_json::json!({"command": format!("echo {i}")}),
+        )
+    };
+    // Steps: one request allowed; its tool round cannot be followed by another.
+    let (mut w, s) = model_world(20);
+    let turn: TurnId = id(0x7401);
+    record_model_turn(
+        &mut w,
+        turn,
+        "go",
+        AgentBudget {
+            max_steps: 1,
+            ..base
+        },
+    );
+    let pr: ProviderRequestId = id(0xa201);
+    send_request(&mut w, pr, turn, 1);
+    reply(&mut w, pr, "", vec![write(1)], (1, 1)).unwrap();
+    let step = drive_model(&mut w, s, turn, None);
+    assert!(
+        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply })
+        if reply.contains("budget of 1 model requests")),
+        "{step:?}"
+    );
+    assert_eq!(w.replayed().commands.len(), 0);
+
+    // Commands: the second tool call of a reply is over the budget.
+    let (mut w, s) = model_world(21);
+    let turn: TurnId = id(0x7402);
+    record_model_turn(
+        &mut w,
+        turn,
+        "go",
+        AgentBudget {
+            max_commands: 1,
+            ..base
+        },
+    );
+    let pr: ProviderRequestId = id(0xa202);
+    send_request(&mut w, pr, turn, 1);
+    reply(&mut w, pr, "", vec![write(1), write(2)], (1, 1)).unwrap();
+    assert_eq!(drive_model(&mut w, s, turn, None), Some(ModelStep::Wait));
+    let first = command_with_key(&mut w, tool_key(turn, pr, 0));
+    w.exit(s.runtime, first, 0);
+    let step = drive_model(&mut w, s, turn, None);
+    assert!(
+        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply })
+        if reply.contains("budget of 1 commands")),
+        "{step:?}"
+    );
+    assert_eq!(w.replayed().commands.len(), 1);
+
+    // Tokens: the reply's tokens spend the budget before its tool runs.
+    let (mut w, s) = model_world(22);
+    let turn: TurnId = id(0x7403);
+    record_model_turn(
+        &mut w,
+        turn,
+        "go",
+        AgentBudget {
+            max_tokens: 100,
+            ..base
+        },
+    );
+    let pr: ProviderRequestId = id(0xa203);
+    send_request(&mut w, pr, turn, 1);
+    reply(&mut w, pr, "", vec![write(1)], (60, 40)).unwrap();
+    let step = drive_model(&mut w, s, turn, None);
+    assert!(
+        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply })
+        if reply.contains("budget of 100 tokens")),
+        "{step:?}"
+    );
+
+    // Wall time: checked before the next request.
+    let (mut w, s) = model_world(23);
+    let turn: TurnId = id(0x7404);
+    record_model_turn(
+        &mut w,
+        turn,
+        "go",
+        AgentBudget {
+            max_wall_ms: 5_000,
+            ..base
+        },
+    );
+    assert!(matches!(
+        drive_model(&mut w, s, turn, None),
+        Some(ModelStep::Request { .. })
+    ));
+    w.now = w.now.plus(5_000);
+    let step = drive_model(&mut w, s, turn, None);
+    assert!(
+        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply })
+        if reply.contains("time budget of 5 s")),
+        "{step:?}"
+    );
+    assert_eq!(provider_requests_in_journal(&w), 0);
+}
+
+#[test]
+fn the_same_turn_id_with_a_different_agent_or_content_is_refused() {
+    let (mut w, _) = model_world(30);
+    let turn: TurnId = id(0x7501);
+    record_model_turn(&mut w, turn, "hi", AgentBudget::default());
+    record_model_turn(&mut w, turn, "hi", AgentBudget::default());
+    let other_budget = AgentBudget {
+        max_steps: 2,
+        ..AgentBudget::default()
+    };
+    for (prompt, agent) in [
+        ("hi", TurnAgent::BuiltIn),
+        ("hi", model_agent(other_budget)),
+        ("hello", model_agent(AgentBudget::default())),
+    ] {
+        let (_, r) = w.request(|request| ClientRequest::RecordTurn {
+            request,
+            session: id(SESSION),
+            turn,
+            prompt: prompt.into(),
+            plan: Vec::new(),
+            agent,
+        });
+        assert_eq!(r, Err(Rejection::TurnConflict { turn }));
+    }
+    // A model turn with a plan is refused outright.
+    let (_, r) = w.request(|request| ClientRequest::RecordTurn {
+        request,
+        session: id(SESSION),
+        turn: id(0x7502),
+        prompt: "$ ls".into(),
+        plan: vec!["ls".into()],
+        agent: model_agent(AgentBudget::default()),
+    });
+    assert!(matches!(r, Err(Rejection::InvalidBinding { .. })), "{r:?}");
+    // Provider requests belong to model turns only.
+    let built_in: TurnId = id(0x7503);
+    record_turn(&mut w, built_in, "$ ls");
+    let (_, r) = w.request(|request| ClientRequest::RecordProviderRequest {
+        request,
+        provider_request: id(0xa301),
+        turn: built_in,
+        step: 1,
+    });
+    assert_eq!(r, Err(Rejection::NotModelTurn { turn: built_in }));
+    assert_eq!(w.replayed().turns.len(), 2);
+    // Old journals: a turn recorded without an agent is the built-in agent's.
+    let old = r#"{"type":"turn_recorded","session":"000000000000000000000005N5","turn":"0000000000000000000000005Z","prompt":"$ ls","plan":["ls"]}"#;
+    let record: JournalRecord = serde_json::from_str(old).unwrap();
+    assert!(matches!(
+        record,
+        JournalRecord::TurnRecorded {
+            agent: TurnAgent::BuiltIn,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_provider_outcome_is_recorded_once_identical_repeats_accepted_different_refused() {
+    let (mut w, _) = model_world(40);
+    let turn: TurnId = id(0x7601);
+    record_model_turn(&mut w, turn, "hi", AgentBudget::default());
+    let pr: ProviderRequestId = id(0xa401);
+    send_request(&mut w, pr, turn, 1);
+    // Repeating the request record is harmless; the same id for another step is not.
+    let (_, r) = w.request(|request| ClientRequest::RecordProviderRequest {
+        request,
+        provider_request: pr,
+        turn,
+        step: 1,
+    });
+    r.unwrap();
+    assert!(w.inbox.iter().any(|(_, m)| matches!(
+        m,
+        ClientMessage::ProviderRequestRecorded { existing: true, .. }
+    )));
+    let (_, r) = w.request(|request| ClientRequest::RecordProviderRequest {
+        request,
+        provider_request: pr,
+        turn,
+        step: 2,
+    });
+    assert!(matches!(r, Err(Rejection::IdReused { .. })), "{r:?}");
+    let calls = vec![tool_call("c", "list_files", serde_json::json!({}))];
+    reply(&mut w, pr, "a", calls.clone(), (1, 2)).unwrap();
+    reply(&mut w, pr, "a", calls.clone(), (1, 2)).expect("identical repeat accepted");
+    assert_eq!(
+        reply(&mut w, pr, "b", calls.clone(), (1, 2)),
+        Err(Rejection::ProviderOutcomeConflict {
+            provider_request: pr
+        })
+    );
+    assert_eq!(
+        fail(&mut w, pr, ProviderFailureClass::Cut, "x", ""),
+        Err(Rejection::ProviderOutcomeConflict {
+            provider_request: pr
+        })
+    );
+    let replies = w
+        .journal
+        .iter()
+        .filter(|e| matches!(e.record, JournalRecord::ProviderReplied { .. }))
+        .count();
+    assert_eq!(replies, 1);
+    // A failure repeated identically is accepted too (its stamp is not compared).
+    let turn2: TurnId = id(0x7602);
+    record_model_turn(&mut w, turn2, "again", AgentBudget::default());
+    let pr2: ProviderRequestId = id(0xa402);
+    send_request(&mut w, pr2, turn2, 1);
+    fail(&mut w, pr2, ProviderFailureClass::Server, "503", "").unwrap();
+    fail(&mut w, pr2, ProviderFailureClass::Server, "503", "").expect("identical repeat");
+    assert_eq!(
+        fail(&mut w, pr2, ProviderFailureClass::Server, "500", ""),
+        Err(Rejection::ProviderOutcomeConflict {
+            provider_request: pr2
+        })
+    );
+    assert_eq!(
+        reply(&mut w, id(0xa4ff), "x", Vec::new(), (0, 0)),
+        Err(Rejection::UnknownProviderRequest {
+            provider_request: id(0xa4ff)
+        })
+    );
+}
+
+#[test]
+fn provider_records_over_the_limits_are_refused_on_write_and_on_read() {
+    use lifeline_core::schema::limits;
+    let (mut w, _) = model_world(50);
+    let turn: TurnId = id(0x7701);
+    record_model_turn(&mut w, turn, "hi", AgentBudget::default());
+    let pr: ProviderRequestId = id(0xa501);
+    send_request(&mut w, pr, turn, 1);
+    let call = |args: String| ToolCallRecord {
+        id: "c".into(),
+        name: "run_command".into(),
+        arguments: args,
+    };
+    let too_long_text = "x".repeat(limits::MAX_REPLY_TEXT_BYTES + 1);
+    let too_many = vec![call("{}".into()); limits::MAX_TOOL_CALLS + 1];
+    let too_big_args = vec![call("x".repeat(limits::MAX_TOOL_ARGUMENTS_BYTES + 1))];
+    for (text, calls) in [
+        (too_long_text.as_str(), Vec::new()),
+        ("", too_many),
+        ("", too_big_args),
+    ] {
+        let r = reply(&mut w, pr, text, calls, (0, 0));
+        assert!(matches!(r, Err(Rejection::InvalidBinding { .. })), "{r:?}");
+    }
+    let long_message = "m".repeat(limits::MAX_PROVIDER_MESSAGE_BYTES + 1);
+    let r = fail(&mut w, pr, ProviderFailureClass::Server, &long_message, "");
+    assert!(matches!(r, Err(Rejection::InvalidBinding { .. })), "{r:?}");
+    assert!(w.c().projection().provider_requests[&pr].outcome.is_none());
+    // A stored record over the limit is refused when read back.
+    let entry = JournalEntry {
+        v: V1,
+        position: 1,
+        at: Millis(1),
+        record: JournalRecord::ProviderFailed {
+            request: pr,
+            class: ProviderFailureClass::Server,
+            message: long_message,
+            partial_text: String::new(),
+            stamp: id(0xbad),
+        },
+    };
+    let bytes = serde_json::to_vec(&entry).unwrap();
+    assert!(matches!(
+        decode::<JournalEntry>(&bytes),
+        Err(SchemaError::Invalid { .. })
+    ));
+    assert!(encode(&entry).is_err());
+}
+
+/// Folds deltas into the latest state of each thing they name, with output
+/// appended: what a tab shows after applying them in order.
+fn shown(deltas: &[lifeline_core::view::ViewDelta]) -> BTreeMap<String, String> {
+    use lifeline_core::view::ViewDelta;
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for d in deltas {
+        let key = match d {
+            ViewDelta::Session { session, .. } => format!("session {session}"),
+            ViewDelta::Turn { turn, .. } => format!("turn {turn}"),
+            ViewDelta::Command { command, .. } => format!("command {command}"),
+            ViewDelta::ProviderRequest { request, .. } => format!("request {request}"),
+            ViewDelta::Output { command, text, .. }
+            | ViewDelta::Settled {
+                command,
+                stdout: text,
+                ..
+            } => {
+                let k = format!("output {command}");
+                if matches!(d, ViewDelta::Settled { .. }) {
+                    out.insert(k, text.clone());
+                } else {
+                    out.entry(k).or_default().push_str(text);
+                }
+                continue;
+            }
+            ViewDelta::Gap { command, .. } => format!("gap {command}"),
+        };
+        out.insert(key, format!("{d:?}"));
+    }
+    out
+}
+
+#[test]
+fn model_turn_deltas_from_batches_add_up_to_the_session_view() {
+    use lifeline_core::view::{batch_deltas, session_deltas, ProviderRequestStatus, ViewDelta};
+    let (mut w, s) = model_world(60);
+    let turn: TurnId = id(0x7801);
+    record_model_turn(&mut w, turn, "look around", AgentBudget::default());
+    let pr1: ProviderRequestId = id(0xa601);
+    send_request(&mut w, pr1, turn, 1);
+    reply(
+        &mut w,
+        pr1,
+        "Listing.",
+        vec![tool_call("c", "list_files", serde_json::json!({}))],
+        (1, 1),
+    )
+    .unwrap();
+    drive_model(&mut w, s, turn, None);
+    let ls = command_with_key(&mut w, tool_key(turn, pr1, 0));
+    w.stdout(s.runtime, ls, "a.txt\n");
+    w.exit(s.runtime, ls, 0);
+    let pr2: ProviderRequestId = id(0xa602);
+    send_request(&mut w, pr2, turn, 2);
+    fail(
+        &mut w,
+        pr2,
+        ProviderFailureClass::RateLimit,
+        "429 slow down",
+        "",
+    )
+    .unwrap();
+    drive_model(&mut w, s, turn, None);
+    // A second turn left uncertain by a reload.
+    let turn2: TurnId = id(0x7802);
+    record_model_turn(&mut w, turn2, "again", AgentBudget::default());
+    let pr3: ProviderRequestId = id(0xa603);
+    send_request(&mut w, pr3, turn2, 1);
+    w.lose_host();
+    drive_model(&mut w, s, turn2, None);
+    let p = w.replayed();
+    let full = session_deltas(&p, id(SESSION));
+    // Batch by batch, each read against the projection after that batch.
+    let mut streamed = Vec::new();
+    for n in 1..=w.journal.len() {
+        let at = Projection::rebuild(w.config.retention, &w.journal[..n]).unwrap();
+        streamed.extend(batch_deltas(&at, &w.journal[n - 1..n]));
+    }
+    assert_eq!(shown(&streamed), shown(&full));
+    let status = |r: ProviderRequestId| {
+        full.iter().find_map(|d| match d {
+            ViewDelta::ProviderRequest {
+                request,
+                status,
+                failure,
+                text,
+                ..
+            } if *request == r => Some((*status, failure.clone(), text.clone())),
+            _ => None,
+        })
+    };
+    assert_eq!(status(pr1).unwrap().0, ProviderRequestStatus::Replied);
+    assert_eq!(status(pr1).unwrap().2.as_deref(), Some("Listing."));
+    let (st, failure, _) = status(pr2).unwrap();
+    assert_eq!(st, ProviderRequestStatus::Failed);
+    let failure = failure.unwrap();
+    assert_eq!(failure.class, ProviderFailureClass::RateLimit);
+    assert_eq!(failure.message, "429 slow down");
+    assert_eq!(failure.advice, ProviderFailureClass::RateLimit.advice());
+    assert_eq!(status(pr3).unwrap().0, ProviderRequestStatus::Uncertain);
+    assert!(full.iter().any(|d| matches!(d,
+        ViewDelta::Command { turn: Some(t), outcome: Outcome::Completed, .. } if *t == turn)));
+    assert!(full.iter().any(|d| matches!(d,
+        ViewDelta::Turn { turn: t, status: Some(TurnStatus::Failed), reply: Some(r), .. } if *t == turn && r.contains("429 slow down"))));
 }

@@ -17,11 +17,11 @@ use crate::command::{BindingField, BindingMismatch, CommandRecord};
 use crate::event::{retain_output, ArtifactBlob, EventBody, EventRecord, RetainedBody};
 use crate::id::{
     AttemptId, CommandId, ErrorStamp, EventSeq, ExecutionId, Generation, IdError, IdMinter,
-    LeaseId, Millis, RuntimeId, SessionId, TurnId, WorkspaceId,
+    LeaseId, Millis, ProviderRequestId, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
 use crate::journal::{
     AckSource, BatchId, GoneCause, JournalEntry, JournalRecord, PersistBatch, RecoveryEvidence,
-    RecoveryKind, ReplayError, Resolution, RetireCause, RuntimeRef,
+    RecoveryKind, ReplayError, Resolution, RetireCause, RuntimeRef, TurnAgent,
 };
 use crate::message::{
     validate_request, CancelReply, ClientId, ClientMessage, ClientRequest, ControllerToRuntime,
@@ -29,7 +29,9 @@ use crate::message::{
     RuntimeToController, Settlement, StreamPosition,
 };
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
-use crate::projection::{Exposure, Projection, ProjectionSnapshot, RetentionPolicy, RuntimeStatus};
+use crate::projection::{
+    Exposure, Projection, ProjectionSnapshot, ProviderOutcome, RetentionPolicy, RuntimeStatus,
+};
 use crate::schema::{limits, Schema, V1};
 
 /// Tunables. Every duration is in milliseconds of the caller's clock.
@@ -842,7 +844,8 @@ impl Controller {
                 turn,
                 prompt,
                 plan,
-            } => self.record_turn(client, request, session, turn, prompt, plan, now),
+                agent,
+            } => self.record_turn(client, request, session, turn, prompt, plan, agent, now),
             ClientRequest::FinishTurn {
                 request,
                 turn,
@@ -869,7 +872,191 @@ impl Controller {
                 self.reply(client, ClientMessage::TurnFinished { request, turn });
                 Ok(())
             }
+            ClientRequest::RecordProviderRequest {
+                request,
+                provider_request,
+                turn,
+                step,
+            } => self.record_provider_request(client, request, provider_request, turn, step, now),
+            ClientRequest::RecordProviderReply {
+                request,
+                provider_request,
+                text,
+                tool_calls,
+                stop,
+                input_tokens,
+                output_tokens,
+            } => {
+                let outcome = ProviderOutcome::Replied {
+                    text,
+                    tool_calls,
+                    stop,
+                    input_tokens,
+                    output_tokens,
+                    position: 0,
+                };
+                self.record_provider_outcome(client, request, provider_request, outcome, now)
+            }
+            ClientRequest::RecordProviderFailure {
+                request,
+                provider_request,
+                class,
+                message,
+                partial_text,
+            } => {
+                let outcome = ProviderOutcome::Failed {
+                    class,
+                    message,
+                    partial_text,
+                    stamp: ErrorStamp::from_u128(1).expect("1 is a valid id"),
+                    position: 0,
+                };
+                self.record_provider_outcome(client, request, provider_request, outcome, now)
+            }
         }
+    }
+
+    fn record_provider_request(
+        &mut self,
+        client: ClientId,
+        request: RequestId,
+        provider_request: ProviderRequestId,
+        turn: TurnId,
+        step: u32,
+        now: Millis,
+    ) -> Result<(), Rejection> {
+        if let Some(r) = self.working.provider_requests.get(&provider_request) {
+            if r.turn != turn || r.step != step {
+                return Err(Rejection::IdReused {
+                    id: provider_request.to_string(),
+                });
+            }
+            self.reply(
+                client,
+                ClientMessage::ProviderRequestRecorded {
+                    request,
+                    provider_request,
+                    existing: true,
+                },
+            );
+            return Ok(());
+        }
+        let t = self
+            .working
+            .turns
+            .get(&turn)
+            .ok_or(Rejection::UnknownTurn { turn })?;
+        if t.end.is_some() {
+            return Err(Rejection::TurnEnded { turn });
+        }
+        if !t.agent.is_model() {
+            return Err(Rejection::NotModelTurn { turn });
+        }
+        self.working
+            .provider_step_allowed(turn, step)
+            .map_err(|detail| Rejection::ProviderStepRefused { turn, step, detail })?;
+        self.writable()?;
+        if self.working.is_seen(provider_request.as_u128()) {
+            return Err(Rejection::IdReused {
+                id: provider_request.to_string(),
+            });
+        }
+        self.record(
+            now,
+            JournalRecord::ProviderRequested {
+                request: provider_request,
+                turn,
+                step,
+            },
+        );
+        self.reply(
+            client,
+            ClientMessage::ProviderRequestRecorded {
+                request,
+                provider_request,
+                existing: false,
+            },
+        );
+        Ok(())
+    }
+
+    /// Records a reply or a failure (the failure's stamp is minted here).
+    fn record_provider_outcome(
+        &mut self,
+        client: ClientId,
+        request: RequestId,
+        provider_request: ProviderRequestId,
+        outcome: ProviderOutcome,
+        now: Millis,
+    ) -> Result<(), Rejection> {
+        let r = self
+            .working
+            .provider_requests
+            .get(&provider_request)
+            .ok_or(Rejection::UnknownProviderRequest { provider_request })?;
+        if let Some(recorded) = &r.outcome {
+            if !recorded.same_content(&outcome) {
+                return Err(Rejection::ProviderOutcomeConflict { provider_request });
+            }
+            self.reply(
+                client,
+                ClientMessage::ProviderOutcomeRecorded {
+                    request,
+                    provider_request,
+                    existing: true,
+                },
+            );
+            return Ok(());
+        }
+        let turn = r.turn;
+        if self
+            .working
+            .turns
+            .get(&turn)
+            .is_some_and(|t| t.end.is_some())
+        {
+            return Err(Rejection::TurnEnded { turn });
+        }
+        self.writable()?;
+        let record = match outcome {
+            ProviderOutcome::Replied {
+                text,
+                tool_calls,
+                stop,
+                input_tokens,
+                output_tokens,
+                ..
+            } => JournalRecord::ProviderReplied {
+                request: provider_request,
+                text,
+                tool_calls,
+                stop,
+                input_tokens,
+                output_tokens,
+            },
+            ProviderOutcome::Failed {
+                class,
+                message,
+                partial_text,
+                ..
+            } => JournalRecord::ProviderFailed {
+                request: provider_request,
+                class,
+                message,
+                partial_text,
+                stamp: self.mint(now, ErrorStamp::from_u128),
+            },
+        };
+        self.record(now, record);
+        self.reply(
+            client,
+            ClientMessage::ProviderOutcomeRecorded {
+                request,
+                provider_request,
+                existing: false,
+            },
+        );
+        Ok(())
     }
 
     /// Refuses new work while writes keep failing or too much is unwritten.
@@ -955,10 +1142,11 @@ impl Controller {
         turn: TurnId,
         prompt: String,
         plan: Vec<String>,
+        agent: TurnAgent,
         now: Millis,
     ) -> Result<(), Rejection> {
         if let Some(t) = self.working.turns.get(&turn) {
-            if t.session != session || t.prompt != prompt || t.plan != plan {
+            if t.session != session || t.prompt != prompt || t.plan != plan || t.agent != agent {
                 return Err(Rejection::TurnConflict { turn });
             }
             self.reply(
@@ -987,6 +1175,7 @@ impl Controller {
                 turn,
                 prompt,
                 plan,
+                agent,
             },
         );
         self.reply(

@@ -6,17 +6,19 @@
 //! a retried write is idempotent) in one transaction and reports back.
 
 use core::fmt;
+use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
 use crate::command::CommandRecord;
 use crate::event::{ArtifactBlob, EventRecord};
 use crate::id::{
-    AttemptId, CommandId, Digest, ErrorStamp, ExecutionId, Generation, LeaseId, Millis, RuntimeId,
-    SessionId, TurnId, WorkspaceId,
+    AttemptId, CommandId, Digest, ErrorStamp, ExecutionId, Generation, LeaseId, Millis,
+    ProviderRequestId, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
 use crate::message::DispatchRefusal;
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
+use crate::profile::{AgentBudget, ProfileRef, Tool};
 use crate::schema::{check_text, limits, Schema, V1};
 
 /// Identity of a persist batch: the journal position of its first entry.
@@ -217,6 +219,10 @@ pub enum JournalRecord {
         turn: TurnId,
         prompt: String,
         plan: Vec<String>,
+        /// Who answers the turn. Journals written before model turns have
+        /// no such field: their turns are the built-in agent's.
+        #[serde(default)]
+        agent: TurnAgent,
     },
     /// The agent's last word on a turn.
     TurnFinished {
@@ -224,6 +230,225 @@ pub enum JournalRecord {
         status: TurnStatus,
         reply: String,
     },
+    /// Written, and confirmed durable, before the shell sends the HTTP
+    /// request for step `step` of a model turn. From here on the provider
+    /// may have seen it: a request without a recorded outcome is uncertain
+    /// once no live fetch owns it, and is never sent again.
+    ProviderRequested {
+        request: ProviderRequestId,
+        turn: TurnId,
+        /// 1 for a turn's first request, then one more per tool round.
+        step: u32,
+    },
+    /// The provider's complete reply to a request.
+    ProviderReplied {
+        request: ProviderRequestId,
+        text: String,
+        tool_calls: Vec<ToolCallRecord>,
+        /// The provider's stop reason as it gave it (`stop`, `tool_use`, ...).
+        stop: String,
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+    /// The request ended without a complete reply.
+    ProviderFailed {
+        request: ProviderRequestId,
+        class: ProviderFailureClass,
+        /// What the provider or the transport said (never a secret).
+        message: String,
+        /// Text that streamed in before the failure.
+        partial_text: String,
+        stamp: ErrorStamp,
+    },
+}
+
+/// Who answers a turn.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TurnAgent {
+    /// The deterministic offline agent: the turn's plan is its commands.
+    #[default]
+    BuiltIn,
+    /// A model provider, called by the controller shell. The plan is empty;
+    /// the commands are the model's tool calls.
+    Model {
+        profile: ProfileRef,
+        /// [`crate::profile::Provider::label`].
+        provider: String,
+        model: String,
+        budget: AgentBudget,
+        tools: BTreeSet<Tool>,
+    },
+}
+
+impl TurnAgent {
+    pub fn is_model(&self) -> bool {
+        matches!(self, TurnAgent::Model { .. })
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            TurnAgent::BuiltIn => Ok(()),
+            TurnAgent::Model {
+                provider, model, ..
+            } => {
+                check_text("provider", provider, limits::MAX_TOOL_LABEL_BYTES)?;
+                check_text("model", model, limits::MAX_TOOL_LABEL_BYTES)
+            }
+        }
+    }
+}
+
+/// One tool call of a provider reply, as the provider gave it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// The provider's id for the call; tool results name it.
+    pub id: String,
+    pub name: String,
+    /// The arguments as JSON text, unparsed (a model can send bad JSON).
+    pub arguments: String,
+}
+
+/// Why a provider request ended without a complete reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderFailureClass {
+    /// The key was refused (401/403).
+    Auth,
+    /// Too many requests or tokens (429).
+    RateLimit,
+    /// The conversation does not fit the model's context window.
+    ContextLength,
+    /// The request never got an HTTP answer (network, CORS, DNS, TLS).
+    Transport,
+    /// The provider failed (5xx, overloaded).
+    Server,
+    /// The provider refused the request as malformed (400).
+    InvalidRequest,
+    /// No such model or endpoint (404).
+    NotFound,
+    /// The stream ended in the middle of the reply.
+    Cut,
+    /// The reply could not be understood.
+    Malformed,
+    /// The user stopped the turn while the request was out.
+    Cancelled,
+}
+
+impl ProviderFailureClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderFailureClass::Auth => "auth",
+            ProviderFailureClass::RateLimit => "rate_limit",
+            ProviderFailureClass::ContextLength => "context_length",
+            ProviderFailureClass::Transport => "transport",
+            ProviderFailureClass::Server => "server",
+            ProviderFailureClass::InvalidRequest => "invalid_request",
+            ProviderFailureClass::NotFound => "not_found",
+            ProviderFailureClass::Cut => "cut",
+            ProviderFailureClass::Malformed => "malformed",
+            ProviderFailureClass::Cancelled => "cancelled",
+        }
+    }
+
+    /// A short human label ("rate limited").
+    pub fn label(self) -> &'static str {
+        match self {
+            ProviderFailureClass::Auth => "authentication failed",
+            ProviderFailureClass::RateLimit => "rate limited",
+            ProviderFailureClass::ContextLength => "conversation too long",
+            ProviderFailureClass::Transport => "provider unreachable",
+            ProviderFailureClass::Server => "provider error",
+            ProviderFailureClass::InvalidRequest => "request refused",
+            ProviderFailureClass::NotFound => "model or endpoint not found",
+            ProviderFailureClass::Cut => "reply cut off",
+            ProviderFailureClass::Malformed => "reply not understood",
+            ProviderFailureClass::Cancelled => "cancelled",
+        }
+    }
+
+    /// One actionable sentence for the user.
+    pub fn advice(self) -> &'static str {
+        match self {
+            ProviderFailureClass::Auth => {
+                "Check the API key in the environment's credentials, then send the message again."
+            }
+            ProviderFailureClass::RateLimit => {
+                "Wait a minute (or raise the provider account's limits), then send the message again."
+            }
+            ProviderFailureClass::ContextLength => {
+                "Start a new session, or choose a model with a larger context window, and send a shorter message."
+            }
+            ProviderFailureClass::Transport => {
+                "Check the network and the environment's base URL (a local server must allow this page's origin), then send the message again."
+            }
+            ProviderFailureClass::Server => {
+                "The provider had a problem on its side; try again in a little while."
+            }
+            ProviderFailureClass::InvalidRequest => {
+                "The provider refused the request as sent; check the environment's model and settings, or start a new session."
+            }
+            ProviderFailureClass::NotFound => {
+                "Check the model name and base URL in the environment."
+            }
+            ProviderFailureClass::Cut => {
+                "The connection dropped mid-reply; nothing was resent. Send the message again to ask anew."
+            }
+            ProviderFailureClass::Malformed => {
+                "The provider sent something this app cannot read; check that the base URL points at a compatible API."
+            }
+            ProviderFailureClass::Cancelled => "Send a new message when you are ready.",
+        }
+    }
+}
+
+/// Checks a provider reply's parts against the limits.
+pub(crate) fn check_reply(
+    text: &str,
+    tool_calls: &[ToolCallRecord],
+    stop: &str,
+) -> Result<(), String> {
+    check_text("reply text", text, limits::MAX_REPLY_TEXT_BYTES)?;
+    check_text("stop reason", stop, limits::MAX_TOOL_LABEL_BYTES)?;
+    if tool_calls.len() > limits::MAX_TOOL_CALLS {
+        return Err(format!(
+            "{} tool calls in one reply; the limit is {}",
+            tool_calls.len(),
+            limits::MAX_TOOL_CALLS
+        ));
+    }
+    let mut total = text.len();
+    for call in tool_calls {
+        check_text("tool call id", &call.id, limits::MAX_TOOL_LABEL_BYTES)?;
+        check_text("tool name", &call.name, limits::MAX_TOOL_LABEL_BYTES)?;
+        check_text(
+            "tool call arguments",
+            &call.arguments,
+            limits::MAX_TOOL_ARGUMENTS_BYTES,
+        )?;
+        total += call.arguments.len();
+    }
+    if total > limits::MAX_REPLY_TOTAL_BYTES {
+        return Err(format!(
+            "the reply's text and tool arguments are {total} bytes; the limit is {}",
+            limits::MAX_REPLY_TOTAL_BYTES
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a provider failure's parts against the limits.
+pub(crate) fn check_failure(message: &str, partial_text: &str) -> Result<(), String> {
+    check_text(
+        "failure message",
+        message,
+        limits::MAX_PROVIDER_MESSAGE_BYTES,
+    )?;
+    check_text(
+        "partial reply text",
+        partial_text,
+        limits::MAX_REPLY_TEXT_BYTES,
+    )
 }
 
 /// How a turn ended.
@@ -282,8 +507,24 @@ impl JournalRecord {
             JournalRecord::SessionOpened { title, .. } => {
                 check_text("session title", title, limits::MAX_TEXT_BYTES)
             }
-            JournalRecord::TurnRecorded { prompt, plan, .. } => {
+            JournalRecord::TurnRecorded {
+                prompt,
+                plan,
+                agent,
+                ..
+            } => {
                 check_text("prompt", prompt, limits::MAX_PROMPT_BYTES)?;
+                agent.validate()?;
+                if agent.is_model() && !plan.is_empty() {
+                    return Err("a model turn records no plan".into());
+                }
+                let plan_bytes: usize = plan.iter().map(String::len).sum();
+                if plan_bytes > limits::MAX_PROMPT_BYTES {
+                    return Err(format!(
+                        "the plan is {plan_bytes} bytes; the limit is {}",
+                        limits::MAX_PROMPT_BYTES
+                    ));
+                }
                 if plan.len() > limits::MAX_PLAN_COMMANDS {
                     return Err(format!(
                         "{} planned commands; the limit is {}",
@@ -299,6 +540,24 @@ impl JournalRecord {
             JournalRecord::TurnFinished { reply, .. } => {
                 check_text("reply", reply, limits::MAX_PROMPT_BYTES)
             }
+            JournalRecord::ProviderRequested { step, .. } => {
+                if *step == 0 {
+                    Err("provider request steps start at 1".into())
+                } else {
+                    Ok(())
+                }
+            }
+            JournalRecord::ProviderReplied {
+                text,
+                tool_calls,
+                stop,
+                ..
+            } => check_reply(text, tool_calls, stop),
+            JournalRecord::ProviderFailed {
+                message,
+                partial_text,
+                ..
+            } => check_failure(message, partial_text),
             JournalRecord::LeaseGranted { .. }
             | JournalRecord::Acknowledged { .. }
             | JournalRecord::ArtifactStored { .. } => Ok(()),

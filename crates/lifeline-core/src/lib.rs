@@ -20,7 +20,9 @@
 //! | [`message`] | controller⇄runtime and controller⇄client messages |
 //! | [`view`] | [`ViewDelta`]: the transcript view model, derived from durable entries only |
 //! | [`profile`] | environment profiles, credential references, the resume lookup rules (003 criteria 6–8) |
+//! | [`session`] | sessions, executions and startup attempts: retained resources (003), attempt ownership (004 §007) |
 //! | [`agent`] | the built-in local agent: plans a prompt, derives each next step from the projection |
+//! | [`model`] | model-backed turns: provider requests, tool calls as commands, each next step from the projection |
 //! | [`projection`] | [`Projection`]: the pure fold of durable entries (what the UI shows), snapshots |
 //! | [`controller`] | [`Controller`]: admission, dispatch, ACKs, events, cancel, recovery |
 //! | [`runtime`] | [`Runtime`]: one runtime worker's protocol state |
@@ -48,11 +50,13 @@ pub mod event;
 pub mod id;
 pub mod journal;
 pub mod message;
+pub mod model;
 pub mod outcome;
 pub mod profile;
 pub mod projection;
 pub mod runtime;
 pub mod schema;
+pub mod session;
 pub mod view;
 
 pub use command::{Binding, BindingField, BindingMismatch, Budget, CommandRecord};
@@ -69,25 +73,28 @@ pub use id::{
     SessionId, StartupAttemptId, TaskId, TurnId, WorkspaceId,
 };
 pub use journal::{
-    AckSource, BatchId, GoneCause, JournalEntry, JournalRecord, PersistBatch, RecoveryEvidence,
-    RecoveryKind, ReplayError, Resolution, RetireCause, RuntimeRef, TurnStatus,
+    AckSource, BatchId, GoneCause, JournalEntry, JournalRecord, PersistBatch, ProviderFailureClass,
+    RecoveryEvidence, RecoveryKind, ReplayError, Resolution, RetireCause, RuntimeRef,
+    ToolCallRecord, TurnAgent, TurnStatus,
 };
 pub use message::{
     CancelReply, ClientId, ClientMessage, ClientRequest, ControllerToRuntime, DispatchOrder,
     DispatchRefusal, DurablePosition, Hello, HelloRejection, Rejection, RequestId,
     RuntimeToController, Settlement, StreamPosition,
 };
+pub use model::{ModelMessage, ModelStep, TurnStep};
 pub use outcome::{
     transition, CancelReason, IllegalTransition, Outcome, OutcomeEvent, TerminalStatus,
 };
 pub use projection::{
-    CommandView, Exposure, LeaseView, Projection, ProjectionSnapshot, RetentionPolicy,
-    RuntimeStatus, RuntimeView, SessionView, SettledOutput, TurnEnd, TurnView,
+    CommandView, Exposure, LeaseView, Projection, ProjectionSnapshot, ProviderOutcome,
+    ProviderRequestView, RetentionPolicy, RuntimeStatus, RuntimeView, SessionView, SettledOutput,
+    TurnEnd, TurnView,
 };
 pub use runtime::{
     LinkState, ProcessOutput, Runtime, RuntimeConfig, RuntimeEffect, RuntimeError, RuntimeIdentity,
 };
 pub use schema::{decode, encode, Schema, SchemaError, V1};
-pub use view::{Stream, ViewDelta};
+pub use view::{ProviderFailureView, ProviderRequestStatus, Stream, ViewDelta};
 #[cfg(test)]
 mod tests;

@@ -11,10 +11,12 @@ use serde::{Deserialize, Serialize};
 use crate::command::{Binding, BindingField, BindingMismatch};
 use crate::event::{Cursor, EventBody, RetainedBody};
 use crate::id::{
-    AttemptId, CommandId, EventSeq, ExecutionId, Generation, IdempotencyKey, LeaseId, RuntimeId,
-    SessionId, TurnId, WorkspaceId,
+    AttemptId, CommandId, EventSeq, ExecutionId, Generation, IdempotencyKey, LeaseId,
+    ProviderRequestId, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
-use crate::journal::{RecoveryEvidence, TurnStatus};
+use crate::journal::{
+    ProviderFailureClass, RecoveryEvidence, ToolCallRecord, TurnAgent, TurnStatus,
+};
 use crate::outcome::{CancelReason, Outcome, OutcomeEvent};
 use crate::schema::{limits, Schema, V1};
 
@@ -399,12 +401,45 @@ pub enum ClientRequest {
         turn: TurnId,
         prompt: String,
         plan: Vec<String>,
+        /// Who answers the turn; part of the content compared on a repeat.
+        #[serde(default)]
+        agent: TurnAgent,
     },
     FinishTurn {
         request: RequestId,
         turn: TurnId,
         status: TurnStatus,
         reply: String,
+    },
+    /// Records that step `step` of a model turn is about to be sent to the
+    /// provider. The shell sends the HTTP request only after the answer
+    /// ([`ClientMessage::ProviderRequestRecorded`]), which comes once the
+    /// record is durable. Repeating it with the same content is harmless.
+    RecordProviderRequest {
+        request: RequestId,
+        provider_request: ProviderRequestId,
+        turn: TurnId,
+        step: u32,
+    },
+    /// Records a provider's complete reply. Once per provider request; an
+    /// identical repeat is accepted, a different one refused.
+    RecordProviderReply {
+        request: RequestId,
+        provider_request: ProviderRequestId,
+        text: String,
+        tool_calls: Vec<ToolCallRecord>,
+        stop: String,
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+    /// Records that a provider request ended without a complete reply.
+    /// Once per provider request, like a reply.
+    RecordProviderFailure {
+        request: RequestId,
+        provider_request: ProviderRequestId,
+        class: ProviderFailureClass,
+        message: String,
+        partial_text: String,
     },
 }
 
@@ -417,7 +452,10 @@ impl ClientRequest {
             | ClientRequest::Join { request, .. }
             | ClientRequest::OpenSession { request, .. }
             | ClientRequest::RecordTurn { request, .. }
-            | ClientRequest::FinishTurn { request, .. } => *request,
+            | ClientRequest::FinishTurn { request, .. }
+            | ClientRequest::RecordProviderRequest { request, .. }
+            | ClientRequest::RecordProviderReply { request, .. }
+            | ClientRequest::RecordProviderFailure { request, .. } => *request,
         }
     }
 }
@@ -491,6 +529,24 @@ pub enum Rejection {
     TurnEnded {
         turn: TurnId,
     },
+    /// Provider requests belong to model turns only.
+    NotModelTurn {
+        turn: TurnId,
+    },
+    /// The step may not be requested now (wrong number, or the previous
+    /// request has no reply that asked for tools).
+    ProviderStepRefused {
+        turn: TurnId,
+        step: u32,
+        detail: String,
+    },
+    UnknownProviderRequest {
+        provider_request: ProviderRequestId,
+    },
+    /// The provider request already has a different outcome recorded.
+    ProviderOutcomeConflict {
+        provider_request: ProviderRequestId,
+    },
 }
 
 impl fmt::Display for Rejection {
@@ -546,6 +602,21 @@ impl fmt::Display for Rejection {
             Rejection::UnknownSession { session } => write!(f, "no session {session} in the journal"),
             Rejection::UnknownTurn { turn } => write!(f, "no turn {turn} in the journal"),
             Rejection::TurnEnded { turn } => write!(f, "turn {turn} has already ended"),
+            Rejection::NotModelTurn { turn } => write!(
+                f,
+                "turn {turn} is answered by the built-in agent; it has no provider requests"
+            ),
+            Rejection::ProviderStepRefused { turn, step, detail } => write!(
+                f,
+                "step {step} of turn {turn} cannot be requested: {detail}; nothing was sent"
+            ),
+            Rejection::UnknownProviderRequest { provider_request } => {
+                write!(f, "no provider request {provider_request} in the journal")
+            }
+            Rejection::ProviderOutcomeConflict { provider_request } => write!(
+                f,
+                "provider request {provider_request} already has a different outcome recorded; the first one stands"
+            ),
         }
     }
 }
@@ -617,6 +688,19 @@ pub enum ClientMessage {
         request: RequestId,
         turn: TurnId,
     },
+    /// The provider request is durable: the shell may send it now (unless
+    /// `existing`, when it was recorded before and must not be sent again).
+    ProviderRequestRecorded {
+        request: RequestId,
+        provider_request: ProviderRequestId,
+        existing: bool,
+    },
+    /// The provider request's outcome is durable.
+    ProviderOutcomeRecorded {
+        request: RequestId,
+        provider_request: ProviderRequestId,
+        existing: bool,
+    },
 }
 
 /// Validates a client request's free-form parts.
@@ -627,8 +711,24 @@ pub(crate) fn validate_request(req: &ClientRequest) -> Result<(), String> {
         ClientRequest::OpenSession { title, .. } => {
             crate::schema::check_text("session title", title, limits::MAX_TEXT_BYTES)
         }
-        ClientRequest::RecordTurn { prompt, plan, .. } => {
+        ClientRequest::RecordTurn {
+            prompt,
+            plan,
+            agent,
+            ..
+        } => {
             crate::schema::check_text("prompt", prompt, limits::MAX_PROMPT_BYTES)?;
+            agent.validate()?;
+            if agent.is_model() && !plan.is_empty() {
+                return Err("a model turn records no plan".into());
+            }
+            let plan_bytes: usize = plan.iter().map(String::len).sum();
+            if plan_bytes > limits::MAX_PROMPT_BYTES {
+                return Err(format!(
+                    "the plan is {plan_bytes} bytes; the limit is {}",
+                    limits::MAX_PROMPT_BYTES
+                ));
+            }
             if plan.len() > limits::MAX_PLAN_COMMANDS {
                 return Err(format!(
                     "{} planned commands; the limit is {}",
@@ -643,6 +743,24 @@ pub(crate) fn validate_request(req: &ClientRequest) -> Result<(), String> {
         ClientRequest::FinishTurn { reply, .. } => {
             crate::schema::check_text("reply", reply, limits::MAX_PROMPT_BYTES)
         }
+        ClientRequest::RecordProviderRequest { step, .. } => {
+            if *step == 0 {
+                Err("provider request steps start at 1".into())
+            } else {
+                Ok(())
+            }
+        }
+        ClientRequest::RecordProviderReply {
+            text,
+            tool_calls,
+            stop,
+            ..
+        } => crate::journal::check_reply(text, tool_calls, stop),
+        ClientRequest::RecordProviderFailure {
+            message,
+            partial_text,
+            ..
+        } => crate::journal::check_failure(message, partial_text),
         ClientRequest::StartRuntime { .. } | ClientRequest::Cancel { .. } => Ok(()),
     }
 }

@@ -14,10 +14,11 @@ use crate::command::Binding;
 use crate::event::{EventRecord, OutputSummary, RetainedBody};
 use crate::id::{
     AttemptId, CommandId, Digest, ErrorStamp, EventSeq, ExecutionId, Generation, IdempotencyKey,
-    LeaseId, Millis, RuntimeId, SessionId, TurnId, WorkspaceId,
+    LeaseId, Millis, ProviderRequestId, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
 use crate::journal::{
-    GoneCause, JournalEntry, JournalRecord, RecoveryEvidence, ReplayError, RetireCause, TurnStatus,
+    GoneCause, JournalEntry, JournalRecord, ProviderFailureClass, RecoveryEvidence, ReplayError,
+    RetireCause, ToolCallRecord, TurnAgent, TurnStatus,
 };
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
 use crate::schema::{Schema, V1};
@@ -256,6 +257,87 @@ pub struct TurnView {
     pub recorded_at: Millis,
     pub position: u64,
     pub end: Option<TurnEnd>,
+    #[serde(default)]
+    pub agent: TurnAgent,
+    /// A model turn's provider requests, in step order.
+    #[serde(default)]
+    pub requests: Vec<ProviderRequestId>,
+}
+
+/// One provider request of a model turn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderRequestView {
+    pub request: ProviderRequestId,
+    pub turn: TurnId,
+    pub step: u32,
+    pub position: u64,
+    pub requested_at: Millis,
+    /// `None`: the reply is still streaming, or — once no live fetch owns
+    /// the request — uncertain: the provider may have answered.
+    pub outcome: Option<ProviderOutcome>,
+}
+
+/// How a provider request ended, as recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ProviderOutcome {
+    Replied {
+        text: String,
+        tool_calls: Vec<ToolCallRecord>,
+        stop: String,
+        input_tokens: u64,
+        output_tokens: u64,
+        position: u64,
+    },
+    Failed {
+        class: ProviderFailureClass,
+        message: String,
+        partial_text: String,
+        stamp: ErrorStamp,
+        position: u64,
+    },
+}
+
+impl ProviderOutcome {
+    /// True when `other` records the same thing (positions and the minted
+    /// stamp aside): a repeat of it is accepted, anything else is refused.
+    pub fn same_content(&self, other: &ProviderOutcome) -> bool {
+        match (self, other) {
+            (
+                ProviderOutcome::Replied {
+                    text: a,
+                    tool_calls: b,
+                    stop: c,
+                    input_tokens: d,
+                    output_tokens: e,
+                    ..
+                },
+                ProviderOutcome::Replied {
+                    text: a2,
+                    tool_calls: b2,
+                    stop: c2,
+                    input_tokens: d2,
+                    output_tokens: e2,
+                    ..
+                },
+            ) => a == a2 && b == b2 && c == c2 && d == d2 && e == e2,
+            (
+                ProviderOutcome::Failed {
+                    class: a,
+                    message: b,
+                    partial_text: c,
+                    ..
+                },
+                ProviderOutcome::Failed {
+                    class: a2,
+                    message: b2,
+                    partial_text: c2,
+                    ..
+                },
+            ) => a == a2 && b == b2 && c == c2,
+            _ => false,
+        }
+    }
 }
 
 /// Everything the journal proves, folded.
@@ -278,6 +360,8 @@ pub struct Projection {
     pub sessions: BTreeMap<SessionId, SessionView>,
     #[serde(default)]
     pub turns: BTreeMap<TurnId, TurnView>,
+    #[serde(default)]
+    pub provider_requests: BTreeMap<ProviderRequestId, ProviderRequestView>,
     /// Every identity the journal has used, of any kind.
     #[serde(with = "seen_ids")]
     seen: BTreeSet<u128>,
@@ -344,6 +428,7 @@ impl Projection {
             recently_settled: VecDeque::new(),
             sessions: BTreeMap::new(),
             turns: BTreeMap::new(),
+            provider_requests: BTreeMap::new(),
             seen: BTreeSet::new(),
         }
     }
@@ -486,6 +571,66 @@ impl Projection {
             .collect();
         v.sort();
         v.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// Whether step `step` of `turn` may be requested now: the turn is an
+    /// open model turn, `step` is the next one, and the previous request
+    /// ended in a reply that asked for tools. A request whose outcome is
+    /// unknown or failed is never followed by another: nothing is resent.
+    pub fn provider_step_allowed(&self, turn: TurnId, step: u32) -> Result<(), String> {
+        let t = self
+            .turns
+            .get(&turn)
+            .ok_or_else(|| format!("provider request for unknown turn {turn}"))?;
+        if t.end.is_some() {
+            return Err(format!("provider request for turn {turn}, which has ended"));
+        }
+        if !t.agent.is_model() {
+            return Err(format!("turn {turn} is not a model turn"));
+        }
+        let expected = t.requests.len() as u32 + 1;
+        if step != expected {
+            return Err(format!(
+                "provider request step {step} for turn {turn}; the next step is {expected}"
+            ));
+        }
+        if let Some(last) = t.requests.last() {
+            match self.provider_requests.get(last).and_then(|r| r.outcome.as_ref()) {
+                None => {
+                    return Err(format!(
+                        "step {} of turn {turn} has no recorded outcome; it is never followed by another request",
+                        step - 1
+                    ))
+                }
+                Some(ProviderOutcome::Failed { .. }) => {
+                    return Err(format!("step {} of turn {turn} failed; the turn ends there", step - 1))
+                }
+                Some(ProviderOutcome::Replied { tool_calls, .. }) if tool_calls.is_empty() => {
+                    return Err(format!(
+                        "step {} of turn {turn} was the model's final reply",
+                        step - 1
+                    ))
+                }
+                Some(ProviderOutcome::Replied { .. }) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn provider_outcome_allowed(&self, request: ProviderRequestId) -> Result<(), String> {
+        let r = self
+            .provider_requests
+            .get(&request)
+            .ok_or_else(|| format!("outcome for unknown provider request {request}"))?;
+        if r.outcome.is_some() {
+            return Err(format!("provider request {request} has an outcome already"));
+        }
+        if self.turns.get(&r.turn).is_some_and(|t| t.end.is_some()) {
+            return Err(format!(
+                "outcome for provider request {request} after its turn ended"
+            ));
+        }
+        Ok(())
     }
 
     fn fresh(&mut self, raw: u128, what: &str) -> Result<(), String> {
@@ -859,7 +1004,11 @@ impl Projection {
                 turn,
                 prompt,
                 plan,
+                agent,
             } => {
+                if agent.is_model() && !plan.is_empty() {
+                    return Err(format!("model turn {turn} records a plan"));
+                }
                 if !self.sessions.contains_key(session) {
                     return Err(format!("turn for unknown session {session}"));
                 }
@@ -877,6 +1026,8 @@ impl Projection {
                         recorded_at: at,
                         position,
                         end: None,
+                        agent: agent.clone(),
+                        requests: Vec::new(),
                     },
                 );
             }
@@ -897,6 +1048,67 @@ impl Projection {
                     reply: reply.clone(),
                     position,
                 });
+            }
+            JournalRecord::ProviderRequested {
+                request,
+                turn,
+                step,
+            } => {
+                self.provider_step_allowed(*turn, *step)?;
+                self.fresh(request.as_u128(), "provider request")?;
+                if let Some(t) = self.turns.get_mut(turn) {
+                    t.requests.push(*request);
+                }
+                self.provider_requests.insert(
+                    *request,
+                    ProviderRequestView {
+                        request: *request,
+                        turn: *turn,
+                        step: *step,
+                        position,
+                        requested_at: at,
+                        outcome: None,
+                    },
+                );
+            }
+            JournalRecord::ProviderReplied {
+                request,
+                text,
+                tool_calls,
+                stop,
+                input_tokens,
+                output_tokens,
+            } => {
+                self.provider_outcome_allowed(*request)?;
+                if let Some(r) = self.provider_requests.get_mut(request) {
+                    r.outcome = Some(ProviderOutcome::Replied {
+                        text: text.clone(),
+                        tool_calls: tool_calls.clone(),
+                        stop: stop.clone(),
+                        input_tokens: *input_tokens,
+                        output_tokens: *output_tokens,
+                        position,
+                    });
+                }
+            }
+            JournalRecord::ProviderFailed {
+                request,
+                class,
+                message,
+                partial_text,
+                stamp,
+            } => {
+                self.provider_outcome_allowed(*request)?;
+                self.fresh(stamp.as_u128(), "error stamp")?;
+                if let Some(r) = self.provider_requests.get_mut(request) {
+                    r.outcome = Some(ProviderOutcome::Failed {
+                        class: *class,
+                        message: message.clone(),
+                        partial_text: partial_text.clone(),
+                        stamp: *stamp,
+                        position,
+                    });
+                }
             }
         }
         Ok(())

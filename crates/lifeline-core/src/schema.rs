@@ -20,7 +20,9 @@ pub mod limits {
     /// (settled output is collapsed), and it is only ever read from this
     /// origin's own journal.
     pub const MAX_SNAPSHOT_BYTES: usize = 64 * 1024 * 1024;
-    pub const MAX_COMMAND_LINE_BYTES: usize = 8 * 1024;
+    /// One command line. 64 KiB, the runtime shell's own line limit, so a
+    /// model's `write_file` of a useful file fits in one command.
+    pub const MAX_COMMAND_LINE_BYTES: usize = 64 * 1024;
     pub const MAX_WORKING_DIRECTORY_BYTES: usize = 1024;
     pub const MAX_CAPABILITIES: usize = 32;
     pub const MAX_CAPABILITY_BYTES: usize = 64;
@@ -40,6 +42,19 @@ pub mod limits {
     pub const MAX_PLAN_COMMANDS: usize = 64;
     /// Sessions the journal holds.
     pub const MAX_SESSIONS: usize = 10_000;
+    /// The text of one provider reply (or the partial text of a failed one).
+    pub const MAX_REPLY_TEXT_BYTES: usize = 1024 * 1024;
+    /// Tool calls in one provider reply.
+    pub const MAX_TOOL_CALLS: usize = 32;
+    /// The JSON arguments of one tool call.
+    pub const MAX_TOOL_ARGUMENTS_BYTES: usize = 256 * 1024;
+    /// Text and tool arguments of one provider reply together, so the
+    /// record stays well inside [`MAX_RECORD_BYTES`] after JSON escaping.
+    pub const MAX_REPLY_TOTAL_BYTES: usize = 2 * 1024 * 1024;
+    /// A tool call's id and name, a reply's stop reason, a model name.
+    pub const MAX_TOOL_LABEL_BYTES: usize = 256;
+    /// A provider failure's message.
+    pub const MAX_PROVIDER_MESSAGE_BYTES: usize = 2 * 1024;
     /// Largest output budget a command may ask for.
     pub const MAX_OUTPUT_BUDGET_BYTES: u64 = 1 << 34;
 }

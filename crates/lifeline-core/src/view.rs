@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::plan_key;
 use crate::event::RetainedBody;
-use crate::id::{CommandId, EventSeq, Generation, SessionId, TurnId};
-use crate::journal::{JournalEntry, JournalRecord, TurnStatus};
+use crate::id::{CommandId, EventSeq, Generation, ProviderRequestId, SessionId, TurnId};
+use crate::journal::{JournalEntry, JournalRecord, ProviderFailureClass, TurnStatus};
+use crate::model::tool_key;
 use crate::outcome::Outcome;
-use crate::projection::{CommandView, Projection};
+use crate::projection::{CommandView, Projection, ProviderOutcome, TurnView};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -74,6 +75,53 @@ pub enum ViewDelta {
         command: CommandId,
         through: EventSeq,
     },
+    /// One provider request of a model turn, with its durable outcome.
+    ProviderRequest {
+        session: SessionId,
+        turn: TurnId,
+        request: ProviderRequestId,
+        step: u32,
+        status: ProviderRequestStatus,
+        /// The model's text in its reply (`replied`) or what streamed in
+        /// before it failed (`failed`).
+        text: Option<String>,
+        /// Names of the tools the reply called, in order.
+        tool_calls: Vec<String>,
+        failure: Option<ProviderFailureView>,
+    },
+}
+
+/// Where a provider request stands, as the journal proves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderRequestStatus {
+    /// Recorded and sent; its turn is still open.
+    Waiting,
+    Replied,
+    Failed,
+    /// No outcome was recorded and its turn has ended: the provider may
+    /// have answered, nobody knows; it was not sent again.
+    Uncertain,
+}
+
+impl ProviderRequestStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderRequestStatus::Waiting => "waiting",
+            ProviderRequestStatus::Replied => "replied",
+            ProviderRequestStatus::Failed => "failed",
+            ProviderRequestStatus::Uncertain => "uncertain",
+        }
+    }
+}
+
+/// A recorded provider failure, ready to show.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderFailureView {
+    pub class: ProviderFailureClass,
+    pub label: String,
+    pub message: String,
+    pub advice: String,
 }
 
 /// Everything a tab needs to show `session` from scratch.
@@ -90,29 +138,108 @@ pub fn session_deltas(projection: &Projection, session: SessionId) -> Vec<ViewDe
             continue;
         };
         out.push(turn_delta(projection, *turn));
+        if t.agent.is_model() {
+            for request in &t.requests {
+                let Some(d) = provider_delta(projection, *request) else {
+                    continue;
+                };
+                out.push(d);
+                for command in tool_commands(projection, t, *request) {
+                    push_command(projection, command, &mut out);
+                }
+            }
+            continue;
+        }
         for index in 0..t.plan.len() {
             let Some(command) = projection.keys.get(&plan_key(*turn, index)) else {
                 break;
             };
-            let Some(c) = projection.command(*command) else {
-                continue;
-            };
-            out.push(command_delta(projection, c));
-            if let Some(settled) = &c.settled {
-                out.push(settled_delta(c, settled));
-                continue;
-            }
-            let evicted = c.evicted_through;
-            if evicted.0 > 0 {
-                out.push(ViewDelta::Gap {
-                    command: c.command,
-                    through: evicted,
-                });
-            }
-            out.extend(c.events.iter().filter_map(|e| output_delta(c.command, e)));
+            push_command(projection, *command, &mut out);
         }
     }
     out
+}
+
+/// A command's delta and everything it shows.
+fn push_command(projection: &Projection, command: CommandId, out: &mut Vec<ViewDelta>) {
+    let Some(c) = projection.command(command) else {
+        return;
+    };
+    out.push(command_delta(projection, c));
+    if let Some(settled) = &c.settled {
+        out.push(settled_delta(c, settled));
+        return;
+    }
+    let evicted = c.evicted_through;
+    if evicted.0 > 0 {
+        out.push(ViewDelta::Gap {
+            command: c.command,
+            through: evicted,
+        });
+    }
+    out.extend(c.events.iter().filter_map(|e| output_delta(c.command, e)));
+}
+
+/// The commands admitted for the tool calls of `request`, in call order.
+fn tool_commands(
+    projection: &Projection,
+    t: &TurnView,
+    request: ProviderRequestId,
+) -> Vec<CommandId> {
+    let calls = match projection
+        .provider_requests
+        .get(&request)
+        .and_then(|r| r.outcome.as_ref())
+    {
+        Some(ProviderOutcome::Replied { tool_calls, .. }) => tool_calls.len(),
+        _ => 0,
+    };
+    (0..calls)
+        .filter_map(|i| projection.keys.get(&tool_key(t.turn, request, i)).copied())
+        .collect()
+}
+
+fn provider_delta(projection: &Projection, request: ProviderRequestId) -> Option<ViewDelta> {
+    let r = projection.provider_requests.get(&request)?;
+    let t = projection.turns.get(&r.turn)?;
+    let (status, text, tool_calls, failure) = match &r.outcome {
+        None if t.end.is_some() => (ProviderRequestStatus::Uncertain, None, Vec::new(), None),
+        None => (ProviderRequestStatus::Waiting, None, Vec::new(), None),
+        Some(ProviderOutcome::Replied {
+            text, tool_calls, ..
+        }) => (
+            ProviderRequestStatus::Replied,
+            Some(text.clone()),
+            tool_calls.iter().map(|c| c.name.clone()).collect(),
+            None,
+        ),
+        Some(ProviderOutcome::Failed {
+            class,
+            message,
+            partial_text,
+            ..
+        }) => (
+            ProviderRequestStatus::Failed,
+            (!partial_text.is_empty()).then(|| partial_text.clone()),
+            Vec::new(),
+            Some(ProviderFailureView {
+                class: *class,
+                label: class.label().to_string(),
+                message: message.clone(),
+                advice: class.advice().to_string(),
+            }),
+        ),
+    };
+    Some(ViewDelta::ProviderRequest {
+        session: t.session,
+        turn: r.turn,
+        request,
+        step: r.step,
+        status,
+        text,
+        tool_calls,
+        failure,
+    })
 }
 
 /// The deltas a confirmed batch implies, read against the projection that
@@ -125,10 +252,27 @@ pub fn batch_deltas(projection: &Projection, entries: &[JournalEntry]) -> Vec<Vi
                 session: *session,
                 title: title.clone(),
             }),
-            JournalRecord::TurnRecorded { turn, .. } | JournalRecord::TurnFinished { turn, .. }
-                if projection.turns.contains_key(turn) =>
-            {
+            JournalRecord::TurnRecorded { turn, .. } if projection.turns.contains_key(turn) => {
                 out.push(turn_delta(projection, *turn));
+            }
+            JournalRecord::TurnFinished { turn, .. } if projection.turns.contains_key(turn) => {
+                out.push(turn_delta(projection, *turn));
+                // A request left without an outcome is uncertain from here on.
+                let t = &projection.turns[turn];
+                for request in &t.requests {
+                    let open = projection
+                        .provider_requests
+                        .get(request)
+                        .is_some_and(|r| r.outcome.is_none());
+                    if open {
+                        out.extend(provider_delta(projection, *request));
+                    }
+                }
+            }
+            JournalRecord::ProviderRequested { request, .. }
+            | JournalRecord::ProviderReplied { request, .. }
+            | JournalRecord::ProviderFailed { request, .. } => {
+                out.extend(provider_delta(projection, *request));
             }
             JournalRecord::CommandAdmitted(rec) => {
                 if let Some(c) = projection.command(rec.command) {
@@ -173,14 +317,25 @@ fn turn_delta(projection: &Projection, turn: TurnId) -> ViewDelta {
     }
 }
 
-/// The turn whose plan a command was admitted under, if any.
+/// The turn whose plan (or whose model's tool calls) a command was
+/// admitted under, if any.
 fn turn_of(projection: &Projection, c: &CommandView) -> Option<TurnId> {
     let s = projection.sessions.get(&c.binding.session)?;
     s.turns.iter().rev().copied().find(|t| {
-        projection
-            .turns
-            .get(t)
-            .is_some_and(|tv| (0..tv.plan.len()).any(|i| plan_key(*t, i) == c.key))
+        projection.turns.get(t).is_some_and(|tv| {
+            (0..tv.plan.len()).any(|i| plan_key(*t, i) == c.key)
+                || tv.requests.iter().any(|r| {
+                    let calls = match projection
+                        .provider_requests
+                        .get(r)
+                        .and_then(|v| v.outcome.as_ref())
+                    {
+                        Some(ProviderOutcome::Replied { tool_calls, .. }) => tool_calls.len(),
+                        _ => 0,
+                    };
+                    (0..calls).any(|i| tool_key(*t, *r, i) == c.key)
+                })
+        })
     })
 }
 
