@@ -39,7 +39,7 @@ use crate::id::{
 };
 use crate::profile::{
     launch_environment, resolve_for_resume, AgentBudget, Capabilities, CredentialFailure,
-    LaunchProfile, ProfileBlock, ProfileLookup, ProfileRef, Secret,
+    LaunchProfile, ProfileBlock, ProfileLookup, ProfileRef, Provider, Secret,
 };
 
 /// How long a launched runtime has to become ready.
@@ -243,6 +243,8 @@ pub enum SessionRecord {
         execution: ExecutionId,
         generation: Generation,
         attempt: StartupAttemptId,
+        /// The profile it runs with from now on.
+        profile: Option<ProfileRef>,
     },
     /// A recoverable failure of the execution: its resources are retained.
     ExecutionFailed {
@@ -321,6 +323,10 @@ pub enum SessionState {
         purpose: Purpose,
     },
     Running,
+    /// Bound to a retained execution, but this controller (restarted) holds
+    /// none of what it ran with: the next message or Resume rejoins it,
+    /// through the launch checkpoint again.
+    Detached,
     /// Cancelled while starting; pending until owned cleanup settles.
     Cancelling {
         attempt: StartupAttemptId,
@@ -413,6 +419,14 @@ pub enum SessionEffect {
     Publish {
         session: SessionId,
         state: SessionState,
+    },
+    /// The session now runs in `binding`: keep `prepared` for its turns and,
+    /// for a rejoined runtime, give it `prepared.env` for later commands.
+    Activate {
+        session: SessionId,
+        binding: ExecutionBinding,
+        prepared: Prepared,
+        rejoined: bool,
     },
     /// Delete the workspace folder. Only for a Lifeline-owned workspace.
     RemoveWorkspace {
@@ -508,30 +522,42 @@ pub struct Trace {
     pub queued: Vec<TurnId>,
 }
 
+/// What the launch checkpoint produced: everything an execution runs with,
+/// secrets included. Held only in memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prepared {
+    pub profile: Option<ProfileRef>,
+    pub provider: Provider,
+    pub capabilities: Capabilities,
+    pub budget: AgentBudget,
+    pub env: Vec<(String, Secret)>,
+    pub api_key: Option<Secret>,
+    pub note: Option<String>,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
     Profile,
-    Loading {
-        retries_left: u8,
-        launch: LaunchProfile,
-    },
     Credentials {
         launch: LaunchProfile,
-        resumed_from: Option<ExecutionId>,
+    },
+    Loading {
+        retries_left: u8,
+        prepared: Prepared,
     },
     Launching {
-        profile: Option<ProfileRef>,
+        prepared: Prepared,
         resumed_from: Option<ExecutionId>,
-        note: Option<String>,
     },
     Ready {
         launched: ExecutionBinding,
+        prepared: Prepared,
         resumed_from: Option<ExecutionId>,
-        note: Option<String>,
     },
     Persisting {
         rejoined: bool,
         binding: ExecutionBinding,
+        prepared: Prepared,
     },
 }
 
@@ -646,11 +672,22 @@ impl Sessions {
                             runtime: *runtime,
                             profile: profile.clone(),
                         });
-                        e.state = SessionState::Running;
+                        // Live, these are applied by handle_recorded; folded
+                        // at recovery they mean "bound, but this process
+                        // holds none of what it ran with".
+                        e.state = SessionState::Detached;
                     }
-                    SessionRecord::ExecutionRejoined { attempt, .. } => {
+                    SessionRecord::ExecutionRejoined {
+                        attempt,
+                        execution,
+                        profile,
+                        ..
+                    } => {
                         self.used.insert(attempt.as_u128());
-                        e.state = SessionState::Running;
+                        if let Some(b) = e.binding.as_mut().filter(|b| b.execution == *execution) {
+                            b.profile = profile.clone();
+                        }
+                        e.state = SessionState::Detached;
                     }
                     SessionRecord::ExecutionFailed {
                         stamp,
@@ -929,96 +966,13 @@ impl Sessions {
                 }
             },
         };
-        let binding = self.entries[&session].binding.clone();
-        match (purpose, binding) {
-            (Purpose::Resume, Some(b)) => {
-                // Rejoin first; the launch profile waits for a positive
-                // classification that a new execution is needed.
-                self.attempt_mut(session).phase = Phase::Loading {
-                    retries_left: LOAD_RETRIES,
-                    launch,
-                };
-                self.effects.push_back(SessionEffect::LoadExecution {
-                    attempt,
-                    execution: b.execution,
-                    generation: b.generation,
-                    runtime: b.runtime,
-                });
-            }
-            _ => self.checkpoint(session, attempt, launch, None),
-        }
+        self.checkpoint(session, attempt, launch);
     }
 
-    /// The answer to [`SessionEffect::LoadExecution`].
-    pub fn handle_loaded(
-        &mut self,
-        attempt: StartupAttemptId,
-        result: Result<(), LoadError>,
-        now: Millis,
-    ) -> Handled {
-        let Some(session) = self.owner_of(attempt) else {
-            return Handled::Stale;
-        };
-        let Phase::Loading {
-            retries_left,
-            launch,
-        } = self.attempt_mut(session).phase.clone()
-        else {
-            return Handled::Stale;
-        };
-        let binding = self.entries[&session]
-            .binding
-            .clone()
-            .expect("a resume attempt starts only with a binding");
-        match result {
-            Ok(()) => {
-                self.attempt_mut(session).phase = Phase::Persisting {
-                    rejoined: true,
-                    binding: binding.clone(),
-                };
-                self.record(SessionRecord::ExecutionRejoined {
-                    session,
-                    execution: binding.execution,
-                    generation: binding.generation,
-                    attempt,
-                });
-                // `record` folded it as Running; the state is published
-                // once it is durable (handle_recorded).
-                self.entries.get_mut(&session).expect("owned").state = SessionState::Starting {
-                    attempt,
-                    purpose: Purpose::Resume,
-                };
-            }
-            Err(error) if error.permits_fallback() => {
-                self.checkpoint(session, attempt, launch, Some(binding.execution));
-            }
-            // The retry keeps this attempt's identity; a failure after it
-            // reports the later, more specific cause.
-            Err(LoadError::Transport { .. }) if retries_left > 0 => {
-                self.attempt_mut(session).phase = Phase::Loading {
-                    retries_left: retries_left - 1,
-                    launch,
-                };
-                self.effects.push_back(SessionEffect::LoadExecution {
-                    attempt,
-                    execution: binding.execution,
-                    generation: binding.generation,
-                    runtime: binding.runtime,
-                });
-            }
-            Err(error) => self.fail(session, FailureCause::Load { error }, now),
-        }
-        Handled::Applied
-    }
-
-    /// The launch checkpoint: from here on secrets may be read.
-    fn checkpoint(
-        &mut self,
-        session: SessionId,
-        attempt: StartupAttemptId,
-        launch: LaunchProfile,
-        resumed_from: Option<ExecutionId>,
-    ) {
+    /// The launch checkpoint: from here on secrets may be read. A resume
+    /// passes it too, so a rejoined execution runs with the recorded
+    /// profile's current definitions (criterion 6).
+    fn checkpoint(&mut self, session: SessionId, attempt: StartupAttemptId, launch: LaunchProfile) {
         let mut credentials: Vec<CredentialId> = Vec::new();
         if let Some(key) = launch.api_key {
             credentials.push(key);
@@ -1030,10 +984,7 @@ impl Sessions {
                 }
             }
         }
-        self.attempt_mut(session).phase = Phase::Credentials {
-            launch,
-            resumed_from,
-        };
+        self.attempt_mut(session).phase = Phase::Credentials { launch };
         self.effects.push_back(SessionEffect::ResolveCredentials {
             attempt,
             credentials,
@@ -1052,11 +1003,7 @@ impl Sessions {
         let Some(session) = self.owner_of(attempt) else {
             return Handled::Stale;
         };
-        let Phase::Credentials {
-            launch,
-            resumed_from,
-        } = self.attempt_mut(session).phase.clone()
-        else {
+        let Phase::Credentials { launch } = self.attempt_mut(session).phase.clone() else {
             return Handled::Stale;
         };
         let mut secrets = Vec::new();
@@ -1076,19 +1023,15 @@ impl Sessions {
                 }
             }
         }
+        let missing = |credential| FailureCause::Credential {
+            credential,
+            failure: CredentialFailure::Missing,
+        };
         let api_key = match launch.api_key {
             Some(id) => match secrets.iter().find(|(c, _)| *c == id) {
                 Some((_, s)) => Some(s.clone()),
                 None => {
-                    let failure = CredentialFailure::Missing;
-                    self.fail(
-                        session,
-                        FailureCause::Credential {
-                            credential: id,
-                            failure,
-                        },
-                        now,
-                    );
+                    self.fail(session, missing(id), now);
                     return Handled::Applied;
                 }
             },
@@ -1098,18 +1041,48 @@ impl Sessions {
         let env = match launch_environment(&reserved, &launch.env, &secrets) {
             Ok(env) => env,
             Err(credential) => {
-                let failure = CredentialFailure::Missing;
-                self.fail(
-                    session,
-                    FailureCause::Credential {
-                        credential,
-                        failure,
-                    },
-                    now,
-                );
+                self.fail(session, missing(credential), now);
                 return Handled::Applied;
             }
         };
+        let prepared = Prepared {
+            profile: launch.profile,
+            provider: launch.provider,
+            capabilities: launch.capabilities,
+            budget: launch.budget,
+            env,
+            api_key,
+            note: launch.note,
+        };
+        let e = &self.entries[&session];
+        let purpose = e.attempt.as_ref().map_or(Purpose::Launch, |a| a.purpose);
+        match (purpose, e.binding.clone()) {
+            (Purpose::Resume, Some(b)) => {
+                // Rejoin first; a new execution only on a positive
+                // classification that the retained one is gone.
+                self.attempt_mut(session).phase = Phase::Loading {
+                    retries_left: LOAD_RETRIES,
+                    prepared,
+                };
+                self.effects.push_back(SessionEffect::LoadExecution {
+                    attempt,
+                    execution: b.execution,
+                    generation: b.generation,
+                    runtime: b.runtime,
+                });
+            }
+            _ => self.launch(session, attempt, prepared, None),
+        }
+        Handled::Applied
+    }
+
+    fn launch(
+        &mut self,
+        session: SessionId,
+        attempt: StartupAttemptId,
+        prepared: Prepared,
+        resumed_from: Option<ExecutionId>,
+    ) {
         let e = &self.entries[&session];
         let effect = SessionEffect::Launch {
             attempt,
@@ -1117,18 +1090,80 @@ impl Sessions {
             workspace: e.workspace,
             environment: e.environment.clone(),
             existing_workspace: e.binding.is_some(),
-            profile: launch.profile.clone(),
-            capabilities: launch.capabilities.clone(),
-            budget: launch.budget,
-            env,
-            api_key,
+            profile: prepared.profile.clone(),
+            capabilities: prepared.capabilities.clone(),
+            budget: prepared.budget,
+            env: prepared.env.clone(),
+            api_key: prepared.api_key.clone(),
         };
         self.attempt_mut(session).phase = Phase::Launching {
-            profile: launch.profile,
+            prepared,
             resumed_from,
-            note: launch.note,
         };
         self.effects.push_back(effect);
+    }
+
+    /// The answer to [`SessionEffect::LoadExecution`].
+    pub fn handle_loaded(
+        &mut self,
+        attempt: StartupAttemptId,
+        result: Result<(), LoadError>,
+        now: Millis,
+    ) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            return Handled::Stale;
+        };
+        let Phase::Loading {
+            retries_left,
+            prepared,
+        } = self.attempt_mut(session).phase.clone()
+        else {
+            return Handled::Stale;
+        };
+        let binding = self.entries[&session]
+            .binding
+            .clone()
+            .expect("a resume attempt starts only with a binding");
+        match result {
+            Ok(()) => {
+                let mut rejoined = binding.clone();
+                // Later process starts in this execution keep the identity
+                // of the profile it was resumed with.
+                rejoined.profile = prepared.profile.clone().or(binding.profile.clone());
+                let rejoined_profile = rejoined.profile.clone();
+                self.attempt_mut(session).phase = Phase::Persisting {
+                    rejoined: true,
+                    binding: rejoined,
+                    prepared,
+                };
+                self.effects
+                    .push_back(SessionEffect::Record(SessionRecord::ExecutionRejoined {
+                        session,
+                        execution: binding.execution,
+                        generation: binding.generation,
+                        attempt,
+                        profile: rejoined_profile,
+                    }));
+            }
+            Err(error) if error.permits_fallback() => {
+                self.launch(session, attempt, prepared, Some(binding.execution));
+            }
+            // The retry keeps this attempt's identity; a failure after it
+            // reports the later, more specific cause.
+            Err(LoadError::Transport { .. }) if retries_left > 0 => {
+                self.attempt_mut(session).phase = Phase::Loading {
+                    retries_left: retries_left - 1,
+                    prepared,
+                };
+                self.effects.push_back(SessionEffect::LoadExecution {
+                    attempt,
+                    execution: binding.execution,
+                    generation: binding.generation,
+                    runtime: binding.runtime,
+                });
+            }
+            Err(error) => self.fail(session, FailureCause::Load { error }, now),
+        }
         Handled::Applied
     }
 
@@ -1155,9 +1190,8 @@ impl Sessions {
             return Handled::Stale;
         };
         let Phase::Launching {
-            profile,
+            prepared,
             resumed_from,
-            note,
         } = self.attempt_mut(session).phase.clone()
         else {
             return Handled::Stale;
@@ -1166,14 +1200,14 @@ impl Sessions {
             execution,
             generation,
             runtime,
-            profile,
+            profile: prepared.profile.clone(),
         };
         let a = self.attempt_mut(session);
         a.launched = Some(launched.clone());
         a.phase = Phase::Ready {
             launched,
+            prepared,
             resumed_from,
-            note,
         };
         self.effects.push_back(SessionEffect::SetTimer {
             attempt,
@@ -1192,7 +1226,10 @@ impl Sessions {
         let Some(session) = self.owner_of(attempt) else {
             return Handled::Stale;
         };
-        if !matches!(self.attempt_mut(session).phase, Phase::Launching { .. }) {
+        if !matches!(
+            self.attempt_mut(session).phase,
+            Phase::Launching { .. } | Phase::Ready { .. }
+        ) {
             return Handled::Stale;
         }
         self.fail(session, FailureCause::Launch { failure }, now);
@@ -1206,47 +1243,57 @@ impl Sessions {
         };
         let Phase::Ready {
             launched,
+            prepared,
             resumed_from,
-            note,
         } = self.attempt_mut(session).phase.clone()
         else {
             return Handled::Stale;
         };
+        let note = prepared.note.clone();
         self.attempt_mut(session).phase = Phase::Persisting {
             rejoined: false,
             binding: launched.clone(),
+            prepared,
         };
-        self.record(SessionRecord::ExecutionStarted {
-            session,
-            execution: launched.execution,
-            generation: launched.generation,
-            runtime: launched.runtime,
-            attempt,
-            profile: launched.profile.clone(),
-            resumed_from,
-            note,
-        });
-        let e = self.entries.get_mut(&session).expect("owned");
-        e.state = SessionState::Starting {
-            attempt,
-            purpose: e.attempt.as_ref().map_or(Purpose::Launch, |a| a.purpose),
-        };
+        self.effects
+            .push_back(SessionEffect::Record(SessionRecord::ExecutionStarted {
+                session,
+                execution: launched.execution,
+                generation: launched.generation,
+                runtime: launched.runtime,
+                attempt,
+                profile: launched.profile.clone(),
+                resumed_from,
+                note,
+            }));
         Handled::Applied
     }
 
-    /// The token record is durable: publish Running and admit the prompt
-    /// that started this attempt, then queued ones if auto-run is on.
+    /// The token record is durable: hand the shell what the execution runs
+    /// with, publish Running, admit the prompt that started this attempt,
+    /// then queued ones if auto-run is on.
     pub fn handle_recorded(&mut self, attempt: StartupAttemptId) -> Handled {
         let Some(session) = self.owner_of(attempt) else {
             return Handled::Stale;
         };
-        let Phase::Persisting { binding, .. } = self.attempt_mut(session).phase.clone() else {
+        let Phase::Persisting {
+            binding,
+            prepared,
+            rejoined,
+        } = self.attempt_mut(session).phase.clone()
+        else {
             return Handled::Stale;
         };
         let e = self.entries.get_mut(&session).expect("owned");
         let prompt = e.attempt.take().and_then(|a| a.prompt);
-        e.binding = Some(binding);
+        e.binding = Some(binding.clone());
         e.state = SessionState::Running;
+        self.effects.push_back(SessionEffect::Activate {
+            session,
+            binding,
+            prepared,
+            rejoined,
+        });
         self.publish(session);
         match prompt {
             Some(turn) => self.admit(session, turn),
@@ -1333,7 +1380,7 @@ impl Sessions {
                 let attempt = self.begin(session, Purpose::Launch, None, Some(turn), now)?;
                 Ok(PromptDisposition::Starting { attempt })
             }
-            SessionState::Cancelled | SessionState::Failed(_) => {
+            SessionState::Cancelled | SessionState::Failed(_) | SessionState::Detached => {
                 let purpose = if e.binding.is_some() {
                     Purpose::Resume
                 } else {
@@ -1481,6 +1528,7 @@ impl Sessions {
             Phase::Persisting {
                 binding,
                 rejoined: false,
+                ..
             } => Some(binding.clone()),
             _ => None,
         });

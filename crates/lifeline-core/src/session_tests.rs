@@ -152,6 +152,21 @@ impl World {
         self.take()
     }
 
+    /// A resume through the profile lookup and the launch checkpoint, up to
+    /// the rejoin try; returns the effects after the checkpoint.
+    fn resume_to_load(&mut self, a: StartupAttemptId, lookup: ProfileLookup) -> Vec<SessionEffect> {
+        self.take();
+        assert_eq!(self.s.handle_profile(a, lookup, T0), Handled::Applied);
+        let effects = self.answer_credentials(a);
+        assert!(
+            effects.iter().any(
+                |e| matches!(e, SessionEffect::LoadExecution { attempt, .. } if *attempt == a)
+            ),
+            "{effects:?}"
+        );
+        effects
+    }
+
     /// Makes the running session's turn fail (a recoverable agent failure).
     fn fail_turn(&mut self, t: TurnId, e: u128) {
         assert_eq!(
@@ -228,9 +243,7 @@ fn ac2_resume_rejoins_the_retained_execution_without_a_new_workspace() {
     let a =
         w.s.begin(sid(1), Purpose::Resume, Some(ResumeCause::User), None, T0)
             .unwrap();
-    w.take();
-    w.s.handle_profile(a, ProfileLookup::Found(p), T0);
-    let effects = w.take();
+    let effects = w.resume_to_load(a, ProfileLookup::Found(p));
     assert!(effects.iter().any(|e| matches!(e, SessionEffect::LoadExecution { execution, runtime, .. } if *execution == exec(1) && *runtime == rt(1))));
     assert!(
         launch_effect(&effects).is_none(),
@@ -238,7 +251,11 @@ fn ac2_resume_rejoins_the_retained_execution_without_a_new_workspace() {
     );
     assert_eq!(w.s.handle_loaded(a, Ok(()), T0), Handled::Applied);
     assert_eq!(w.s.handle_recorded(a), Handled::Applied);
-    no_cleanup(&w.take());
+    let effects = w.take();
+    no_cleanup(&effects);
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, SessionEffect::Activate { rejoined: true, .. })));
     let t = w.trace();
     assert_eq!(t.state, SessionState::Running);
     assert_eq!(t.token, Some((exec(1), Generation(1))));
@@ -270,17 +287,17 @@ fn ac2_resume_after_controller_restart_rebuilds_from_records_and_rejoins() {
     s.drain_effects();
     s.handle_profile(a, ProfileLookup::Found(p), T0);
     let effects = s.drain_effects();
+    assert!(effects
+        .iter()
+        .any(|e| matches!(e, SessionEffect::ResolveCredentials { .. })));
+    s.handle_credentials(a, vec![(cred(1), Ok(Secret::new("k".into())))], T0);
+    let effects = s.drain_effects();
     assert!(effects.iter().any(
         |e| matches!(e, SessionEffect::LoadExecution { execution, .. } if *execution == exec(1))
     ));
     // The runtime died with the old controller? Only a confirmed-gone
     // answer launches anew, on the same retained workspace.
     s.handle_loaded(a, Err(LoadError::UnknownSession), T0);
-    let effects = s.drain_effects();
-    assert!(effects
-        .iter()
-        .any(|e| matches!(e, SessionEffect::ResolveCredentials { .. })));
-    s.handle_credentials(a, vec![(cred(1), Ok(Secret::new("k".into())))], T0);
     match launch_effect(&s.drain_effects()) {
         Some(SessionEffect::Launch {
             workspace,
@@ -325,8 +342,6 @@ fn ac2_cleanup_never_removes_credentials_recovery_references() {
     let a = w.s.begin(sid(1), Purpose::Resume, None, None, T0).unwrap();
     w.take();
     w.s.handle_profile(a, ProfileLookup::Found(p), T0);
-    w.take();
-    w.s.handle_loaded(a, Err(LoadError::UnknownSession), T0);
     let asked = w.take();
     assert!(asked.iter().any(|e| matches!(e, SessionEffect::ResolveCredentials { credentials, .. } if credentials == &vec![cred(1), cred(9)])));
 }
@@ -340,11 +355,9 @@ fn ac3_late_failure_of_an_earlier_execution_does_not_stop_the_newer_one() {
     let a =
         w.s.begin(sid(1), Purpose::Resume, None, Some(turn(2)), T0)
             .unwrap();
-    w.take();
-    w.s.handle_profile(a, ProfileLookup::Found(p), T0);
-    w.take();
+    w.resume_to_load(a, ProfileLookup::Found(p));
     w.s.handle_loaded(a, Err(LoadError::UnknownSession), T0);
-    w.answer_credentials(a);
+    w.take();
     w.s.handle_launched(a, exec(2), Generation(2), rt(2), T0);
     w.s.handle_ready(a);
     w.s.handle_recorded(a);
@@ -485,11 +498,9 @@ fn ac5_missing_workspace_is_a_failure_not_an_empty_new_one() {
     w.launch_with(&p, None, 1);
     w.fail_turn(turn(1), 1);
     let a = w.s.begin(sid(1), Purpose::Resume, None, None, T0).unwrap();
-    w.take();
-    w.s.handle_profile(a, ProfileLookup::Found(p), T0);
-    w.take();
+    w.resume_to_load(a, ProfileLookup::Found(p));
     w.s.handle_loaded(a, Err(LoadError::UnknownSession), T0);
-    let effects = w.answer_credentials(a);
+    let effects = w.take();
     assert!(matches!(
         launch_effect(&effects),
         Some(SessionEffect::Launch {
@@ -530,10 +541,9 @@ fn ac6_resume_uses_current_env_of_the_recorded_profile_not_the_selected_one() {
         ),
         "looks up the recorded profile"
     );
-    w.s.handle_profile(a, ProfileLookup::Found(p1_edited), T0);
-    w.take();
+    w.resume_to_load(a, ProfileLookup::Found(p1_edited));
     w.s.handle_loaded(a, Err(LoadError::UnknownSession), T0);
-    let effects = w.answer_credentials(a);
+    let effects = w.take();
     let Some(SessionEffect::Launch {
         env,
         profile,
@@ -581,11 +591,11 @@ fn ac7_deleted_recorded_profile_permits_recovery_without_its_env() {
     let a = w.s.begin(sid(1), Purpose::Resume, None, None, T0).unwrap();
     w.take();
     w.s.handle_profile(a, ProfileLookup::Deleted, T0);
-    w.take();
-    w.s.handle_loaded(a, Err(LoadError::UnknownSession), T0);
     let effects = w.take();
     assert!(effects.iter().any(|e| matches!(e, SessionEffect::ResolveCredentials { credentials, .. } if credentials.is_empty())));
     w.s.handle_credentials(a, vec![], T0);
+    w.take();
+    w.s.handle_loaded(a, Err(LoadError::UnknownSession), T0);
     let effects = w.take();
     let Some(SessionEffect::Launch { env, profile, .. }) = launch_effect(&effects) else {
         panic!()
@@ -974,9 +984,7 @@ fn r007_unrelated_queued_prompt_with_auto_run_off_stays_queued() {
     let b =
         w.s.begin(sid(1), Purpose::Resume, Some(ResumeCause::User), None, T0)
             .unwrap();
-    w.take();
-    w.s.handle_profile(b, ProfileLookup::Found(p), T0);
-    w.take();
+    w.resume_to_load(b, ProfileLookup::Found(p));
     w.s.handle_loaded(b, Ok(()), T0);
     w.s.handle_recorded(b);
     w.take();
@@ -1024,14 +1032,10 @@ fn r007_fallback_only_on_positive_classification() {
         w.launch_with(&p, None, 1);
         w.fail_turn(turn(1), 1);
         let a = w.s.begin(sid(1), Purpose::Resume, None, None, T0).unwrap();
-        w.take();
-        w.s.handle_profile(a, ProfileLookup::Found(p), T0);
-        w.take();
+        w.resume_to_load(a, ProfileLookup::Found(p));
         w.s.handle_loaded(a, Err(error.clone()), T0);
         let effects = w.take();
-        let launched = effects
-            .iter()
-            .any(|e| matches!(e, SessionEffect::ResolveCredentials { .. }));
+        let launched = launch_effect(&effects).is_some();
         assert_eq!(launched, fallback, "{error:?}");
         if !fallback {
             assert_eq!(
@@ -1060,9 +1064,7 @@ fn r007_internal_retry_keeps_the_attempt_identity_and_the_real_cause() {
             T0,
         )
         .unwrap();
-    w.take();
-    w.s.handle_profile(a, ProfileLookup::Found(p), T0);
-    w.take();
+    w.resume_to_load(a, ProfileLookup::Found(p));
     w.s.handle_loaded(
         a,
         Err(LoadError::Transport {
@@ -1116,8 +1118,7 @@ fn r007_execution_generation_is_distinct_from_attempt_identity() {
     for _ in 0..2 {
         w.fail_turn(turn(1), 1);
         let a = w.s.begin(sid(1), Purpose::Resume, None, None, T0).unwrap();
-        w.take();
-        w.s.handle_profile(a, ProfileLookup::Found(p.clone()), T0);
+        w.resume_to_load(a, ProfileLookup::Found(p.clone()));
         w.s.handle_loaded(a, Ok(()), T0);
         w.s.handle_recorded(a);
         w.take();
@@ -1166,4 +1167,56 @@ fn records_round_trip_through_json() {
         assert_eq!(back, r);
         assert!(!text.contains("secret-"), "no secret in a record: {text}");
     }
+}
+
+#[test]
+fn ac2_after_a_controller_restart_a_running_session_is_detached_and_a_prompt_rejoins_it() {
+    let mut w = World::new();
+    let p = profile(1, 1, &[("MODE", EnvValue::Literal("x".into()))]);
+    w.launch_with(&p, None, 1);
+    let mut records = vec![SessionRecord::Created {
+        session: sid(1),
+        workspace: WorkspaceId::from_u128(WS).unwrap(),
+        environment: Environment::Worker,
+        profile: pid(1),
+    }];
+    records.extend(w.records());
+    let mut w = World {
+        s: Sessions::recover(b"restarted", &records),
+        log: Vec::new(),
+    };
+    // The new controller holds no key and no environment for it.
+    assert_eq!(w.trace().state, SessionState::Detached);
+    assert_eq!(w.trace().token, Some((exec(1), Generation(1))));
+    let a = match w.s.submit_prompt(sid(1), turn(5), T0) {
+        Ok(PromptDisposition::Starting { attempt }) => attempt,
+        other => panic!("{other:?}"),
+    };
+    w.resume_to_load(a, ProfileLookup::Found(p));
+    w.s.handle_loaded(a, Ok(()), T0);
+    w.s.handle_recorded(a);
+    let effects = w.take();
+    let activate = effects.iter().find_map(|e| match e {
+        SessionEffect::Activate {
+            binding,
+            prepared,
+            rejoined,
+            ..
+        } => Some((binding.clone(), prepared.clone(), *rejoined)),
+        _ => None,
+    });
+    let (binding, prepared, rejoined) = activate.expect("activated");
+    assert!(rejoined);
+    assert_eq!(
+        binding.runtime,
+        rt(1),
+        "the surviving runtime, not a new one"
+    );
+    assert!(prepared.env.iter().any(|(k, _)| k == "MODE"));
+    assert!(prepared.api_key.is_some());
+    no_cleanup(&effects);
+    let t = w.trace();
+    assert_eq!(t.accepted_prompts, vec![turn(5)]);
+    assert_eq!(t.active_turn, Some(turn(5)));
+    assert_eq!(t.state, SessionState::Running);
 }
