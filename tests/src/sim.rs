@@ -1610,7 +1610,9 @@ impl Sim {
             | ClientMessage::TurnRecorded { .. }
             | ClientMessage::TurnFinished { .. }
             | ClientMessage::ProviderRequestRecorded { .. }
-            | ClientMessage::ProviderOutcomeRecorded { .. } => {}
+            | ClientMessage::ProviderOutcomeRecorded { .. }
+            | ClientMessage::SessionRecorded { .. }
+            | ClientMessage::RuntimeStopping { .. } => {}
         }
     }
 

@@ -2298,3 +2298,106 @@ fn model_turn_deltas_from_batches_add_up_to_the_session_view() {
     assert!(full.iter().any(|d| matches!(d,
         ViewDelta::Turn { turn: t, status: Some(TurnStatus::Failed), reply: Some(r), .. } if *t == turn && r.contains("429 slow down"))));
 }
+
+/// Reference 003 criteria 2 and 3 where the session layer meets the journal:
+/// lifecycle records are answered only once durable, survive a controller
+/// restart (the session comes back bound but detached), and a stop names
+/// the captured generation so it can never reach a replacement.
+#[test]
+fn session_records_survive_a_controller_restart_and_stops_are_fenced_by_generation() {
+    use lifeline_core::session::{Environment, SessionRecord, SessionState, Sessions};
+    let mut w = World::new();
+    let s1 = w.start_runtime(id(0xB5));
+    open_session(&mut w, s1);
+    let created = SessionRecord::Created {
+        session: id(SESSION),
+        workspace: s1.workspace,
+        environment: Environment::Worker,
+        profile: id(0x9f),
+    };
+    let started = SessionRecord::ExecutionStarted {
+        session: id(SESSION),
+        execution: w
+            .c()
+            .projection()
+            .runtime(s1.runtime)
+            .map(|(_, r)| r.execution)
+            .expect("assigned"),
+        generation: s1.generation,
+        runtime: s1.runtime,
+        attempt: id(0xa1),
+        profile: None,
+        resumed_from: None,
+        note: None,
+    };
+    // Held persist: no answer before the record is durable.
+    w.hold_persist = true;
+    for record in [created, started] {
+        w.next_request += 1;
+        let request = RequestId(w.next_request);
+        let now = w.now;
+        w.c()
+            .handle_client(
+                CLIENT,
+                ClientRequest::RecordSession { request, record },
+                now,
+            )
+            .expect("accepted");
+        w.settle();
+        let answered = |w: &World| {
+            w.inbox.iter().any(
+                |(_, m)| matches!(m, ClientMessage::SessionRecorded { request: q } if *q == request),
+            )
+        };
+        assert!(!answered(&w), "answered before durable");
+        let batch = w.unwritten.take().expect("a batch in flight");
+        w.write(batch);
+        w.settle();
+        assert!(answered(&w));
+    }
+    w.hold_persist = false;
+    // A record for a session the journal does not hold is refused.
+    let (_, r) = w.request(|request| ClientRequest::RecordSession {
+        request,
+        record: SessionRecord::Archived {
+            session: id(0xdead),
+        },
+    });
+    assert!(matches!(r, Err(Rejection::UnknownSession { .. })));
+
+    w.crash_controller();
+    w.restart_controller(StartCause::ControllerRestart);
+    let lifecycle = w.c().projection().lifecycles[&id(SESSION)].clone();
+    assert_eq!(lifecycle.len(), 2);
+    let sessions = Sessions::recover(b"t", &lifecycle);
+    assert_eq!(sessions.state(id(SESSION)), Some(&SessionState::Detached));
+    assert_eq!(
+        sessions.binding(id(SESSION)).map(|b| b.runtime),
+        Some(s1.runtime)
+    );
+
+    // A replacement generation; then stops naming the old one.
+    let s2 = w.start_runtime(id(0xB5));
+    assert_ne!(s2.runtime, s1.runtime);
+    let (_, r) = w.request(|request| ClientRequest::StopRuntime {
+        request,
+        runtime: s2.runtime,
+        generation: s1.generation,
+    });
+    assert!(
+        matches!(r, Err(Rejection::RuntimeNotCurrent { .. })),
+        "{r:?}"
+    );
+    w.terminations.clear();
+    let (_, r) = w.request(|request| ClientRequest::StopRuntime {
+        request,
+        runtime: s1.runtime,
+        generation: s1.generation,
+    });
+    r.expect("the old generation may be stopped");
+    assert!(w.terminations.iter().all(|(rt, _)| *rt != s2.runtime));
+    assert!(
+        w.c().is_attached(s2.runtime),
+        "the replacement keeps running"
+    );
+}

@@ -913,6 +913,49 @@ impl Controller {
                 };
                 self.record_provider_outcome(client, request, provider_request, outcome, now)
             }
+            ClientRequest::RecordSession { request, record } => {
+                let session = record.session();
+                if !self.working.sessions.contains_key(&session) {
+                    return Err(Rejection::UnknownSession { session });
+                }
+                self.writable()?;
+                self.record(now, JournalRecord::Session { record });
+                self.reply(client, ClientMessage::SessionRecorded { request });
+                Ok(())
+            }
+            ClientRequest::StopRuntime {
+                request,
+                runtime,
+                generation,
+            } => {
+                // Fenced by the captured generation: a stop for an older
+                // generation never reaches a replacement.
+                if self.fenced_runtime(runtime, generation).is_err() {
+                    return Err(Rejection::RuntimeNotCurrent {
+                        runtime,
+                        generation,
+                    });
+                }
+                self.writable()?;
+                self.retire_and_terminate(
+                    runtime,
+                    generation,
+                    RetireCause::Stopped,
+                    RecoveryKind::SessionStopped,
+                    None,
+                    "its session stopped it".into(),
+                    now,
+                );
+                self.reply(
+                    client,
+                    ClientMessage::RuntimeStopping {
+                        request,
+                        runtime,
+                        generation,
+                    },
+                );
+                Ok(())
+            }
         }
     }
 

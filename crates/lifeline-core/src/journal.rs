@@ -20,6 +20,7 @@ use crate::message::DispatchRefusal;
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
 use crate::profile::{AgentBudget, ProfileRef, Tool};
 use crate::schema::{check_text, limits, Schema, V1};
+use crate::session::SessionRecord;
 
 /// Identity of a persist batch: the journal position of its first entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -44,6 +45,8 @@ pub enum RetireCause {
     Escalation,
     /// Transport was lost and the runtime did not dial back in time.
     ReattachTimeout,
+    /// Its session stopped it (a cancelled start, archive, delete).
+    Stopped,
     /// The runtime died (crash, host loss, confirmed termination).
     Gone,
 }
@@ -88,6 +91,7 @@ pub enum RecoveryKind {
     CancelEscalation,
     ReattachTimeout,
     RuntimeReplaced,
+    SessionStopped,
     StreamConflict,
 }
 
@@ -259,6 +263,12 @@ pub enum JournalRecord {
         /// Text that streamed in before the failure.
         partial_text: String,
         stamp: ErrorStamp,
+    },
+    /// A session lifecycle record: launches, resumes, failures, archive
+    /// (see [`crate::session`]). A field, not a newtype: both enums are
+    /// tagged by `type`.
+    Session {
+        record: SessionRecord,
     },
 }
 
@@ -558,6 +568,20 @@ impl JournalRecord {
                 partial_text,
                 ..
             } => check_failure(message, partial_text),
+            JournalRecord::Session { record } => {
+                // Its text fields are notes and failure details; one
+                // bound on the whole record keeps them all small.
+                let bytes = serde_json::to_vec(record)
+                    .map(|v| v.len())
+                    .unwrap_or(usize::MAX);
+                if bytes > limits::MAX_SESSION_RECORD_BYTES {
+                    return Err(format!(
+                        "a session record of {bytes} bytes; the limit is {}",
+                        limits::MAX_SESSION_RECORD_BYTES
+                    ));
+                }
+                Ok(())
+            }
             JournalRecord::LeaseGranted { .. }
             | JournalRecord::Acknowledged { .. }
             | JournalRecord::ArtifactStored { .. } => Ok(()),

@@ -19,6 +19,7 @@ use crate::journal::{
 };
 use crate::outcome::{CancelReason, Outcome, OutcomeEvent};
 use crate::schema::{limits, Schema, V1};
+use crate::session::SessionRecord;
 
 /// A stream as the runtime sees it: how far it has emitted and how far the
 /// controller has confirmed as durable.
@@ -441,6 +442,20 @@ pub enum ClientRequest {
         message: String,
         partial_text: String,
     },
+    /// Writes a session lifecycle record; answered with
+    /// [`ClientMessage::SessionRecorded`] once it is durable.
+    RecordSession {
+        request: RequestId,
+        record: SessionRecord,
+    },
+    /// Stops exactly this runtime generation (a cancelled start, archive,
+    /// delete): retired, then terminated. Names the captured generation, so
+    /// a late request cannot stop a replacement.
+    StopRuntime {
+        request: RequestId,
+        runtime: RuntimeId,
+        generation: Generation,
+    },
 }
 
 impl ClientRequest {
@@ -455,7 +470,9 @@ impl ClientRequest {
             | ClientRequest::FinishTurn { request, .. }
             | ClientRequest::RecordProviderRequest { request, .. }
             | ClientRequest::RecordProviderReply { request, .. }
-            | ClientRequest::RecordProviderFailure { request, .. } => *request,
+            | ClientRequest::RecordProviderFailure { request, .. }
+            | ClientRequest::RecordSession { request, .. }
+            | ClientRequest::StopRuntime { request, .. } => *request,
         }
     }
 }
@@ -521,6 +538,11 @@ pub enum Rejection {
     },
     UnknownSession {
         session: SessionId,
+    },
+    /// A stop named a runtime generation the journal does not hold as such.
+    RuntimeNotCurrent {
+        runtime: RuntimeId,
+        generation: Generation,
     },
     UnknownTurn {
         turn: TurnId,
@@ -600,6 +622,10 @@ impl fmt::Display for Rejection {
                 "turn {turn} was already recorded with a different message; nothing was sent twice"
             ),
             Rejection::UnknownSession { session } => write!(f, "no session {session} in the journal"),
+            Rejection::RuntimeNotCurrent { runtime, generation } => write!(
+                f,
+                "runtime {runtime} generation {generation} is not in the journal as such; nothing was stopped"
+            ),
             Rejection::UnknownTurn { turn } => write!(f, "no turn {turn} in the journal"),
             Rejection::TurnEnded { turn } => write!(f, "turn {turn} has already ended"),
             Rejection::NotModelTurn { turn } => write!(
@@ -701,6 +727,17 @@ pub enum ClientMessage {
         provider_request: ProviderRequestId,
         existing: bool,
     },
+    /// A session record is durable.
+    SessionRecorded {
+        request: RequestId,
+    },
+    /// The runtime generation is retired and its termination asked for (or
+    /// it was already gone).
+    RuntimeStopping {
+        request: RequestId,
+        runtime: RuntimeId,
+        generation: Generation,
+    },
 }
 
 /// Validates a client request's free-form parts.
@@ -761,6 +798,12 @@ pub(crate) fn validate_request(req: &ClientRequest) -> Result<(), String> {
             partial_text,
             ..
         } => crate::journal::check_failure(message, partial_text),
-        ClientRequest::StartRuntime { .. } | ClientRequest::Cancel { .. } => Ok(()),
+        ClientRequest::RecordSession { record, .. } => crate::journal::JournalRecord::Session {
+            record: record.clone(),
+        }
+        .validate(),
+        ClientRequest::StartRuntime { .. }
+        | ClientRequest::Cancel { .. }
+        | ClientRequest::StopRuntime { .. } => Ok(()),
     }
 }

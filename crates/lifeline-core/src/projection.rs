@@ -22,6 +22,7 @@ use crate::journal::{
 };
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
 use crate::schema::{Schema, V1};
+use crate::session::SessionRecord;
 
 /// Bounds on what the projection keeps in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -362,6 +363,10 @@ pub struct Projection {
     pub turns: BTreeMap<TurnId, TurnView>,
     #[serde(default)]
     pub provider_requests: BTreeMap<ProviderRequestId, ProviderRequestView>,
+    /// Each session's lifecycle records, for [`crate::session::Sessions::recover`]:
+    /// the first and the newest, bounded.
+    #[serde(default)]
+    pub lifecycles: BTreeMap<SessionId, Vec<SessionRecord>>,
     /// Every identity the journal has used, of any kind.
     #[serde(with = "seen_ids")]
     seen: BTreeSet<u128>,
@@ -429,6 +434,7 @@ impl Projection {
             sessions: BTreeMap::new(),
             turns: BTreeMap::new(),
             provider_requests: BTreeMap::new(),
+            lifecycles: BTreeMap::new(),
             seen: BTreeSet::new(),
         }
     }
@@ -1089,6 +1095,30 @@ impl Projection {
                         output_tokens: *output_tokens,
                         position,
                     });
+                }
+            }
+            JournalRecord::Session { record } => {
+                // Ids in these records are minted by the session layer's own
+                // minter; they are remembered, not checked, here.
+                match record {
+                    SessionRecord::ExecutionStarted { attempt, .. }
+                    | SessionRecord::ExecutionRejoined { attempt, .. }
+                    | SessionRecord::StartupCancelled { attempt, .. } => {
+                        self.seen.insert(attempt.as_u128());
+                    }
+                    SessionRecord::StartupFailed { stamp, attempt, .. } => {
+                        self.seen.insert(stamp.as_u128());
+                        self.seen.insert(attempt.as_u128());
+                    }
+                    SessionRecord::ExecutionFailed { stamp, .. } => {
+                        self.seen.insert(stamp.as_u128());
+                    }
+                    _ => {}
+                }
+                let list = self.lifecycles.entry(record.session()).or_default();
+                list.push(record.clone());
+                if list.len() > crate::schema::limits::MAX_LIFECYCLE_RECORDS {
+                    list.remove(1);
                 }
             }
             JournalRecord::ProviderFailed {

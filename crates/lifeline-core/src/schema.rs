@@ -40,6 +40,11 @@ pub mod limits {
     pub const MAX_PROMPT_BYTES: usize = 256 * 1024;
     /// Commands one turn may plan.
     pub const MAX_PLAN_COMMANDS: usize = 64;
+    /// One session lifecycle record, notes and failure details included.
+    pub const MAX_SESSION_RECORD_BYTES: usize = 16 * 1024;
+    /// Lifecycle records a projection keeps per session: the first (its
+    /// creation) and the newest; folding needs no more.
+    pub const MAX_LIFECYCLE_RECORDS: usize = 64;
     /// Sessions the journal holds.
     pub const MAX_SESSIONS: usize = 10_000;
     /// The text of one provider reply (or the partial text of a failed one).
