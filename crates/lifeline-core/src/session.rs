@@ -176,6 +176,11 @@ pub enum FailureCause {
     AgentFailed {
         detail: String,
     },
+    /// The execution's runtime worker stopped on its own (a crash). The
+    /// workspace is kept; Resume starts a new generation on it.
+    RuntimeLost {
+        detail: String,
+    },
 }
 
 impl core::fmt::Display for FailureCause {
@@ -207,6 +212,10 @@ impl core::fmt::Display for FailureCause {
                 "stopping did not finish: {detail}; the session's workspace is kept. Reload the page to stop the runtime"
             ),
             FailureCause::AgentFailed { detail } => write!(f, "the turn failed: {detail}"),
+            FailureCause::RuntimeLost { detail } => write!(
+                f,
+                "the runtime worker stopped ({detail}); the workspace is kept. Resume to continue in a new runtime"
+            ),
         }
     }
 }

@@ -185,6 +185,13 @@ pub enum ControllerToPage {
         #[serde(default)]
         existing_workspace: bool,
     },
+    /// A resume rejoined this runtime: later commands in it see this
+    /// environment (the recorded profile's current definitions).
+    RuntimeEnvironment {
+        runtime: RuntimeId,
+        generation: Generation,
+        env: Vec<(String, SecretText)>,
+    },
     /// Terminate exactly this worker, then report `RuntimeExited`.
     TerminateRuntime {
         runtime: RuntimeId,
@@ -280,6 +287,9 @@ pub enum PageToRuntime {
     /// Sent with a transferred `MessagePort` leading to a (new) controller:
     /// the runtime drops its old port and sends a hello on this one.
     Dial,
+    /// Replaces the profile part of the environment for later commands;
+    /// the names the runtime sets itself stay.
+    Environment { env: Vec<(String, SecretText)> },
 }
 
 /// Runtime → page.

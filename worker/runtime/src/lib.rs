@@ -89,6 +89,8 @@ pub(crate) struct Worker {
     processes: RefCell<BTreeMap<lifeline_core::CommandId, Rc<Process>>>,
     heartbeat: RefCell<Option<Timeout>>,
     env: RefCell<BTreeMap<String, String>>,
+    /// The names the runtime sets itself, which a profile cannot replace.
+    own_env: RefCell<std::collections::BTreeSet<String>>,
     pumping: Cell<bool>,
 }
 
@@ -114,6 +116,7 @@ impl Worker {
         );
         // The profile's variables, resolved at the controller's launch
         // checkpoint; the names the runtime sets itself take precedence.
+        *self.own_env.borrow_mut() = env.keys().cloned().collect();
         for (name, value) in launch_env {
             env.entry(name).or_insert(value.0);
         }
@@ -145,6 +148,15 @@ impl Worker {
                 }),
             }
         });
+    }
+
+    fn set_profile_env(&self, launch_env: Vec<(String, SecretText)>) {
+        let mut env = self.env.borrow_mut();
+        let own = self.own_env.borrow();
+        env.retain(|name, _| own.contains(name));
+        for (name, value) in launch_env {
+            env.entry(name).or_insert(value.0);
+        }
     }
 
     /// A (new) port to a controller: drop the old one and say hello.
@@ -285,6 +297,7 @@ pub fn run_runtime() {
         processes: RefCell::new(BTreeMap::new()),
         heartbeat: RefCell::new(None),
         env: RefCell::new(BTreeMap::new()),
+        own_env: RefCell::new(Default::default()),
         pumping: Cell::new(false),
     });
     let on_page = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
@@ -310,6 +323,7 @@ pub fn run_runtime() {
                 }
                 worker.start(identity, workspace, env, existing_workspace);
             }
+            Ok(PageToRuntime::Environment { env }) => worker.set_profile_env(env),
             Ok(PageToRuntime::Dial) => match event.ports().get(0).dyn_into::<MessagePort>() {
                 Ok(port) => worker.dial(port),
                 Err(_) => post_to_page(&RuntimeToPage::Error {
