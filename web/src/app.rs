@@ -3,8 +3,10 @@
 //! Accessible names follow DESIGN.md; the end-to-end tests find things by them.
 
 use crate::host::{self, Connection, NoticeItem, Offline, Persist, Ui};
-use crate::transcript::{self, CommandView, TurnView};
+use crate::profiles::Profiles;
+use crate::transcript::{self, CommandView, RequestView, TurnItem, TurnView};
 use leptos::prelude::*;
+use lifeline_core::{ProviderRequestStatus, TurnId};
 use lifeline_protocol::{JournalStatus, Level, Role};
 
 #[component]
@@ -39,6 +41,7 @@ pub fn App() -> impl IntoView {
                 </button>
                 <h1>"Lifeline"</h1>
                 <ConnectionStatus ui />
+                <Profiles ui />
                 <button
                     type="button"
                     class="pane-toggle details-toggle"
@@ -213,7 +216,7 @@ fn Transcript(ui: Ui) -> impl IntoView {
                 </p>
             </Show>
             <For each=move || t.turns.get() key=|turn| (turn.id, turn.epoch) let:turn>
-                <TurnBlock turn />
+                <TurnBlock turn streaming=t.streaming />
             </For>
             <For each=move || t.loose.get() key=|command| (command.id, command.epoch) let:command>
                 <CommandBlock command />
@@ -223,16 +226,40 @@ fn Transcript(ui: Ui) -> impl IntoView {
 }
 
 #[component]
-fn TurnBlock(turn: TurnView) -> impl IntoView {
+fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> impl IntoView {
+    let preview = move || {
+        streaming.with(|s| {
+            s.as_ref()
+                .filter(|(t, _)| *t == turn.id)
+                .map(|(_, text)| text.clone())
+        })
+    };
     view! {
         <div class="turn">
             <div class="prompt">
                 <p class="who">"You"</p>
                 <p class="prompt-text">{move || turn.prompt.get()}</p>
             </div>
-            <For each=move || turn.commands.get() key=|command| (command.id, command.epoch) let:command>
-                <CommandBlock command />
+            <For each=move || turn.items.get() key=TurnItem::key let:item>
+                {match item {
+                    TurnItem::Request(request) => view! { <RequestBlock request /> }.into_any(),
+                    TurnItem::Command(command) => view! { <CommandBlock command /> }.into_any(),
+                }}
             </For>
+            {move || {
+                preview()
+                    .map(|text| {
+                        // Not announced as it grows: the recorded reply is.
+                        view! {
+                            <div class="streaming" role="group" aria-labelledby=format!("streaming-{}", turn.id)>
+                                <p class="who" id=format!("streaming-{}", turn.id)>
+                                    "Streaming (not yet saved)"
+                                </p>
+                                <p class="reply-text" aria-live="off">{text}</p>
+                            </div>
+                        }
+                    })
+            }}
             {move || {
                 turn.status
                     .get()
@@ -245,6 +272,40 @@ fn TurnBlock(turn: TurnView) -> impl IntoView {
                         }
                     })
             }}
+        </div>
+    }
+}
+
+/// One provider request of a model turn: its step, durable status, text and
+/// the tools it called. Rendered from the journal, like everything else.
+#[component]
+fn RequestBlock(request: RequestView) -> impl IntoView {
+    let status = move || request.status.get();
+    view! {
+        <div class="request" data-status=move || status().as_str()>
+            <p class="who">
+                {move || format!("Model · step {} · {}", request.step.get(), status().as_str())}
+            </p>
+            {move || request.text.get().filter(|t| !t.is_empty()).map(|t| view! { <p class="reply-text">{t}</p> })}
+            {move || {
+                let calls = request.tool_calls.get();
+                (!calls.is_empty()).then(|| view! { <p class="note">{format!("Called: {}", calls.join(", "))}</p> })
+            }}
+            {move || {
+                request
+                    .failure
+                    .get()
+                    .map(|f| {
+                        view! {
+                            <p class="evidence">{format!("{}: {} {}", f.label, f.message, f.advice)}</p>
+                        }
+                    })
+            }}
+            <Show when=move || status() == ProviderRequestStatus::Uncertain>
+                <p class="evidence">
+                    "No reply was recorded: the model may have answered. It was not asked again."
+                </p>
+            </Show>
         </div>
     }
 }
@@ -292,7 +353,9 @@ fn Composer(ui: Ui) -> impl IntoView {
             && ui.status.with(|s| s.as_ref().is_some_and(|s| s.writer))
     };
     let can_send = move || ui.can_write() && !ui.busy() && !ui.draft.with(|d| d.trim().is_empty());
-    let can_stop = move || writer() && ui.busy();
+    // `busy` covers a starting session too; the lifecycle check keeps Stop
+    // usable should a status say `starting` without it.
+    let can_stop = move || writer() && (ui.busy() || ui.starting());
     let locked = move || following() || ui.failure.with(Option::is_some);
     view! {
         <form
@@ -312,6 +375,7 @@ fn Composer(ui: Ui) -> impl IntoView {
             <p id="composer-refused" class="composer-note" data-level="error" aria-live="polite">
                 {move || ui.refused.get()}
             </p>
+            <Lifecycle ui />
             <textarea
                 aria-label="Message"
                 aria-describedby=move || if following() { "composer-following composer-refused" } else { "composer-refused" }
@@ -338,6 +402,77 @@ fn Composer(ui: Ui) -> impl IntoView {
                 </button>
             </div>
         </form>
+    }
+}
+
+/// The session's lifecycle next to the composer: starting, stopping, a
+/// failed start with Resume when possible, and prompts waiting. One small
+/// component; the full recovery card replaces it later.
+#[component]
+fn Lifecycle(ui: Ui) -> impl IntoView {
+    let lifecycle = Memo::new(move |_| ui.lifecycle());
+    let resuming = RwSignal::new(false);
+    // A new lifecycle state means the controller answered.
+    Effect::new(move |_| {
+        lifecycle.track();
+        resuming.set(false);
+    });
+    let line = move || {
+        lifecycle.with(|l| {
+            let Some(l) = l else { return String::new() };
+            let mut parts = Vec::new();
+            match l.state.as_str() {
+                "starting" => parts.push("Starting the session…".to_owned()),
+                "cancelling" => parts.push("Stopping…".to_owned()),
+                "cancelled" => parts.push("Start cancelled.".to_owned()),
+                _ => {}
+            }
+            match l.queued {
+                0 => {}
+                1 => parts.push("1 message waiting".to_owned()),
+                n => parts.push(format!("{n} messages waiting")),
+            }
+            parts.join(" · ")
+        })
+    };
+    let failed = move || {
+        lifecycle.with(|l| {
+            l.as_ref().filter(|l| l.state == "failed").map(|l| {
+                (
+                    l.message
+                        .clone()
+                        .unwrap_or_else(|| "The session could not start.".to_owned()),
+                    l.can_resume,
+                )
+            })
+        })
+    };
+    view! {
+        <div class="lifecycle" data-state=move || lifecycle.with(|l| l.as_ref().map(|l| l.state.clone()))>
+            <p class="lifecycle-line" role="status">{line}</p>
+            <p class="lifecycle-failed" role="alert">{move || failed().map(|(message, _)| message)}</p>
+            {move || {
+                failed()
+                    .filter(|(_, can_resume)| *can_resume)
+                    .map(|_| {
+                        view! {
+                            <button
+                                type="button"
+                                disabled=move || resuming.get() || !ui.is_writer()
+                                on:click=move |_| {
+                                    if host::resume() {
+                                        resuming.set(true);
+                                    } else {
+                                        ui.refused.set(Some("Not sent: the controller is not running.".into()));
+                                    }
+                                }
+                            >
+                                "Resume"
+                            </button>
+                        }
+                    })
+            }}
+        </div>
     }
 }
 

@@ -9,10 +9,13 @@
 
 use crate::transcript::{self, TranscriptSignals};
 use leptos::prelude::*;
-use lifeline_core::{Generation, RuntimeId, RuntimeIdentity, StartCause, TurnId, WorkspaceId};
+use lifeline_core::{
+    Generation, ProfileId, RuntimeId, RuntimeIdentity, StartCause, TurnId, WorkspaceId,
+};
 use lifeline_protocol::{
     check_version, decode, encode, ControllerToPage, JournalStatus, Level, PageToController,
-    PageToRuntime, Role, RuntimeToPage, Status, PROTOCOL_VERSION,
+    PageToRuntime, ProfileInput, ProfileSummary, Role, RuntimeToPage, SecretText, SessionStatus,
+    Status, PROTOCOL_VERSION,
 };
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -112,6 +115,12 @@ pub struct Ui {
     pub offline: RwSignal<Offline>,
     pub persist: RwSignal<Persist>,
     pub transcript: TranscriptSignals,
+    /// Every profile as the controller last listed it (never a secret).
+    pub profiles: RwSignal<Vec<ProfileSummary>>,
+    /// Profiles the controller could not read, phrased for a person.
+    pub profile_errors: RwSignal<Vec<String>>,
+    /// The controller has sent a profile list since it started.
+    pub profiles_loaded: RwSignal<bool>,
 }
 
 impl Ui {
@@ -128,6 +137,9 @@ impl Ui {
             offline: RwSignal::new(Offline::Pending),
             persist: RwSignal::new(Persist::Idle),
             transcript: TranscriptSignals::new(),
+            profiles: RwSignal::new(Vec::new()),
+            profile_errors: RwSignal::new(Vec::new()),
+            profiles_loaded: RwSignal::new(false),
         }
     }
 
@@ -171,6 +183,28 @@ impl Ui {
     pub fn busy(&self) -> bool {
         self.status.with(|s| s.as_ref().is_some_and(|s| s.busy))
     }
+
+    /// The session's lifecycle as the controller last reported it (tracked).
+    pub fn lifecycle(&self) -> Option<SessionStatus> {
+        self.status
+            .with(|s| s.as_ref().and_then(|s| s.lifecycle.clone()))
+    }
+
+    /// This tab's controller has claimed the journal (tracked).
+    pub fn is_writer(&self) -> bool {
+        self.role.get() == Some(Role::Leader)
+            && self.started.get()
+            && self.status.with(|s| s.as_ref().is_some_and(|s| s.writer))
+    }
+
+    /// The session is starting (Stop cancels the start) (tracked).
+    pub fn starting(&self) -> bool {
+        self.status.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.lifecycle.as_ref())
+                .is_some_and(|l| l.state == "starting")
+        })
+    }
 }
 
 struct ControllerSlot {
@@ -187,6 +221,12 @@ struct RuntimeSlot {
     worker: Worker,
     identity: RuntimeIdentity,
     workspace: WorkspaceId,
+    /// The environment its commands see. Held until the worker's `Start`
+    /// carries it (the runtime keeps it for its life) and then dropped: a
+    /// controller restart re-dials without it. Never logged or shown.
+    env: Vec<(String, SecretText)>,
+    /// A resume: the workspace must already exist.
+    existing_workspace: bool,
     ready: bool,
     spawned_at: f64,
     /// The controller epoch this runtime last got a port to.
@@ -384,7 +424,14 @@ impl Host {
             ControllerToPage::SpawnRuntime {
                 identity,
                 workspace,
-            } => self.spawn_runtime(identity, workspace),
+                env,
+                existing_workspace,
+            } => self.spawn_runtime(identity, workspace, env, existing_workspace),
+            ControllerToPage::RuntimeEnvironment {
+                runtime,
+                generation,
+                env,
+            } => self.runtime_environment((runtime, generation), env),
             ControllerToPage::TerminateRuntime {
                 runtime,
                 generation,
@@ -397,6 +444,16 @@ impl Host {
                 }
                 transcript::apply(reset, deltas);
             }
+            ControllerToPage::Profiles { profiles, errors } => {
+                if self.ui.profiles.with_untracked(|p| *p != profiles) {
+                    self.ui.profiles.set(profiles);
+                }
+                if self.ui.profile_errors.with_untracked(|e| *e != errors) {
+                    self.ui.profile_errors.set(errors);
+                }
+                self.ui.profiles_loaded.set(true);
+            }
+            ControllerToPage::Streaming { turn, text } => transcript::streaming(turn, text),
             ControllerToPage::Notice {
                 key,
                 level,
@@ -569,7 +626,13 @@ impl Host {
 
     // ---- runtimes ----
 
-    fn spawn_runtime(&mut self, identity: RuntimeIdentity, workspace: WorkspaceId) {
+    fn spawn_runtime(
+        &mut self,
+        identity: RuntimeIdentity,
+        workspace: WorkspaceId,
+        env: Vec<(String, SecretText)>,
+        existing_workspace: bool,
+    ) {
         let key = (identity.runtime, identity.generation);
         if self.runtimes.contains_key(&key) {
             return self.notice(
@@ -612,11 +675,39 @@ impl Host {
                 worker,
                 identity,
                 workspace,
+                env,
+                existing_workspace,
                 ready: false,
                 spawned_at: now(),
                 dialed: None,
             },
         );
+    }
+
+    /// A resume rejoined this runtime with its profile's current
+    /// environment: hand it over (or, before `Start`, start with it).
+    fn runtime_environment(&mut self, key: RuntimeKey, env: Vec<(String, SecretText)>) {
+        let Some(slot) = self.runtimes.get_mut(&key) else {
+            return self.notice(
+                "runtime-environment",
+                Level::Warning,
+                format!(
+                    "The controller sent an environment for runtime {} generation {}, which this tab is not running.",
+                    key.0, key.1
+                ),
+            );
+        };
+        if !slot.ready {
+            slot.env = env;
+            return;
+        }
+        let message = encode(&PageToRuntime::Environment { env });
+        if let Err(e) = slot.worker.post_message(&JsValue::from_str(&message)) {
+            self.runtime_crashed(
+                key,
+                format!("could not hand it its environment: {}", describe(&e)),
+            );
+        }
     }
 
     fn runtime_message(&mut self, key: RuntimeKey, data: Option<String>) {
@@ -645,6 +736,10 @@ impl Host {
                     protocol: PROTOCOL_VERSION,
                     identity: slot.identity,
                     workspace: slot.workspace,
+                    // Sent once: the runtime keeps its environment for its
+                    // life, so the page need not hold the secrets any longer.
+                    env: std::mem::take(&mut slot.env),
+                    existing_workspace: slot.existing_workspace,
                 });
                 if let Err(e) = slot.worker.post_message(&JsValue::from_str(&start)) {
                     return self
@@ -858,6 +953,25 @@ pub fn send_prompt() {
 
 pub fn stop_turn() {
     with_host(|h| h.send(PageToController::Stop));
+}
+
+/// Resumes the session's retained execution. False if not sent.
+pub fn resume() -> bool {
+    with_host(|h| h.send(PageToController::Resume)).unwrap_or(false)
+}
+
+/// Sends a profile to be stored. The key inside `profile`, if any, goes to
+/// the controller and nowhere else. False if not sent.
+pub fn save_profile(profile: ProfileInput) -> bool {
+    with_host(|h| h.send(PageToController::SaveProfile { profile })).unwrap_or(false)
+}
+
+pub fn delete_profile(profile: ProfileId) -> bool {
+    with_host(|h| h.send(PageToController::DeleteProfile { profile })).unwrap_or(false)
+}
+
+pub fn select_profile(profile: ProfileId) -> bool {
+    with_host(|h| h.send(PageToController::SelectProfile { profile })).unwrap_or(false)
 }
 
 /// Asks the browser to keep this origin's data (only a window may ask).

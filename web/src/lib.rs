@@ -6,6 +6,7 @@
 
 mod app;
 mod host;
+mod profiles;
 mod transcript;
 
 use wasm_bindgen::prelude::*;

@@ -14,7 +14,10 @@
 
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
-use lifeline_core::{CommandId, EventSeq, Outcome, SessionId, TurnId, TurnStatus, ViewDelta};
+use lifeline_core::{
+    CommandId, EventSeq, Outcome, ProviderFailureView, ProviderRequestId, ProviderRequestStatus,
+    SessionId, TurnId, TurnStatus, ViewDelta,
+};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use wasm_bindgen::{prelude::*, JsCast};
@@ -39,7 +42,37 @@ pub struct TurnView {
     pub prompt: RwSignal<String>,
     pub status: RwSignal<Option<TurnStatus>>,
     pub reply: RwSignal<Option<String>>,
-    pub commands: RwSignal<Vec<CommandView>>,
+    /// Provider requests and command blocks, in the order they arrived.
+    pub items: RwSignal<Vec<TurnItem>>,
+}
+
+/// Something shown inside a turn, between its prompt and its reply.
+#[derive(Clone, Copy)]
+pub enum TurnItem {
+    Request(RequestView),
+    Command(CommandView),
+}
+
+impl TurnItem {
+    /// A key for keyed lists: kind, identity, reset epoch.
+    pub fn key(&self) -> (u8, u128, u32) {
+        match self {
+            TurnItem::Request(r) => (0, r.id.as_u128(), r.epoch),
+            TurnItem::Command(c) => (1, c.id.as_u128(), c.epoch),
+        }
+    }
+}
+
+/// One provider request of a model turn, as the journal recorded it.
+#[derive(Clone, Copy)]
+pub struct RequestView {
+    pub id: ProviderRequestId,
+    pub epoch: u32,
+    pub step: RwSignal<u32>,
+    pub status: RwSignal<ProviderRequestStatus>,
+    pub text: RwSignal<Option<String>>,
+    pub tool_calls: RwSignal<Vec<String>>,
+    pub failure: RwSignal<Option<ProviderFailureView>>,
 }
 
 /// One command block.
@@ -68,6 +101,8 @@ pub struct TranscriptSignals {
     pub turns: RwSignal<Vec<TurnView>>,
     /// Commands the controller did not place in a turn.
     pub loose: RwSignal<Vec<CommandView>>,
+    /// A model reply streaming in for a turn: a preview, not durable.
+    pub streaming: RwSignal<Option<(TurnId, String)>>,
     pub log: NodeRef<Div>,
 }
 
@@ -78,6 +113,7 @@ impl TranscriptSignals {
             title: RwSignal::new(None),
             turns: RwSignal::new(Vec::new()),
             loose: RwSignal::new(Vec::new()),
+            streaming: RwSignal::new(None),
             log: NodeRef::new(),
         }
     }
@@ -114,6 +150,7 @@ struct Model {
     owner: Owner,
     epoch: u32,
     turns: HashMap<TurnId, TurnView>,
+    requests: HashMap<ProviderRequestId, RequestView>,
     commands: HashMap<CommandId, CommandEntry>,
     dirty: Vec<CommandId>,
     frame_requested: bool,
@@ -133,6 +170,7 @@ pub fn init(signals: TranscriptSignals, owner: Owner) {
             owner,
             epoch: 0,
             turns: HashMap::new(),
+            requests: HashMap::new(),
             commands: HashMap::new(),
             dirty: Vec::new(),
             frame_requested: false,
@@ -153,6 +191,22 @@ pub fn apply(reset: bool, deltas: Vec<ViewDelta>) {
         for delta in deltas {
             model.apply(delta);
         }
+        model.request_frame();
+    });
+}
+
+/// A model reply streaming in for `turn`. It replaces any other turn's
+/// preview and is ignored once the turn has ended.
+pub fn streaming(turn: TurnId, text: String) {
+    MODEL.with(|m| {
+        let mut guard = m.borrow_mut();
+        let Some(model) = guard.as_mut() else { return };
+        let ended = model
+            .turns
+            .get(&turn)
+            .is_some_and(|t| t.status.with_untracked(Option::is_some));
+        let value = (!ended).then_some((turn, text));
+        set_if_changed(model.signals.streaming, value);
         model.request_frame();
     });
 }
@@ -184,12 +238,14 @@ impl Model {
     fn reset(&mut self) {
         self.epoch = self.epoch.wrapping_add(1);
         self.turns.clear();
+        self.requests.clear();
         self.commands.clear();
         self.dirty.clear();
         self.signals.session.set(None);
         self.signals.title.set(None);
         self.signals.turns.set(Vec::new());
         self.signals.loose.set(Vec::new());
+        self.signals.streaming.set(None);
         self.stick_to_bottom = true;
     }
 
@@ -204,7 +260,7 @@ impl Model {
             prompt: RwSignal::new(String::new()),
             status: RwSignal::new(None),
             reply: RwSignal::new(None),
-            commands: RwSignal::new(Vec::new()),
+            items: RwSignal::new(Vec::new()),
         });
         self.turns.insert(id, view);
         self.signals.turns.update(|turns| turns.push(view));
@@ -249,9 +305,53 @@ impl Model {
                 ..
             } => {
                 let view = self.turn(turn);
+                if status.is_some() {
+                    self.end_streaming(turn);
+                }
                 set_if_changed(view.prompt, prompt);
                 set_if_changed(view.status, status);
                 set_if_changed(view.reply, reply);
+            }
+            ViewDelta::ProviderRequest {
+                turn,
+                request,
+                step,
+                status,
+                text,
+                tool_calls,
+                failure,
+                ..
+            } => {
+                let turn_view = self.turn(turn);
+                if status != ProviderRequestStatus::Waiting {
+                    // Its recorded reply (or failure) replaces the preview.
+                    self.end_streaming(turn);
+                }
+                let view = match self.requests.get(&request) {
+                    Some(view) => *view,
+                    None => {
+                        let epoch = self.epoch;
+                        let view = self.owner.with(|| RequestView {
+                            id: request,
+                            epoch,
+                            step: RwSignal::new(step),
+                            status: RwSignal::new(status),
+                            text: RwSignal::new(None),
+                            tool_calls: RwSignal::new(Vec::new()),
+                            failure: RwSignal::new(None),
+                        });
+                        self.requests.insert(request, view);
+                        turn_view
+                            .items
+                            .update(|items| items.push(TurnItem::Request(view)));
+                        view
+                    }
+                };
+                set_if_changed(view.step, step);
+                set_if_changed(view.status, status);
+                set_if_changed(view.text, text);
+                set_if_changed(view.tool_calls, tool_calls);
+                set_if_changed(view.failure, failure);
             }
             ViewDelta::Command {
                 turn,
@@ -276,7 +376,7 @@ impl Model {
                         self.dirty.push(command);
                     }
                     match turn_view {
-                        Some(t) => t.commands.update(|c| c.push(view)),
+                        Some(t) => t.items.update(|c| c.push(TurnItem::Command(view))),
                         None => self.signals.loose.update(|c| c.push(view)),
                     }
                 }
@@ -343,6 +443,16 @@ impl Model {
                 }
                 set_if_changed(entry.view.gap, true);
             }
+        }
+    }
+
+    fn end_streaming(&mut self, turn: TurnId) {
+        if self
+            .signals
+            .streaming
+            .with_untracked(|s| s.as_ref().is_some_and(|(t, _)| *t == turn))
+        {
+            self.signals.streaming.set(None);
         }
     }
 

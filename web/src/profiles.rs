@@ -1,0 +1,1084 @@
+//! The Profiles dialog: list, select, delete, create and edit environment
+//! profiles. Thin components over [`Ui`] signals; the controller stores and
+//! validates profiles, this only checks input early so errors show next to
+//! their field.
+//!
+//! The API key is a secret: it lives in one signal while typed, crosses to
+//! the controller once inside `SaveProfile`, and the signal is emptied right
+//! after. It never goes into a URL, storage, the console or a notice; the
+//! list only ever knows whether a key is set.
+
+use crate::host::{self, Ui};
+use leptos::html;
+use leptos::prelude::*;
+use lifeline_core::profile::{limits, AgentBudget, Capabilities, Provider, Tool, RESERVED_ENV};
+use lifeline_core::ProfileId;
+use lifeline_protocol::{KeyInput, ProfileInput, ProfileSummary, SecretText};
+
+pub const OPENAI_DEFAULT_URL: &str = "http://localhost:11434/v1";
+pub const ANTHROPIC_DEFAULT_URL: &str = "https://api.anthropic.com";
+
+/// The provider choice in the form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    BuiltIn,
+    OpenAi,
+    Anthropic,
+}
+
+impl Kind {
+    const ALL: [Kind; 3] = [Kind::BuiltIn, Kind::OpenAi, Kind::Anthropic];
+
+    fn value(self) -> &'static str {
+        match self {
+            Kind::BuiltIn => "built_in",
+            Kind::OpenAi => "openai_compatible",
+            Kind::Anthropic => "anthropic",
+        }
+    }
+
+    fn from_value(value: &str) -> Kind {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.value() == value)
+            .unwrap_or(Kind::BuiltIn)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::BuiltIn => "Built-in local agent",
+            Kind::OpenAi => "OpenAI-compatible",
+            Kind::Anthropic => "Anthropic",
+        }
+    }
+
+    fn default_url(self) -> &'static str {
+        match self {
+            Kind::BuiltIn => "",
+            Kind::OpenAi => OPENAI_DEFAULT_URL,
+            Kind::Anthropic => ANTHROPIC_DEFAULT_URL,
+        }
+    }
+
+    fn of(provider: &Provider) -> Kind {
+        match provider {
+            Provider::BuiltIn => Kind::BuiltIn,
+            Provider::OpenAiCompatible { .. } => Kind::OpenAi,
+            Provider::Anthropic { .. } => Kind::Anthropic,
+        }
+    }
+}
+
+/// A form field that can carry a validation error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Name,
+    BaseUrl,
+    Model,
+    ApiKey,
+    Env,
+    KeyEnv,
+    MaxSteps,
+    MaxCommands,
+    MaxTokens,
+    MaxMinutes,
+}
+
+impl Field {
+    fn id(self) -> &'static str {
+        match self {
+            Field::Name => "profile-name",
+            Field::BaseUrl => "profile-base-url",
+            Field::Model => "profile-model",
+            Field::ApiKey => "profile-api-key",
+            Field::Env => "profile-env",
+            Field::KeyEnv => "profile-key-env",
+            Field::MaxSteps => "profile-max-steps",
+            Field::MaxCommands => "profile-max-commands",
+            Field::MaxTokens => "profile-max-tokens",
+            Field::MaxMinutes => "profile-max-minutes",
+        }
+    }
+
+    fn error_id(self) -> String {
+        format!("{}-error", self.id())
+    }
+}
+
+/// The form as typed, without the API key (which stays in its own signal so
+/// no `Debug` or clone of this can carry it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Draft {
+    pub id: Option<ProfileId>,
+    pub name: String,
+    pub kind: Kind,
+    pub base_url: String,
+    pub model: String,
+    pub env: String,
+    pub key_env: String,
+    /// In the order of [`Tool::ALL`].
+    pub tools: [bool; 4],
+    pub js: bool,
+    pub max_steps: String,
+    pub max_commands: String,
+    pub max_tokens: String,
+    pub max_minutes: String,
+    /// The profile being edited has a stored key.
+    pub had_key: bool,
+    pub remove_key: bool,
+}
+
+impl Default for Draft {
+    fn default() -> Self {
+        Draft::from_parts(
+            None,
+            String::new(),
+            &Provider::BuiltIn,
+            &[],
+            None,
+            &Capabilities::default(),
+            &AgentBudget::default(),
+            false,
+        )
+    }
+}
+
+fn minutes_text(ms: u64) -> String {
+    if ms.is_multiple_of(60_000) {
+        (ms / 60_000).to_string()
+    } else {
+        let text = format!("{:.3}", ms as f64 / 60_000.0);
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
+impl Draft {
+    #[allow(clippy::too_many_arguments)]
+    fn from_parts(
+        id: Option<ProfileId>,
+        name: String,
+        provider: &Provider,
+        env: &[(String, String)],
+        key_env: Option<&str>,
+        capabilities: &Capabilities,
+        budget: &AgentBudget,
+        had_key: bool,
+    ) -> Draft {
+        let (base_url, model) = match provider {
+            Provider::BuiltIn => (String::new(), String::new()),
+            Provider::OpenAiCompatible { base_url, model }
+            | Provider::Anthropic { base_url, model } => (base_url.clone(), model.clone()),
+        };
+        Draft {
+            id,
+            name,
+            kind: Kind::of(provider),
+            base_url,
+            model,
+            env: env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}\n"))
+                .collect::<String>(),
+            key_env: key_env.unwrap_or_default().to_owned(),
+            tools: Tool::ALL.map(|t| capabilities.tools.contains(&t)),
+            js: capabilities.js,
+            max_steps: budget.max_steps.to_string(),
+            max_commands: budget.max_commands.to_string(),
+            max_tokens: budget.max_tokens.to_string(),
+            max_minutes: minutes_text(budget.max_wall_ms),
+            had_key,
+            remove_key: false,
+        }
+    }
+
+    pub fn edit(profile: &ProfileSummary) -> Draft {
+        Draft::from_parts(
+            Some(profile.id),
+            profile.name.clone(),
+            &profile.provider,
+            &profile.env,
+            profile.key_env.as_deref(),
+            &profile.capabilities,
+            &profile.budget,
+            profile.has_key,
+        )
+    }
+
+    /// The message to send, or every problem found, per field.
+    pub fn build(&self, api_key: &str) -> Result<ProfileInput, Vec<(Field, String)>> {
+        let mut errors = Vec::new();
+        let name = self.name.trim().to_owned();
+        if name.is_empty() {
+            errors.push((Field::Name, "Enter a name.".to_owned()));
+        } else if name.len() > limits::MAX_NAME_BYTES {
+            errors.push((
+                Field::Name,
+                format!("At most {} bytes.", limits::MAX_NAME_BYTES),
+            ));
+        }
+        let provider = match self.kind {
+            Kind::BuiltIn => Provider::BuiltIn,
+            kind => {
+                let base_url = self.base_url.trim().to_owned();
+                let model = self.model.trim().to_owned();
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                    errors.push((
+                        Field::BaseUrl,
+                        "Start the URL with http:// or https://.".to_owned(),
+                    ));
+                } else if base_url.len() > limits::MAX_URL_BYTES {
+                    errors.push((
+                        Field::BaseUrl,
+                        format!("At most {} bytes.", limits::MAX_URL_BYTES),
+                    ));
+                }
+                if model.is_empty() {
+                    errors.push((Field::Model, "Enter the model's name.".to_owned()));
+                } else if model.len() > limits::MAX_MODEL_BYTES {
+                    errors.push((
+                        Field::Model,
+                        format!("At most {} bytes.", limits::MAX_MODEL_BYTES),
+                    ));
+                }
+                if kind == Kind::OpenAi {
+                    Provider::OpenAiCompatible { base_url, model }
+                } else {
+                    Provider::Anthropic { base_url, model }
+                }
+            }
+        };
+        let key = api_key.trim();
+        let api_key = if self.kind != Kind::BuiltIn && !key.is_empty() {
+            KeyInput::Set(SecretText(key.to_owned()))
+        } else if self.remove_key {
+            KeyInput::Clear
+        } else {
+            KeyInput::Keep
+        };
+        let env = match parse_env(&self.env) {
+            Ok(env) => env,
+            Err(message) => {
+                errors.push((Field::Env, message));
+                Vec::new()
+            }
+        };
+        let key_env = self.key_env.trim();
+        let key_env = if key_env.is_empty() {
+            None
+        } else {
+            if let Err(message) = check_env_name(key_env) {
+                errors.push((Field::KeyEnv, message));
+            } else if env.iter().any(|(n, _)| n == key_env) {
+                errors.push((
+                    Field::KeyEnv,
+                    format!("{key_env} is already set under Environment variables."),
+                ));
+            }
+            let keyless = match api_key {
+                KeyInput::Set(_) => false,
+                KeyInput::Clear => true,
+                KeyInput::Keep => !self.had_key,
+            };
+            if keyless {
+                errors.push((
+                    Field::KeyEnv,
+                    "This profile has no API key to give; enter one or leave this empty."
+                        .to_owned(),
+                ));
+            }
+            Some(key_env.to_owned())
+        };
+        let tools = Tool::ALL
+            .into_iter()
+            .zip(self.tools)
+            .filter_map(|(t, on)| on.then_some(t))
+            .collect();
+        let max_steps = whole::<u32>(&self.max_steps, Field::MaxSteps, &mut errors);
+        let max_commands = whole::<u32>(&self.max_commands, Field::MaxCommands, &mut errors);
+        let max_tokens = whole::<u64>(&self.max_tokens, Field::MaxTokens, &mut errors);
+        let max_wall_ms = match self.max_minutes.trim().parse::<f64>() {
+            Ok(m) if m.is_finite() && m > 0.0 && m <= 24.0 * 60.0 => {
+                ((m * 60_000.0).round() as u64).max(1)
+            }
+            _ => {
+                errors.push((
+                    Field::MaxMinutes,
+                    "Enter a number of minutes above 0 and at most 1440.".to_owned(),
+                ));
+                0
+            }
+        };
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(ProfileInput {
+            id: self.id,
+            name,
+            provider,
+            api_key,
+            env,
+            key_env,
+            capabilities: Capabilities { tools, js: self.js },
+            budget: AgentBudget {
+                max_steps,
+                max_commands,
+                max_tokens,
+                max_wall_ms,
+            },
+        })
+    }
+}
+
+fn whole<T: std::str::FromStr + Default + PartialOrd>(
+    text: &str,
+    field: Field,
+    errors: &mut Vec<(Field, String)>,
+) -> T {
+    match text.trim().parse::<T>() {
+        Ok(n) if n > T::default() => n,
+        _ => {
+            errors.push((field, "Enter a whole number above 0.".to_owned()));
+            T::default()
+        }
+    }
+}
+
+fn check_env_name(name: &str) -> Result<(), String> {
+    let valid = !name.is_empty()
+        && name.len() <= limits::MAX_ENV_NAME_BYTES
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !name.as_bytes()[0].is_ascii_digit();
+    if !valid {
+        return Err(format!(
+            "“{name}” is not a variable name: use letters, digits and _, not starting with a digit."
+        ));
+    }
+    if RESERVED_ENV.contains(&name) {
+        return Err(format!(
+            "{name} is set by the runtime and cannot be changed."
+        ));
+    }
+    Ok(())
+}
+
+/// One `NAME=value` per line; blank lines and lines starting with `#` are
+/// skipped. Every problem is reported, each with its line number.
+pub fn parse_env(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    let mut problems = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = raw.trim_end_matches('\r');
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let n = index + 1;
+        let Some((name, value)) = line.split_once('=') else {
+            problems.push(format!("Line {n}: write NAME=value."));
+            continue;
+        };
+        let name = name.trim();
+        if let Err(message) = check_env_name(name) {
+            problems.push(format!("Line {n}: {message}"));
+            continue;
+        }
+        if vars.iter().any(|(v, _)| v == name) {
+            problems.push(format!("Line {n}: {name} is set twice."));
+            continue;
+        }
+        if value.len() > limits::MAX_ENV_VALUE_BYTES {
+            problems.push(format!(
+                "Line {n}: the value is longer than {} bytes.",
+                limits::MAX_ENV_VALUE_BYTES
+            ));
+            continue;
+        }
+        vars.push((name.to_owned(), value.to_owned()));
+    }
+    if vars.len() > limits::MAX_ENV_VARS {
+        problems.push(format!("At most {} variables.", limits::MAX_ENV_VARS));
+    }
+    if problems.is_empty() {
+        Ok(vars)
+    } else {
+        Err(problems.join(" "))
+    }
+}
+
+/// The form's fields, one signal each so typing touches one input.
+#[derive(Clone, Copy)]
+struct Form {
+    id: RwSignal<Option<ProfileId>>,
+    name: RwSignal<String>,
+    kind: RwSignal<Kind>,
+    base_url: RwSignal<String>,
+    model: RwSignal<String>,
+    /// The only place the typed key lives; emptied after a save and on close.
+    api_key: RwSignal<String>,
+    env: RwSignal<String>,
+    key_env: RwSignal<String>,
+    tools: [RwSignal<bool>; 4],
+    js: RwSignal<bool>,
+    max_steps: RwSignal<String>,
+    max_commands: RwSignal<String>,
+    max_tokens: RwSignal<String>,
+    max_minutes: RwSignal<String>,
+    had_key: RwSignal<bool>,
+    remove_key: RwSignal<bool>,
+    errors: RwSignal<Vec<(Field, String)>>,
+}
+
+impl Form {
+    fn new() -> Form {
+        let d = Draft::default();
+        Form {
+            id: RwSignal::new(d.id),
+            name: RwSignal::new(d.name),
+            kind: RwSignal::new(d.kind),
+            base_url: RwSignal::new(d.base_url),
+            model: RwSignal::new(d.model),
+            api_key: RwSignal::new(String::new()),
+            env: RwSignal::new(d.env),
+            key_env: RwSignal::new(d.key_env),
+            tools: d.tools.map(RwSignal::new),
+            js: RwSignal::new(d.js),
+            max_steps: RwSignal::new(d.max_steps),
+            max_commands: RwSignal::new(d.max_commands),
+            max_tokens: RwSignal::new(d.max_tokens),
+            max_minutes: RwSignal::new(d.max_minutes),
+            had_key: RwSignal::new(d.had_key),
+            remove_key: RwSignal::new(d.remove_key),
+            errors: RwSignal::new(Vec::new()),
+        }
+    }
+
+    fn load(&self, d: Draft) {
+        self.id.set(d.id);
+        self.name.set(d.name);
+        self.kind.set(d.kind);
+        self.base_url.set(d.base_url);
+        self.model.set(d.model);
+        self.api_key.set(String::new());
+        self.env.set(d.env);
+        self.key_env.set(d.key_env);
+        for (signal, on) in self.tools.iter().zip(d.tools) {
+            signal.set(on);
+        }
+        self.js.set(d.js);
+        self.max_steps.set(d.max_steps);
+        self.max_commands.set(d.max_commands);
+        self.max_tokens.set(d.max_tokens);
+        self.max_minutes.set(d.max_minutes);
+        self.had_key.set(d.had_key);
+        self.remove_key.set(d.remove_key);
+        self.errors.set(Vec::new());
+    }
+
+    fn draft(&self) -> Draft {
+        Draft {
+            id: self.id.get_untracked(),
+            name: self.name.get_untracked(),
+            kind: self.kind.get_untracked(),
+            base_url: self.base_url.get_untracked(),
+            model: self.model.get_untracked(),
+            env: self.env.get_untracked(),
+            key_env: self.key_env.get_untracked(),
+            tools: self.tools.map(|s| s.get_untracked()),
+            js: self.js.get_untracked(),
+            max_steps: self.max_steps.get_untracked(),
+            max_commands: self.max_commands.get_untracked(),
+            max_tokens: self.max_tokens.get_untracked(),
+            max_minutes: self.max_minutes.get_untracked(),
+            had_key: self.had_key.get_untracked(),
+            remove_key: self.remove_key.get_untracked(),
+        }
+    }
+
+    fn error(&self, field: Field) -> Option<String> {
+        self.errors
+            .with(|e| e.iter().find(|(f, _)| *f == field).map(|(_, m)| m.clone()))
+    }
+
+    fn clear_error(&self, field: Field) {
+        if self
+            .errors
+            .with_untracked(|e| e.iter().any(|(f, _)| *f == field))
+        {
+            self.errors.update(|e| e.retain(|(f, _)| *f != field));
+        }
+    }
+
+    fn set_kind(&self, kind: Kind) {
+        let old = self.kind.get_untracked();
+        let url = self.base_url.get_untracked();
+        if url.trim().is_empty() || url.trim() == old.default_url() {
+            self.base_url.set(kind.default_url().to_owned());
+        }
+        self.kind.set(kind);
+    }
+}
+
+/// The header button and the dialog it opens.
+#[component]
+pub fn Profiles(ui: Ui) -> impl IntoView {
+    let dialog = NodeRef::<html::Dialog>::new();
+    let opener = NodeRef::<html::Button>::new();
+    let form = Form::new();
+    // What the dialog last said about a save, delete or selection.
+    let said = RwSignal::new(String::new());
+    let pending_save = RwSignal::new(None::<String>);
+
+    // A new list after a save is the controller's answer.
+    Effect::new(move |first: Option<()>| {
+        ui.profiles.track();
+        if first.is_some() {
+            if let Some(name) = pending_save.get_untracked() {
+                pending_save.set(None);
+                said.set(format!("Saved “{name}”."));
+            }
+        }
+    });
+
+    let open = move |_| {
+        said.set(String::new());
+        if let Some(d) = dialog.get_untracked() {
+            if !d.open() {
+                let _ = d.show_modal();
+            }
+        }
+    };
+    let close = move || {
+        if let Some(d) = dialog.get_untracked() {
+            d.close();
+        }
+    };
+
+    view! {
+        <button
+            type="button"
+            class="profiles-open"
+            aria-haspopup="dialog"
+            node_ref=opener
+            on:click=open
+        >
+            "Profiles"
+        </button>
+        <dialog
+            class="profiles"
+            aria-labelledby="profiles-title"
+            node_ref=dialog
+            on:close=move |_| {
+                // The key never outlives the dialog.
+                form.api_key.set(String::new());
+                if let Some(button) = opener.get_untracked() {
+                    let _ = button.focus();
+                }
+            }
+        >
+            <div class="dialog-head">
+                <h2 id="profiles-title">"Profiles"</h2>
+                <button type="button" class="dialog-close" on:click=move |_| close()>
+                    "Close"
+                </button>
+            </div>
+            <p class="dialog-said" role="status">{move || said.get()}</p>
+            <ProfileErrors ui />
+            <ProfileList ui form said />
+            <ProfileForm form said pending_save />
+        </dialog>
+    }
+}
+
+#[component]
+fn ProfileErrors(ui: Ui) -> impl IntoView {
+    // Controller notices about profiles (their key starts with `profile`)
+    // are shown here too: the page's notices are behind the modal dialog.
+    let notices = move || {
+        ui.notices.with(|list| {
+            list.iter()
+                .filter(|n| n.key.starts_with("controller:profile"))
+                .map(|n| n.message.clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <div class="dialog-errors" aria-live="polite">
+            <For each=move || ui.profile_errors.get() key=|e| e.clone() let:error>
+                <p class="field-error">{format!("Unreadable profile: {error}")}</p>
+            </For>
+            <For each=notices key=|m| m.clone() let:message>
+                <p class="field-error">{message}</p>
+            </For>
+        </div>
+    }
+}
+
+#[component]
+fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
+    let selected = move || ui.lifecycle().and_then(|l| l.selected_profile);
+    let confirming = RwSignal::new(None::<ProfileId>);
+    view! {
+        <h3>"Saved profiles"</h3>
+        <Show
+            when=move || !ui.profiles.with(Vec::is_empty)
+            fallback=move || {
+                view! {
+                    <p class="empty">
+                        {move || {
+                            if ui.profiles_loaded.get() {
+                                "No profiles yet."
+                            } else {
+                                "Waiting for the controller…"
+                            }
+                        }}
+                    </p>
+                }
+            }
+        >
+            <ul class="profile-list" aria-label="Saved profiles">
+                <For
+                    each=move || ui.profiles.get()
+                    key=|p| (p.id, p.revision)
+                    let:profile
+                >
+                    {
+                        let id = profile.id;
+                        let name = profile.name.clone();
+                        let is_selected = move || selected() == Some(id);
+                        let kind = Kind::of(&profile.provider);
+                        let model = profile.provider.model().map(str::to_owned);
+                        let key_text = if profile.has_key { "API key set" } else { "no API key" };
+                        let edit_profile = profile.clone();
+                        let (name2, name3) = (name.clone(), name.clone());
+                        view! {
+                            <li
+                                class="profile"
+                                aria-current=move || is_selected().then_some("true")
+                            >
+                                <p class="profile-name">
+                                    <strong>{name.clone()}</strong>
+                                    <Show when=is_selected>
+                                        " (selected)"
+                                    </Show>
+                                </p>
+                                <p class="profile-meta">
+                                    {kind.label()}
+                                    {model.map(|m| format!(" · {m}"))}
+                                    {format!(" · {key_text}")}
+                                </p>
+                                <div class="profile-actions">
+                                    <button
+                                        type="button"
+                                        disabled=is_selected
+                                        on:click=move |_| {
+                                            if host::select_profile(id) {
+                                                said.set(format!("New launches of this session use “{name2}”."));
+                                            } else {
+                                                said.set("Not sent: the controller is not running.".into());
+                                            }
+                                        }
+                                    >
+                                        "Use for this session"
+                                    </button>
+                                    <button
+                                        type="button"
+                                        on:click=move |_| {
+                                            form.load(Draft::edit(&edit_profile));
+                                            said.set(String::new());
+                                            focus(Field::Name.id());
+                                        }
+                                    >
+                                        "Edit"
+                                    </button>
+                                    <Show
+                                        when=move || confirming.get() == Some(id)
+                                        fallback=move || {
+                                            view! {
+                                                <button type="button" on:click=move |_| confirming.set(Some(id))>
+                                                    "Delete"
+                                                </button>
+                                            }
+                                        }
+                                    >
+                                        {
+                                            let name3 = name3.clone();
+                                            view! {
+                                                <span class="confirm">
+                                                    {format!("Delete “{name3}”?")}
+                                                    <button
+                                                        type="button"
+                                                        class="danger"
+                                                        on:click={
+                                                            let name3 = name3.clone();
+                                                            move |_| {
+                                                                confirming.set(None);
+                                                                if host::delete_profile(id) {
+                                                                    if form.id.get_untracked() == Some(id) {
+                                                                        form.load(Draft::default());
+                                                                    }
+                                                                    said.set(format!("Deleting “{name3}”…"));
+                                                                } else {
+                                                                    said.set("Not sent: the controller is not running.".into());
+                                                                }
+                                                            }
+                                                        }
+                                                    >
+                                                        "Confirm delete"
+                                                    </button>
+                                                    <button type="button" on:click=move |_| confirming.set(None)>
+                                                        "Cancel"
+                                                    </button>
+                                                </span>
+                                            }
+                                        }
+                                    </Show>
+                                </div>
+                            </li>
+                        }
+                    }
+                </For>
+            </ul>
+        </Show>
+    }
+}
+
+fn focus(id: &str) {
+    if let Some(element) = document().get_element_by_id(id) {
+        if let Ok(element) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(element) {
+            let _ = element.focus();
+        }
+    }
+}
+
+/// `aria-describedby` for a field: its hint (if any) and its error (if any).
+fn described(form: Form, field: Field, hint: Option<&'static str>) -> impl Fn() -> Option<String> {
+    move || {
+        let mut ids: Vec<String> = hint.map(str::to_owned).into_iter().collect();
+        if form.error(field).is_some() {
+            ids.push(field.error_id());
+        }
+        (!ids.is_empty()).then(|| ids.join(" "))
+    }
+}
+
+#[component]
+fn FieldError(form: Form, field: Field) -> impl IntoView {
+    move || {
+        form.error(field)
+            .map(|m| view! { <p id=field.error_id() class="field-error">{m}</p> })
+    }
+}
+
+/// A labelled single-line text input bound to `value`.
+#[component]
+fn TextField(
+    form: Form,
+    field: Field,
+    label: &'static str,
+    value: RwSignal<String>,
+    #[prop(optional)] hint: Option<&'static str>,
+    #[prop(optional)] hint_text: Option<&'static str>,
+    #[prop(default = "text")] kind: &'static str,
+    #[prop(optional)] inputmode: Option<&'static str>,
+) -> impl IntoView {
+    view! {
+        <div class="field">
+            <label for=field.id()>{label}</label>
+            <input
+                id=field.id()
+                type=kind
+                inputmode=inputmode
+                autocomplete="off"
+                spellcheck="false"
+                aria-invalid=move || form.error(field).map(|_| "true")
+                aria-describedby=described(form, field, hint)
+                prop:value=move || value.get()
+                on:input:target=move |ev| {
+                    value.set(ev.target().value());
+                    form.clear_error(field);
+                }
+            />
+            {hint.zip(hint_text).map(|(id, text)| view! { <p id=id class="hint">{text}</p> })}
+            <FieldError form field />
+        </div>
+    }
+}
+
+#[component]
+fn ProfileForm(
+    form: Form,
+    said: RwSignal<String>,
+    pending_save: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let editing = move || form.id.get().is_some();
+    let title = move || {
+        if editing() {
+            "Edit profile"
+        } else {
+            "New profile"
+        }
+    };
+    let remote = move || form.kind.get() != Kind::BuiltIn;
+    let submit = move |event: web_sys::SubmitEvent| {
+        event.prevent_default();
+        let draft = form.draft();
+        let built = form.api_key.with_untracked(|key| draft.build(key));
+        match built {
+            Err(errors) => {
+                let first = errors.first().map(|(f, _)| *f);
+                form.errors.set(errors);
+                said.set("The profile was not saved: fix the marked fields.".into());
+                if let Some(field) = first {
+                    focus(field.id());
+                }
+            }
+            Ok(input) => {
+                let name = input.name.clone();
+                let sent = host::save_profile(input);
+                // The key is gone from the page either way.
+                form.api_key.set(String::new());
+                if sent {
+                    pending_save.set(Some(name.clone()));
+                    said.set(format!("Saving “{name}”…"));
+                    form.load(Draft::default());
+                } else {
+                    said.set("Not saved: the controller is not running.".into());
+                }
+            }
+        }
+    };
+    view! {
+        <form class="profile-form" aria-labelledby="profile-form-title" novalidate=true on:submit=submit>
+            <div class="dialog-head">
+                <h3 id="profile-form-title">{title}</h3>
+                <Show when=editing>
+                    <button type="button" on:click=move |_| form.load(Draft::default())>
+                        "Cancel editing"
+                    </button>
+                </Show>
+            </div>
+            <TextField form field=Field::Name label="Name" value=form.name />
+            <div class="field">
+                <label for="profile-provider">"Provider"</label>
+                <select
+                    id="profile-provider"
+                    on:change:target=move |ev| form.set_kind(Kind::from_value(&ev.target().value()))
+                    prop:value=move || form.kind.get().value()
+                >
+                    {Kind::ALL
+                        .map(|k| {
+                            view! {
+                                <option value=k.value() selected=move || form.kind.get() == k>
+                                    {k.label()}
+                                </option>
+                            }
+                        })}
+                </select>
+            </div>
+            <Show when=remote>
+                <TextField
+                    form
+                    field=Field::BaseUrl
+                    label="Base URL"
+                    value=form.base_url
+                    kind="url"
+                    inputmode="url"
+                />
+                <TextField form field=Field::Model label="Model" value=form.model />
+                <div class="field">
+                    <label for=Field::ApiKey.id()>"API key"</label>
+                    <input
+                        id=Field::ApiKey.id()
+                        type="password"
+                        autocomplete="off"
+                        spellcheck="false"
+                        aria-describedby="profile-api-key-hint"
+                        prop:value=move || form.api_key.get()
+                        on:input:target=move |ev| form.api_key.set(ev.target().value())
+                    />
+                    <p id="profile-api-key-hint" class="hint">
+                        {move || {
+                            if form.had_key.get() {
+                                "A key is stored. Leave this empty to keep it."
+                            } else {
+                                "Stored encrypted in this browser; never shown again."
+                            }
+                        }}
+                    </p>
+                </div>
+            </Show>
+            <Show when=move || form.had_key.get()>
+                <label class="check">
+                    <input
+                        type="checkbox"
+                        prop:checked=move || form.remove_key.get()
+                        on:change:target=move |ev| form.remove_key.set(ev.target().checked())
+                    />
+                    "Remove the stored key"
+                </label>
+            </Show>
+            <div class="field">
+                <label for=Field::Env.id()>"Environment variables"</label>
+                <textarea
+                    id=Field::Env.id()
+                    rows="4"
+                    spellcheck="false"
+                    autocomplete="off"
+                    aria-invalid=move || form.error(Field::Env).map(|_| "true")
+                    aria-describedby=described(form, Field::Env, Some("profile-env-hint"))
+                    prop:value=move || form.env.get()
+                    on:input:target=move |ev| {
+                        form.env.set(ev.target().value());
+                        form.clear_error(Field::Env);
+                    }
+                ></textarea>
+                <p id="profile-env-hint" class="hint">
+                    "One NAME=value per line. Commands see them; they are not secret."
+                </p>
+                <FieldError form field=Field::Env />
+            </div>
+            <TextField
+                form
+                field=Field::KeyEnv
+                label="Give commands the API key as"
+                value=form.key_env
+                hint="profile-key-env-hint"
+                hint_text="Optional: a variable name, e.g. OPENAI_API_KEY. Empty keeps the key from commands."
+            />
+            <fieldset>
+                <legend>"Tools"</legend>
+                {Tool::ALL
+                    .into_iter()
+                    .zip(form.tools)
+                    .map(|(tool, on)| {
+                        view! {
+                            <label class="check">
+                                <input
+                                    type="checkbox"
+                                    prop:checked=move || on.get()
+                                    on:change:target=move |ev| on.set(ev.target().checked())
+                                />
+                                {tool.name()}
+                            </label>
+                        }
+                    })
+                    .collect_view()}
+                <label class="check">
+                    <input
+                        type="checkbox"
+                        prop:checked=move || form.js.get()
+                        on:change:target=move |ev| form.js.set(ev.target().checked())
+                    />
+                    "Allow js"
+                </label>
+            </fieldset>
+            <fieldset class="budget">
+                <legend>"Budget per turn"</legend>
+                <TextField form field=Field::MaxSteps label="Max steps" value=form.max_steps kind="number" inputmode="numeric" />
+                <TextField form field=Field::MaxCommands label="Max commands" value=form.max_commands kind="number" inputmode="numeric" />
+                <TextField form field=Field::MaxTokens label="Max tokens" value=form.max_tokens kind="number" inputmode="numeric" />
+                <TextField form field=Field::MaxMinutes label="Max minutes" value=form.max_minutes kind="number" inputmode="decimal" />
+            </fieldset>
+            <button type="submit" class="primary">"Save profile"</button>
+        </form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_lines_parse_and_report_every_problem() {
+        assert_eq!(
+            parse_env("A=1\n\n# note\nB_2= x=y \r\n").unwrap(),
+            vec![("A".into(), "1".into()), ("B_2".into(), " x=y ".into())]
+        );
+        let error = parse_env("novalue\n1X=2\nPWD=/\nA=1\nA=2").unwrap_err();
+        for part in ["Line 1", "Line 2", "Line 3", "Line 5"] {
+            assert!(error.contains(part), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_valid_draft_builds_and_an_empty_key_keeps_the_stored_one() {
+        let mut d = Draft {
+            name: " Local ".into(),
+            kind: Kind::OpenAi,
+            base_url: OPENAI_DEFAULT_URL.into(),
+            model: "llama3".into(),
+            had_key: true,
+            ..Draft::default()
+        };
+        let input = d.build("").unwrap();
+        assert_eq!(input.name, "Local");
+        assert_eq!(input.api_key, KeyInput::Keep);
+        assert_eq!(input.budget, AgentBudget::default());
+        assert_eq!(input.capabilities, Capabilities::default());
+        assert_eq!(
+            d.build(" sk-1 ").unwrap().api_key,
+            KeyInput::Set(SecretText("sk-1".into()))
+        );
+        d.remove_key = true;
+        assert_eq!(d.build("").unwrap().api_key, KeyInput::Clear);
+    }
+
+    #[test]
+    fn errors_name_their_fields() {
+        let d = Draft {
+            kind: Kind::Anthropic,
+            base_url: "ftp://x".into(),
+            env: "bad line".into(),
+            key_env: "KEY".into(),
+            max_steps: "0".into(),
+            max_minutes: "x".into(),
+            ..Draft::default()
+        };
+        let fields: Vec<Field> = d
+            .build("")
+            .unwrap_err()
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect();
+        for f in [
+            Field::Name,
+            Field::BaseUrl,
+            Field::Model,
+            Field::Env,
+            Field::KeyEnv,
+            Field::MaxSteps,
+            Field::MaxMinutes,
+        ] {
+            assert!(fields.contains(&f), "{f:?} in {fields:?}");
+        }
+    }
+
+    #[test]
+    fn a_summary_round_trips_through_the_form() {
+        let summary = ProfileSummary {
+            id: "01JD0000000000000000000001".parse().unwrap(),
+            revision: 3,
+            name: "Claude".into(),
+            provider: Provider::Anthropic {
+                base_url: ANTHROPIC_DEFAULT_URL.into(),
+                model: "claude".into(),
+            },
+            has_key: true,
+            env: vec![("A".into(), "b".into())],
+            key_env: Some("ANTHROPIC_API_KEY".into()),
+            capabilities: Capabilities::default(),
+            budget: AgentBudget {
+                max_wall_ms: 90_000,
+                ..AgentBudget::default()
+            },
+        };
+        let draft = Draft::edit(&summary);
+        assert_eq!(draft.max_minutes, "1.5");
+        let input = draft.build("").unwrap();
+        assert_eq!(input.id, Some(summary.id));
+        assert_eq!(input.provider, summary.provider);
+        assert_eq!(input.env, summary.env);
+        assert_eq!(input.key_env, summary.key_env);
+        assert_eq!(input.budget, summary.budget);
+        assert_eq!(input.api_key, KeyInput::Keep);
+    }
+}
