@@ -756,6 +756,11 @@ impl Sessions {
         self.entries.get(&session)?.binding.as_ref()
     }
 
+    /// The profile new launches (not resumes) of the session use.
+    pub fn selected_profile(&self, session: SessionId) -> Option<ProfileId> {
+        self.entries.get(&session).map(|e| e.selected)
+    }
+
     pub fn environment(&self, session: SessionId) -> Option<&Environment> {
         self.entries.get(&session).map(|e| &e.environment)
     }

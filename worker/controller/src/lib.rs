@@ -16,6 +16,7 @@
 pub mod config;
 pub mod durability;
 pub mod journal;
+pub mod provider;
 pub mod shell;
 pub mod storage;
 pub mod web;
@@ -115,8 +116,8 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             runtime,
             generation,
             crashed,
-            ..
-        } => shell.runtime_exited(runtime, generation, crashed),
+            detail,
+        } => shell.runtime_exited(runtime, generation, crashed, detail),
         PageToController::TerminateFailed {
             runtime,
             generation,
@@ -125,5 +126,9 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         PageToController::Prompt { turn, text } => shell.prompt(turn, text),
         PageToController::Stop => shell.stop_turn(),
         PageToController::StoragePersisted { persisted } => shell.storage_persisted(persisted),
+        PageToController::Resume => shell.resume(),
+        PageToController::SaveProfile { profile } => shell.save_profile(profile),
+        PageToController::DeleteProfile { profile } => shell.delete_profile(profile),
+        PageToController::SelectProfile { profile } => shell.select_profile(profile),
     }
 }

@@ -12,13 +12,13 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use lifeline_core::agent::{self, Step};
+use lifeline_core::agent;
 use lifeline_core::view::{batch_deltas, session_deltas};
 use lifeline_core::{
-    Binding, Budget, ClientId, ClientMessage, ClientRequest, Controller, ControllerConfig,
+    ClientId, ClientMessage, ClientRequest, Controller, ControllerConfig,
     ControllerEffect, ControllerError, Generation, JournalEntry, Projection, ProjectionSnapshot,
     Rejection, RequestId, RetentionPolicy, RuntimeId, RuntimeIdentity, SessionId, StartCause,
-    TimerId, TurnId, WorkspaceId,
+    TimerId, TurnId,
 };
 use lifeline_protocol::{
     decode, encode, Broadcast, ControllerToPage, JournalStatus, Level, Role, RuntimeStatus, Status,
@@ -29,7 +29,9 @@ use wasm_bindgen_futures::spawn_local;
 use web_sys::{BroadcastChannel, MessageEvent, MessagePort};
 
 use crate::journal::{Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
-use crate::web::{hold_lock_for_life, now, random_bytes, random_u128, scope, Timeout};
+
+mod lifecycle;
+use crate::web::{hold_lock_for_life, now, random_bytes, scope, Timeout};
 
 /// The shell is the core's only client; tabs see views, not client messages.
 const SELF: ClientId = ClientId(1);
@@ -41,9 +43,6 @@ const CHANNEL: &str = "lifeline-journal";
 const SNAPSHOT_EVERY: u64 = 2_000;
 /// Entries a follower reads per round trip when it fills a gap.
 const GAP_READ: usize = 10_000;
-/// Runtime starts allowed within the window before the controller gives up.
-const MAX_RUNTIME_STARTS: usize = 5;
-const RUNTIME_START_WINDOW_MS: u64 = 60_000;
 /// How many contradicting entries recovery sets aside before it stops.
 const MAX_REFUSED: usize = 64;
 /// What a command may run for and print, for the built-in agent's commands.
@@ -71,6 +70,7 @@ enum Early {
         runtime: RuntimeId,
         generation: Generation,
         crashed: bool,
+        detail: String,
     },
     TerminateFailed {
         runtime: RuntimeId,
@@ -102,8 +102,6 @@ pub struct Shell {
     next_request: Cell<u64>,
     /// A runtime start was asked for and its answer is not in yet.
     starting_runtime: Cell<bool>,
-    /// When runtimes were started recently, to stop a crash loop.
-    runtime_starts: RefCell<Vec<u64>>,
     /// A quota notice is on the page and must be cleared when writes succeed.
     quota_noticed: Cell<bool>,
     channel: RefCell<Option<(BroadcastChannel, Option<Closure<dyn FnMut(MessageEvent)>>)>>,
@@ -114,6 +112,23 @@ pub struct Shell {
     stopped: RefCell<Option<String>>,
     last_status: RefCell<String>,
     pumping: Cell<bool>,
+    // ----- sessions and turns (lifecycle.rs) -----
+    sessions: RefCell<Option<lifeline_core::session::Sessions>>,
+    config: RefCell<Option<Rc<crate::config::ConfigStore>>>,
+    /// Prompt texts until their turn is recorded (queued, or waiting for a
+    /// start).
+    prompts: RefCell<BTreeMap<TurnId, String>>,
+    launching: RefCell<Option<lifecycle::Launching>>,
+    active: RefCell<Option<lifecycle::Active>>,
+    /// Session records whose durability an attempt waits for.
+    awaiting_record: RefCell<BTreeMap<RequestId, lifeline_core::StartupAttemptId>>,
+    /// Runtimes an attempt stops; their exit settles its cleanup.
+    stopping: RefCell<BTreeMap<RuntimeId, lifeline_core::StartupAttemptId>>,
+    attempt_timers: RefCell<Vec<Timeout>>,
+    live: RefCell<Option<lifecycle::Live>>,
+    /// What a recorded provider request sends once it is durable.
+    conversations:
+        RefCell<BTreeMap<lifeline_core::ProviderRequestId, Vec<lifeline_core::model::ModelMessage>>>,
 }
 
 pub type Shared = Rc<Shell>;
@@ -135,7 +150,6 @@ impl Shell {
             session: Cell::new(None),
             next_request: Cell::new(0),
             starting_runtime: Cell::new(false),
-            runtime_starts: RefCell::new(Vec::new()),
             quota_noticed: Cell::new(false),
             channel: RefCell::new(None),
             storage: RefCell::new(None),
@@ -144,6 +158,16 @@ impl Shell {
             stopped: RefCell::new(None),
             last_status: RefCell::new(String::new()),
             pumping: Cell::new(false),
+            sessions: RefCell::new(None),
+            config: RefCell::new(None),
+            prompts: RefCell::new(BTreeMap::new()),
+            launching: RefCell::new(None),
+            active: RefCell::new(None),
+            awaiting_record: RefCell::new(BTreeMap::new()),
+            stopping: RefCell::new(BTreeMap::new()),
+            attempt_timers: RefCell::new(Vec::new()),
+            live: RefCell::new(None),
+            conversations: RefCell::new(BTreeMap::new()),
         })
     }
 
@@ -304,6 +328,8 @@ impl Shell {
         });
         *self.core.borrow_mut() = Some(core);
         self.open_channel(false);
+        let shell = self.clone();
+        spawn_local(async move { shell.start_sessions().await });
         let early = std::mem::take(&mut *self.early.borrow_mut());
         for input in early {
             match input {
@@ -312,7 +338,8 @@ impl Shell {
                     runtime,
                     generation,
                     crashed,
-                } => self.runtime_exited(runtime, generation, crashed),
+                    detail,
+                } => self.runtime_exited(runtime, generation, crashed, detail),
                 Early::TerminateFailed {
                     runtime,
                     generation,
@@ -434,112 +461,15 @@ impl Shell {
                 self.execute(effect);
                 continue;
             }
-            if !self.reconcile() {
+            if self.drive_sessions() {
+                continue;
+            }
+            if !(self.check_ready() || self.drive_turn()) {
                 break;
             }
         }
         self.pumping.set(false);
         self.publish_status();
-    }
-
-    /// Makes sure a session and its runtime exist and drives the agent one
-    /// step. Returns true when it asked the core for something.
-    fn reconcile(&self) -> bool {
-        let mut guard = self.core.borrow_mut();
-        let Some(core) = guard.as_mut() else {
-            return false;
-        };
-        let Some(session) = self.session.get() else {
-            let (Ok(s), Ok(w)) = (random_u128(), random_u128()) else {
-                return false;
-            };
-            let (Ok(session), Ok(workspace)) = (SessionId::from_u128(s), WorkspaceId::from_u128(w))
-            else {
-                return false;
-            };
-            self.session.set(Some(session));
-            return self.ask(core, |request| ClientRequest::OpenSession {
-                request,
-                session,
-                workspace,
-                title: "Session".into(),
-            });
-        };
-        let p = core.pending_projection();
-        let Some(workspace) = p.sessions.get(&session).map(|s| s.workspace) else {
-            return false;
-        };
-        let current = p
-            .workspaces
-            .get(&workspace)
-            .and_then(|lease| p.leases.get(lease))
-            .and_then(|l| l.current().map(|r| (l.lease, r.runtime, r.generation)));
-        let Some((lease, runtime, generation)) = current else {
-            if self.starting_runtime.get() || core.degraded().is_some() {
-                return false;
-            }
-            // A runtime that dies as soon as it starts (no OPFS, a broken
-            // build) must not turn into an endless spawn loop.
-            let now_ms = now().0;
-            let mut starts = self.runtime_starts.borrow_mut();
-            starts.retain(|t| now_ms.saturating_sub(*t) < RUNTIME_START_WINDOW_MS);
-            if starts.len() >= MAX_RUNTIME_STARTS {
-                if starts.len() == MAX_RUNTIME_STARTS {
-                    starts.push(now_ms);
-                    notice(
-                        "runtime",
-                        Level::Error,
-                        format!("the runtime worker stopped {MAX_RUNTIME_STARTS} times within a minute; no new one is started — reload the page to try again"),
-                    );
-                }
-                return false;
-            }
-            starts.push(now_ms);
-            drop(starts);
-            self.starting_runtime.set(true);
-            return self.ask(core, |request| ClientRequest::StartRuntime {
-                request,
-                workspace,
-            });
-        };
-        let Some(turn) = agent::open_turn(p, session) else {
-            return false;
-        };
-        match agent::next_step(p, turn) {
-            Some(Step::Admit { index, line }) => {
-                let binding = Binding {
-                    workspace,
-                    lease,
-                    generation,
-                    runtime,
-                    session,
-                    working_directory: "/".into(),
-                    capabilities: ["fs.read".to_string(), "fs.write".to_string()]
-                        .into_iter()
-                        .collect(),
-                    budget: Budget {
-                        deadline: now().plus(COMMAND_WALL_TIME_MS),
-                        max_output_bytes: COMMAND_OUTPUT_BYTES,
-                    },
-                    command_line: line,
-                };
-                let key = agent::plan_key(turn, index);
-                self.ask(core, |request| ClientRequest::Admit {
-                    request,
-                    key,
-                    binding,
-                })
-            }
-            Some(Step::Finish { status, reply }) => {
-                self.ask(core, |request| ClientRequest::FinishTurn {
-                    request,
-                    turn,
-                    status,
-                    reply,
-                })
-            }
-            Some(Step::Wait { .. }) | None => false,
-        }
     }
 
     fn execute(self: &Rc<Self>, effect: ControllerEffect) {
@@ -591,15 +521,20 @@ impl Shell {
                 runtime,
                 generation,
                 execution,
-            } => post(&ControllerToPage::SpawnRuntime {
-                identity: RuntimeIdentity {
-                    lease,
-                    runtime,
-                    generation,
-                    execution,
-                },
-                workspace,
-            }),
+            } => {
+                let (env, existing_workspace) = self.launch_env(runtime);
+                post(&ControllerToPage::SpawnRuntime {
+                    identity: RuntimeIdentity {
+                        lease,
+                        runtime,
+                        generation,
+                        execution,
+                    },
+                    workspace,
+                    env,
+                    existing_workspace,
+                })
+            }
             ControllerEffect::TerminateRuntime {
                 runtime,
                 generation,
@@ -610,7 +545,8 @@ impl Shell {
         }
     }
 
-    fn notified(&self, message: ClientMessage) {
+    fn notified(self: &Rc<Self>, message: ClientMessage) {
+        self.session_notified(&message);
         match message {
             ClientMessage::RuntimeStarted { .. } => self.starting_runtime.set(false),
             ClientMessage::Rejected { rejection, .. } => {
@@ -783,6 +719,7 @@ impl Shell {
         runtime: RuntimeId,
         generation: Generation,
         crashed: bool,
+        detail: String,
     ) {
         if let Some(p) = self.ports.borrow_mut().remove(&runtime) {
             if p.generation == generation {
@@ -795,6 +732,7 @@ impl Shell {
                     runtime,
                     generation,
                     crashed,
+                    detail,
                 });
             }
             return;
@@ -805,6 +743,11 @@ impl Shell {
             } else {
                 core.handle_runtime_terminated(runtime, generation, now())
             };
+        }
+        if crashed {
+            self.runtime_lost(runtime, generation, detail);
+        } else {
+            self.stopped_runtime(runtime, Ok(()));
         }
         self.pump();
     }
@@ -828,99 +771,11 @@ impl Shell {
         if let Some(core) = self.core.borrow_mut().as_mut() {
             let _ = core.handle_cleanup_failed(runtime, generation, detail, now());
         }
+        self.stopped_runtime(runtime, Err(detail.to_string()));
         self.pump();
     }
 
     // ----- the page's requests ---------------------------------------------
-
-    pub fn prompt(self: &Rc<Self>, turn: TurnId, text: String) {
-        let refuse = |message: String| post(&ControllerToPage::PromptRefused { turn, message });
-        if self.role.get() != Role::Leader {
-            return refuse("this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over".into());
-        }
-        if let Some(reason) = self.stopped.borrow().clone() {
-            return refuse(reason);
-        }
-        let plan = match agent::plan(&text) {
-            Ok(plan) => plan,
-            Err(e) => return refuse(e.to_string()),
-        };
-        {
-            let mut guard = self.core.borrow_mut();
-            let (Some(core), Some(session)) = (guard.as_mut(), self.session.get()) else {
-                return refuse("recovery is still running; send again in a moment".into());
-            };
-            if let Some(degraded) = core.degraded() {
-                return refuse(format!("the journal cannot be written: {degraded}"));
-            }
-            if agent::open_turn(core.pending_projection(), session).is_some_and(|t| t != turn) {
-                return refuse(
-                    "the agent is still working on the previous message; wait or press Stop".into(),
-                );
-            }
-            let result = core.handle_client(
-                SELF,
-                ClientRequest::RecordTurn {
-                    request: self.request_id(),
-                    session,
-                    turn,
-                    prompt: text,
-                    plan: plan.commands,
-                },
-                now(),
-            );
-            if let Err(rejection) = result {
-                drop(guard);
-                return refuse(rejection.to_string());
-            }
-        }
-        self.pump();
-    }
-
-    pub fn stop_turn(self: &Rc<Self>) {
-        {
-            let mut guard = self.core.borrow_mut();
-            let (Some(core), Some(session)) = (guard.as_mut(), self.session.get()) else {
-                return;
-            };
-            let p = core.pending_projection();
-            let Some(turn) = agent::open_turn(p, session) else {
-                return;
-            };
-            match agent::next_step(p, turn) {
-                Some(Step::Wait { command }) => {
-                    let Some(c) = p.command(command) else { return };
-                    let generation = c.binding.generation;
-                    if c.cancel.is_none() {
-                        self.ask(core, |request| ClientRequest::Cancel {
-                            request,
-                            command,
-                            generation,
-                        });
-                    }
-                }
-                Some(Step::Admit { index, line }) => {
-                    let reply = format!(
-                        "Stopped before `{line}` ran; {} planned command{} not run.",
-                        p.turns[&turn].plan.len() - index,
-                        if p.turns[&turn].plan.len() - index == 1 {
-                            " was"
-                        } else {
-                            "s were"
-                        }
-                    );
-                    self.ask(core, |request| ClientRequest::FinishTurn {
-                        request,
-                        turn,
-                        status: lifeline_core::TurnStatus::Cancelled,
-                        reply,
-                    });
-                }
-                _ => {}
-            }
-        }
-        self.pump();
-    }
 
     // ----- followers -----------------------------------------------------
 
@@ -1155,7 +1010,7 @@ impl Shell {
                     let busy = session
                         .and_then(|s| agent::open_turn(core.pending_projection(), s))
                         .is_some();
-                    (true, runtime, busy, p.position)
+                    (true, runtime, busy || self.lifecycle_status().1, p.position)
                 }
                 _ => {
                     let f = self.follower.borrow();
@@ -1176,6 +1031,7 @@ impl Shell {
             runtime,
             storage: self.storage.borrow().clone(),
             busy,
+            lifecycle: self.lifecycle_status().0,
             position,
         };
         let message = ControllerToPage::Status(status);

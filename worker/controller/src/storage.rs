@@ -69,3 +69,44 @@ pub async fn persisted() -> Result<bool, String> {
         .as_bool()
         .ok_or_else(|| "navigator.storage.persisted() did not answer with a boolean".into())
 }
+
+/// The folder the runtime keeps workspaces in (see the runtime's `opfs.rs`).
+const WORKSPACES_DIR: &str = "workspaces";
+
+async fn workspaces_dir(create: bool) -> Result<web_sys::FileSystemDirectoryHandle, String> {
+    let root: web_sys::FileSystemDirectoryHandle = JsFuture::from(manager()?.get_directory())
+        .await
+        .map_err(describe)?
+        .unchecked_into();
+    let options = web_sys::FileSystemGetDirectoryOptions::new();
+    options.set_create(create);
+    Ok(JsFuture::from(root.get_directory_handle_with_options(WORKSPACES_DIR, &options))
+        .await
+        .map_err(describe)?
+        .unchecked_into())
+}
+
+/// Whether a workspace folder exists. A resumed session's workspace is
+/// checked before launch: it is never recreated empty.
+pub async fn workspace_exists(workspace: lifeline_core::WorkspaceId) -> bool {
+    let Ok(dir) = workspaces_dir(false).await else {
+        return false;
+    };
+    let options = web_sys::FileSystemGetDirectoryOptions::new();
+    options.set_create(false);
+    JsFuture::from(dir.get_directory_handle_with_options(&workspace.to_string(), &options))
+        .await
+        .is_ok()
+}
+
+/// Deletes a workspace folder Lifeline created (Delete of a session whose
+/// environment Lifeline owns).
+pub async fn remove_workspace(workspace: lifeline_core::WorkspaceId) -> Result<(), String> {
+    let dir = workspaces_dir(false).await?;
+    let options = web_sys::FileSystemRemoveOptions::new();
+    options.set_recursive(true);
+    JsFuture::from(dir.remove_entry_with_options(&workspace.to_string(), &options))
+        .await
+        .map(|_| ())
+        .map_err(describe)
+}

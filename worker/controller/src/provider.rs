@@ -1,0 +1,257 @@
+//! Calling a model provider from the controller: `fetch` with a streaming
+//! body, fed chunk by chunk to `lifeline_provider::StreamDecoder`.
+//!
+//! The wire formats and error classes live in the sans-IO `lifeline-provider`
+//! crate; this module only moves bytes and maps its results onto the core's
+//! journal vocabulary. A request is sent once: nothing here retries, because
+//! a request whose reply was lost may have been acted on by the provider.
+
+use js_sys::{Reflect, Uint8Array};
+use lifeline_core::journal::{ProviderFailureClass, ToolCallRecord};
+use lifeline_core::model::ModelMessage;
+use lifeline_core::profile::Tool;
+use lifeline_provider::{
+    build_request, classify_http, classify_transport, Conversation, Endpoint, ErrorClass, Message,
+    ProviderKind, Reply, StreamDecoder, StreamErrorKind, StreamEvent, ToolCall, ToolName,
+};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, Response};
+
+/// The largest error body read from a failed response.
+const MAX_ERROR_BODY: usize = 16 * 1024;
+/// The system prompt every model turn starts with.
+pub const SYSTEM_PROMPT: &str = "You are the agent of Lifeline, working in the user's workspace (a folder in this browser). Use the tools to read, write and list files and to run commands in the workspace's small shell (echo cat ls pwd mkdir rm cp mv touch head tail wc grep seq sleep true false env sha256sum, with | && ; > >>). Be brief.";
+
+/// How a request ended without a complete reply.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub class: ProviderFailureClass,
+    pub message: String,
+    pub partial_text: String,
+}
+
+pub fn endpoint(kind: ProviderKind, base_url: &str, model: &str) -> Endpoint {
+    Endpoint {
+        kind,
+        base_url: base_url.to_string(),
+        model: model.to_string(),
+        max_tokens: 4096,
+    }
+}
+
+pub fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
+    tools
+        .iter()
+        .map(|t| match t {
+            Tool::ReadFile => ToolName::ReadFile,
+            Tool::WriteFile => ToolName::WriteFile,
+            Tool::ListFiles => ToolName::ListFiles,
+            Tool::RunCommand => ToolName::RunCommand,
+        })
+        .collect()
+}
+
+/// The core's conversation in the provider crate's shape. Arguments that
+/// are not JSON go back to the model as a string so it sees its own mistake.
+pub fn conversation(messages: &[ModelMessage]) -> Conversation {
+    let messages = messages
+        .iter()
+        .map(|m| match m {
+            ModelMessage::User { text } => Message::User { text: text.clone() },
+            ModelMessage::Assistant { text, tool_calls } => Message::Assistant {
+                text: text.clone(),
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|c| ToolCall {
+                        id: c.id.clone(),
+                        name: c.name.clone(),
+                        arguments: serde_json::from_str(&c.arguments)
+                            .unwrap_or_else(|_| serde_json::Value::String(c.arguments.clone())),
+                    })
+                    .collect(),
+            },
+            ModelMessage::ToolResult {
+                call_id,
+                name,
+                content,
+                is_error,
+            } => Message::ToolResult {
+                call_id: call_id.clone(),
+                name: name.clone(),
+                content: content.clone(),
+                is_error: *is_error,
+            },
+        })
+        .collect();
+    Conversation {
+        system: SYSTEM_PROMPT.into(),
+        messages,
+    }
+}
+
+pub fn tool_records(reply: &Reply) -> Vec<ToolCallRecord> {
+    reply
+        .tool_calls
+        .iter()
+        .map(|c| ToolCallRecord {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            arguments: c.arguments.to_string(),
+        })
+        .collect()
+}
+
+pub fn stop_text(reply: &Reply) -> String {
+    match &reply.stop {
+        Some(lifeline_provider::StopReason::EndTurn) => "end_turn".into(),
+        Some(lifeline_provider::StopReason::ToolUse) => "tool_use".into(),
+        Some(lifeline_provider::StopReason::MaxTokens) => "max_tokens".into(),
+        Some(lifeline_provider::StopReason::Other(s)) => s.clone(),
+        None => String::new(),
+    }
+}
+
+fn class(c: ErrorClass) -> ProviderFailureClass {
+    match c {
+        ErrorClass::Auth => ProviderFailureClass::Auth,
+        ErrorClass::RateLimit => ProviderFailureClass::RateLimit,
+        ErrorClass::ContextLength => ProviderFailureClass::ContextLength,
+        ErrorClass::Transport => ProviderFailureClass::Transport,
+        ErrorClass::Server => ProviderFailureClass::Server,
+        ErrorClass::InvalidRequest => ProviderFailureClass::InvalidRequest,
+        ErrorClass::NotFound => ProviderFailureClass::NotFound,
+    }
+}
+
+fn failure(class_: ProviderFailureClass, message: String, partial: &str) -> Failure {
+    Failure {
+        class: class_,
+        message,
+        partial_text: partial.to_string(),
+    }
+}
+
+/// Sends one request and streams its reply. `on_text` sees each text delta
+/// (for the live preview); `abort` cancels it (Stop).
+pub async fn stream(
+    endpoint: &Endpoint,
+    api_key: Option<&str>,
+    conversation: &Conversation,
+    tools: &[ToolName],
+    abort: &AbortController,
+    mut on_text: impl FnMut(&str),
+) -> Result<Reply, Failure> {
+    let request = build_request(endpoint, api_key, conversation, tools).map_err(|e| {
+        failure(ProviderFailureClass::InvalidRequest, e.to_string(), "")
+    })?;
+    let headers = Headers::new().map_err(|_| {
+        failure(ProviderFailureClass::Transport, "the browser refused to build the request headers".into(), "")
+    })?;
+    for (name, value) in &request.headers {
+        if headers.set(name, value).is_err() {
+            // Never echo the value: it may be the key.
+            return Err(failure(
+                ProviderFailureClass::InvalidRequest,
+                format!("the request header {name} has characters a browser cannot send"),
+                "",
+            ));
+        }
+    }
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(&request.body));
+    init.set_signal(Some(&abort.signal()));
+    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    let response = match JsFuture::from(scope.fetch_with_str_and_init(&request.url, &init)).await {
+        Ok(r) => r.unchecked_into::<Response>(),
+        Err(e) => return Err(transport_or_cancel(&e, api_key, "")),
+    };
+    if !response.ok() {
+        let status = response.status();
+        let retry_after = response.headers().get("retry-after").ok().flatten();
+        let body = match response.text() {
+            Ok(p) => JsFuture::from(p).await.ok().and_then(|v| v.as_string()).unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        let body: String = body.chars().take(MAX_ERROR_BODY).collect();
+        let e = classify_http(status, &body, retry_after.as_deref(), api_key);
+        return Err(failure(class(e.class), e.to_string(), ""));
+    }
+    let Some(body) = response.body() else {
+        return Err(failure(ProviderFailureClass::Cut, "the provider answered without a body".into(), ""));
+    };
+    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    let mut decoder = StreamDecoder::new(endpoint.kind).redacting(api_key);
+    loop {
+        let chunk = match JsFuture::from(reader.read()).await {
+            Ok(c) => c,
+            Err(e) => {
+                let partial = decoder.partial().text.clone();
+                return Err(transport_or_cancel(&e, api_key, &partial));
+            }
+        };
+        let done = Reflect::get(&chunk, &JsValue::from_str("done"))
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
+        if done {
+            break;
+        }
+        let Ok(value) = Reflect::get(&chunk, &JsValue::from_str("value")) else {
+            continue;
+        };
+        let bytes = Uint8Array::new(&value).to_vec();
+        if let Err(e) = decoder.feed(&bytes) {
+            let _ = reader.cancel();
+            return Err(stream_failure(e));
+        }
+        while let Some(event) = decoder.poll_event() {
+            if let StreamEvent::TextDelta(text) = event {
+                on_text(&text);
+            }
+        }
+    }
+    decoder.finish().map_err(stream_failure)
+}
+
+#[allow(clippy::needless_pass_by_value)]
+fn stream_failure(e: lifeline_provider::StreamError) -> Failure {
+    let partial = e.partial.text.clone();
+    match e.kind {
+        StreamErrorKind::Cut => failure(
+            ProviderFailureClass::Cut,
+            "the reply stream ended before the provider finished".into(),
+            &partial,
+        ),
+        StreamErrorKind::Malformed { detail } => {
+            failure(ProviderFailureClass::Malformed, format!("the reply stream was malformed: {detail}"), &partial)
+        }
+        StreamErrorKind::TooLarge { what } => {
+            failure(ProviderFailureClass::Malformed, format!("the reply was too large ({what})"), &partial)
+        }
+        StreamErrorKind::Provider(p) => failure(class(p.class), p.to_string(), &partial),
+    }
+}
+
+fn transport_or_cancel(e: &JsValue, api_key: Option<&str>, partial: &str) -> Failure {
+    let name = Reflect::get(e, &JsValue::from_str("name"))
+        .ok()
+        .and_then(|n| n.as_string())
+        .unwrap_or_default();
+    if name == "AbortError" {
+        return failure(ProviderFailureClass::Cancelled, "stopped by the user".into(), partial);
+    }
+    let detail = Reflect::get(e, &JsValue::from_str("message"))
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_else(|| "the request failed".into());
+    let p = classify_transport(&detail, api_key);
+    let class_ = if partial.is_empty() {
+        ProviderFailureClass::Transport
+    } else {
+        ProviderFailureClass::Cut
+    };
+    failure(class_, p.to_string(), partial)
+}

@@ -1,0 +1,1236 @@
+//! The leader's session lifecycle and agent turns: carries out
+//! `lifeline_core::session::Sessions` effects (profile lookups and the
+//! launch checkpoint against the config store, runtime launches and stops
+//! through the core, timers) and drives model-backed turns (the provider
+//! `fetch` lives in `crate::provider`). Every continuation goes back through
+//! `Sessions`, which drops it when its attempt no longer owns the session.
+
+use std::rc::Rc;
+
+use lifeline_core::journal::TurnAgent;
+use lifeline_core::model::{self, ModelMessage, ModelStep, TurnStep};
+use lifeline_core::profile::{
+    AgentBudget, EnvValue, EnvVar, Profile, ProfileLookup, Provider, Secret,
+    OWNER,
+};
+use lifeline_core::session::{
+    Environment, ExecutionBinding, FailureCause, LaunchFailure, LoadError, Prepared,
+    PromptDisposition, Purpose, ResumeCause, SessionEffect, SessionState, Sessions,
+};
+use lifeline_core::{
+    agent, Binding, Budget, ClientMessage, ClientRequest, CredentialId, ExecutionId, Generation,
+    ProfileId, ProviderRequestId, RequestId, RuntimeId, SessionId, StartupAttemptId, TurnId,
+    TurnStatus, WorkspaceId,
+};
+use lifeline_protocol::{
+    ControllerToPage, KeyInput, Level, ProfileInput, ProfileSummary, SecretText, SessionStatus,
+};
+use wasm_bindgen_futures::spawn_local;
+use web_sys::AbortController;
+
+use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
+use crate::config::ConfigStore;
+use crate::provider;
+use crate::web::{now, random_bytes, random_u128, Timeout};
+
+/// What a running execution works with, from the launch checkpoint.
+pub(super) struct Active {
+    pub session: SessionId,
+    pub binding: ExecutionBinding,
+    pub prepared: Prepared,
+}
+
+/// A runtime start an attempt asked for.
+pub(super) struct Launching {
+    pub attempt: StartupAttemptId,
+    pub request: RequestId,
+    pub env: Vec<(String, Secret)>,
+    pub existing_workspace: bool,
+    /// Set once the core assigned it.
+    pub runtime: Option<(RuntimeId, Generation)>,
+}
+
+/// A provider request this controller owns: recorded (or being recorded)
+/// and possibly streaming.
+pub(super) struct Live {
+    pub request: ProviderRequestId,
+    pub turn: TurnId,
+    pub abort: AbortController,
+}
+
+fn mint<T>(make: fn(u128) -> Result<T, lifeline_core::IdError>) -> Option<T> {
+    random_u128().ok().and_then(|raw| make(raw).ok())
+}
+
+fn provider_kind(p: &Provider) -> Option<(lifeline_provider::ProviderKind, &str, &str)> {
+    match p {
+        Provider::BuiltIn => None,
+        Provider::OpenAiCompatible { base_url, model } => Some((
+            lifeline_provider::ProviderKind::OpenAiCompatible,
+            base_url,
+            model,
+        )),
+        Provider::Anthropic { base_url, model } => Some((
+            lifeline_provider::ProviderKind::Anthropic,
+            base_url,
+            model,
+        )),
+    }
+}
+
+fn wire_env(env: &[(String, Secret)]) -> Vec<(String, SecretText)> {
+    env.iter()
+        .map(|(k, v)| (k.clone(), SecretText(v.expose().to_string())))
+        .collect()
+}
+
+impl Shell {
+    fn config(&self) -> Option<Rc<ConfigStore>> {
+        self.config.borrow().clone()
+    }
+
+    /// After recovery: the config store, the default profile, the session
+    /// layer rebuilt from its records, and a session to work in.
+    pub(super) async fn start_sessions(self: &Rc<Self>) {
+        let config = match ConfigStore::open().await {
+            Ok(c) => Rc::new(c),
+            Err(e) => {
+                notice(
+                    "profiles",
+                    Level::Error,
+                    format!("profiles and keys cannot be opened: {e}"),
+                );
+                return;
+            }
+        };
+        *self.config.borrow_mut() = Some(config.clone());
+        let Some(id) = mint(ProfileId::from_u128) else {
+            return;
+        };
+        let default = match config.ensure_default_profile(id).await {
+            Ok(p) => p,
+            Err(e) => {
+                notice("profiles", Level::Error, format!("no profile could be made: {e}"));
+                return;
+            }
+        };
+        let entropy = random_bytes::<32>().map(|b| b.to_vec()).unwrap_or_default();
+        let (records, session, workspace) = {
+            let guard = self.core.borrow();
+            let Some(core) = guard.as_ref() else { return };
+            let p = core.pending_projection();
+            let records: Vec<_> = p.lifecycles.values().flatten().cloned().collect();
+            let session = self.session.get();
+            let workspace = session.and_then(|s| p.sessions.get(&s)).map(|s| s.workspace);
+            (records, session, workspace)
+        };
+        let mut sessions = Sessions::recover(&entropy, &records);
+        match (session, workspace) {
+            (Some(s), Some(w)) => {
+                // A session from before lifecycles were recorded starts
+                // without a binding: its next message launches anew.
+                sessions.create(s, w, Environment::Worker, default.id);
+            }
+            _ => {
+                let (Some(session), Some(workspace)) =
+                    (mint(SessionId::from_u128), mint(WorkspaceId::from_u128))
+                else {
+                    return;
+                };
+                let opened = {
+                    let mut guard = self.core.borrow_mut();
+                    let Some(core) = guard.as_mut() else { return };
+                    self.ask(core, |request| ClientRequest::OpenSession {
+                        request,
+                        session,
+                        workspace,
+                        title: "Session".into(),
+                    })
+                };
+                if !opened {
+                    return;
+                }
+                self.session.set(Some(session));
+                sessions.create(session, workspace, Environment::Worker, default.id);
+            }
+        }
+        *self.sessions.borrow_mut() = Some(sessions);
+        self.pump();
+        self.publish_profiles().await;
+    }
+
+    // ----- the page's requests ---------------------------------------------
+
+    pub fn prompt(self: &Rc<Self>, turn: TurnId, text: String) {
+        let refuse = |message: String| post(&ControllerToPage::PromptRefused { turn, message });
+        if self.role.get() != lifeline_protocol::Role::Leader {
+            return refuse("this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over".into());
+        }
+        if let Some(reason) = self.stopped.borrow().clone() {
+            return refuse(reason);
+        }
+        if text.trim().is_empty() {
+            return refuse("the message is empty".into());
+        }
+        if text.len() > lifeline_core::schema::limits::MAX_PROMPT_BYTES {
+            return refuse(format!(
+                "the message is {} bytes; the limit is {}",
+                text.len(),
+                lifeline_core::schema::limits::MAX_PROMPT_BYTES
+            ));
+        }
+        if let Some(core) = self.core.borrow().as_ref() {
+            if let Some(degraded) = core.degraded() {
+                return refuse(format!("the journal cannot be written: {degraded}"));
+            }
+        }
+        let disposition = {
+            let mut guard = self.sessions.borrow_mut();
+            let (Some(sessions), Some(session)) = (guard.as_mut(), self.session.get()) else {
+                return refuse("recovery is still running; send again in a moment".into());
+            };
+            self.prompts.borrow_mut().insert(turn, text);
+            sessions.submit_prompt(session, turn, now())
+        };
+        match disposition {
+            Ok(PromptDisposition::Queued { position }) => notice(
+                "queue",
+                Level::Info,
+                format!("your message waits for the agent ({position} waiting)"),
+            ),
+            Ok(_) => {}
+            Err(refusal) => {
+                self.prompts.borrow_mut().remove(&turn);
+                return refuse(refusal.to_string());
+            }
+        }
+        self.pump();
+    }
+
+    /// Stop: cancels a start in progress, else the running turn.
+    pub fn stop_turn(self: &Rc<Self>) {
+        let cancelled = {
+            let mut guard = self.sessions.borrow_mut();
+            match (guard.as_mut(), self.session.get()) {
+                (Some(s), Some(session)) => s.cancel(session, now()),
+                _ => return,
+            }
+        };
+        if cancelled != lifeline_core::session::CancelOutcome::NoAttempt {
+            return self.pump();
+        }
+        if let Some(live) = self.live.borrow().as_ref() {
+            // The fetch ends with an AbortError, recorded as cancelled.
+            live.abort.abort();
+            return;
+        }
+        {
+            let mut guard = self.core.borrow_mut();
+            let (Some(core), Some(session)) = (guard.as_mut(), self.session.get()) else {
+                return;
+            };
+            let p = core.pending_projection();
+            let Some(turn) = agent::open_turn(p, session) else {
+                return;
+            };
+            let step = model::next_turn_step(p, turn, None, now());
+            let waiting = match step {
+                Some(TurnStep::BuiltIn(agent::Step::Wait { command })) => Some(command),
+                _ => p
+                    .turns
+                    .get(&turn)
+                    .and_then(|t| t.agent.is_model().then_some(()))
+                    .and_then(|_| {
+                        p.commands
+                            .values()
+                            .filter(|c| c.binding.session == session && !c.outcome.is_terminal())
+                            .map(|c| c.command)
+                            .next()
+                    }),
+            };
+            if let Some(command) = waiting {
+                let Some(c) = p.command(command) else { return };
+                let generation = c.binding.generation;
+                if c.cancel.is_none() {
+                    self.ask(core, |request| ClientRequest::Cancel {
+                        request,
+                        command,
+                        generation,
+                    });
+                }
+            } else if let Some(t) = p.turns.get(&turn) {
+                let reply = match step {
+                    Some(TurnStep::BuiltIn(agent::Step::Admit { index, line })) => {
+                        let left = t.plan.len() - index;
+                        format!(
+                            "Stopped before `{line}` ran; {left} planned command{} not run.",
+                            if left == 1 { " was" } else { "s were" }
+                        )
+                    }
+                    _ => "Stopped before the agent's next step.".into(),
+                };
+                self.ask(core, |request| ClientRequest::FinishTurn {
+                    request,
+                    turn,
+                    status: TurnStatus::Cancelled,
+                    reply,
+                });
+            }
+        }
+        self.pump();
+    }
+
+    pub fn resume(self: &Rc<Self>) {
+        let result = {
+            let mut guard = self.sessions.borrow_mut();
+            let (Some(s), Some(session)) = (guard.as_mut(), self.session.get()) else {
+                return;
+            };
+            s.begin(session, Purpose::Resume, Some(ResumeCause::User), None, now())
+        };
+        if let Err(refusal) = result {
+            notice("resume", Level::Warning, refusal.to_string());
+        }
+        self.pump();
+    }
+
+    // ----- session effects ---------------------------------------------------
+
+    /// Carries out one session effect; returns false when there was none.
+    pub(super) fn drive_sessions(self: &Rc<Self>) -> bool {
+        let effect = self.sessions.borrow_mut().as_mut().and_then(|s| s.poll_effect());
+        let Some(effect) = effect else {
+            return false;
+        };
+        self.execute_session(effect);
+        true
+    }
+
+    fn with_sessions<R>(&self, f: impl FnOnce(&mut Sessions) -> R) -> Option<R> {
+        self.sessions.borrow_mut().as_mut().map(f)
+    }
+
+    fn execute_session(self: &Rc<Self>, effect: SessionEffect) {
+        match effect {
+            SessionEffect::LookupProfile { attempt, profile } => {
+                let Some(config) = self.config() else { return };
+                let shell = self.clone();
+                spawn_local(async move {
+                    let lookup = config.lookup_profile(profile).await;
+                    shell.with_sessions(|s| s.handle_profile(attempt, lookup, now()));
+                    shell.pump();
+                });
+            }
+            SessionEffect::ResolveCredentials {
+                attempt,
+                credentials,
+            } => {
+                let Some(config) = self.config() else { return };
+                let shell = self.clone();
+                spawn_local(async move {
+                    let mut resolved = Vec::with_capacity(credentials.len());
+                    for id in credentials {
+                        resolved.push((id, config.resolve_credential(id).await));
+                    }
+                    shell.with_sessions(|s| s.handle_credentials(attempt, resolved, now()));
+                    shell.pump();
+                });
+            }
+            SessionEffect::LoadExecution {
+                attempt,
+                runtime,
+                generation,
+                ..
+            } => self.load_execution(attempt, runtime, generation, 0),
+            SessionEffect::Launch {
+                attempt,
+                workspace,
+                existing_workspace,
+                env,
+                ..
+            } => {
+                let shell = self.clone();
+                spawn_local(async move {
+                    if existing_workspace && !crate::storage::workspace_exists(workspace).await {
+                        shell.with_sessions(|s| {
+                            s.handle_launch_failed(attempt, LaunchFailure::WorkspaceMissing, now())
+                        });
+                        return shell.pump();
+                    }
+                    shell.launch(attempt, workspace, env, existing_workspace);
+                });
+            }
+            SessionEffect::SetTimer { attempt, timer, at } => {
+                let weak = Rc::downgrade(self);
+                let delay = at.0.saturating_sub(now().0);
+                let handle = Timeout::new(delay, move || {
+                    if let Some(shell) = weak.upgrade() {
+                        shell.with_sessions(|s| s.handle_timer(attempt, timer, now()));
+                        shell.pump();
+                    }
+                });
+                if let Some(h) = handle {
+                    self.attempt_timers.borrow_mut().push(h);
+                }
+            }
+            SessionEffect::CancelWaits { attempt } => {
+                let mut launching = self.launching.borrow_mut();
+                if launching.as_ref().is_some_and(|l| l.attempt == attempt) {
+                    *launching = None;
+                    self.starting_runtime.set(false);
+                }
+            }
+            SessionEffect::CancelRuntime {
+                attempt,
+                runtime,
+                generation,
+                ..
+            } => self.stop_runtime(Some(attempt), runtime, generation, false),
+            SessionEffect::TerminateRuntime {
+                attempt,
+                runtime,
+                generation,
+                ..
+            } => self.stop_runtime(attempt, runtime, generation, true),
+            SessionEffect::Record(record) => {
+                let attempt = match &record {
+                    lifeline_core::session::SessionRecord::ExecutionStarted { attempt, .. }
+                    | lifeline_core::session::SessionRecord::ExecutionRejoined { attempt, .. } => {
+                        Some(*attempt)
+                    }
+                    _ => None,
+                };
+                let request = self.request_id();
+                let result = self.core.borrow_mut().as_mut().map(|core| {
+                    core.handle_client(
+                        super::SELF,
+                        ClientRequest::RecordSession { request, record },
+                        now(),
+                    )
+                });
+                match result {
+                    Some(Ok(())) => {
+                        if let Some(a) = attempt {
+                            self.awaiting_record.borrow_mut().insert(request, a);
+                        }
+                    }
+                    Some(Err(rejection)) => self.rejected(&rejection),
+                    None => {}
+                }
+            }
+            SessionEffect::AdmitPrompt {
+                session,
+                turn,
+                execution,
+                generation,
+            } => self.admit_prompt(session, turn, execution, generation),
+            SessionEffect::Publish { .. } => self.publish_status(),
+            SessionEffect::Activate {
+                session,
+                binding,
+                prepared,
+                rejoined,
+            } => {
+                if rejoined {
+                    post(&ControllerToPage::RuntimeEnvironment {
+                        runtime: binding.runtime,
+                        generation: binding.generation,
+                        env: wire_env(&prepared.env),
+                    });
+                }
+                if let Some(note) = &prepared.note {
+                    notice("resume", Level::Info, note.clone());
+                }
+                *self.active.borrow_mut() = Some(Active {
+                    session,
+                    binding,
+                    prepared,
+                });
+            }
+            SessionEffect::RemoveWorkspace { workspace, .. } => {
+                spawn_local(async move {
+                    if let Err(e) = crate::storage::remove_workspace(workspace).await {
+                        notice(
+                            "workspace",
+                            Level::Warning,
+                            format!("the workspace folder could not be deleted: {e}"),
+                        );
+                    }
+                });
+            }
+        }
+    }
+
+    /// Rejoin: the retained runtime counts only while the journal holds it
+    /// as the lease's current generation and it is attached. A generation
+    /// the journal confirms gone (or retired) is a positive "unknown
+    /// session"; one that never dials back is a timeout, not a fallback.
+    fn load_execution(
+        self: &Rc<Self>,
+        attempt: StartupAttemptId,
+        runtime: RuntimeId,
+        generation: Generation,
+        waited_ms: u64,
+    ) {
+        const STEP_MS: u64 = 200;
+        const LIMIT_MS: u64 = 5_000;
+        let verdict = {
+            let guard = self.core.borrow();
+            let Some(core) = guard.as_ref() else { return };
+            match core.projection().runtime(runtime) {
+                Some((_, view)) if view.generation != generation => Some(Err(LoadError::UnknownSession)),
+                Some((_, view)) if view.status == lifeline_core::RuntimeStatus::Current => {
+                    if core.is_attached(runtime) {
+                        Some(Ok(()))
+                    } else if waited_ms >= LIMIT_MS {
+                        Some(Err(LoadError::Timeout))
+                    } else {
+                        None
+                    }
+                }
+                _ => Some(Err(LoadError::UnknownSession)),
+            }
+        };
+        match verdict {
+            Some(result) => {
+                self.with_sessions(|s| s.handle_loaded(attempt, result, now()));
+                self.pump();
+            }
+            None => {
+                let weak = Rc::downgrade(self);
+                if let Some(h) = Timeout::new(STEP_MS, move || {
+                    if let Some(shell) = weak.upgrade() {
+                        shell.load_execution(attempt, runtime, generation, waited_ms + STEP_MS);
+                    }
+                }) {
+                    self.attempt_timers.borrow_mut().push(h);
+                }
+            }
+        }
+    }
+
+    fn launch(
+        self: &Rc<Self>,
+        attempt: StartupAttemptId,
+        workspace: WorkspaceId,
+        env: Vec<(String, Secret)>,
+        existing_workspace: bool,
+    ) {
+        let request = self.request_id();
+        let result = self.core.borrow_mut().as_mut().map(|core| {
+            core.handle_client(
+                super::SELF,
+                ClientRequest::StartRuntime { request, workspace },
+                now(),
+            )
+        });
+        match result {
+            Some(Ok(())) => {
+                self.starting_runtime.set(true);
+                *self.launching.borrow_mut() = Some(Launching {
+                    attempt,
+                    request,
+                    env,
+                    existing_workspace,
+                    runtime: None,
+                });
+            }
+            Some(Err(rejection)) => {
+                self.with_sessions(|s| {
+                    s.handle_launch_failed(
+                        attempt,
+                        LaunchFailure::Failed {
+                            detail: rejection.to_string(),
+                        },
+                        now(),
+                    )
+                });
+            }
+            None => {}
+        }
+        self.pump();
+    }
+
+    /// The page needs the launch environment with the spawn order.
+    pub(super) fn launch_env(&self, runtime: RuntimeId) -> (Vec<(String, SecretText)>, bool) {
+        let launching = self.launching.borrow();
+        match launching.as_ref() {
+            Some(l) if l.runtime.is_none_or(|(r, _)| r == runtime) => {
+                (wire_env(&l.env), l.existing_workspace)
+            }
+            _ => (Vec::new(), false),
+        }
+    }
+
+    fn stop_runtime(
+        self: &Rc<Self>,
+        attempt: Option<StartupAttemptId>,
+        runtime: RuntimeId,
+        generation: Generation,
+        escalate: bool,
+    ) {
+        if let Some(a) = attempt {
+            self.stopping.borrow_mut().insert(runtime, a);
+        }
+        let request = self.request_id();
+        let result = self.core.borrow_mut().as_mut().map(|core| {
+            core.handle_client(
+                super::SELF,
+                ClientRequest::StopRuntime {
+                    request,
+                    runtime,
+                    generation,
+                },
+                now(),
+            )
+        });
+        match result {
+            Some(Ok(())) => {}
+            // Not (or no longer) a generation the journal holds: there is
+            // nothing left to stop.
+            Some(Err(_)) if !escalate => self.stopped_runtime(runtime, Ok(())),
+            _ => {}
+        }
+        if escalate {
+            post(&ControllerToPage::TerminateRuntime {
+                runtime,
+                generation,
+            });
+        }
+    }
+
+    /// A runtime this controller asked to stop has exited (or could not be
+    /// terminated): settles the owning attempt's cleanup.
+    pub(super) fn stopped_runtime(self: &Rc<Self>, runtime: RuntimeId, result: Result<(), String>) {
+        let attempt = self.stopping.borrow_mut().remove(&runtime);
+        if let Some(attempt) = attempt {
+            self.with_sessions(|s| s.handle_cleanup(attempt, result, now()));
+        }
+    }
+
+    /// A runtime exited on its own: the execution it carried has failed
+    /// (resources retained), or the start waiting for it has.
+    pub(super) fn runtime_lost(self: &Rc<Self>, runtime: RuntimeId, generation: Generation, detail: String) {
+        if self.stopping.borrow().contains_key(&runtime) {
+            return self.stopped_runtime(runtime, Ok(()));
+        }
+        let launching = self
+            .launching
+            .borrow()
+            .as_ref()
+            .filter(|l| l.runtime == Some((runtime, generation)))
+            .map(|l| l.attempt);
+        if let Some(attempt) = launching {
+            self.launching.borrow_mut().take();
+            self.with_sessions(|s| {
+                s.handle_launch_failed(attempt, LaunchFailure::Failed { detail: detail.clone() }, now())
+            });
+            return;
+        }
+        let active = self
+            .active
+            .borrow()
+            .as_ref()
+            .filter(|a| a.binding.runtime == runtime && a.binding.generation == generation)
+            .map(|a| (a.session, a.binding.execution));
+        if let Some((session, execution)) = active {
+            self.active.borrow_mut().take();
+            self.with_sessions(|s| {
+                s.handle_execution_failed(
+                    session,
+                    execution,
+                    generation,
+                    FailureCause::RuntimeLost { detail },
+                    now(),
+                )
+            });
+        }
+    }
+
+    /// Answers from the core that the session layer waits for.
+    pub(super) fn session_notified(self: &Rc<Self>, message: &ClientMessage) {
+        match message {
+            ClientMessage::RuntimeStarted {
+                request,
+                runtime,
+                generation,
+                execution,
+                ..
+            } => {
+                let attempt = {
+                    let mut launching = self.launching.borrow_mut();
+                    match launching.as_mut() {
+                        Some(l) if l.request == *request => {
+                            l.runtime = Some((*runtime, *generation));
+                            Some(l.attempt)
+                        }
+                        _ => None,
+                    }
+                };
+                if let Some(attempt) = attempt {
+                    self.with_sessions(|s| {
+                        s.handle_launched(attempt, *execution, *generation, *runtime, now())
+                    });
+                }
+            }
+            ClientMessage::SessionRecorded { request } => {
+                let attempt = self.awaiting_record.borrow_mut().remove(request);
+                if let Some(attempt) = attempt {
+                    self.with_sessions(|s| s.handle_recorded(attempt));
+                }
+            }
+            ClientMessage::ProviderRequestRecorded {
+                provider_request,
+                existing,
+                ..
+            } => self.send_provider_request(*provider_request, *existing),
+            ClientMessage::TurnFinished { turn, .. } => self.turn_finished(*turn),
+            _ => {}
+        }
+    }
+
+    /// A launched runtime that attached is ready.
+    pub(super) fn check_ready(self: &Rc<Self>) -> bool {
+        let ready = {
+            let launching = self.launching.borrow();
+            let core = self.core.borrow();
+            match (launching.as_ref(), core.as_ref()) {
+                (Some(Launching { attempt, runtime: Some((r, _)), .. }), Some(core))
+                    if core.is_attached(*r) =>
+                {
+                    Some(*attempt)
+                }
+                _ => None,
+            }
+        };
+        let Some(attempt) = ready else { return false };
+        self.launching.borrow_mut().take();
+        self.starting_runtime.set(false);
+        self.with_sessions(|s| s.handle_ready(attempt));
+        true
+    }
+
+    // ----- turns ---------------------------------------------------------------
+
+    fn admit_prompt(
+        self: &Rc<Self>,
+        session: SessionId,
+        turn: TurnId,
+        execution: ExecutionId,
+        generation: Generation,
+    ) {
+        let Some(text) = self.prompts.borrow_mut().remove(&turn) else {
+            return;
+        };
+        let agent_and_plan = {
+            let active = self.active.borrow();
+            let Some(a) = active.as_ref().filter(|a| a.binding.execution == execution) else {
+                return self.refuse_turn(session, turn, execution, generation, "the session stopped before the message could be given to the agent; send it again".into());
+            };
+            match (&a.prepared.provider, a.binding.profile.clone()) {
+                (Provider::BuiltIn, _) | (_, None) => agent::plan(&text)
+                    .map(|plan| (TurnAgent::BuiltIn, plan.commands))
+                    .map_err(|e| e.to_string()),
+                (provider, Some(profile)) => Ok((
+                    TurnAgent::Model {
+                        profile,
+                        provider: provider.label().into(),
+                        model: provider.model().unwrap_or_default().into(),
+                        budget: a.prepared.budget,
+                        tools: a.prepared.capabilities.tools.clone(),
+                    },
+                    Vec::new(),
+                )),
+            }
+        };
+        let (agent_kind, plan) = match agent_and_plan {
+            Ok(x) => x,
+            Err(message) => return self.refuse_turn(session, turn, execution, generation, message),
+        };
+        let result = self.core.borrow_mut().as_mut().map(|core| {
+            core.handle_client(
+                super::SELF,
+                ClientRequest::RecordTurn {
+                    request: self.request_id(),
+                    session,
+                    turn,
+                    prompt: text,
+                    plan,
+                    agent: agent_kind,
+                },
+                now(),
+            )
+        });
+        if let Some(Err(rejection)) = result {
+            self.refuse_turn(session, turn, execution, generation, rejection.to_string());
+        }
+    }
+
+    fn refuse_turn(
+        self: &Rc<Self>,
+        session: SessionId,
+        turn: TurnId,
+        execution: ExecutionId,
+        generation: Generation,
+        message: String,
+    ) {
+        post(&ControllerToPage::PromptRefused { turn, message });
+        self.with_sessions(|s| s.handle_turn_finished(session, turn, execution, generation, None, now()));
+    }
+
+    /// The turn's end is durable: tell the session layer (a failed model
+    /// turn is a recoverable failure of its execution).
+    fn turn_finished(self: &Rc<Self>, turn: TurnId) {
+        let info = {
+            let guard = self.core.borrow();
+            let Some(core) = guard.as_ref() else { return };
+            core.projection().turns.get(&turn).map(|t| {
+                let failure = (t.agent.is_model()
+                    && t.end.as_ref().is_some_and(|e| e.status == TurnStatus::Failed))
+                .then(|| t.end.as_ref().map(|e| e.reply.clone()).unwrap_or_default());
+                (t.session, failure)
+            })
+        };
+        let Some((session, failure)) = info else { return };
+        let binding = self
+            .active
+            .borrow()
+            .as_ref()
+            .filter(|a| a.session == session)
+            .map(|a| (a.binding.execution, a.binding.generation));
+        let Some((execution, generation)) = binding else { return };
+        let failure = failure.map(|f| f.chars().take(1000).collect::<String>());
+        self.with_sessions(|s| s.handle_turn_finished(session, turn, execution, generation, failure, now()));
+    }
+
+    /// Drives the open turn one step. Returns true when it asked the core
+    /// for something.
+    pub(super) fn drive_turn(self: &Rc<Self>) -> bool {
+        let Some(session) = self.session.get() else {
+            return false;
+        };
+        let live = self.live.borrow().as_ref().map(|l| l.request);
+        let step = {
+            let guard = self.core.borrow();
+            let Some(core) = guard.as_ref() else { return false };
+            let p = core.pending_projection();
+            let Some(turn) = agent::open_turn(p, session) else {
+                return false;
+            };
+            model::next_turn_step(p, turn, live, now()).map(|s| (turn, s))
+        };
+        let Some((turn, step)) = step else { return false };
+        match step {
+            TurnStep::BuiltIn(agent::Step::Admit { index, line }) => {
+                self.admit_command(turn, agent::plan_key(turn, index), line)
+            }
+            TurnStep::Model(ModelStep::AdmitTool { key, line, .. }) => {
+                self.admit_command(turn, key, line)
+            }
+            TurnStep::BuiltIn(agent::Step::Finish { status, reply })
+            | TurnStep::Model(ModelStep::Finish { status, reply }) => {
+                let mut guard = self.core.borrow_mut();
+                let Some(core) = guard.as_mut() else { return false };
+                self.ask(core, |request| ClientRequest::FinishTurn {
+                    request,
+                    turn,
+                    status,
+                    reply,
+                })
+            }
+            TurnStep::Model(ModelStep::Request { step, conversation }) => {
+                self.record_provider_request(turn, step, conversation)
+            }
+            TurnStep::BuiltIn(agent::Step::Wait { .. }) | TurnStep::Model(ModelStep::Wait) => false,
+        }
+    }
+
+    fn admit_command(
+        self: &Rc<Self>,
+        turn: TurnId,
+        key: lifeline_core::IdempotencyKey,
+        line: String,
+    ) -> bool {
+        let binding = {
+            let active = self.active.borrow();
+            let guard = self.core.borrow();
+            let (Some(a), Some(core)) = (active.as_ref(), guard.as_ref()) else {
+                return false;
+            };
+            let p = core.pending_projection();
+            let Some(workspace) = p.sessions.get(&a.session).map(|s| s.workspace) else {
+                return false;
+            };
+            let Some((lease, _)) = p.runtime(a.binding.runtime) else {
+                return false;
+            };
+            Binding {
+                workspace,
+                lease: lease.lease,
+                generation: a.binding.generation,
+                runtime: a.binding.runtime,
+                session: a.session,
+                working_directory: "/".into(),
+                capabilities: a.prepared.capabilities.command_capabilities(),
+                budget: Budget {
+                    deadline: now().plus(COMMAND_WALL_TIME_MS),
+                    max_output_bytes: COMMAND_OUTPUT_BYTES,
+                },
+                command_line: line,
+            }
+        };
+        let _ = turn;
+        let mut guard = self.core.borrow_mut();
+        let Some(core) = guard.as_mut() else { return false };
+        self.ask(core, |request| ClientRequest::Admit {
+            request,
+            key,
+            binding,
+        })
+    }
+
+    fn record_provider_request(
+        self: &Rc<Self>,
+        turn: TurnId,
+        step: u32,
+        conversation: Vec<ModelMessage>,
+    ) -> bool {
+        if self.live.borrow().is_some() {
+            return false;
+        }
+        let (Some(id), Ok(abort)) = (mint(ProviderRequestId::from_u128), AbortController::new()) else {
+            return false;
+        };
+        // Owned from here: the step is not "lost" while it is being recorded.
+        *self.live.borrow_mut() = Some(Live {
+            request: id,
+            turn,
+            abort,
+        });
+        self.conversations.borrow_mut().insert(id, conversation);
+        let asked = {
+            let mut guard = self.core.borrow_mut();
+            let Some(core) = guard.as_mut() else { return false };
+            self.ask(core, |request| ClientRequest::RecordProviderRequest {
+                request,
+                provider_request: id,
+                turn,
+                step,
+            })
+        };
+        if !asked {
+            self.live.borrow_mut().take();
+            self.conversations.borrow_mut().remove(&id);
+        }
+        asked
+    }
+
+    /// The request record is durable: send it, once.
+    fn send_provider_request(self: &Rc<Self>, id: ProviderRequestId, existing: bool) {
+        let conversation = self.conversations.borrow_mut().remove(&id);
+        let owned = self.live.borrow().as_ref().is_some_and(|l| l.request == id);
+        let (Some(conversation), false, true) = (conversation, existing, owned) else {
+            return;
+        };
+        let call = {
+            let active = self.active.borrow();
+            active.as_ref().and_then(|a| {
+                provider_kind(&a.prepared.provider).map(|(kind, base, model)| {
+                    (
+                        provider::endpoint(kind, base, model),
+                        a.prepared.api_key.clone(),
+                        provider::tool_names(&a.prepared.capabilities.tools),
+                    )
+                })
+            })
+        };
+        let Some((endpoint, api_key, tools)) = call else {
+            self.record_provider_outcome(
+                id,
+                Err(provider::Failure {
+                    class: lifeline_core::journal::ProviderFailureClass::InvalidRequest,
+                    message: "this execution has no model provider; resume the session".into(),
+                    partial_text: String::new(),
+                }),
+            );
+            return;
+        };
+        let abort = match self.live.borrow().as_ref() {
+            Some(l) => l.abort.clone(),
+            None => return,
+        };
+        let turn = self.live.borrow().as_ref().map(|l| l.turn);
+        let shell = self.clone();
+        spawn_local(async move {
+            let conversation = provider::conversation(&conversation);
+            let mut preview = String::new();
+            let result = provider::stream(
+                &endpoint,
+                api_key.as_ref().map(|k| k.expose()),
+                &conversation,
+                &tools,
+                &abort,
+                |delta| {
+                    preview.push_str(delta);
+                    if let Some(turn) = turn {
+                        post(&ControllerToPage::Streaming {
+                            turn,
+                            text: preview.clone(),
+                        });
+                    }
+                },
+            )
+            .await;
+            shell.record_provider_outcome(id, result);
+        });
+    }
+
+    fn record_provider_outcome(
+        self: &Rc<Self>,
+        id: ProviderRequestId,
+        result: Result<lifeline_provider::Reply, provider::Failure>,
+    ) {
+        let request = self.request_id();
+        let message = match result {
+            Ok(reply) => ClientRequest::RecordProviderReply {
+                request,
+                provider_request: id,
+                text: reply.text.clone(),
+                tool_calls: provider::tool_records(&reply),
+                stop: provider::stop_text(&reply),
+                input_tokens: reply.usage.input_tokens,
+                output_tokens: reply.usage.output_tokens,
+            },
+            Err(f) => ClientRequest::RecordProviderFailure {
+                request,
+                provider_request: id,
+                class: f.class,
+                message: f.message,
+                partial_text: f.partial_text,
+            },
+        };
+        let result = self
+            .core
+            .borrow_mut()
+            .as_mut()
+            .map(|core| core.handle_client(super::SELF, message, now()));
+        // Ownership ends once the outcome is in the journal's hands; a
+        // refusal (the turn ended meanwhile) leaves the request uncertain.
+        if self.live.borrow().as_ref().is_some_and(|l| l.request == id) {
+            self.live.borrow_mut().take();
+        }
+        if let Some(Err(rejection)) = result {
+            self.rejected(&rejection);
+        }
+        self.pump();
+    }
+
+    // ----- profiles --------------------------------------------------------------
+
+    pub(super) async fn publish_profiles(&self) {
+        let Some(config) = self.config() else { return };
+        let listed = match config.list_profiles().await {
+            Ok(l) => l,
+            Err(e) => {
+                notice("profiles", Level::Error, format!("profiles cannot be read: {e}"));
+                return;
+            }
+        };
+        let mut profiles = Vec::new();
+        let mut errors = Vec::new();
+        for p in listed {
+            match p {
+                Ok(p) => profiles.push(summary(&p)),
+                Err(e) => errors.push(e),
+            }
+        }
+        post(&ControllerToPage::Profiles { profiles, errors });
+        self.publish_status();
+    }
+
+    pub fn save_profile(self: &Rc<Self>, input: ProfileInput) {
+        let Some(config) = self.config() else {
+            return notice("profiles", Level::Error, "profiles are not open yet; try again in a moment");
+        };
+        let shell = self.clone();
+        spawn_local(async move {
+            match save(&config, input).await {
+                Ok(name) => notice("profiles", Level::Info, format!("profile {name:?} saved")),
+                Err(e) => notice("profiles", Level::Error, e),
+            }
+            shell.publish_profiles().await;
+        });
+    }
+
+    pub fn delete_profile(self: &Rc<Self>, id: ProfileId) {
+        let Some(config) = self.config() else { return };
+        let shell = self.clone();
+        spawn_local(async move {
+            // The profile's own keys go with it; nothing else refers to them.
+            if let ProfileLookup::Found(p) = config.lookup_profile(id).await {
+                for c in p.credential_refs() {
+                    let _ = config.delete_credential(c).await;
+                }
+            }
+            if let Err(e) = config.delete_profile(id).await {
+                notice("profiles", Level::Error, format!("the profile was not deleted: {e}"));
+            }
+            shell.publish_profiles().await;
+        });
+    }
+
+    pub fn select_profile(self: &Rc<Self>, id: ProfileId) {
+        let result = {
+            let mut guard = self.sessions.borrow_mut();
+            let (Some(s), Some(session)) = (guard.as_mut(), self.session.get()) else {
+                return;
+            };
+            s.select_profile(session, id)
+        };
+        if let Err(r) = result {
+            notice("profiles", Level::Warning, r.to_string());
+        }
+        self.pump();
+    }
+
+    /// The lifecycle part of the status line.
+    pub(super) fn lifecycle_status(&self) -> (Option<SessionStatus>, bool) {
+        let guard = self.sessions.borrow();
+        let (Some(s), Some(session)) = (guard.as_ref(), self.session.get()) else {
+            return (None, false);
+        };
+        let Some(trace) = s.trace(session) else {
+            return (None, false);
+        };
+        let (state, message, can_resume, busy) = match &trace.state {
+            SessionState::New => ("new", None, false, false),
+            SessionState::Starting { .. } => ("starting", None, false, true),
+            SessionState::Running => ("running", None, false, false),
+            SessionState::Detached => ("detached", None, true, false),
+            SessionState::Cancelling { .. } => ("cancelling", None, false, true),
+            SessionState::Cancelled => ("cancelled", None, trace.token.is_some(), false),
+            SessionState::Failed(f) => ("failed", Some(f.cause.to_string()), trace.token.is_some(), false),
+            SessionState::Archived => ("archived", None, false, false),
+        };
+        let status = SessionStatus {
+            state: state.into(),
+            message,
+            can_resume,
+            selected_profile: s.selected_profile(session),
+            execution_profile: s.binding(session).and_then(|b| b.profile.as_ref().map(|p| p.id)),
+            queued: trace.queued.len(),
+        };
+        (Some(status), busy)
+    }
+}
+
+fn summary(p: &Profile) -> ProfileSummary {
+    let key_env = p.env.iter().find_map(|v| match v.value {
+        EnvValue::Secret(id) if Some(id) == p.api_key => Some(v.name.clone()),
+        _ => None,
+    });
+    ProfileSummary {
+        id: p.id,
+        revision: p.revision,
+        name: p.name.clone(),
+        provider: p.provider.clone(),
+        has_key: p.api_key.is_some(),
+        env: p
+            .env
+            .iter()
+            .filter_map(|v| match &v.value {
+                EnvValue::Literal(s) => Some((v.name.clone(), s.clone())),
+                EnvValue::Secret(_) => None,
+            })
+            .collect(),
+        key_env,
+        capabilities: p.capabilities.clone(),
+        budget: p.budget,
+    }
+}
+
+/// Creates or edits a profile. The key is stored first under a fresh
+/// credential id, so a failed profile write leaves the old profile whole.
+async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, String> {
+    let existing = match input.id {
+        Some(id) => match config.lookup_profile(id).await {
+            ProfileLookup::Found(p) => Some(p),
+            ProfileLookup::Deleted => return Err("that profile was deleted meanwhile".into()),
+            // An unreadable record may be repaired by saving over it.
+            ProfileLookup::Failed { .. } => None,
+        },
+        None => None,
+    };
+    let id = match input.id.or_else(|| mint(ProfileId::from_u128)) {
+        Some(id) => id,
+        None => return Err("no profile id could be made".into()),
+    };
+    let old_key = existing.as_ref().and_then(|p| p.api_key);
+    let (api_key, new_key) = match input.api_key {
+        KeyInput::Keep => (old_key, None),
+        KeyInput::Clear => (None, None),
+        KeyInput::Set(secret) => {
+            let Some(cid) = mint(CredentialId::from_u128) else {
+                return Err("no credential id could be made".into());
+            };
+            let label = format!("{} key", input.name.trim());
+            config
+                .put_credential(cid, &label, &Secret::new(secret.0))
+                .await
+                .map_err(|e| format!("the key was not stored: {e}"))?;
+            (Some(cid), Some(cid))
+        }
+    };
+    let mut env: Vec<EnvVar> = input
+        .env
+        .into_iter()
+        .map(|(name, value)| EnvVar {
+            name,
+            value: EnvValue::Literal(value),
+        })
+        .collect();
+    if let Some(name) = input.key_env.filter(|n| !n.trim().is_empty()) {
+        let Some(key) = api_key else {
+            return Err("there is no API key to give commands; enter one or clear that field".into());
+        };
+        env.push(EnvVar {
+            name: name.trim().to_string(),
+            value: EnvValue::Secret(key),
+        });
+    }
+    let profile = Profile {
+        id,
+        revision: existing.as_ref().map_or(1, |p| p.revision + 1),
+        owner: OWNER.into(),
+        name: input.name.trim().to_string(),
+        provider: input.provider,
+        api_key,
+        env,
+        capabilities: input.capabilities,
+        budget: AgentBudget {
+            max_steps: input.budget.max_steps.max(1),
+            max_commands: input.budget.max_commands,
+            max_tokens: input.budget.max_tokens.max(1),
+            max_wall_ms: input.budget.max_wall_ms.max(1000),
+        },
+    };
+    if let Err(e) = profile.validate() {
+        if let Some(k) = new_key {
+            let _ = config.delete_credential(k).await;
+        }
+        return Err(e.to_string());
+    }
+    if let Err(e) = config.put_profile(&profile).await {
+        if let Some(k) = new_key {
+            let _ = config.delete_credential(k).await;
+        }
+        return Err(format!("the profile was not saved: {e}"));
+    }
+    // The replaced key is no longer referenced by anything.
+    if old_key != api_key {
+        if let Some(old) = old_key {
+            let _ = config.delete_credential(old).await;
+        }
+    }
+    Ok(profile.name)
+}
