@@ -143,13 +143,47 @@ impl Default for Draft {
     }
 }
 
+/// Minutes with up to three decimals, in integer arithmetic (float parsing
+/// and formatting would cost the UI's wasm budget several KB).
 fn minutes_text(ms: u64) -> String {
-    if ms.is_multiple_of(60_000) {
-        (ms / 60_000).to_string()
-    } else {
-        let text = format!("{:.3}", ms as f64 / 60_000.0);
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    let (whole, thousandths) = (ms / 60_000, (ms % 60_000 + 30) / 60);
+    if thousandths == 0 {
+        return whole.to_string();
     }
+    if thousandths >= 1000 {
+        return (whole + 1).to_string();
+    }
+    let text = format!("{whole}.{thousandths:03}");
+    text.trim_end_matches('0').to_owned()
+}
+
+/// `"1.5"` → 90 000 ms; `None` unless above 0 and at most a day.
+fn parse_minutes(text: &str) -> Option<u64> {
+    let (whole, fraction) = text.trim().split_once('.').unwrap_or((text.trim(), ""));
+    if (whole.is_empty() && fraction.is_empty())
+        || fraction.len() > 3
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let mut thousandths: u64 = if fraction.is_empty() {
+        0
+    } else {
+        fraction.parse().ok()?
+    };
+    for _ in fraction.len()..3 {
+        thousandths *= 10;
+    }
+    let ms = whole.checked_mul(60_000)? + thousandths * 60;
+    (ms > 0 && ms <= 24 * 60 * 60_000).then_some(ms)
 }
 
 impl Draft {
@@ -296,14 +330,12 @@ impl Draft {
         let max_steps = whole::<u32>(&self.max_steps, Field::MaxSteps, &mut errors);
         let max_commands = whole::<u32>(&self.max_commands, Field::MaxCommands, &mut errors);
         let max_tokens = whole::<u64>(&self.max_tokens, Field::MaxTokens, &mut errors);
-        let max_wall_ms = match self.max_minutes.trim().parse::<f64>() {
-            Ok(m) if m.is_finite() && m > 0.0 && m <= 24.0 * 60.0 => {
-                ((m * 60_000.0).round() as u64).max(1)
-            }
-            _ => {
+        let max_wall_ms = match parse_minutes(&self.max_minutes) {
+            Some(ms) => ms,
+            None => {
                 errors.push((
                     Field::MaxMinutes,
-                    "Enter a number of minutes above 0 and at most 1440.".to_owned(),
+                    "Enter minutes above 0 and at most 1440 (up to 3 decimals).".to_owned(),
                 ));
                 0
             }
@@ -602,12 +634,15 @@ fn ProfileErrors(ui: Ui) -> impl IntoView {
     };
     view! {
         <div class="dialog-errors" aria-live="polite">
-            <For each=move || ui.profile_errors.get() key=|e| e.clone() let:error>
-                <p class="field-error">{format!("Unreadable profile: {error}")}</p>
-            </For>
-            <For each=notices key=|m| m.clone() let:message>
-                <p class="field-error">{message}</p>
-            </For>
+            {move || {
+                ui.profile_errors
+                    .get()
+                    .into_iter()
+                    .map(|e| format!("Unreadable profile: {e}"))
+                    .chain(notices())
+                    .map(|m| view! { <p class="field-error">{m}</p> })
+                    .collect_view()
+            }}
         </div>
     }
 }
@@ -803,6 +838,21 @@ fn TextField(
     }
 }
 
+/// A labelled checkbox bound to `on`.
+#[component]
+fn Check(label: &'static str, on: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <label class="check">
+            <input
+                type="checkbox"
+                prop:checked=move || on.get()
+                on:change:target=move |ev| on.set(ev.target().checked())
+            />
+            {label}
+        </label>
+    }
+}
+
 #[component]
 fn ProfileForm(
     form: Form,
@@ -907,14 +957,7 @@ fn ProfileForm(
                 </div>
             </Show>
             <Show when=move || form.had_key.get()>
-                <label class="check">
-                    <input
-                        type="checkbox"
-                        prop:checked=move || form.remove_key.get()
-                        on:change:target=move |ev| form.remove_key.set(ev.target().checked())
-                    />
-                    "Remove the stored key"
-                </label>
+                <Check label="Remove the stored key" on=form.remove_key />
             </Show>
             <div class="field">
                 <label for=Field::Env.id()>"Environment variables"</label>
@@ -949,27 +992,9 @@ fn ProfileForm(
                 {Tool::ALL
                     .into_iter()
                     .zip(form.tools)
-                    .map(|(tool, on)| {
-                        view! {
-                            <label class="check">
-                                <input
-                                    type="checkbox"
-                                    prop:checked=move || on.get()
-                                    on:change:target=move |ev| on.set(ev.target().checked())
-                                />
-                                {tool.name()}
-                            </label>
-                        }
-                    })
+                    .map(|(tool, on)| view! { <Check label=tool.name() on /> })
                     .collect_view()}
-                <label class="check">
-                    <input
-                        type="checkbox"
-                        prop:checked=move || form.js.get()
-                        on:change:target=move |ev| form.js.set(ev.target().checked())
-                    />
-                    "Allow js"
-                </label>
+                <Check label="Allow js" on=form.js />
             </fieldset>
             <fieldset class="budget">
                 <legend>"Budget per turn"</legend>
@@ -1073,6 +1098,12 @@ mod tests {
         };
         let draft = Draft::edit(&summary);
         assert_eq!(draft.max_minutes, "1.5");
+        assert_eq!(parse_minutes("10"), Some(600_000));
+        assert_eq!(parse_minutes(".25"), Some(15_000));
+        assert_eq!(minutes_text(600_000), "10");
+        for bad in ["", ".", "0", "-1", "1.2345", "1e3", "1441"] {
+            assert_eq!(parse_minutes(bad), None, "{bad}");
+        }
         let input = draft.build("").unwrap();
         assert_eq!(input.id, Some(summary.id));
         assert_eq!(input.provider, summary.provider);
