@@ -13,7 +13,7 @@ use leptos::html;
 use leptos::prelude::*;
 use lifeline_core::profile::{limits, AgentBudget, Capabilities, Provider, Tool, RESERVED_ENV};
 use lifeline_core::ProfileId;
-use lifeline_protocol::{KeyInput, ProfileInput, ProfileSummary, SecretText};
+use lifeline_protocol::{KeyInput, Level, ProfileInput, ProfileSummary, SecretText};
 
 pub const OPENAI_DEFAULT_URL: &str = "http://localhost:11434/v1";
 pub const ANTHROPIC_DEFAULT_URL: &str = "https://api.anthropic.com";
@@ -622,12 +622,12 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
 
 #[component]
 fn ProfileErrors(ui: Ui) -> impl IntoView {
-    // Controller notices about profiles (their key starts with `profile`)
+    // Controller warnings and errors about profiles (notice key `profiles`)
     // are shown here too: the page's notices are behind the modal dialog.
     let notices = move || {
         ui.notices.with(|list| {
             list.iter()
-                .filter(|n| n.key.starts_with("controller:profile"))
+                .filter(|n| n.key.starts_with("controller:profile") && n.level != Level::Info)
                 .map(|n| n.message.clone())
                 .collect::<Vec<_>>()
         })
