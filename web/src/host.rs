@@ -164,7 +164,13 @@ impl Ui {
             Some(Role::Follower) => Connection::Following,
             Some(Role::Leader) => match status {
                 Some(s) if s.role == Role::Leader && s.writer => {
-                    if s.runtime.is_some_and(|r| r.attached) {
+                    // A stopped session has no runtime to wait for: the
+                    // controller is there and takes messages (a message
+                    // resumes it).
+                    let stopped = s.lifecycle.as_ref().is_some_and(|l| {
+                        matches!(l.state.as_str(), "failed" | "cancelled" | "archived")
+                    });
+                    if stopped || s.runtime.is_some_and(|r| r.attached) {
                         Connection::Connected
                     } else {
                         Connection::Connecting

@@ -89,6 +89,10 @@ pub enum ResumeCause {
     User,
     /// A prompt arrived for a stopped session (lazy resume).
     Prompt,
+    /// The controller started and found the session bound but detached
+    /// (automatic resume; the same presentation and busy state as a manual
+    /// one).
+    Automatic,
 }
 
 /// Why rejoining a retained execution failed, as classified by the shell.
@@ -470,6 +474,8 @@ pub enum Refusal {
     NothingToResume,
     QueueFull,
     AlreadyRunning,
+    /// A relaunch waits until the running turn has ended.
+    TurnRunning,
 }
 
 impl core::fmt::Display for Refusal {
@@ -486,6 +492,9 @@ impl core::fmt::Display for Refusal {
             }
             Refusal::QueueFull => write!(f, "at most {MAX_QUEUED_PROMPTS} messages can wait"),
             Refusal::AlreadyRunning => f.write_str("the session is already running"),
+            Refusal::TurnRunning => f.write_str(
+                "the agent is working on a message; the new profile applies once you stop it or it ends",
+            ),
         }
     }
 }
@@ -858,7 +867,12 @@ impl Sessions {
         let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
         match &e.state {
             SessionState::Archived => return Err(Refusal::Archived),
-            SessionState::Running if e.attempt.is_none() => return Err(Refusal::AlreadyRunning),
+            // A running session may be relaunched (another profile) on its
+            // retained workspace, between turns; it cannot be resumed.
+            SessionState::Running if purpose == Purpose::Resume => {
+                return Err(Refusal::AlreadyRunning)
+            }
+            SessionState::Running if e.active_turn.is_some() => return Err(Refusal::TurnRunning),
             _ => {}
         }
         if let Some(c) = &e.cancelling {

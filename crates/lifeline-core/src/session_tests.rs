@@ -1220,3 +1220,45 @@ fn ac2_after_a_controller_restart_a_running_session_is_detached_and_a_prompt_rej
     assert_eq!(t.active_turn, Some(turn(5)));
     assert_eq!(t.state, SessionState::Running);
 }
+
+#[test]
+fn selecting_another_profile_relaunches_between_turns_on_the_same_workspace() {
+    let mut w = World::new();
+    w.launch_with(&profile(1, 1, &[]), Some(turn(1)), 1);
+    w.s.select_profile(sid(1), pid(2)).unwrap();
+    assert_eq!(
+        w.s.begin(sid(1), Purpose::Launch, None, None, T0),
+        Err(Refusal::TurnRunning),
+        "not while a turn runs"
+    );
+    w.s.handle_turn_finished(sid(1), turn(1), exec(1), Generation(1), None, T0);
+    w.take();
+    let a = w.s.begin(sid(1), Purpose::Launch, None, None, T0).unwrap();
+    assert!(w
+        .take()
+        .iter()
+        .any(|e| matches!(e, SessionEffect::LookupProfile { profile, .. } if *profile == pid(2))));
+    w.s.handle_profile(a, ProfileLookup::Found(profile(2, 1, &[])), T0);
+    let effects = w.answer_credentials(a);
+    match launch_effect(&effects) {
+        Some(SessionEffect::Launch {
+            workspace,
+            existing_workspace,
+            profile,
+            ..
+        }) => {
+            assert_eq!(*workspace, WorkspaceId::from_u128(WS).unwrap());
+            assert!(existing_workspace);
+            assert_eq!(profile.as_ref().map(|p| p.id), Some(pid(2)));
+        }
+        other => panic!("{other:?}"),
+    }
+    w.s.handle_launched(a, exec(2), Generation(2), rt(2), T0);
+    w.s.handle_ready(a);
+    w.s.handle_recorded(a);
+    assert_eq!(w.trace().token, Some((exec(2), Generation(2))));
+    assert_eq!(
+        w.s.begin(sid(1), Purpose::Resume, None, None, T0),
+        Err(Refusal::AlreadyRunning)
+    );
+}

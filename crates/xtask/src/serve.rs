@@ -29,11 +29,20 @@ pub const RUNTIME_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
 script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; connect-src 'self'; object-src 'none'; \
 base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/// The controller worker's policy: it alone calls model providers, at base
+/// URLs the user enters in a profile (a local Ollama on http://localhost, a
+/// LAN server, a hosted API), so it alone may connect beyond this origin.
+pub const CONTROLLER_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
+script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' https: http:; object-src 'none'; \
+base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 async fn content_security_policy(request: Request, next: Next) -> Response {
-    let runtime = request.uri().path().ends_with("/runtime.js");
+    let path = request.uri().path().to_string();
     let mut response = next.run(request).await;
-    let policy = if runtime {
+    let policy = if path.ends_with("/runtime.js") {
         RUNTIME_CONTENT_SECURITY_POLICY
+    } else if path.ends_with("/controller.js") {
+        CONTROLLER_CONTENT_SECURITY_POLICY
     } else {
         CONTENT_SECURITY_POLICY
     };

@@ -154,6 +154,29 @@ impl Shell {
                 sessions.create(session, workspace, Environment::Worker, default.id);
             }
         }
+        // Bring the session up the way it was left: a new one launches with
+        // its profile; a bound one rejoins its retained runtime (falling
+        // back to a new generation on the same workspace only when the
+        // journal confirms the old one gone). A failed one waits for the
+        // user.
+        if let Some(session) = self.session.get() {
+            let now = now();
+            match sessions.state(session) {
+                Some(SessionState::New) => {
+                    let _ = sessions.begin(session, Purpose::Launch, None, None, now);
+                }
+                Some(SessionState::Detached) => {
+                    let _ = sessions.begin(
+                        session,
+                        Purpose::Resume,
+                        Some(ResumeCause::Automatic),
+                        None,
+                        now,
+                    );
+                }
+                _ => {}
+            }
+        }
         *self.sessions.borrow_mut() = Some(sessions);
         self.pump();
         self.publish_profiles().await;
@@ -1085,7 +1108,15 @@ impl Shell {
             let (Some(s), Some(session)) = (guard.as_mut(), self.session.get()) else {
                 return;
             };
-            s.select_profile(session, id)
+            // A session that already ran switches at once (a new execution
+            // on the same workspace); a new one uses it for its first message.
+            s.select_profile(session, id).and_then(|()| {
+                if s.binding(session).is_some() && s.trace(session).is_some_and(|t| t.owner.is_none()) {
+                    s.begin(session, Purpose::Launch, None, None, now()).map(|_| ())
+                } else {
+                    Ok(())
+                }
+            })
         };
         if let Err(r) = result {
             notice("profiles", Level::Warning, r.to_string());
