@@ -129,8 +129,10 @@ async function handle(req, res, requests) {
     res.end();
   } else if (turn.userText.includes('cut the stream')) {
     await writeEvents(res, stream.partial(model, id, PARTIAL_TEXT));
-    // No terminator: the client must see a cut reply, not a finished one.
-    res.destroy();
+    // No terminator, and no last chunk either: a FIN after the data (not an
+    // RST, which may make the client drop what it had received) so the
+    // client deterministically sees the partial text, then a cut body.
+    res.socket.end();
   } else if (turn.userText.includes('write a greeting')) {
     await writeEvents(res, stream.toolCall(model, id));
     res.end();

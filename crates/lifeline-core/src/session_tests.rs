@@ -1262,3 +1262,39 @@ fn selecting_another_profile_relaunches_between_turns_on_the_same_workspace() {
         Err(Refusal::AlreadyRunning)
     );
 }
+
+#[test]
+fn r007_controller_shutdown_mid_attempt_forgets_it_and_replays_no_prompt() {
+    // Attempt ownership is process-local: a controller that dies during a
+    // start leaves only durable records behind, and the prompt that started
+    // the attempt was never recorded, so nothing can replay it.
+    let mut w = World::new();
+    let a =
+        w.s.begin(sid(1), Purpose::Launch, None, Some(turn(1)), T0)
+            .unwrap();
+    w.take();
+    w.s.handle_profile(a, ProfileLookup::Found(profile(1, 1, &[])), T0);
+    w.answer_credentials(a);
+    w.s.handle_launched(a, exec(1), Generation(1), rt(1), T0);
+    w.take();
+    let mut records = vec![SessionRecord::Created {
+        session: sid(1),
+        workspace: WorkspaceId::from_u128(WS).unwrap(),
+        environment: Environment::Worker,
+        profile: pid(1),
+    }];
+    records.extend(w.records());
+    let mut s = Sessions::recover(b"after shutdown", &records);
+    let t = s.trace(sid(1)).unwrap();
+    assert_eq!(t.state, SessionState::New);
+    assert_eq!(t.owner, None);
+    assert!(t.accepted_prompts.is_empty() && t.queued.is_empty());
+    assert_eq!(t.token, None);
+    // The old attempt's late answers mean nothing to the new controller.
+    assert_eq!(s.handle_ready(a), Handled::Stale);
+    assert_eq!(s.handle_recorded(a), Handled::Stale);
+    assert!(s
+        .drain_effects()
+        .iter()
+        .all(|e| !matches!(e, SessionEffect::AdmitPrompt { .. })));
+}

@@ -67,18 +67,29 @@ pub enum PageToController {
         detail: String,
     },
     /// A prompt, under an identity the page minted so a resend is harmless.
-    Prompt { turn: TurnId, text: String },
+    Prompt {
+        turn: TurnId,
+        text: String,
+    },
     /// Stop the session's running turn, or cancel its start.
     Stop,
     /// The page asked for persistent storage (only a window may).
-    StoragePersisted { persisted: bool },
+    StoragePersisted {
+        persisted: bool,
+    },
     /// Resume the session's retained execution.
     Resume,
     /// Create or edit a profile. The controller assigns the revision.
-    SaveProfile { profile: ProfileInput },
-    DeleteProfile { profile: ProfileId },
+    SaveProfile {
+        profile: ProfileInput,
+    },
+    DeleteProfile {
+        profile: ProfileId,
+    },
     /// The profile new launches of the session use.
-    SelectProfile { profile: ProfileId },
+    SelectProfile {
+        profile: ProfileId,
+    },
 }
 
 /// A profile as the user edits it.
@@ -432,7 +443,10 @@ mod tests {
         for text in [format!("{spawn:?}"), format!("{save:?}")] {
             assert!(!text.contains("s3cr3t"), "{text}");
         }
-        assert!(encode(&save).contains("s3cr3t"), "the wire still carries it");
+        assert!(
+            encode(&save).contains("s3cr3t"),
+            "the wire still carries it"
+        );
     }
 
     #[test]

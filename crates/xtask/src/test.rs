@@ -112,16 +112,19 @@ fn native(tally: &mut Tally) -> Result<(), String> {
     }
     let result = run_counting(&mut command, tally, count_libtest);
     tools::ensure_wasm_target()?;
-    // The core must stay portable to the browser: build it for wasm32 too.
+    // The sans-IO crates must stay portable to the browser: build them for
+    // wasm32 too.
     crate::run_command(Command::new("cargo").current_dir(root()).args([
         "build",
         "--quiet",
         "-p",
         "lifeline-core",
+        "-p",
+        "lifeline-provider",
         "--target",
         "wasm32-unknown-unknown",
     ]))
-    .map_err(|error| format!("lifeline-core does not build for wasm32: {error}"))?;
+    .map_err(|error| format!("the core or provider crate does not build for wasm32: {error}"))?;
     result
 }
 

@@ -5,7 +5,12 @@ use crate::root;
 use std::{collections::BTreeMap, process::Command};
 
 /// Crates that must never see a browser API, directly or transitively.
-const PURE_CRATES: [&str; 3] = ["lifeline-core", "lifeline-protocol", "lifeline-shell"];
+const PURE_CRATES: [&str; 4] = [
+    "lifeline-core",
+    "lifeline-protocol",
+    "lifeline-shell",
+    "lifeline-provider",
+];
 const BROWSER_CRATES: [&str; 4] = ["web-sys", "js-sys", "wasm-bindgen", "wasm-bindgen-futures"];
 
 fn metadata() -> serde_json::Value {

@@ -142,11 +142,14 @@ pub async fn stream(
     abort: &AbortController,
     mut on_text: impl FnMut(&str),
 ) -> Result<Reply, Failure> {
-    let request = build_request(endpoint, api_key, conversation, tools).map_err(|e| {
-        failure(ProviderFailureClass::InvalidRequest, e.to_string(), "")
-    })?;
+    let request = build_request(endpoint, api_key, conversation, tools)
+        .map_err(|e| failure(ProviderFailureClass::InvalidRequest, e.to_string(), ""))?;
     let headers = Headers::new().map_err(|_| {
-        failure(ProviderFailureClass::Transport, "the browser refused to build the request headers".into(), "")
+        failure(
+            ProviderFailureClass::Transport,
+            "the browser refused to build the request headers".into(),
+            "",
+        )
     })?;
     for (name, value) in &request.headers {
         if headers.set(name, value).is_err() {
@@ -172,7 +175,11 @@ pub async fn stream(
         let status = response.status();
         let retry_after = response.headers().get("retry-after").ok().flatten();
         let body = match response.text() {
-            Ok(p) => JsFuture::from(p).await.ok().and_then(|v| v.as_string()).unwrap_or_default(),
+            Ok(p) => JsFuture::from(p)
+                .await
+                .ok()
+                .and_then(|v| v.as_string())
+                .unwrap_or_default(),
             Err(_) => String::new(),
         };
         let body: String = body.chars().take(MAX_ERROR_BODY).collect();
@@ -180,7 +187,11 @@ pub async fn stream(
         return Err(failure(class(e.class), e.to_string(), ""));
     }
     let Some(body) = response.body() else {
-        return Err(failure(ProviderFailureClass::Cut, "the provider answered without a body".into(), ""));
+        return Err(failure(
+            ProviderFailureClass::Cut,
+            "the provider answered without a body".into(),
+            "",
+        ));
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut decoder = StreamDecoder::new(endpoint.kind).redacting(api_key);
@@ -188,8 +199,15 @@ pub async fn stream(
         let chunk = match JsFuture::from(reader.read()).await {
             Ok(c) => c,
             Err(e) => {
+                // The reply had started: whatever broke it, it is a cut
+                // reply (uncertain, never resent), not a request that
+                // failed to go out.
                 let partial = decoder.partial().text.clone();
-                return Err(transport_or_cancel(&e, api_key, &partial));
+                let mut f = transport_or_cancel(&e, api_key, &partial);
+                if f.class == ProviderFailureClass::Transport {
+                    f.class = ProviderFailureClass::Cut;
+                }
+                return Err(f);
             }
         };
         let done = Reflect::get(&chunk, &JsValue::from_str("done"))
@@ -225,12 +243,16 @@ fn stream_failure(e: lifeline_provider::StreamError) -> Failure {
             "the reply stream ended before the provider finished".into(),
             &partial,
         ),
-        StreamErrorKind::Malformed { detail } => {
-            failure(ProviderFailureClass::Malformed, format!("the reply stream was malformed: {detail}"), &partial)
-        }
-        StreamErrorKind::TooLarge { what } => {
-            failure(ProviderFailureClass::Malformed, format!("the reply was too large ({what})"), &partial)
-        }
+        StreamErrorKind::Malformed { detail } => failure(
+            ProviderFailureClass::Malformed,
+            format!("the reply stream was malformed: {detail}"),
+            &partial,
+        ),
+        StreamErrorKind::TooLarge { what } => failure(
+            ProviderFailureClass::Malformed,
+            format!("the reply was too large ({what})"),
+            &partial,
+        ),
         StreamErrorKind::Provider(p) => failure(class(p.class), p.to_string(), &partial),
     }
 }
@@ -241,17 +263,16 @@ fn transport_or_cancel(e: &JsValue, api_key: Option<&str>, partial: &str) -> Fai
         .and_then(|n| n.as_string())
         .unwrap_or_default();
     if name == "AbortError" {
-        return failure(ProviderFailureClass::Cancelled, "stopped by the user".into(), partial);
+        return failure(
+            ProviderFailureClass::Cancelled,
+            "stopped by the user".into(),
+            partial,
+        );
     }
     let detail = Reflect::get(e, &JsValue::from_str("message"))
         .ok()
         .and_then(|m| m.as_string())
         .unwrap_or_else(|| "the request failed".into());
     let p = classify_transport(&detail, api_key);
-    let class_ = if partial.is_empty() {
-        ProviderFailureClass::Transport
-    } else {
-        ProviderFailureClass::Cut
-    };
-    failure(class_, p.to_string(), partial)
+    failure(ProviderFailureClass::Transport, p.to_string(), partial)
 }

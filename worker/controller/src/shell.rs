@@ -15,10 +15,9 @@ use std::rc::Rc;
 use lifeline_core::agent;
 use lifeline_core::view::{batch_deltas, session_deltas};
 use lifeline_core::{
-    ClientId, ClientMessage, ClientRequest, Controller, ControllerConfig,
-    ControllerEffect, ControllerError, Generation, JournalEntry, Projection, ProjectionSnapshot,
-    Rejection, RequestId, RetentionPolicy, RuntimeId, RuntimeIdentity, SessionId, StartCause,
-    TimerId, TurnId,
+    ClientId, ClientMessage, ClientRequest, Controller, ControllerConfig, ControllerEffect,
+    ControllerError, Generation, JournalEntry, Projection, ProjectionSnapshot, Rejection,
+    RequestId, RetentionPolicy, RuntimeId, RuntimeIdentity, SessionId, StartCause, TimerId, TurnId,
 };
 use lifeline_protocol::{
     decode, encode, Broadcast, ControllerToPage, JournalStatus, Level, Role, RuntimeStatus, Status,
@@ -127,8 +126,9 @@ pub struct Shell {
     attempt_timers: RefCell<Vec<Timeout>>,
     live: RefCell<Option<lifecycle::Live>>,
     /// What a recorded provider request sends once it is durable.
-    conversations:
-        RefCell<BTreeMap<lifeline_core::ProviderRequestId, Vec<lifeline_core::model::ModelMessage>>>,
+    conversations: RefCell<
+        BTreeMap<lifeline_core::ProviderRequestId, Vec<lifeline_core::model::ModelMessage>>,
+    >,
 }
 
 pub type Shared = Rc<Shell>;

@@ -80,10 +80,12 @@ async fn workspaces_dir(create: bool) -> Result<web_sys::FileSystemDirectoryHand
         .unchecked_into();
     let options = web_sys::FileSystemGetDirectoryOptions::new();
     options.set_create(create);
-    Ok(JsFuture::from(root.get_directory_handle_with_options(WORKSPACES_DIR, &options))
-        .await
-        .map_err(describe)?
-        .unchecked_into())
+    Ok(
+        JsFuture::from(root.get_directory_handle_with_options(WORKSPACES_DIR, &options))
+            .await
+            .map_err(describe)?
+            .unchecked_into(),
+    )
 }
 
 /// Whether a workspace folder exists. A resumed session's workspace is

@@ -10,8 +10,7 @@ use std::rc::Rc;
 use lifeline_core::journal::TurnAgent;
 use lifeline_core::model::{self, ModelMessage, ModelStep, TurnStep};
 use lifeline_core::profile::{
-    AgentBudget, EnvValue, EnvVar, Profile, ProfileLookup, Provider, Secret,
-    OWNER,
+    AgentBudget, EnvValue, EnvVar, Profile, ProfileLookup, Provider, Secret, OWNER,
 };
 use lifeline_core::session::{
     Environment, ExecutionBinding, FailureCause, LaunchFailure, LoadError, Prepared,
@@ -70,11 +69,9 @@ fn provider_kind(p: &Provider) -> Option<(lifeline_provider::ProviderKind, &str,
             base_url,
             model,
         )),
-        Provider::Anthropic { base_url, model } => Some((
-            lifeline_provider::ProviderKind::Anthropic,
-            base_url,
-            model,
-        )),
+        Provider::Anthropic { base_url, model } => {
+            Some((lifeline_provider::ProviderKind::Anthropic, base_url, model))
+        }
     }
 }
 
@@ -110,7 +107,11 @@ impl Shell {
         let default = match config.ensure_default_profile(id).await {
             Ok(p) => p,
             Err(e) => {
-                notice("profiles", Level::Error, format!("no profile could be made: {e}"));
+                notice(
+                    "profiles",
+                    Level::Error,
+                    format!("no profile could be made: {e}"),
+                );
                 return;
             }
         };
@@ -121,7 +122,9 @@ impl Shell {
             let p = core.pending_projection();
             let records: Vec<_> = p.lifecycles.values().flatten().cloned().collect();
             let session = self.session.get();
-            let workspace = session.and_then(|s| p.sessions.get(&s)).map(|s| s.workspace);
+            let workspace = session
+                .and_then(|s| p.sessions.get(&s))
+                .map(|s| s.workspace);
             (records, session, workspace)
         };
         let mut sessions = Sessions::recover(&entropy, &records);
@@ -309,7 +312,13 @@ impl Shell {
             let (Some(s), Some(session)) = (guard.as_mut(), self.session.get()) else {
                 return;
             };
-            s.begin(session, Purpose::Resume, Some(ResumeCause::User), None, now())
+            s.begin(
+                session,
+                Purpose::Resume,
+                Some(ResumeCause::User),
+                None,
+                now(),
+            )
         };
         if let Err(refusal) = result {
             notice("resume", Level::Warning, refusal.to_string());
@@ -321,7 +330,11 @@ impl Shell {
 
     /// Carries out one session effect; returns false when there was none.
     pub(super) fn drive_sessions(self: &Rc<Self>) -> bool {
-        let effect = self.sessions.borrow_mut().as_mut().and_then(|s| s.poll_effect());
+        let effect = self
+            .sessions
+            .borrow_mut()
+            .as_mut()
+            .and_then(|s| s.poll_effect());
         let Some(effect) = effect else {
             return false;
         };
@@ -418,9 +431,9 @@ impl Shell {
             SessionEffect::Record(record) => {
                 let attempt = match &record {
                     lifeline_core::session::SessionRecord::ExecutionStarted { attempt, .. }
-                    | lifeline_core::session::SessionRecord::ExecutionRejoined { attempt, .. } => {
-                        Some(*attempt)
-                    }
+                    | lifeline_core::session::SessionRecord::ExecutionRejoined {
+                        attempt, ..
+                    } => Some(*attempt),
                     _ => None,
                 };
                 let request = self.request_id();
@@ -501,7 +514,9 @@ impl Shell {
             let guard = self.core.borrow();
             let Some(core) = guard.as_ref() else { return };
             match core.projection().runtime(runtime) {
-                Some((_, view)) if view.generation != generation => Some(Err(LoadError::UnknownSession)),
+                Some((_, view)) if view.generation != generation => {
+                    Some(Err(LoadError::UnknownSession))
+                }
                 Some((_, view)) if view.status == lifeline_core::RuntimeStatus::Current => {
                     if core.is_attached(runtime) {
                         Some(Ok(()))
@@ -633,7 +648,12 @@ impl Shell {
 
     /// A runtime exited on its own: the execution it carried has failed
     /// (resources retained), or the start waiting for it has.
-    pub(super) fn runtime_lost(self: &Rc<Self>, runtime: RuntimeId, generation: Generation, detail: String) {
+    pub(super) fn runtime_lost(
+        self: &Rc<Self>,
+        runtime: RuntimeId,
+        generation: Generation,
+        detail: String,
+    ) {
         if self.stopping.borrow().contains_key(&runtime) {
             return self.stopped_runtime(runtime, Ok(()));
         }
@@ -646,7 +666,13 @@ impl Shell {
         if let Some(attempt) = launching {
             self.launching.borrow_mut().take();
             self.with_sessions(|s| {
-                s.handle_launch_failed(attempt, LaunchFailure::Failed { detail: detail.clone() }, now())
+                s.handle_launch_failed(
+                    attempt,
+                    LaunchFailure::Failed {
+                        detail: detail.clone(),
+                    },
+                    now(),
+                )
             });
             return;
         }
@@ -718,11 +744,14 @@ impl Shell {
             let launching = self.launching.borrow();
             let core = self.core.borrow();
             match (launching.as_ref(), core.as_ref()) {
-                (Some(Launching { attempt, runtime: Some((r, _)), .. }), Some(core))
-                    if core.is_attached(*r) =>
-                {
-                    Some(*attempt)
-                }
+                (
+                    Some(Launching {
+                        attempt,
+                        runtime: Some((r, _)),
+                        ..
+                    }),
+                    Some(core),
+                ) if core.is_attached(*r) => Some(*attempt),
                 _ => None,
             }
         };
@@ -798,7 +827,9 @@ impl Shell {
         message: String,
     ) {
         post(&ControllerToPage::PromptRefused { turn, message });
-        self.with_sessions(|s| s.handle_turn_finished(session, turn, execution, generation, None, now()));
+        self.with_sessions(|s| {
+            s.handle_turn_finished(session, turn, execution, generation, None, now())
+        });
     }
 
     /// The turn's end is durable: tell the session layer (a failed model
@@ -809,21 +840,29 @@ impl Shell {
             let Some(core) = guard.as_ref() else { return };
             core.projection().turns.get(&turn).map(|t| {
                 let failure = (t.agent.is_model()
-                    && t.end.as_ref().is_some_and(|e| e.status == TurnStatus::Failed))
+                    && t.end
+                        .as_ref()
+                        .is_some_and(|e| e.status == TurnStatus::Failed))
                 .then(|| t.end.as_ref().map(|e| e.reply.clone()).unwrap_or_default());
                 (t.session, failure)
             })
         };
-        let Some((session, failure)) = info else { return };
+        let Some((session, failure)) = info else {
+            return;
+        };
         let binding = self
             .active
             .borrow()
             .as_ref()
             .filter(|a| a.session == session)
             .map(|a| (a.binding.execution, a.binding.generation));
-        let Some((execution, generation)) = binding else { return };
+        let Some((execution, generation)) = binding else {
+            return;
+        };
         let failure = failure.map(|f| f.chars().take(1000).collect::<String>());
-        self.with_sessions(|s| s.handle_turn_finished(session, turn, execution, generation, failure, now()));
+        self.with_sessions(|s| {
+            s.handle_turn_finished(session, turn, execution, generation, failure, now())
+        });
     }
 
     /// Drives the open turn one step. Returns true when it asked the core
@@ -835,14 +874,18 @@ impl Shell {
         let live = self.live.borrow().as_ref().map(|l| l.request);
         let step = {
             let guard = self.core.borrow();
-            let Some(core) = guard.as_ref() else { return false };
+            let Some(core) = guard.as_ref() else {
+                return false;
+            };
             let p = core.pending_projection();
             let Some(turn) = agent::open_turn(p, session) else {
                 return false;
             };
             model::next_turn_step(p, turn, live, now()).map(|s| (turn, s))
         };
-        let Some((turn, step)) = step else { return false };
+        let Some((turn, step)) = step else {
+            return false;
+        };
         match step {
             TurnStep::BuiltIn(agent::Step::Admit { index, line }) => {
                 self.admit_command(turn, agent::plan_key(turn, index), line)
@@ -853,7 +896,9 @@ impl Shell {
             TurnStep::BuiltIn(agent::Step::Finish { status, reply })
             | TurnStep::Model(ModelStep::Finish { status, reply }) => {
                 let mut guard = self.core.borrow_mut();
-                let Some(core) = guard.as_mut() else { return false };
+                let Some(core) = guard.as_mut() else {
+                    return false;
+                };
                 self.ask(core, |request| ClientRequest::FinishTurn {
                     request,
                     turn,
@@ -904,7 +949,9 @@ impl Shell {
         };
         let _ = turn;
         let mut guard = self.core.borrow_mut();
-        let Some(core) = guard.as_mut() else { return false };
+        let Some(core) = guard.as_mut() else {
+            return false;
+        };
         self.ask(core, |request| ClientRequest::Admit {
             request,
             key,
@@ -921,7 +968,8 @@ impl Shell {
         if self.live.borrow().is_some() {
             return false;
         }
-        let (Some(id), Ok(abort)) = (mint(ProviderRequestId::from_u128), AbortController::new()) else {
+        let (Some(id), Ok(abort)) = (mint(ProviderRequestId::from_u128), AbortController::new())
+        else {
             return false;
         };
         // Owned from here: the step is not "lost" while it is being recorded.
@@ -933,7 +981,9 @@ impl Shell {
         self.conversations.borrow_mut().insert(id, conversation);
         let asked = {
             let mut guard = self.core.borrow_mut();
-            let Some(core) = guard.as_mut() else { return false };
+            let Some(core) = guard.as_mut() else {
+                return false;
+            };
             self.ask(core, |request| ClientRequest::RecordProviderRequest {
                 request,
                 provider_request: id,
@@ -1055,7 +1105,11 @@ impl Shell {
         let listed = match config.list_profiles().await {
             Ok(l) => l,
             Err(e) => {
-                notice("profiles", Level::Error, format!("profiles cannot be read: {e}"));
+                notice(
+                    "profiles",
+                    Level::Error,
+                    format!("profiles cannot be read: {e}"),
+                );
                 return;
             }
         };
@@ -1073,7 +1127,11 @@ impl Shell {
 
     pub fn save_profile(self: &Rc<Self>, input: ProfileInput) {
         let Some(config) = self.config() else {
-            return notice("profiles", Level::Error, "profiles are not open yet; try again in a moment");
+            return notice(
+                "profiles",
+                Level::Error,
+                "profiles are not open yet; try again in a moment",
+            );
         };
         let shell = self.clone();
         spawn_local(async move {
@@ -1096,7 +1154,11 @@ impl Shell {
                 }
             }
             if let Err(e) = config.delete_profile(id).await {
-                notice("profiles", Level::Error, format!("the profile was not deleted: {e}"));
+                notice(
+                    "profiles",
+                    Level::Error,
+                    format!("the profile was not deleted: {e}"),
+                );
             }
             shell.publish_profiles().await;
         });
@@ -1111,8 +1173,11 @@ impl Shell {
             // A session that already ran switches at once (a new execution
             // on the same workspace); a new one uses it for its first message.
             s.select_profile(session, id).and_then(|()| {
-                if s.binding(session).is_some() && s.trace(session).is_some_and(|t| t.owner.is_none()) {
-                    s.begin(session, Purpose::Launch, None, None, now()).map(|_| ())
+                if s.binding(session).is_some()
+                    && s.trace(session).is_some_and(|t| t.owner.is_none())
+                {
+                    s.begin(session, Purpose::Launch, None, None, now())
+                        .map(|_| ())
                 } else {
                     Ok(())
                 }
@@ -1140,7 +1205,12 @@ impl Shell {
             SessionState::Detached => ("detached", None, true, false),
             SessionState::Cancelling { .. } => ("cancelling", None, false, true),
             SessionState::Cancelled => ("cancelled", None, trace.token.is_some(), false),
-            SessionState::Failed(f) => ("failed", Some(f.cause.to_string()), trace.token.is_some(), false),
+            SessionState::Failed(f) => (
+                "failed",
+                Some(f.cause.to_string()),
+                trace.token.is_some(),
+                false,
+            ),
             SessionState::Archived => ("archived", None, false, false),
         };
         let status = SessionStatus {
@@ -1148,7 +1218,9 @@ impl Shell {
             message,
             can_resume,
             selected_profile: s.selected_profile(session),
-            execution_profile: s.binding(session).and_then(|b| b.profile.as_ref().map(|p| p.id)),
+            execution_profile: s
+                .binding(session)
+                .and_then(|b| b.profile.as_ref().map(|p| p.id)),
             queued: trace.queued.len(),
         };
         (Some(status), busy)
@@ -1222,7 +1294,9 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Strin
         .collect();
     if let Some(name) = input.key_env.filter(|n| !n.trim().is_empty()) {
         let Some(key) = api_key else {
-            return Err("there is no API key to give commands; enter one or clear that field".into());
+            return Err(
+                "there is no API key to give commands; enter one or clear that field".into(),
+            );
         };
         env.push(EnvVar {
             name: name.trim().to_string(),
