@@ -38,11 +38,16 @@ export const PARTIAL_TEXT = 'Partial answer';
  * Starts the stub on 127.0.0.1. `requests` fills with `{ path, headers, body }`
  * in arrival order (preflights are not recorded: they carry no body).
  */
-export async function startStubProvider({ port = 0 } = {}) {
+export async function startStubProvider({ port = 0, holdCuts = false } = {}) {
   const requests = [];
+  // With `holdCuts`, a stream to be cut stops after its partial text and is
+  // cut only when the test calls `releaseCuts()`: a barrier, so the test can
+  // first see that the client read the partial text.
+  const held = [];
+  const hold = holdCuts ? () => new Promise((resolve) => held.push(resolve)) : async () => {};
   const sockets = new Set();
   const server = http.createServer((req, res) => {
-    handle(req, res, requests).catch((error) => {
+    handle(req, res, requests, hold).catch((error) => {
       if (!res.headersSent) {
         sendJson(res, 500, { error: { message: String(error), type: 'stub_error' } });
       } else {
@@ -68,10 +73,13 @@ export async function startStubProvider({ port = 0 } = {}) {
       for (const socket of sockets) socket.destroy();
       server.close(() => resolve());
     });
-  return { url, requests, close };
+  const releaseCuts = () => {
+    for (const release of held.splice(0)) release();
+  };
+  return { url, requests, close, releaseCuts };
 }
 
-async function handle(req, res, requests) {
+async function handle(req, res, requests, hold) {
   res.setHeader('access-control-allow-origin', '*');
   if (req.method === 'OPTIONS') {
     res.writeHead(204, CORS_HEADERS);
@@ -129,6 +137,7 @@ async function handle(req, res, requests) {
     res.end();
   } else if (turn.userText.includes('cut the stream')) {
     await writeEvents(res, stream.partial(model, id, PARTIAL_TEXT));
+    await hold();
     // No terminator, and no last chunk either: a FIN after the data (not an
     // RST, which may make the client drop what it had received) so the
     // client deterministically sees the partial text, then a cut body.

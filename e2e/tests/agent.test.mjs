@@ -19,7 +19,7 @@ const ANTHROPIC_KEY = 'sk-ant-lifeline-PLANTED-41be02';
 
 let stub;
 before(async () => {
-  stub = await startStubProvider();
+  stub = await startStubProvider({ holdCuts: true });
 });
 after(async () => {
   await stub?.close();
@@ -230,6 +230,10 @@ describe('when a reply is lost or refused (1280×800)', () => {
       await waitConnected(page);
       const before = stub.requests.length;
       await send(page, 'Please cut the stream halfway.');
+      // Barrier: the page shows the streamed text (so the controller read
+      // it) before the stub cuts the stream.
+      await page.getByRole('group', { name: 'Streaming (not yet saved)' }).getByText(PARTIAL_TEXT).waitFor({ timeout: 30_000 });
+      stub.releaseCuts();
       await transcript(page).getByText(/interrupted/).last().waitFor({ timeout: 30_000 });
       await transcript(page).getByText(new RegExp(PARTIAL_TEXT)).last().waitFor();
       const sent = stub.requests.slice(before).filter((r) => r.path === '/v1/chat/completions');
