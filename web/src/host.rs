@@ -416,6 +416,14 @@ impl Host {
                     c.ready = true;
                 }
                 self.send_start();
+                // Messages the previous controller had not recorded yet go
+                // again under the same turn ids: one it did record is
+                // recognised by its id and not recorded twice.
+                let pending: Vec<(TurnId, String)> =
+                    self.prompts.iter().map(|(t, s)| (*t, s.clone())).collect();
+                for (turn, text) in pending {
+                    self.send(PageToController::Prompt { turn, text });
+                }
             }
             ControllerToPage::Heartbeat { .. } => {}
             ControllerToPage::Status(status) => {

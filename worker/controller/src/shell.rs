@@ -78,6 +78,9 @@ enum Early {
     },
 }
 
+/// A message listener kept alive as long as what it listens to.
+type Listener = Closure<dyn FnMut(MessageEvent)>;
+
 struct Port {
     generation: Generation,
     port: MessagePort,
@@ -103,7 +106,7 @@ pub struct Shell {
     starting_runtime: Cell<bool>,
     /// A quota notice is on the page and must be cleared when writes succeed.
     quota_noticed: Cell<bool>,
-    channel: RefCell<Option<(BroadcastChannel, Option<Closure<dyn FnMut(MessageEvent)>>)>>,
+    channel: RefCell<Option<(BroadcastChannel, Option<Listener>)>>,
     storage: RefCell<Option<StorageStatus>>,
     last_snapshot: Cell<u64>,
     snapshotting: Cell<bool>,
@@ -125,6 +128,8 @@ pub struct Shell {
     stopping: RefCell<BTreeMap<RuntimeId, lifeline_core::StartupAttemptId>>,
     attempt_timers: RefCell<Vec<Timeout>>,
     live: RefCell<Option<lifecycle::Live>>,
+    /// Prompts that arrived before the session layer was up.
+    early_prompts: RefCell<Vec<(TurnId, String)>>,
     /// What a recorded provider request sends once it is durable.
     conversations: RefCell<
         BTreeMap<lifeline_core::ProviderRequestId, Vec<lifeline_core::model::ModelMessage>>,
@@ -168,6 +173,7 @@ impl Shell {
             attempt_timers: RefCell::new(Vec::new()),
             live: RefCell::new(None),
             conversations: RefCell::new(BTreeMap::new()),
+            early_prompts: RefCell::new(Vec::new()),
         })
     }
 

@@ -182,6 +182,10 @@ impl Shell {
         }
         *self.sessions.borrow_mut() = Some(sessions);
         self.pump();
+        let early = std::mem::take(&mut *self.early_prompts.borrow_mut());
+        for (turn, text) in early {
+            self.prompt(turn, text);
+        }
         self.publish_profiles().await;
     }
 
@@ -209,11 +213,22 @@ impl Shell {
             if let Some(degraded) = core.degraded() {
                 return refuse(format!("the journal cannot be written: {degraded}"));
             }
+            // The same turn again (a page resending after a controller
+            // restart): it is in the journal, so it is not submitted twice.
+            if core.pending_projection().turns.contains_key(&turn) {
+                return;
+            }
+        }
+        if self.sessions.borrow().is_none() {
+            // Recovery is still running: held, and submitted once sessions
+            // are up (see start_sessions).
+            self.early_prompts.borrow_mut().push((turn, text));
+            return;
         }
         let disposition = {
             let mut guard = self.sessions.borrow_mut();
             let (Some(sessions), Some(session)) = (guard.as_mut(), self.session.get()) else {
-                return refuse("recovery is still running; send again in a moment".into());
+                return refuse("there is no session to send to".into());
             };
             self.prompts.borrow_mut().insert(turn, text);
             sessions.submit_prompt(session, turn, now())
