@@ -468,6 +468,18 @@ impl Host {
                 self.ui.profiles_loaded.set(true);
             }
             ControllerToPage::Streaming { turn, text } => transcript::streaming(turn, text),
+            ControllerToPage::ExportReady {
+                session,
+                file_name,
+                bytes,
+            } => crate::export::expect_download(session, file_name, bytes),
+            ControllerToPage::Imported {
+                file_name,
+                session,
+                title,
+                reset,
+                deltas,
+            } => crate::export::imported(file_name, session, title, reset, deltas),
             ControllerToPage::Notice {
                 key,
                 level,

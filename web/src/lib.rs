@@ -5,6 +5,7 @@
 //! here.
 
 mod app;
+mod export;
 mod host;
 mod profiles;
 mod transcript;

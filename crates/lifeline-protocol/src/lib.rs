@@ -90,6 +90,20 @@ pub enum PageToController {
     SelectProfile {
         profile: ProfileId,
     },
+    /// Export the session's evidence (docs/export.md). The controller
+    /// answers `ExportReady`, then posts the tar archive itself as a
+    /// transferred `ArrayBuffer` message (binary, outside the JSON bound);
+    /// or an `export` notice saying why not.
+    Export {
+        session: SessionId,
+    },
+    /// An evidence archive to show read-only. The next message is the
+    /// archive itself, a transferred `ArrayBuffer` of `bytes` bytes. It is
+    /// folded apart from the journal and never written to it.
+    Import {
+        file_name: String,
+        bytes: u64,
+    },
 }
 
 /// A profile as the user edits it.
@@ -235,6 +249,22 @@ pub enum ControllerToPage {
     Streaming {
         turn: TurnId,
         text: String,
+    },
+    /// An export is ready: the next message is the archive, a transferred
+    /// `ArrayBuffer` of `bytes` bytes, to save as `file_name`.
+    ExportReady {
+        session: SessionId,
+        file_name: String,
+        bytes: u64,
+    },
+    /// An imported run's transcript, read-only, in chunks below the
+    /// message bound: `reset` starts a new import view.
+    Imported {
+        file_name: String,
+        session: SessionId,
+        title: String,
+        reset: bool,
+        deltas: Vec<ViewDelta>,
     },
 }
 

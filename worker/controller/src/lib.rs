@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`journal`] | the IndexedDB schema, migrations, batched reads and writes |
 //! | [`config`] | profiles and encrypted credentials, in their own IndexedDB database |
+//! | [`export`] | evidence export (a tar of JSON Lines and artifacts) and read-only import |
 //! | [`durability`] | the one place that opens transactions with a durability hint |
 //! | [`storage`] | `navigator.storage` estimate and persistence, as seen from a worker |
 //! | [`shell`] | leader and follower: effects out of the core, events into it |
@@ -15,6 +16,7 @@
 
 pub mod config;
 pub mod durability;
+pub mod export;
 pub mod journal;
 pub mod provider;
 pub mod shell;
@@ -130,5 +132,7 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         PageToController::SaveProfile { profile } => shell.save_profile(profile),
         PageToController::DeleteProfile { profile } => shell.delete_profile(profile),
         PageToController::SelectProfile { profile } => shell.select_profile(profile),
+        PageToController::Export { session } => export::export(shell, session),
+        PageToController::Import { file_name, bytes } => export::expect_import(file_name, bytes),
     }
 }
