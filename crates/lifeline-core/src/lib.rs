@@ -21,6 +21,7 @@
 //! | [`view`] | [`ViewDelta`]: the transcript view model, derived from durable entries only |
 //! | [`profile`] | environment profiles, credential references, the resume lookup rules (003 criteria 6–8) |
 //! | [`session`] | sessions, executions and startup attempts: retained resources (003), attempt ownership (004 §007) |
+//! | [`recovery`] | the recovery inspector (what survived, per dimension) and the shared recovery view model (the card) |
 //! | [`agent`] | the built-in local agent: plans a prompt, derives each next step from the projection |
 //! | [`model`] | model-backed turns: provider requests, tool calls as commands, each next step from the projection |
 //! | [`projection`] | [`Projection`]: the pure fold of durable entries (what the UI shows), snapshots |
@@ -54,6 +55,7 @@ pub mod model;
 pub mod outcome;
 pub mod profile;
 pub mod projection;
+pub mod recovery;
 pub mod runtime;
 pub mod schema;
 pub mod session;

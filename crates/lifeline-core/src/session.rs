@@ -34,8 +34,8 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::id::{
-    CredentialId, ErrorStamp, ExecutionId, Generation, IdError, IdMinter, Millis, ProfileId,
-    RuntimeId, SessionId, StartupAttemptId, TurnId, WorkspaceId,
+    CommandId, CredentialId, ErrorStamp, ExecutionId, Generation, IdError, IdMinter, Millis,
+    ProfileId, RuntimeId, SessionId, StartupAttemptId, TurnId, WorkspaceId,
 };
 use crate::profile::{
     launch_environment, resolve_for_resume, AgentBudget, Capabilities, CredentialFailure,
@@ -289,6 +289,26 @@ pub enum SessionRecord {
         session: SessionId,
         workspace_removed: bool,
     },
+    /// The user's verdict on an uncertain command after checking it: done
+    /// or not done. The command's own evidence is unchanged.
+    Verdict {
+        session: SessionId,
+        command: CommandId,
+        done: bool,
+    },
+    /// An uncertain command was deliberately run again under a new
+    /// idempotency key, as `replacement`.
+    Reissued {
+        session: SessionId,
+        command: CommandId,
+        replacement: CommandId,
+    },
+    /// Start fresh: the work goes on in `successor`; this session's
+    /// evidence stays.
+    Succeeded {
+        session: SessionId,
+        successor: SessionId,
+    },
 }
 
 impl SessionRecord {
@@ -302,7 +322,10 @@ impl SessionRecord {
             | SessionRecord::StartupFailed { session, .. }
             | SessionRecord::StartupCancelled { session, .. }
             | SessionRecord::Archived { session }
-            | SessionRecord::Deleted { session, .. } => *session,
+            | SessionRecord::Deleted { session, .. }
+            | SessionRecord::Verdict { session, .. }
+            | SessionRecord::Reissued { session, .. }
+            | SessionRecord::Succeeded { session, .. } => *session,
         }
     }
 }
@@ -744,6 +767,9 @@ impl Sessions {
                     SessionRecord::Archived { .. } | SessionRecord::Deleted { .. } => {
                         e.state = SessionState::Archived;
                     }
+                    SessionRecord::Verdict { .. }
+                    | SessionRecord::Reissued { .. }
+                    | SessionRecord::Succeeded { .. } => {}
                 }
             }
         }
@@ -1099,7 +1125,12 @@ impl Sessions {
                     runtime: b.runtime,
                 });
             }
-            _ => self.launch(session, attempt, prepared, None),
+            // A relaunch or a continuation links the new execution to the
+            // one it replaces.
+            (_, binding) => {
+                let from = binding.map(|b| b.execution);
+                self.launch(session, attempt, prepared, from)
+            }
         }
         Handled::Applied
     }
@@ -1706,6 +1737,57 @@ impl Sessions {
                 Handled::Stale
             }
         }
+    }
+
+    /// Records the user's verdict on an uncertain command.
+    pub fn record_verdict(
+        &mut self,
+        session: SessionId,
+        command: CommandId,
+        done: bool,
+    ) -> Result<(), Refusal> {
+        self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        self.record(SessionRecord::Verdict {
+            session,
+            command,
+            done,
+        });
+        Ok(())
+    }
+
+    /// Links an uncertain command to the command that re-issued it.
+    pub fn record_reissue(
+        &mut self,
+        session: SessionId,
+        command: CommandId,
+        replacement: CommandId,
+    ) -> Result<(), Refusal> {
+        self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        self.record(SessionRecord::Reissued {
+            session,
+            command,
+            replacement,
+        });
+        Ok(())
+    }
+
+    /// Start fresh: a new session on a new workspace, linked from this one.
+    /// The old session's evidence and workspace stay; it is not archived.
+    pub fn start_fresh(
+        &mut self,
+        session: SessionId,
+        successor: SessionId,
+        workspace: WorkspaceId,
+        now: Millis,
+    ) -> Result<StartupAttemptId, Refusal> {
+        let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        if let Some(a) = &e.attempt {
+            return Err(Refusal::Busy { attempt: a.id });
+        }
+        let profile = e.selected;
+        self.create(successor, workspace, Environment::Worker, profile);
+        self.record(SessionRecord::Succeeded { session, successor });
+        self.begin(successor, Purpose::Launch, None, None, now)
     }
 
     /// Archive: ownership verified, the running runtime stopped with its

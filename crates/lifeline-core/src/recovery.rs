@@ -1,0 +1,767 @@
+//! The recovery inspector and the shared recovery view model (reference 001's
+//! inspect → summarize → select → link flow; reference 004, requirements 005
+//! and 006).
+//!
+//! [`inspect`] reads what the journal proves plus facts the shell observed
+//! without activating anything (does the workspace folder exist, are the
+//! credentials present, how durable is storage) and says, per dimension,
+//! what survived. [`card`] turns that report and the session's lifecycle
+//! into the one view model every renderer uses: the active record, its
+//! summary, cause and details, the actions possible now (with the reason
+//! when one is not), and one busy state shared by automatic and manual
+//! recovery. The UI renders it; it never decides any of this.
+//!
+//! Correlation is by session, execution, attempt and durable error stamp —
+//! never by message text or by session alone. The active record is the
+//! failure the session's state names (its stamp); any other failure stays
+//! visible as a distinct historical record.
+
+use serde::{Deserialize, Serialize};
+
+use crate::id::{CommandId, ErrorStamp, ExecutionId, ProviderRequestId, SessionId, TurnId};
+use crate::outcome::Outcome;
+use crate::projection::Projection;
+use crate::session::{FailureCause, SessionRecord, SessionState, Trace};
+
+/// The five things that can survive or not (reference 000).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dimension {
+    Conversation,
+    Workspace,
+    Credentials,
+    Processes,
+    Attachments,
+}
+
+impl Dimension {
+    pub const ALL: [Dimension; 5] = [
+        Dimension::Conversation,
+        Dimension::Workspace,
+        Dimension::Credentials,
+        Dimension::Processes,
+        Dimension::Attachments,
+    ];
+    pub fn label(self) -> &'static str {
+        match self {
+            Dimension::Conversation => "Conversation",
+            Dimension::Workspace => "Workspace",
+            Dimension::Credentials => "Credentials",
+            Dimension::Processes => "Processes",
+            Dimension::Attachments => "Attachments",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Survived,
+    Missing,
+    Uncertain,
+    Lost,
+    NotApplicable,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Survived => "survived",
+            Verdict::Missing => "missing",
+            Verdict::Uncertain => "uncertain",
+            Verdict::Lost => "lost",
+            Verdict::NotApplicable => "not applicable",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Row {
+    pub dimension: Dimension,
+    pub verdict: Verdict,
+    /// What the verdict rests on, for a person.
+    pub evidence: String,
+}
+
+/// What the shell observed without reviving anything.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Facts {
+    /// Whether the session's workspace folder exists; `None` if not checked.
+    pub workspace_exists: Option<bool>,
+    pub workspace_files: Option<u32>,
+    /// Credentials the session's profile refers to: (present, total).
+    pub credentials: Option<(u32, u32)>,
+    /// The runtime the session is bound to is attached now.
+    pub runtime_attached: bool,
+    /// This tab is attached to the journal (leader or following live).
+    pub attached: bool,
+    /// Storage is persistent (not best-effort), and bytes used / quota.
+    pub storage: Option<(bool, u64, u64)>,
+    /// The provider request streaming right now, if any.
+    pub live_request: Option<ProviderRequestId>,
+    /// Journal entries set aside as unreadable at recovery.
+    pub quarantined: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UncertainCommand {
+    pub command: CommandId,
+    pub line: String,
+    pub outcome: Outcome,
+    /// A user verdict already recorded for it.
+    pub verdict: Option<bool>,
+    /// The command that re-issued it, if any.
+    pub reissued_as: Option<CommandId>,
+}
+
+/// The inspector's answer for one session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub session: SessionId,
+    pub rows: Vec<Row>,
+    pub uncertain_commands: Vec<UncertainCommand>,
+    pub uncertain_requests: Vec<(TurnId, ProviderRequestId)>,
+    /// What is missing: history not retained, output never recorded.
+    pub missing: Vec<String>,
+    pub storage: Option<String>,
+}
+
+fn uncertain(outcome: Outcome) -> bool {
+    matches!(outcome, Outcome::MayHaveStarted | Outcome::Lost)
+}
+
+/// Verdicts and re-issues recorded for the session's commands.
+fn resolutions(records: &[SessionRecord]) -> (Vec<(CommandId, bool)>, Vec<(CommandId, CommandId)>) {
+    let mut verdicts = Vec::new();
+    let mut reissued = Vec::new();
+    for r in records {
+        match r {
+            SessionRecord::Verdict { command, done, .. } => verdicts.push((*command, *done)),
+            SessionRecord::Reissued {
+                command,
+                replacement,
+                ..
+            } => reissued.push((*command, *replacement)),
+            _ => {}
+        }
+    }
+    (verdicts, reissued)
+}
+
+/// Inspects a session without activating anything.
+pub fn inspect(
+    projection: &Projection,
+    session: SessionId,
+    trace: Option<&Trace>,
+    facts: &Facts,
+) -> Report {
+    let empty = Vec::new();
+    let records = projection.lifecycles.get(&session).unwrap_or(&empty);
+    let (verdicts, reissued) = resolutions(records);
+    let mut uncertain_commands: Vec<UncertainCommand> = projection
+        .commands
+        .values()
+        .filter(|c| c.binding.session == session && uncertain(c.outcome))
+        .map(|c| UncertainCommand {
+            command: c.command,
+            line: c.binding.command_line.clone(),
+            outcome: c.outcome,
+            verdict: verdicts
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == c.command)
+                .map(|(_, d)| *d),
+            reissued_as: reissued
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == c.command)
+                .map(|(_, r)| *r),
+        })
+        .collect();
+    uncertain_commands.sort_by_key(|u| u.command);
+    let turns: Vec<TurnId> = projection
+        .sessions
+        .get(&session)
+        .map(|s| s.turns.clone())
+        .unwrap_or_default();
+    let uncertain_requests: Vec<(TurnId, ProviderRequestId)> = turns
+        .iter()
+        .filter_map(|t| projection.turns.get(t))
+        .flat_map(|t| t.requests.iter().map(move |r| (t.turn, *r)))
+        .filter(|(_, r)| {
+            Some(*r) != facts.live_request
+                && projection
+                    .provider_requests
+                    .get(r)
+                    .is_some_and(|v| v.outcome.is_none())
+        })
+        .collect();
+
+    let mut missing = Vec::new();
+    let evicted: usize = projection
+        .commands
+        .values()
+        .filter(|c| c.binding.session == session && c.evicted_through.0 > 0)
+        .count();
+    if evicted > 0 {
+        missing.push(format!(
+            "older output events of {evicted} command(s) are not kept in detail (their collapsed output is)"
+        ));
+    }
+    if facts.quarantined > 0 {
+        missing.push(format!(
+            "{} journal record(s) could not be read and were set aside",
+            facts.quarantined
+        ));
+    }
+    let lost_output = uncertain_commands
+        .iter()
+        .filter(|u| u.outcome == Outcome::Lost)
+        .count();
+    if lost_output > 0 {
+        missing.push(format!(
+            "output after the last recorded event of {lost_output} lost command(s) was never recorded"
+        ));
+    }
+
+    let conversation = if turns.is_empty() {
+        Row {
+            dimension: Dimension::Conversation,
+            verdict: Verdict::NotApplicable,
+            evidence: "no messages yet".into(),
+        }
+    } else if !uncertain_requests.is_empty() {
+        Row {
+            dimension: Dimension::Conversation,
+            verdict: Verdict::Uncertain,
+            evidence: format!(
+                "{} turn(s) recorded; {} model reply(ies) lost while streaming — never resent",
+                turns.len(),
+                uncertain_requests.len()
+            ),
+        }
+    } else if facts.quarantined > 0 {
+        Row {
+            dimension: Dimension::Conversation,
+            verdict: Verdict::Missing,
+            evidence: format!("{} turn(s) recorded; some records unreadable", turns.len()),
+        }
+    } else {
+        Row {
+            dimension: Dimension::Conversation,
+            verdict: Verdict::Survived,
+            evidence: format!("{} turn(s) recorded in the journal", turns.len()),
+        }
+    };
+    let bound = trace.and_then(|t| t.token).is_some();
+    let workspace = match facts.workspace_exists {
+        Some(true) => Row {
+            dimension: Dimension::Workspace,
+            verdict: Verdict::Survived,
+            evidence: match facts.workspace_files {
+                Some(n) => format!("the workspace folder is there ({n} entries)"),
+                None => "the workspace folder is there".into(),
+            },
+        },
+        Some(false) if bound => Row {
+            dimension: Dimension::Workspace,
+            verdict: Verdict::Missing,
+            evidence: "the workspace folder is gone from this browser's storage".into(),
+        },
+        Some(false) => Row {
+            dimension: Dimension::Workspace,
+            verdict: Verdict::NotApplicable,
+            evidence: "nothing has run yet, so there is no workspace folder".into(),
+        },
+        None => Row {
+            dimension: Dimension::Workspace,
+            verdict: Verdict::Uncertain,
+            evidence: "not checked".into(),
+        },
+    };
+    let credentials = match facts.credentials {
+        None | Some((_, 0)) => Row {
+            dimension: Dimension::Credentials,
+            verdict: Verdict::NotApplicable,
+            evidence: "the profile uses no stored key".into(),
+        },
+        Some((present, total)) if present == total => Row {
+            dimension: Dimension::Credentials,
+            verdict: Verdict::Survived,
+            evidence: format!("{total} stored key(s) present, encrypted"),
+        },
+        Some((present, total)) => Row {
+            dimension: Dimension::Credentials,
+            verdict: Verdict::Missing,
+            evidence: format!("{} of {total} stored key(s) missing", total - present),
+        },
+    };
+    let any_lost = uncertain_commands
+        .iter()
+        .any(|u| u.outcome == Outcome::Lost);
+    let any_may = uncertain_commands
+        .iter()
+        .any(|u| u.outcome == Outcome::MayHaveStarted);
+    let processes = if !bound && uncertain_commands.is_empty() {
+        Row {
+            dimension: Dimension::Processes,
+            verdict: Verdict::NotApplicable,
+            evidence: "no runtime has run for this session".into(),
+        }
+    } else if facts.runtime_attached && uncertain_commands.is_empty() {
+        Row {
+            dimension: Dimension::Processes,
+            verdict: Verdict::Survived,
+            evidence: "the runtime is attached".into(),
+        }
+    } else if any_may {
+        Row {
+            dimension: Dimension::Processes,
+            verdict: Verdict::Uncertain,
+            evidence: "a command may have started before its runtime stopped".into(),
+        }
+    } else if any_lost || !facts.runtime_attached {
+        Row {
+            dimension: Dimension::Processes,
+            verdict: Verdict::Lost,
+            evidence: "the runtime that ran this session stopped".into(),
+        }
+    } else {
+        Row {
+            dimension: Dimension::Processes,
+            verdict: Verdict::Survived,
+            evidence: "the runtime is attached".into(),
+        }
+    };
+    let attachments = Row {
+        dimension: Dimension::Attachments,
+        verdict: if facts.attached {
+            Verdict::Survived
+        } else {
+            Verdict::Lost
+        },
+        evidence: if facts.attached {
+            "this tab is attached to the journal".into()
+        } else {
+            "this tab is not attached to the journal".into()
+        },
+    };
+    let storage = facts.storage.map(|(persisted, used, quota)| {
+        format!(
+            "{}; {used} of {quota} bytes used",
+            if persisted {
+                "persistent storage"
+            } else {
+                "best-effort storage (the browser may clear it under pressure)"
+            }
+        )
+    });
+    Report {
+        session,
+        rows: vec![conversation, workspace, credentials, processes, attachments],
+        uncertain_commands,
+        uncertain_requests,
+        missing,
+        storage,
+    }
+}
+
+/// A recovery action the card can offer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Resume,
+    ContinueFromHistory,
+    StartFresh,
+    InspectWorkspace,
+    Archive,
+}
+
+impl Action {
+    pub const ALL: [Action; 5] = [
+        Action::Resume,
+        Action::ContinueFromHistory,
+        Action::StartFresh,
+        Action::InspectWorkspace,
+        Action::Archive,
+    ];
+    pub fn label(self) -> &'static str {
+        match self {
+            Action::Resume => "Resume",
+            Action::ContinueFromHistory => "Continue from history",
+            Action::StartFresh => "Start fresh",
+            Action::InspectWorkspace => "Inspect workspace",
+            Action::Archive => "Archive",
+        }
+    }
+    /// Needs a second, explicit confirmation.
+    pub fn confirms(self) -> bool {
+        matches!(self, Action::StartFresh | Action::Archive)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActionView {
+    pub action: Action,
+    /// `None` when possible now; otherwise why not.
+    pub unavailable: Option<String>,
+}
+
+/// Identifies one card for the reveal-once rule: revealed once per session
+/// and error stamp (or uncertainty) when the chat becomes visible.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevealKey {
+    pub session: SessionId,
+    pub stamp: Option<ErrorStamp>,
+    /// For a card without a failure record: the newest uncertain item.
+    pub uncertain: Option<String>,
+}
+
+/// The shared recovery view model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Card {
+    pub key: RevealKey,
+    pub summary: String,
+    pub cause: Option<String>,
+    pub details: Vec<String>,
+    pub report: Report,
+    pub actions: Vec<ActionView>,
+    /// One busy state for automatic and manual recovery alike.
+    pub busy: Option<String>,
+    /// Earlier failures not correlated with the active one, newest first.
+    pub history: Vec<String>,
+    /// The workspace-only view is open (the agent is stopped).
+    pub inspecting: bool,
+}
+
+/// A durable failure record of the session.
+struct FailureRecord<'a> {
+    stamp: ErrorStamp,
+    execution: Option<ExecutionId>,
+    cause: &'a FailureCause,
+}
+
+fn failures(records: &[SessionRecord]) -> Vec<FailureRecord<'_>> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            SessionRecord::StartupFailed {
+                stamp,
+                execution,
+                cause,
+                ..
+            } => Some(FailureRecord {
+                stamp: *stamp,
+                execution: *execution,
+                cause,
+            }),
+            SessionRecord::ExecutionFailed {
+                stamp,
+                execution,
+                cause,
+                ..
+            } => Some(FailureRecord {
+                stamp: *stamp,
+                execution: Some(*execution),
+                cause,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Builds the card, or `None` when there is nothing to recover from.
+pub fn card(
+    projection: &Projection,
+    session: SessionId,
+    trace: Option<&Trace>,
+    facts: &Facts,
+    inspecting: bool,
+) -> Option<Card> {
+    let report = inspect(projection, session, trace, facts);
+    let empty = Vec::new();
+    let records = projection.lifecycles.get(&session).unwrap_or(&empty);
+    let all_failures = failures(records);
+    let state = trace.map(|t| &t.state);
+    // The active record: the failure the session's state names, by stamp.
+    let active_stamp = match state {
+        Some(SessionState::Failed(f)) => Some(f.stamp),
+        _ => None,
+    };
+    let active = active_stamp.and_then(|s| all_failures.iter().find(|f| f.stamp == s));
+    let open_uncertain: Vec<&UncertainCommand> = report
+        .uncertain_commands
+        .iter()
+        .filter(|u| u.verdict.is_none() && u.reissued_as.is_none())
+        .collect();
+    let archived = matches!(state, Some(SessionState::Archived));
+    let stopped = matches!(
+        state,
+        Some(SessionState::Failed(_) | SessionState::Detached | SessionState::Cancelled)
+    );
+    let busy = match state {
+        Some(SessionState::Starting { .. }) => {
+            Some("Recovering: starting the session…".to_string())
+        }
+        Some(SessionState::Cancelling { .. }) => Some("Stopping the start…".to_string()),
+        _ => None,
+    };
+    let legacy_interrupted = trace.is_none()
+        && projection.sessions.get(&session).is_some_and(|s| {
+            s.turns.iter().any(|t| {
+                projection.turns.get(t).is_some_and(|t| {
+                    t.end
+                        .as_ref()
+                        .is_some_and(|e| e.status == crate::journal::TurnStatus::Interrupted)
+                })
+            })
+        });
+    if !stopped
+        && open_uncertain.is_empty()
+        && report.uncertain_requests.is_empty()
+        && busy.is_none()
+        && !inspecting
+        && !legacy_interrupted
+        && !archived
+    {
+        return None;
+    }
+    let bound = trace.and_then(|t| t.token).is_some();
+    let running_turn = trace.and_then(|t| t.active_turn).is_some();
+    let has_history = projection
+        .sessions
+        .get(&session)
+        .is_some_and(|s| !s.turns.is_empty());
+    let why_busy = busy.clone();
+    let unavailable = |a: Action| -> Option<String> {
+        if let Some(b) = &why_busy {
+            return Some(format!("{b} Wait for it, or press Stop."));
+        }
+        if archived && a != Action::InspectWorkspace {
+            return Some("the session is archived".into());
+        }
+        match a {
+            Action::Resume => {
+                if !bound {
+                    Some(
+                        "this session has never run, so there is nothing to resume; send a message"
+                            .into(),
+                    )
+                } else if !stopped {
+                    Some("the session is running".into())
+                } else if report
+                    .rows
+                    .iter()
+                    .any(|r| r.dimension == Dimension::Workspace && r.verdict == Verdict::Missing)
+                {
+                    Some("the workspace is gone; Start fresh instead".into())
+                } else {
+                    None
+                }
+            }
+            Action::ContinueFromHistory => {
+                if !has_history {
+                    Some("there is no recorded history to continue from".into())
+                } else if running_turn {
+                    Some("the agent is working on a message".into())
+                } else {
+                    None
+                }
+            }
+            Action::StartFresh => None,
+            Action::InspectWorkspace => {
+                if report
+                    .rows
+                    .iter()
+                    .any(|r| r.dimension == Dimension::Workspace && r.verdict != Verdict::Survived)
+                {
+                    Some("there is no workspace folder to inspect".into())
+                } else {
+                    None
+                }
+            }
+            Action::Archive => {
+                if running_turn {
+                    Some("the agent is working on a message; stop it first".into())
+                } else {
+                    None
+                }
+            }
+        }
+    };
+    let actions = Action::ALL
+        .into_iter()
+        .map(|action| ActionView {
+            action,
+            unavailable: unavailable(action),
+        })
+        .collect();
+    let (summary, cause) = match (active, state) {
+        (Some(f), _) => (
+            match f.cause {
+                FailureCause::AgentFailed { .. } => "The last turn failed. The workspace and keys are kept.".to_string(),
+                FailureCause::RuntimeLost { .. } => "The runtime stopped. The workspace is kept.".to_string(),
+                FailureCause::CleanupFailed { .. } => "Stopping did not finish.".to_string(),
+                FailureCause::Credential { .. } => "A key this session needs is missing.".to_string(),
+                FailureCause::ProfileBlocked { .. } | FailureCause::ProfileDeleted => {
+                    "The session's profile cannot be used.".to_string()
+                }
+                FailureCause::Launch { .. } | FailureCause::Load { .. } => "Recovery failed.".to_string(),
+            },
+            Some(f.cause.to_string()),
+        ),
+        // A failure state whose record was not retained (older journals):
+        // a safe generic summary, never a guess.
+        (None, Some(SessionState::Failed(f))) => (
+            "Something stopped this session.".to_string(),
+            Some(f.cause.to_string()),
+        ),
+        (None, Some(SessionState::Detached)) => (
+            "The session stopped when the page or its worker did. Its history and workspace are kept.".to_string(),
+            None,
+        ),
+        (None, Some(SessionState::Cancelled)) => ("The start was cancelled.".to_string(), None),
+        (None, Some(SessionState::Archived)) => ("This session is archived.".to_string(), None),
+        _ if !open_uncertain.is_empty() || !report.uncertain_requests.is_empty() => (
+            "Some actions may or may not have happened. Nothing was repeated.".to_string(),
+            None,
+        ),
+        _ if legacy_interrupted => (
+            "Something stopped this session earlier; details are in its history.".to_string(),
+            None,
+        ),
+        _ => ("Recovery".to_string(), None),
+    };
+    let mut details = Vec::new();
+    if let Some(f) = active {
+        details.push(format!("Error stamp {}", f.stamp));
+        if let Some(e) = f.execution {
+            details.push(format!("Execution {e}"));
+        }
+    }
+    for u in &report.uncertain_commands {
+        details.push(format!(
+            "`{}` {}{}",
+            u.line,
+            u.outcome.label(),
+            match (u.verdict, u.reissued_as) {
+                (Some(true), _) => " — you marked it done",
+                (Some(false), _) => " — you marked it not done",
+                (None, Some(_)) => " — re-issued",
+                (None, None) => " — check before repeating it",
+            }
+        ));
+    }
+    for (turn, request) in &report.uncertain_requests {
+        details.push(format!(
+            "The model's reply to request {request} (turn {turn}) was lost; it was not resent"
+        ));
+    }
+    details.extend(report.missing.iter().cloned());
+    if let Some(s) = &report.storage {
+        details.push(format!("Storage: {s}"));
+    }
+    // Distinct historical failures stay visible; none is merged with the
+    // active one by its text.
+    let history = all_failures
+        .iter()
+        .rev()
+        .filter(|f| Some(f.stamp) != active_stamp)
+        .take(5)
+        .map(|f| format!("{} (stamp {})", f.cause, f.stamp))
+        .collect();
+    let key = RevealKey {
+        session,
+        stamp: active_stamp,
+        uncertain: if active_stamp.is_none() {
+            open_uncertain
+                .last()
+                .map(|u| u.command.to_string())
+                .or_else(|| report.uncertain_requests.last().map(|(_, r)| r.to_string()))
+        } else {
+            None
+        },
+    };
+    Some(Card {
+        key,
+        summary,
+        cause,
+        details,
+        report,
+        actions,
+        busy,
+        history,
+        inspecting,
+    })
+}
+
+/// Builds the first prompt of a continuation from history, with provenance:
+/// which parts are original recorded history, which are a summary, and the
+/// uncertain actions for the agent to inspect rather than repeat.
+pub fn continuation_prompt(projection: &Projection, session: SessionId, report: &Report) -> String {
+    const MAX_TURNS: usize = 8;
+    const MAX_BYTES: usize = 16 * 1024;
+    let mut out = String::from(
+        "[Recovery: continuing from recorded history]\n\n## Original recorded history (verbatim, most recent turns)\n",
+    );
+    let turns: Vec<TurnId> = projection
+        .sessions
+        .get(&session)
+        .map(|s| s.turns.clone())
+        .unwrap_or_default();
+    let skipped = turns.len().saturating_sub(MAX_TURNS);
+    for t in turns
+        .iter()
+        .skip(skipped)
+        .filter_map(|t| projection.turns.get(t))
+    {
+        let mut prompt: String = t.prompt.chars().take(2000).collect();
+        if prompt.len() < t.prompt.len() {
+            prompt.push_str(" …");
+        }
+        out.push_str(&format!("\n> user: {prompt}\n"));
+        if let Some(end) = &t.end {
+            let reply: String = end.reply.chars().take(2000).collect();
+            out.push_str(&format!("> agent ({}): {reply}\n", end.status.as_str()));
+        } else {
+            out.push_str("> agent: (no reply recorded)\n");
+        }
+    }
+    out.push_str("\n## Summary (reconstructed, not original)\n");
+    if skipped > 0 {
+        out.push_str(&format!(
+            "{skipped} earlier turn(s) are not repeated here.\n"
+        ));
+    }
+    for r in &report.rows {
+        out.push_str(&format!(
+            "- {}: {} — {}\n",
+            r.dimension.label(),
+            r.verdict.label(),
+            r.evidence
+        ));
+    }
+    out.push_str("\n## Uncertain actions: inspect, do not repeat blindly\n");
+    if report.uncertain_commands.is_empty() && report.uncertain_requests.is_empty() {
+        out.push_str("None.\n");
+    }
+    for u in &report.uncertain_commands {
+        out.push_str(&format!("- command `{}`: {}\n", u.line, u.outcome.label()));
+    }
+    for (_, r) in &report.uncertain_requests {
+        out.push_str(&format!("- model request {r}: reply lost, not resent\n"));
+    }
+    if out.len() > MAX_BYTES {
+        let mut cut = MAX_BYTES;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push_str("\n[truncated]\n");
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "recovery_tests.rs"]
+mod tests;

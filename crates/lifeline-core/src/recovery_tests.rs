@@ -1,0 +1,410 @@
+//! The shared recovery view model: correlation by stamp and attempt, stale
+//! callbacks, one busy state, reveal-once keys, actions with reasons.
+
+use super::*;
+use crate::id::{CredentialId, Generation, Millis, ProfileId, RuntimeId, WorkspaceId};
+use crate::journal::{JournalEntry, JournalRecord, TurnStatus};
+use crate::profile::{AgentBudget, Capabilities, Profile, ProfileLookup, Provider, Secret, OWNER};
+use crate::projection::{Projection, RetentionPolicy};
+use crate::schema::V1;
+use crate::session::{Environment, Handled, Purpose, ResumeCause, SessionEffect, Sessions};
+
+const T0: Millis = Millis(5_000_000);
+
+fn sid() -> SessionId {
+    SessionId::from_u128(0x51).unwrap()
+}
+fn ws() -> WorkspaceId {
+    WorkspaceId::from_u128(0x77).unwrap()
+}
+fn pid() -> ProfileId {
+    ProfileId::from_u128(0x99).unwrap()
+}
+fn profile() -> Profile {
+    Profile {
+        id: pid(),
+        revision: 1,
+        owner: OWNER.into(),
+        name: "p".into(),
+        provider: Provider::BuiltIn,
+        api_key: Some(CredentialId::from_u128(0xc1).unwrap()),
+        env: vec![],
+        capabilities: Capabilities::default(),
+        budget: AgentBudget::default(),
+    }
+}
+
+/// A journal the tests append session records to, and the projection that
+/// folds it (what the controller would hold).
+struct Fixture {
+    sessions: Sessions,
+    projection: Projection,
+    position: u64,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let mut f = Fixture {
+            sessions: Sessions::new(b"recovery tests"),
+            projection: Projection::new(RetentionPolicy::default()),
+            position: 0,
+        };
+        f.append(JournalRecord::SessionOpened {
+            session: sid(),
+            workspace: ws(),
+            title: "t".into(),
+        });
+        f.sessions.create(sid(), ws(), Environment::Worker, pid());
+        f.flush();
+        f
+    }
+
+    fn append(&mut self, record: JournalRecord) {
+        self.position += 1;
+        let entry = JournalEntry {
+            v: V1,
+            position: self.position,
+            at: T0,
+            record,
+        };
+        self.projection.apply(&entry).expect("applies");
+    }
+
+    /// Carries the session layer's records into the journal; returns the
+    /// other effects.
+    fn flush(&mut self) -> Vec<SessionEffect> {
+        let mut rest = Vec::new();
+        for e in self.sessions.drain_effects() {
+            match e {
+                SessionEffect::Record(record) => self.append(JournalRecord::Session { record }),
+                other => rest.push(other),
+            }
+        }
+        rest
+    }
+
+    fn card(&self, facts: &Facts) -> Option<Card> {
+        card(
+            &self.projection,
+            sid(),
+            self.sessions.trace(sid()).as_ref(),
+            facts,
+            false,
+        )
+    }
+
+    /// Launches through every barrier to Running.
+    fn launch(&mut self, n: u128) {
+        let a = self
+            .sessions
+            .begin(sid(), Purpose::Launch, None, None, T0)
+            .unwrap();
+        self.through(a, n, false);
+    }
+
+    fn through(&mut self, a: StartupAttemptIdAlias, n: u128, resume: bool) {
+        self.flush();
+        self.sessions
+            .handle_profile(a, ProfileLookup::Found(profile()), T0);
+        self.flush();
+        let key = CredentialId::from_u128(0xc1).unwrap();
+        self.sessions
+            .handle_credentials(a, vec![(key, Ok(Secret::new("k".into())))], T0);
+        self.flush();
+        if resume {
+            self.sessions.handle_loaded(a, Ok(()), T0);
+        } else {
+            self.sessions.handle_launched(
+                a,
+                ExecutionId::from_u128(0xe0 + n).unwrap(),
+                Generation(n as u64),
+                RuntimeId::from_u128(0xf0 + n).unwrap(),
+                T0,
+            );
+            self.sessions.handle_ready(a);
+        }
+        self.flush();
+        self.sessions.handle_recorded(a);
+        self.flush();
+    }
+
+    fn fail_turn(&mut self, n: u128) {
+        let t = self.sessions.trace(sid()).unwrap();
+        let turn = TurnId::from_u128(0x700 + n).unwrap();
+        let (e, g) = t.token.unwrap();
+        self.sessions.handle_turn_finished(
+            sid(),
+            turn,
+            e,
+            g,
+            Some("the provider refused the key".into()),
+            T0,
+        );
+        self.flush();
+    }
+}
+
+type StartupAttemptIdAlias = crate::id::StartupAttemptId;
+
+fn facts() -> Facts {
+    Facts {
+        workspace_exists: Some(true),
+        workspace_files: Some(2),
+        credentials: Some((1, 1)),
+        runtime_attached: false,
+        attached: true,
+        storage: Some((false, 1000, 10_000)),
+        live_request: None,
+        quarantined: 0,
+    }
+}
+
+fn unavailable(card: &Card, action: Action) -> Option<String> {
+    card.actions
+        .iter()
+        .find(|a| a.action == action)
+        .and_then(|a| a.unavailable.clone())
+}
+
+#[test]
+fn a_running_session_with_nothing_uncertain_has_no_card() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    let mut running = facts();
+    running.runtime_attached = true;
+    assert_eq!(f.card(&running), None);
+}
+
+#[test]
+fn the_active_record_is_the_failure_the_state_names_and_others_stay_distinct() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    f.fail_turn(1);
+    let first = f.card(&facts()).expect("a card");
+    // Resume, then the same failure text again: a distinct record.
+    let a = f
+        .sessions
+        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
+        .unwrap();
+    f.through(a, 1, true);
+    f.fail_turn(2);
+    let second = f.card(&facts()).expect("a card");
+    assert_ne!(
+        first.key.stamp, second.key.stamp,
+        "correlated by stamp, not text"
+    );
+    assert_eq!(first.cause, second.cause, "same text");
+    assert_eq!(
+        second.history.len(),
+        1,
+        "the earlier failure stays visible, not merged"
+    );
+    assert!(second
+        .details
+        .iter()
+        .any(|d| d.contains(&second.key.stamp.unwrap().to_string())));
+}
+
+#[test]
+fn a_late_success_of_an_old_attempt_cannot_clear_a_newer_failure() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    f.fail_turn(1);
+    let old = f
+        .sessions
+        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
+        .unwrap();
+    f.flush();
+    // The user stops it and resumes again; that attempt fails on its profile.
+    f.sessions.cancel(sid(), T0);
+    f.flush();
+    let newer = f
+        .sessions
+        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
+        .unwrap();
+    f.flush();
+    f.sessions.handle_profile(
+        newer,
+        ProfileLookup::Failed {
+            detail: "unreadable".into(),
+        },
+        T0,
+    );
+    f.flush();
+    let before = f.card(&facts()).expect("a card");
+    // The old attempt's answers arrive late: nothing changes.
+    assert_eq!(
+        f.sessions
+            .handle_profile(old, ProfileLookup::Found(profile()), T0),
+        Handled::Stale
+    );
+    assert_eq!(f.sessions.handle_loaded(old, Ok(()), T0), Handled::Stale);
+    assert_eq!(f.sessions.handle_recorded(old), Handled::Stale);
+    f.flush();
+    let after = f.card(&facts()).expect("still a card");
+    assert_eq!(before.key, after.key);
+    assert_eq!(after.summary, "The session's profile cannot be used.");
+    // Its own success clears it.
+    let fix = f
+        .sessions
+        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
+        .unwrap();
+    f.through(fix, 1, true);
+    let mut running = facts();
+    running.runtime_attached = true;
+    assert_eq!(f.card(&running), None);
+}
+
+#[test]
+fn automatic_and_manual_recovery_share_one_busy_state() {
+    for cause in [ResumeCause::Automatic, ResumeCause::User] {
+        let mut f = Fixture::new();
+        f.launch(1);
+        f.fail_turn(1);
+        f.sessions
+            .begin(sid(), Purpose::Resume, Some(cause), None, T0)
+            .unwrap();
+        f.flush();
+        let c = f.card(&facts()).expect("a card while busy");
+        assert_eq!(c.busy.as_deref(), Some("Recovering: starting the session…"));
+        for a in &c.actions {
+            assert!(
+                a.unavailable
+                    .as_deref()
+                    .is_some_and(|r| r.contains("press Stop")),
+                "{a:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_reveal_key_is_stable_per_session_and_stamp() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    f.fail_turn(1);
+    let a = f.card(&facts()).unwrap();
+    let again = f.card(&facts()).unwrap();
+    assert_eq!(
+        a.key, again.key,
+        "a repeated render keeps its key: no second reveal"
+    );
+    let r = f
+        .sessions
+        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
+        .unwrap();
+    f.through(r, 1, true);
+    f.fail_turn(2);
+    assert_ne!(
+        f.card(&facts()).unwrap().key,
+        a.key,
+        "a new failure is revealed"
+    );
+}
+
+#[test]
+fn actions_are_offered_only_when_possible_with_the_reason_otherwise() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    f.fail_turn(1);
+    let c = f.card(&facts()).unwrap();
+    assert_eq!(unavailable(&c, Action::Resume), None);
+    assert_eq!(unavailable(&c, Action::StartFresh), None);
+    assert_eq!(unavailable(&c, Action::InspectWorkspace), None);
+    assert_eq!(unavailable(&c, Action::Archive), None);
+    assert!(unavailable(&c, Action::ContinueFromHistory)
+        .is_some_and(|r| r.contains("no recorded history")));
+    // The workspace folder is gone: no Resume, no Inspect, Start fresh stays.
+    let mut gone = facts();
+    gone.workspace_exists = Some(false);
+    let c = f.card(&gone).unwrap();
+    assert!(unavailable(&c, Action::Resume).is_some_and(|r| r.contains("Start fresh")));
+    assert!(unavailable(&c, Action::InspectWorkspace).is_some());
+    let row = c
+        .report
+        .rows
+        .iter()
+        .find(|r| r.dimension == Dimension::Workspace)
+        .unwrap();
+    assert_eq!(row.verdict, Verdict::Missing);
+    // A missing key shows as such.
+    let mut nokey = facts();
+    nokey.credentials = Some((0, 1));
+    let c = f.card(&nokey).unwrap();
+    let row = c
+        .report
+        .rows
+        .iter()
+        .find(|r| r.dimension == Dimension::Credentials)
+        .unwrap();
+    assert_eq!(row.verdict, Verdict::Missing);
+}
+
+#[test]
+fn an_older_journal_without_lifecycle_records_gets_a_safe_generic_summary() {
+    let mut projection = Projection::new(RetentionPolicy::default());
+    let turn = TurnId::from_u128(0x700).unwrap();
+    for (position, record) in [
+        JournalRecord::SessionOpened {
+            session: sid(),
+            workspace: ws(),
+            title: "t".into(),
+        },
+        JournalRecord::TurnRecorded {
+            session: sid(),
+            turn,
+            prompt: "$ sleep 30".into(),
+            plan: vec!["sleep 30".into()],
+            agent: Default::default(),
+        },
+        JournalRecord::TurnFinished {
+            turn,
+            status: TurnStatus::Interrupted,
+            reply: "interrupted".into(),
+        },
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        projection
+            .apply(&JournalEntry {
+                v: V1,
+                position: position as u64 + 1,
+                at: T0,
+                record,
+            })
+            .unwrap();
+    }
+    let c = card(&projection, sid(), None, &facts(), false).expect("a card");
+    assert_eq!(
+        c.summary,
+        "Something stopped this session earlier; details are in its history."
+    );
+    assert_eq!(c.key.stamp, None);
+}
+
+#[test]
+fn the_continuation_prompt_separates_original_history_summary_and_uncertain_actions() {
+    let mut f = Fixture::new();
+    let turn = TurnId::from_u128(0x700).unwrap();
+    f.append(JournalRecord::TurnRecorded {
+        session: sid(),
+        turn,
+        prompt: "$ echo hi > a.txt".into(),
+        plan: vec!["echo hi > a.txt".into()],
+        agent: Default::default(),
+    });
+    f.append(JournalRecord::TurnFinished {
+        turn,
+        status: TurnStatus::Completed,
+        reply: "Ran 1 command".into(),
+    });
+    let report = inspect(&f.projection, sid(), None, &facts());
+    let p = continuation_prompt(&f.projection, sid(), &report);
+    let original = p.find("## Original recorded history").unwrap();
+    let summary = p.find("## Summary (reconstructed, not original)").unwrap();
+    let uncertain = p.find("## Uncertain actions").unwrap();
+    assert!(original < summary && summary < uncertain);
+    assert!(p.contains("> user: $ echo hi > a.txt"));
+    assert!(p.contains("> agent (completed): Ran 1 command"));
+}
