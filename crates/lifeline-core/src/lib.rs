@@ -16,6 +16,7 @@
 //! | [`schema`] | `"v": 1` versioning, limits, strict [`decode`]/[`encode`] |
 //! | [`command`] | [`Binding`] (what an idempotency key is bound to) and [`CommandRecord`] |
 //! | [`event`] | [`EventBody`], [`EventRecord`], [`TerminalResult`], [`Cursor`], output retention |
+//! | [`export`] | evidence export: a session's entries as JSON Lines (DuckDB `read_json_auto`) and artifacts in a ustar archive; read-only import |
 //! | [`journal`] | [`JournalRecord`], [`JournalEntry`], [`PersistBatch`], [`RecoveryEvidence`] |
 //! | [`message`] | controller⇄runtime and controller⇄client messages |
 //! | [`view`] | [`ViewDelta`]: the transcript view model, derived from durable entries only |
@@ -48,6 +49,7 @@ pub mod agent;
 pub mod command;
 pub mod controller;
 pub mod event;
+pub mod export;
 pub mod id;
 pub mod journal;
 pub mod message;

@@ -138,6 +138,33 @@ pub fn ensure_e2e_packages() -> Result<(), String> {
     std::fs::write(&stamp, digest).map_err(|error| format!("cannot write {stamp:?}: {error}"))
 }
 
+/// The DuckDB version the evidence-export test reads `session.jsonl` with.
+pub const DUCKDB_VERSION: &str = "1.4.1";
+
+/// A Python venv under target/ with DuckDB, for the export test (never the
+/// system Python). Returns the venv's `python3`.
+pub fn ensure_duckdb() -> Result<PathBuf, String> {
+    let venv = root().join("target/duckdb-venv");
+    let python = venv.join("bin/python3");
+    let stamp = venv.join(".lifeline-duckdb");
+    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(DUCKDB_VERSION)
+    {
+        return Ok(python);
+    }
+    println!("xtask: installing DuckDB {DUCKDB_VERSION} into target/duckdb-venv (pip)");
+    if !python.exists() {
+        run_command(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    }
+    run_command(
+        Command::new(&python)
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .arg(format!("duckdb=={DUCKDB_VERSION}")),
+    )?;
+    std::fs::write(&stamp, DUCKDB_VERSION)
+        .map_err(|error| format!("cannot write {stamp:?}: {error}"))?;
+    Ok(python)
+}
+
 pub fn hex_sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
