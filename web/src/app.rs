@@ -210,6 +210,8 @@ fn Transcript(ui: Ui) -> impl IntoView {
                 transcript::log_scrolled(transcript::is_at_bottom(&element));
             }
         >
+            <crate::recovery::RecoveryCard ui />
+            <crate::recovery::WorkspaceBrowser ui />
             <Show when=empty>
                 <p class="empty">
                     "No turns yet. Type a message below. Each line that starts with “$ ” runs as a command in this browser, for example: $ echo hi"
@@ -405,18 +407,13 @@ fn Composer(ui: Ui) -> impl IntoView {
     }
 }
 
-/// The session's lifecycle next to the composer: starting, stopping, a
-/// failed start with Resume when possible, and prompts waiting. One small
-/// component; the full recovery card replaces it later.
+/// The session's lifecycle next to the composer: starting, stopping, and
+/// prompts waiting. Status only: in a mounted chat the recovery card inside
+/// the transcript is the one place that explains a failure and acts on it
+/// (reference 004, requirement 006), so nothing here offers Resume.
 #[component]
 fn Lifecycle(ui: Ui) -> impl IntoView {
     let lifecycle = Memo::new(move |_| ui.lifecycle());
-    let resuming = RwSignal::new(false);
-    // A new lifecycle state means the controller answered.
-    Effect::new(move |_| {
-        lifecycle.track();
-        resuming.set(false);
-    });
     let line = move || {
         lifecycle.with(|l| {
             let Some(l) = l else { return String::new() };
@@ -435,43 +432,9 @@ fn Lifecycle(ui: Ui) -> impl IntoView {
             parts.join(" · ")
         })
     };
-    let failed = move || {
-        lifecycle.with(|l| {
-            l.as_ref().filter(|l| l.state == "failed").map(|l| {
-                (
-                    l.message
-                        .clone()
-                        .unwrap_or_else(|| "The session could not start.".to_owned()),
-                    l.can_resume,
-                )
-            })
-        })
-    };
     view! {
         <div class="lifecycle" data-state=move || lifecycle.with(|l| l.as_ref().map(|l| l.state.clone()))>
             <p class="lifecycle-line" role="status">{line}</p>
-            <p class="lifecycle-failed" role="alert">{move || failed().map(|(message, _)| message)}</p>
-            {move || {
-                failed()
-                    .filter(|(_, can_resume)| *can_resume)
-                    .map(|_| {
-                        view! {
-                            <button
-                                type="button"
-                                disabled=move || resuming.get() || !ui.is_writer()
-                                on:click=move |_| {
-                                    if host::resume() {
-                                        resuming.set(true);
-                                    } else {
-                                        ui.refused.set(Some("Not sent: the controller is not running.".into()));
-                                    }
-                                }
-                            >
-                                "Resume"
-                            </button>
-                        }
-                    })
-            }}
         </div>
     }
 }

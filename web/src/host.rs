@@ -121,6 +121,10 @@ pub struct Ui {
     pub profile_errors: RwSignal<Vec<String>>,
     /// The controller has sent a profile list since it started.
     pub profiles_loaded: RwSignal<bool>,
+    /// The recovery card the core built, if there is anything to recover.
+    pub recovery: RwSignal<Option<lifeline_core::recovery::Card>>,
+    /// Workspace-only access: the stopped session's files.
+    pub workspace: RwSignal<Option<lifeline_protocol::WorkspaceListing>>,
 }
 
 impl Ui {
@@ -140,6 +144,8 @@ impl Ui {
             profiles: RwSignal::new(Vec::new()),
             profile_errors: RwSignal::new(Vec::new()),
             profiles_loaded: RwSignal::new(false),
+            recovery: RwSignal::new(None),
+            workspace: RwSignal::new(None),
         }
     }
 
@@ -194,13 +200,6 @@ impl Ui {
     pub fn lifecycle(&self) -> Option<SessionStatus> {
         self.status
             .with(|s| s.as_ref().and_then(|s| s.lifecycle.clone()))
-    }
-
-    /// This tab's controller has claimed the journal (tracked).
-    pub fn is_writer(&self) -> bool {
-        self.role.get() == Some(Role::Leader)
-            && self.started.get()
-            && self.status.with(|s| s.as_ref().is_some_and(|s| s.writer))
     }
 
     /// The session is starting (Stop cancels the start) (tracked).
@@ -468,6 +467,12 @@ impl Host {
                 self.ui.profiles_loaded.set(true);
             }
             ControllerToPage::Streaming { turn, text } => transcript::streaming(turn, text),
+            ControllerToPage::Recovery { card } => {
+                if self.ui.recovery.with_untracked(|c| *c != card) {
+                    self.ui.recovery.set(card);
+                }
+            }
+            ControllerToPage::Workspace { listing } => self.ui.workspace.set(listing),
             ControllerToPage::ExportReady {
                 session,
                 file_name,
@@ -982,8 +987,9 @@ pub fn stop_turn() {
 }
 
 /// Resumes the session's retained execution. False if not sent.
-pub fn resume() -> bool {
-    with_host(|h| h.send(PageToController::Resume)).unwrap_or(false)
+/// Any page → controller request of the recovery card. False if not sent.
+pub fn request(message: PageToController) -> bool {
+    with_host(|h| h.send(message)).unwrap_or(false)
 }
 
 /// Sends a profile to be stored. The key inside `profile`, if any, goes to

@@ -8,6 +8,7 @@ mod app;
 mod export;
 mod host;
 mod profiles;
+mod recovery;
 mod transcript;
 
 use wasm_bindgen::prelude::*;

@@ -533,62 +533,61 @@ pub fn card(
         .get(&session)
         .is_some_and(|s| !s.turns.is_empty());
     let why_busy = busy.clone();
-    let unavailable = |a: Action| -> Option<String> {
-        if let Some(b) = &why_busy {
-            return Some(format!("{b} Wait for it, or press Stop."));
-        }
-        if archived && a != Action::InspectWorkspace {
-            return Some("the session is archived".into());
-        }
-        match a {
-            Action::Resume => {
-                if !bound {
-                    Some(
+    let unavailable =
+        |a: Action| -> Option<String> {
+            if let Some(b) = &why_busy {
+                return Some(format!("{b} Wait for it, or press Stop."));
+            }
+            if archived && a != Action::InspectWorkspace {
+                return Some("the session is archived".into());
+            }
+            match a {
+                Action::Resume => {
+                    if !bound {
+                        Some(
                         "this session has never run, so there is nothing to resume; send a message"
                             .into(),
                     )
-                } else if !stopped {
-                    Some("the session is running".into())
-                } else if report
-                    .rows
-                    .iter()
-                    .any(|r| r.dimension == Dimension::Workspace && r.verdict == Verdict::Missing)
-                {
-                    Some("the workspace is gone; Start fresh instead".into())
-                } else {
-                    None
+                    } else if !stopped {
+                        Some("the session is running".into())
+                    } else if report.rows.iter().any(|r| {
+                        r.dimension == Dimension::Workspace && r.verdict == Verdict::Missing
+                    }) {
+                        Some("the workspace is gone; Start fresh instead".into())
+                    } else {
+                        None
+                    }
+                }
+                Action::ContinueFromHistory => {
+                    if !has_history {
+                        Some("there is no recorded history to continue from".into())
+                    } else if running_turn {
+                        Some("the agent is working on a message".into())
+                    } else {
+                        None
+                    }
+                }
+                Action::StartFresh => None,
+                Action::InspectWorkspace => {
+                    if !stopped {
+                        Some("the agent is running; its workspace is live, not stopped".into())
+                    } else if report.rows.iter().any(|r| {
+                        r.dimension == Dimension::Workspace && r.verdict != Verdict::Survived
+                    }) {
+                        Some("there is no workspace folder to inspect".into())
+                    } else {
+                        None
+                    }
+                }
+                Action::Archive => {
+                    if running_turn {
+                        Some("the agent is working on a message; stop it first".into())
+                    } else {
+                        None
+                    }
                 }
             }
-            Action::ContinueFromHistory => {
-                if !has_history {
-                    Some("there is no recorded history to continue from".into())
-                } else if running_turn {
-                    Some("the agent is working on a message".into())
-                } else {
-                    None
-                }
-            }
-            Action::StartFresh => None,
-            Action::InspectWorkspace => {
-                if report
-                    .rows
-                    .iter()
-                    .any(|r| r.dimension == Dimension::Workspace && r.verdict != Verdict::Survived)
-                {
-                    Some("there is no workspace folder to inspect".into())
-                } else {
-                    None
-                }
-            }
-            Action::Archive => {
-                if running_turn {
-                    Some("the agent is working on a message; stop it first".into())
-                } else {
-                    None
-                }
-            }
-        }
-    };
+        };
     let actions = Action::ALL
         .into_iter()
         .map(|action| ActionView {

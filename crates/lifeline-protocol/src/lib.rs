@@ -104,6 +104,39 @@ pub enum PageToController {
         file_name: String,
         bytes: u64,
     },
+    /// One of the recovery card's actions (only those it offers).
+    Recover {
+        action: lifeline_core::recovery::Action,
+    },
+    /// The user's verdict on an uncertain command after checking it.
+    CommandVerdict {
+        command: lifeline_core::CommandId,
+        done: bool,
+    },
+    /// Run an uncertain command again under a new idempotency key (the
+    /// page asked for confirmation first).
+    Reissue {
+        command: lifeline_core::CommandId,
+    },
+    /// Workspace-only access: read one file of the stopped session's
+    /// workspace (after `Recover { action: InspectWorkspace }`).
+    ReadWorkspaceFile {
+        path: String,
+    },
+    /// Leave workspace-only access.
+    CloseWorkspace,
+}
+
+/// A workspace's files as workspace-only access shows them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceListing {
+    pub session: SessionId,
+    /// (path, is a directory), sorted, bounded.
+    pub entries: Vec<(String, bool)>,
+    pub truncated: bool,
+    /// The file last asked for: path and its text (bounded), or why not.
+    pub file: Option<(String, Result<String, String>)>,
 }
 
 /// A profile as the user edits it.
@@ -256,6 +289,16 @@ pub enum ControllerToPage {
         session: SessionId,
         file_name: String,
         bytes: u64,
+    },
+    /// The recovery card for the session, or none when there is nothing to
+    /// recover from. Built by the core; the page only renders it.
+    Recovery {
+        card: Option<lifeline_core::recovery::Card>,
+    },
+    /// Workspace-only access: the stopped session's files, read-only.
+    Workspace {
+        /// `None` closes the workspace view.
+        listing: Option<WorkspaceListing>,
     },
     /// An imported run's transcript, read-only, in chunks below the
     /// message bound: `reset` starts a new import view.

@@ -64,6 +64,9 @@ pub fn run_controller() {
 }
 
 fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
+    if let Some(buffer) = event.data().dyn_ref::<js_sys::ArrayBuffer>() {
+        return export::received_buffer(buffer.clone());
+    }
     let Some(text) = event.data().as_string() else {
         notice(
             "page-message",
@@ -132,6 +135,11 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         PageToController::SaveProfile { profile } => shell.save_profile(profile),
         PageToController::DeleteProfile { profile } => shell.delete_profile(profile),
         PageToController::SelectProfile { profile } => shell.select_profile(profile),
+        PageToController::Recover { action } => shell.recover(action),
+        PageToController::CommandVerdict { command, done } => shell.command_verdict(command, done),
+        PageToController::Reissue { command } => shell.reissue(command),
+        PageToController::ReadWorkspaceFile { path } => shell.read_workspace_file(path),
+        PageToController::CloseWorkspace => shell.close_workspace(),
         PageToController::Export { session } => export::export(shell, session),
         PageToController::Import { file_name, bytes } => export::expect_import(file_name, bytes),
     }

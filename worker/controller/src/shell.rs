@@ -30,6 +30,7 @@ use web_sys::{BroadcastChannel, MessageEvent, MessagePort};
 use crate::journal::{Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
 
 mod lifecycle;
+mod recovery;
 use crate::web::{hold_lock_for_life, now, random_bytes, scope, Timeout};
 
 /// The shell is the core's only client; tabs see views, not client messages.
@@ -128,6 +129,13 @@ pub struct Shell {
     stopping: RefCell<BTreeMap<RuntimeId, lifeline_core::StartupAttemptId>>,
     attempt_timers: RefCell<Vec<Timeout>>,
     live: RefCell<Option<lifecycle::Live>>,
+    /// What the recovery inspector was last told about the world.
+    facts: RefCell<lifeline_core::recovery::Facts>,
+    /// Workspace-only access is open.
+    inspecting: Cell<bool>,
+    last_card: RefCell<String>,
+    /// Re-issue admissions waiting for their command id: request → original.
+    reissues: RefCell<BTreeMap<RequestId, lifeline_core::CommandId>>,
     /// Prompts that arrived before the session layer was up.
     early_prompts: RefCell<Vec<(TurnId, String)>>,
     /// What a recorded provider request sends once it is durable.
@@ -174,6 +182,10 @@ impl Shell {
             live: RefCell::new(None),
             conversations: RefCell::new(BTreeMap::new()),
             early_prompts: RefCell::new(Vec::new()),
+            facts: RefCell::new(Default::default()),
+            inspecting: Cell::new(false),
+            last_card: RefCell::new(String::new()),
+            reissues: RefCell::new(BTreeMap::new()),
         })
     }
 
@@ -241,7 +253,7 @@ impl Shell {
         }
     }
 
-    fn journal(&self) -> Option<Rc<Journal>> {
+    pub(crate) fn journal(&self) -> Option<Rc<Journal>> {
         self.journal.borrow().clone()
     }
 
@@ -476,6 +488,17 @@ impl Shell {
         }
         self.pumping.set(false);
         self.publish_status();
+        self.publish_recovery();
+    }
+
+    /// Shows `session`'s transcript from scratch (after Start fresh).
+    fn show_session(&self, session: SessionId) {
+        if let Some(core) = self.core.borrow().as_ref() {
+            post(&ControllerToPage::View {
+                reset: true,
+                deltas: session_deltas(core.projection(), session),
+            });
+        }
     }
 
     fn execute(self: &Rc<Self>, effect: ControllerEffect) {

@@ -11,7 +11,9 @@
 //! | [`process`] | one running command: output batching, kill, exit |
 //! | [`opfs`] | the workspace in the Origin Private File System |
 
-pub mod opfs;
+/// The workspace host lives in its own crate, shared with the controller
+/// (workspace-only access); re-exported under its old path.
+pub use lifeline_opfs as opfs;
 pub mod process;
 
 use std::cell::{Cell, RefCell};

@@ -182,6 +182,7 @@ impl Shell {
         }
         *self.sessions.borrow_mut() = Some(sessions);
         self.pump();
+        self.refresh_facts();
         let early = std::mem::take(&mut *self.early_prompts.borrow_mut());
         for (turn, text) in early {
             self.prompt(turn, text);
@@ -475,7 +476,10 @@ impl Shell {
                 execution,
                 generation,
             } => self.admit_prompt(session, turn, execution, generation),
-            SessionEffect::Publish { .. } => self.publish_status(),
+            SessionEffect::Publish { .. } => {
+                self.publish_status();
+                self.refresh_facts();
+            }
             SessionEffect::Activate {
                 session,
                 binding,
@@ -749,6 +753,9 @@ impl Shell {
                 ..
             } => self.send_provider_request(*provider_request, *existing),
             ClientMessage::TurnFinished { turn, .. } => self.turn_finished(*turn),
+            ClientMessage::Admitted {
+                request, command, ..
+            } => self.reissue_admitted(*request, *command),
             _ => {}
         }
     }

@@ -1,0 +1,510 @@
+//! The leader's side of recovery: observes the facts the inspector needs
+//! without reviving anything (the workspace folder, the presence of keys,
+//! storage), publishes the core's recovery card, and carries out the card's
+//! actions. Workspace-only access reads the stopped session's OPFS folder
+//! from here — no runtime start, no credential lease, no agent step.
+
+use std::rc::Rc;
+
+use lifeline_core::recovery::{self, Action};
+use lifeline_core::session::{Environment, Purpose, SessionState};
+use lifeline_core::{
+    agent, Binding, Budget, ClientRequest, CommandId, IdempotencyKey, SessionId, TurnId,
+    WorkspaceId,
+};
+use lifeline_opfs::OpfsWorkspace;
+use lifeline_protocol::{ControllerToPage, Level, WorkspaceListing};
+use lifeline_shell::{EntryKind, Host, WorkspacePath};
+use wasm_bindgen_futures::spawn_local;
+
+use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
+use crate::web::{now, random_u128};
+
+/// Entries listed at most, and bytes of one file shown.
+const MAX_ENTRIES: usize = 2_000;
+const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+fn mint<T>(make: fn(u128) -> Result<T, lifeline_core::IdError>) -> Option<T> {
+    random_u128().ok().and_then(|raw| make(raw).ok())
+}
+
+impl Shell {
+    /// Looks at the workspace folder and the keys again (never decrypting
+    /// one), then republishes the card.
+    pub(super) fn refresh_facts(self: &Rc<Self>) {
+        let Some(session) = self.session.get() else {
+            return;
+        };
+        let workspace = self
+            .core
+            .borrow()
+            .as_ref()
+            .and_then(|c| c.projection().sessions.get(&session).map(|s| s.workspace));
+        let profile = self.sessions.borrow().as_ref().and_then(|s| {
+            s.binding(session)
+                .and_then(|b| b.profile.as_ref().map(|p| p.id))
+                .or_else(|| s.selected_profile(session))
+        });
+        let config = self.config.borrow().clone();
+        let shell = self.clone();
+        spawn_local(async move {
+            let (exists, files) = match workspace {
+                Some(w) => match OpfsWorkspace::open_existing(&w.to_string()).await {
+                    Ok(ws) => {
+                        let n = ws
+                            .list(&WorkspacePath::root())
+                            .await
+                            .map(|l| l.len() as u32)
+                            .ok();
+                        (Some(true), n)
+                    }
+                    Err(lifeline_shell::FsError::NotFound) => (Some(false), None),
+                    Err(_) => (None, None),
+                },
+                None => (None, None),
+            };
+            let credentials = match (config, profile) {
+                (Some(config), Some(profile)) => match config.lookup_profile(profile).await {
+                    lifeline_core::profile::ProfileLookup::Found(p) => {
+                        let refs = p.credential_refs();
+                        let mut present = 0;
+                        for r in &refs {
+                            if matches!(config.credential_label(*r).await, Ok(Some(_))) {
+                                present += 1;
+                            }
+                        }
+                        Some((present, refs.len() as u32))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            {
+                let mut f = shell.facts.borrow_mut();
+                f.workspace_exists = exists;
+                f.workspace_files = files;
+                f.credentials = credentials;
+            }
+            shell.publish_recovery();
+        });
+    }
+
+    /// Sends the card when it changed.
+    pub(super) fn publish_recovery(&self) {
+        let card = {
+            let core = self.core.borrow();
+            let sessions = self.sessions.borrow();
+            let (Some(core), Some(session)) = (core.as_ref(), self.session.get()) else {
+                return;
+            };
+            let trace = sessions.as_ref().and_then(|s| s.trace(session));
+            let mut facts = self.facts.borrow().clone();
+            facts.attached = true;
+            facts.runtime_attached = trace
+                .as_ref()
+                .and_then(|t| t.token)
+                .zip(sessions.as_ref().and_then(|s| s.binding(session)))
+                .is_some_and(|(_, b)| core.is_attached(b.runtime));
+            facts.live_request = self.live.borrow().as_ref().map(|l| l.request);
+            facts.storage = self
+                .storage
+                .borrow()
+                .as_ref()
+                .map(|s| (s.persisted, s.usage, s.quota));
+            recovery::card(
+                core.projection(),
+                session,
+                trace.as_ref(),
+                &facts,
+                self.inspecting.get(),
+            )
+        };
+        let message = ControllerToPage::Recovery { card };
+        let text = lifeline_protocol::encode(&message);
+        if *self.last_card.borrow() != text {
+            post(&message);
+            *self.last_card.borrow_mut() = text;
+        }
+    }
+
+    fn current_card(&self) -> Option<recovery::Card> {
+        let core = self.core.borrow();
+        let sessions = self.sessions.borrow();
+        let (Some(core), Some(session)) = (core.as_ref(), self.session.get()) else {
+            return None;
+        };
+        let trace = sessions.as_ref().and_then(|s| s.trace(session));
+        recovery::card(
+            core.projection(),
+            session,
+            trace.as_ref(),
+            &self.facts.borrow(),
+            self.inspecting.get(),
+        )
+    }
+
+    /// One of the card's actions. Only actions the card offers now run; any
+    /// other answers with the card's own reason.
+    pub fn recover(self: &Rc<Self>, action: Action) {
+        let Some(session) = self.session.get() else {
+            return;
+        };
+        if let Some(card) = self.current_card() {
+            if let Some(reason) = card
+                .actions
+                .iter()
+                .find(|a| a.action == action)
+                .and_then(|a| a.unavailable.clone())
+            {
+                return notice(
+                    "recovery",
+                    Level::Warning,
+                    format!("{}: {reason}", action.label()),
+                );
+            }
+        } else if action != Action::InspectWorkspace {
+            return notice("recovery", Level::Info, "there is nothing to recover");
+        }
+        match action {
+            Action::Resume => self.resume(),
+            Action::ContinueFromHistory => self.continue_from_history(session),
+            Action::StartFresh => self.start_fresh(session),
+            Action::InspectWorkspace => self.inspect_workspace(session, None),
+            Action::Archive => {
+                let result = self
+                    .sessions
+                    .borrow_mut()
+                    .as_mut()
+                    .map(|s| s.archive(session));
+                if let Some(Err(r)) = result {
+                    notice("recovery", Level::Warning, r.to_string());
+                }
+                self.pump();
+            }
+        }
+    }
+
+    /// A new execution on the retained workspace whose first message is
+    /// the recorded history with provenance and the uncertain actions.
+    fn continue_from_history(self: &Rc<Self>, session: SessionId) {
+        let prompt = {
+            let core = self.core.borrow();
+            let sessions = self.sessions.borrow();
+            let Some(core) = core.as_ref() else { return };
+            let trace = sessions.as_ref().and_then(|s| s.trace(session));
+            let report = recovery::inspect(
+                core.projection(),
+                session,
+                trace.as_ref(),
+                &self.facts.borrow(),
+            );
+            recovery::continuation_prompt(core.projection(), session, &report)
+        };
+        let Some(turn) = mint(TurnId::from_u128) else {
+            return;
+        };
+        self.prompts.borrow_mut().insert(turn, prompt);
+        let result = self
+            .sessions
+            .borrow_mut()
+            .as_mut()
+            .map(|s| s.begin(session, Purpose::Launch, None, Some(turn), now()));
+        if let Some(Err(r)) = result {
+            self.prompts.borrow_mut().remove(&turn);
+            notice("recovery", Level::Warning, r.to_string());
+        }
+        self.pump();
+    }
+
+    /// A new session on a new workspace, linked from this one; this one's
+    /// evidence and workspace stay as they are.
+    fn start_fresh(self: &Rc<Self>, old: SessionId) {
+        let (Some(session), Some(workspace)) =
+            (mint(SessionId::from_u128), mint(WorkspaceId::from_u128))
+        else {
+            return;
+        };
+        let opened = {
+            let mut guard = self.core.borrow_mut();
+            let Some(core) = guard.as_mut() else { return };
+            self.ask(core, |request| ClientRequest::OpenSession {
+                request,
+                session,
+                workspace,
+                title: "Session".into(),
+            })
+        };
+        if !opened {
+            return;
+        }
+        let result = self
+            .sessions
+            .borrow_mut()
+            .as_mut()
+            .map(|s| s.start_fresh(old, session, workspace, now()));
+        match result {
+            Some(Ok(_)) => {
+                self.session.set(Some(session));
+                self.active.borrow_mut().take();
+                self.inspecting.set(false);
+                post(&ControllerToPage::Workspace { listing: None });
+                self.show_session(session);
+            }
+            Some(Err(r)) => notice("recovery", Level::Warning, r.to_string()),
+            None => {}
+        }
+        self.pump();
+    }
+
+    /// Workspace-only access (004 requirement 005): checked at both
+    /// boundaries — the session exists, is not archived, and its workspace
+    /// is one Lifeline owns or one the user opened — and a failed check
+    /// rolls back only this registration. Nothing starts: no runtime, no
+    /// credential, no agent step.
+    pub fn inspect_workspace(self: &Rc<Self>, session: SessionId, file: Option<String>) {
+        let Some(workspace) = self.workspace_access(session) else {
+            self.inspecting.set(false);
+            post(&ControllerToPage::Workspace { listing: None });
+            return notice(
+                "workspace",
+                Level::Warning,
+                "the workspace cannot be opened: the session is gone or archived",
+            );
+        };
+        self.inspecting.set(true);
+        let shell = self.clone();
+        spawn_local(async move {
+            let listing = list(session, workspace, file).await;
+            // The second boundary: the session may have changed meanwhile.
+            if shell.workspace_access(session) != Some(workspace) || !shell.inspecting.get() {
+                shell.inspecting.set(false);
+                post(&ControllerToPage::Workspace { listing: None });
+                shell.publish_recovery();
+                return;
+            }
+            match listing {
+                Ok(listing) => post(&ControllerToPage::Workspace {
+                    listing: Some(listing),
+                }),
+                Err(e) => {
+                    shell.inspecting.set(false);
+                    post(&ControllerToPage::Workspace { listing: None });
+                    notice(
+                        "workspace",
+                        Level::Warning,
+                        format!("the workspace cannot be read: {e}"),
+                    );
+                }
+            }
+            shell.publish_recovery();
+        });
+    }
+
+    fn workspace_access(&self, session: SessionId) -> Option<WorkspaceId> {
+        let sessions = self.sessions.borrow();
+        let s = sessions.as_ref()?;
+        if matches!(s.state(session), None | Some(SessionState::Archived)) {
+            return None;
+        }
+        match s.environment(session)? {
+            Environment::Worker | Environment::LocalFolder { .. } => {}
+        }
+        self.core
+            .borrow()
+            .as_ref()?
+            .projection()
+            .sessions
+            .get(&session)
+            .map(|v| v.workspace)
+    }
+
+    pub fn read_workspace_file(self: &Rc<Self>, path: String) {
+        if !self.inspecting.get() {
+            return;
+        }
+        if let Some(session) = self.session.get() {
+            self.inspect_workspace(session, Some(path));
+        }
+    }
+
+    pub fn close_workspace(self: &Rc<Self>) {
+        self.inspecting.set(false);
+        post(&ControllerToPage::Workspace { listing: None });
+        self.publish_recovery();
+    }
+
+    pub fn command_verdict(self: &Rc<Self>, command: CommandId, done: bool) {
+        let Some(session) = self.session.get() else {
+            return;
+        };
+        if !self.is_uncertain(session, command) {
+            return notice("recovery", Level::Warning, "that command is not uncertain");
+        }
+        let result = self
+            .sessions
+            .borrow_mut()
+            .as_mut()
+            .map(|s| s.record_verdict(session, command, done));
+        if let Some(Err(r)) = result {
+            notice("recovery", Level::Warning, r.to_string());
+        }
+        self.pump();
+    }
+
+    fn is_uncertain(&self, session: SessionId, command: CommandId) -> bool {
+        self.core.borrow().as_ref().is_some_and(|c| {
+            c.projection().command(command).is_some_and(|v| {
+                v.binding.session == session
+                    && matches!(
+                        v.outcome,
+                        lifeline_core::Outcome::MayHaveStarted | lifeline_core::Outcome::Lost
+                    )
+            })
+        })
+    }
+
+    /// Runs an uncertain command again, deliberately, under a new key in
+    /// the running execution; the original keeps its evidence.
+    pub fn reissue(self: &Rc<Self>, command: CommandId) {
+        let Some(session) = self.session.get() else {
+            return;
+        };
+        if !self.is_uncertain(session, command) {
+            return notice("recovery", Level::Warning, "that command is not uncertain");
+        }
+        let (Some(raw), true) = (random_u128().ok(), self.active.borrow().is_some()) else {
+            return notice(
+                "recovery",
+                Level::Warning,
+                "Re-issue needs a running session: Resume first, then re-issue",
+            );
+        };
+        let Ok(key) = IdempotencyKey::from_u128(raw) else {
+            return;
+        };
+        let binding = {
+            let active = self.active.borrow();
+            let core = self.core.borrow();
+            let (Some(a), Some(core)) = (active.as_ref(), core.as_ref()) else {
+                return;
+            };
+            let p = core.pending_projection();
+            let (Some(original), Some((lease, _))) =
+                (p.command(command), p.runtime(a.binding.runtime))
+            else {
+                return;
+            };
+            if agent::open_turn(p, session).is_some() {
+                return notice(
+                    "recovery",
+                    Level::Warning,
+                    "the agent is working on a message; re-issue when it is done",
+                );
+            }
+            Binding {
+                workspace: original.binding.workspace,
+                lease: lease.lease,
+                generation: a.binding.generation,
+                runtime: a.binding.runtime,
+                session,
+                working_directory: original.binding.working_directory.clone(),
+                capabilities: a.prepared.capabilities.command_capabilities(),
+                budget: Budget {
+                    deadline: now().plus(COMMAND_WALL_TIME_MS),
+                    max_output_bytes: COMMAND_OUTPUT_BYTES,
+                },
+                command_line: original.binding.command_line.clone(),
+            }
+        };
+        let request = self.request_id();
+        let result = self.core.borrow_mut().as_mut().map(|core| {
+            core.handle_client(
+                super::SELF,
+                ClientRequest::Admit {
+                    request,
+                    key,
+                    binding,
+                },
+                now(),
+            )
+        });
+        match result {
+            Some(Ok(())) => {
+                self.reissues.borrow_mut().insert(request, command);
+            }
+            Some(Err(r)) => self.rejected(&r),
+            None => {}
+        }
+        self.pump();
+    }
+
+    /// The re-issued command is admitted: link it to the original.
+    pub(super) fn reissue_admitted(
+        self: &Rc<Self>,
+        request: lifeline_core::RequestId,
+        replacement: CommandId,
+    ) {
+        let Some(original) = self.reissues.borrow_mut().remove(&request) else {
+            return;
+        };
+        let Some(session) = self.session.get() else {
+            return;
+        };
+        if let Some(s) = self.sessions.borrow_mut().as_mut() {
+            let _ = s.record_reissue(session, original, replacement);
+        }
+    }
+}
+
+/// Lists the workspace depth-first (bounded) and reads one file.
+async fn list(
+    session: SessionId,
+    workspace: WorkspaceId,
+    file: Option<String>,
+) -> Result<WorkspaceListing, String> {
+    let ws = OpfsWorkspace::open_existing(&workspace.to_string())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut entries = Vec::new();
+    let mut stack = vec![WorkspacePath::root()];
+    let mut truncated = false;
+    while let Some(dir) = stack.pop() {
+        let mut items = ws.list(&dir).await.map_err(|e| e.to_string())?;
+        items.sort_by(|a, b| b.name.cmp(&a.name));
+        for item in items {
+            if entries.len() >= MAX_ENTRIES {
+                truncated = true;
+                break;
+            }
+            let Ok(path) = dir.join(&item.name) else {
+                continue;
+            };
+            let is_dir = item.kind == EntryKind::Directory;
+            entries.push((path.as_str().to_string(), is_dir));
+            if is_dir {
+                stack.push(path);
+            }
+        }
+    }
+    entries.sort();
+    let file = match file {
+        Some(p) => {
+            let read = match WorkspacePath::parse(&p) {
+                Ok(path) => ws
+                    .read(&path, MAX_FILE_BYTES)
+                    .await
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            Some((p, read))
+        }
+        None => None,
+    };
+    Ok(WorkspaceListing {
+        session,
+        entries,
+        truncated,
+        file,
+    })
+}
