@@ -199,11 +199,13 @@ fn Transcript(ui: Ui) -> impl IntoView {
     let t = ui.transcript;
     let empty = move || t.turns.with(Vec::is_empty) && t.loose.with(Vec::is_empty);
     view! {
+        <crate::export::ImportedView />
         <div
             class="transcript"
             role="log"
             aria-label="Transcript"
             tabindex="0"
+            hidden=crate::export::importing
             node_ref=t.log
             on:scroll=move |event| {
                 let element = event_target::<web_sys::Element>(&event);
@@ -354,7 +356,12 @@ fn Composer(ui: Ui) -> impl IntoView {
             && ui.started.get()
             && ui.status.with(|s| s.as_ref().is_some_and(|s| s.writer))
     };
-    let can_send = move || ui.can_write() && !ui.busy() && !ui.draft.with(|d| d.trim().is_empty());
+    let can_send = move || {
+        ui.can_write()
+            && !ui.busy()
+            && !crate::export::importing()
+            && !ui.draft.with(|d| d.trim().is_empty())
+    };
     // `busy` covers a starting session too; the lifecycle check keeps Stop
     // usable should a status say `starting` without it.
     let can_stop = move || writer() && (ui.busy() || ui.starting());
@@ -545,6 +552,7 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
                 <dt>"Offline start"</dt>
                 <dd data-field="offline">{offline_text}</dd>
             </dl>
+            <crate::export::EvidenceControls ui />
         </aside>
     }
 }

@@ -288,6 +288,34 @@ fn error_detail(event: &Event) -> String {
     }
 }
 
+/// Posts `message` to the controller and then, if given, `buffer` as a
+/// transferred binary message of its own (evidence import). False if the
+/// controller is not there to take it.
+pub fn send_with_buffer(message: PageToController, buffer: Option<js_sys::ArrayBuffer>) -> bool {
+    with_host(|h| {
+        if !h.send(message) {
+            h.notice(
+                "export",
+                Level::Error,
+                "The controller is not running; try again in a moment.".into(),
+            );
+            return false;
+        }
+        let (Some(buffer), Some(c)) = (buffer, h.controller.as_ref()) else {
+            return true;
+        };
+        c.worker
+            .post_message_with_transfer(&buffer, &js_sys::Array::of1(&buffer))
+            .is_ok()
+    })
+    .unwrap_or(false)
+}
+
+/// A notice of the page's own (an empty message clears it).
+pub fn page_notice(key: &str, message: String) {
+    with_host(|h| h.notice(key, Level::Error, message));
+}
+
 /// Starts everything: the election, the first controller, the watchdog.
 pub fn start(ui: Ui) {
     HOST.with(|h| {
@@ -350,6 +378,14 @@ impl Host {
             Err(e) => return self.fail(format!("could not start the controller worker: {e}")),
         };
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            if let Some(buffer) = event.data().dyn_ref::<js_sys::ArrayBuffer>() {
+                // An exported archive, right after its `ExportReady`.
+                let current = with_host(|h| h.current(epoch).is_some()).unwrap_or(false);
+                if current {
+                    crate::export::received_buffer(buffer.clone());
+                }
+                return;
+            }
             let data = event.data().as_string();
             with_host(|h| h.controller_message(epoch, data));
         });

@@ -1,15 +1,200 @@
 //! Evidence export and read-only import (docs/export.md).
+//!
+//! Export reads the whole journal in batches, keeps the session's entries
+//! ([`lifeline_core::export`]), reads the artifacts they name, and posts the
+//! ustar archive to the page as a transferred `ArrayBuffer` right after an
+//! `ExportReady` message: binary, so the JSON bound does not apply.
+//!
+//! Import takes an archive the same way (`Import`, then the buffer), folds
+//! its `session.jsonl` into a projection of its own and sends the page the
+//! transcript. Nothing of it touches the journal.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
-use lifeline_core::SessionId;
+use js_sys::{Array, ArrayBuffer, Uint8Array};
+use lifeline_core::export::{self, ImportError, MAX_ARCHIVE_BYTES};
+use lifeline_core::view::session_deltas;
+use lifeline_core::{Digest, RetentionPolicy, SessionId, ViewDelta};
+use lifeline_protocol::{encode, ControllerToPage, Level, MAX_MESSAGE_BYTES};
+use wasm_bindgen_futures::spawn_local;
 
-use crate::shell::{notice, Shell};
+use crate::shell::{notice, post, Shell};
+use crate::web::{now, scope};
 
-pub fn export(_shell: &Rc<Shell>, _session: SessionId) {
-    notice("export", lifeline_protocol::Level::Error, "export is not available yet");
+const KEY: &str = "export";
+/// Entries read per round trip.
+const READ: usize = 10_000;
+/// Deltas per `Imported` message stay below this many encoded bytes.
+const CHUNK_BYTES: usize = MAX_MESSAGE_BYTES / 2;
+
+thread_local! {
+    /// The `Import` header whose buffer is the next binary message.
+    static PENDING: RefCell<Option<(String, u64)>> = const { RefCell::new(None) };
 }
 
-pub fn expect_import(_file_name: String, _bytes: u64) {
-    notice("export", lifeline_protocol::Level::Error, "import is not available yet");
+pub fn export(shell: &Rc<Shell>, session: SessionId) {
+    let Some(journal) = shell.journal() else {
+        return notice(KEY, Level::Error, "Export failed: the journal is not open.");
+    };
+    notice(KEY, Level::Info, "Exporting evidence…");
+    spawn_local(async move {
+        let mut entries = Vec::new();
+        let mut after = 0u64;
+        let mut unreadable = 0usize;
+        loop {
+            let tail = match journal.entries_after(after, READ).await {
+                Ok(t) => t,
+                Err(e) => return notice(KEY, Level::Error, format!("Export failed: {e}")),
+            };
+            let next = tail.last_position(after);
+            unreadable += tail.quarantined.len();
+            entries.extend(tail.entries);
+            if next == after {
+                break;
+            }
+            after = next;
+        }
+        let lines = export::export_lines(&entries, session);
+        if lines.is_empty() {
+            return notice(
+                KEY,
+                Level::Error,
+                "Export failed: the journal has no such session.",
+            );
+        }
+        let mut artifacts: Vec<(Digest, String)> = Vec::new();
+        let mut missing = 0usize;
+        for digest in export::artifact_digests(&entries, session) {
+            match journal.artifact(&digest).await {
+                Ok(Some(data)) => artifacts.push((digest, data)),
+                _ => missing += 1,
+            }
+        }
+        drop(entries);
+        let bytes = export::bundle(&lines, &artifacts, now().0 / 1000);
+        let file_name = export::file_name(session);
+        post(&ControllerToPage::ExportReady {
+            session,
+            file_name,
+            bytes: bytes.len() as u64,
+        });
+        let buffer = Uint8Array::from(&bytes[..]).buffer();
+        if let Err(e) = scope().post_message_with_transfer(&buffer, &Array::of1(&buffer)) {
+            return notice(
+                KEY,
+                Level::Error,
+                format!("Export failed: could not hand the file to the page: {e:?}"),
+            );
+        }
+        let mut gaps = Vec::new();
+        if unreadable > 0 {
+            gaps.push(format!(
+                "{unreadable} unreadable journal values were left out"
+            ));
+        }
+        if missing > 0 {
+            gaps.push(format!("{missing} artifacts were missing from storage"));
+        }
+        if gaps.is_empty() {
+            notice(KEY, Level::Info, "");
+        } else {
+            notice(
+                KEY,
+                Level::Warning,
+                format!("Exported, but {}.", gaps.join(" and ")),
+            );
+        }
+    });
+}
+
+/// An `Import` header: the archive follows as the next binary message.
+pub fn expect_import(file_name: String, bytes: u64) {
+    if bytes > MAX_ARCHIVE_BYTES as u64 {
+        return notice(
+            KEY,
+            Level::Error,
+            format!(
+                "Import refused: {file_name} is {bytes} bytes; the limit is {MAX_ARCHIVE_BYTES}."
+            ),
+        );
+    }
+    PENDING.with(|p| *p.borrow_mut() = Some((file_name, bytes)));
+}
+
+/// A binary message from the page: the archive an `Import` announced.
+pub fn received_buffer(buffer: ArrayBuffer) {
+    let Some((file_name, bytes)) = PENDING.with(|p| p.borrow_mut().take()) else {
+        return notice(
+            KEY,
+            Level::Error,
+            "The page sent a file nobody asked for; it was ignored.",
+        );
+    };
+    if buffer.byte_length() as u64 != bytes {
+        return notice(
+            KEY,
+            Level::Error,
+            format!(
+                "Import failed: {file_name} arrived with {} of {bytes} bytes.",
+                buffer.byte_length()
+            ),
+        );
+    }
+    let data = Uint8Array::new(&buffer).to_vec();
+    match import(&data, &file_name) {
+        Ok((session, title, deltas)) => {
+            send_view(&file_name, session, &title, deltas);
+            notice(KEY, Level::Info, "");
+        }
+        Err(e) => notice(
+            KEY,
+            Level::Error,
+            format!("Import of {file_name} failed: {e}"),
+        ),
+    }
+}
+
+fn import(
+    data: &[u8],
+    file_name: &str,
+) -> Result<(SessionId, String, Vec<ViewDelta>), ImportError> {
+    let jsonl = if file_name.ends_with(".jsonl") {
+        String::from_utf8(data.to_vec())
+            .map_err(|_| ImportError::Archive("the file is not UTF-8 text".into()))?
+    } else {
+        export::unbundle(data)?.0
+    };
+    let imported = export::import_session(&jsonl, RetentionPolicy::default())?;
+    let deltas = session_deltas(&imported.projection, imported.session);
+    Ok((imported.session, imported.title, deltas))
+}
+
+/// The transcript in messages below the bound.
+fn send_view(file_name: &str, session: SessionId, title: &str, deltas: Vec<ViewDelta>) {
+    let mut chunk: Vec<ViewDelta> = Vec::new();
+    let mut size = 0usize;
+    let mut reset = true;
+    let flush = |chunk: &mut Vec<ViewDelta>, reset: &mut bool| {
+        post(&ControllerToPage::Imported {
+            file_name: file_name.to_string(),
+            session,
+            title: title.to_string(),
+            reset: *reset,
+            deltas: std::mem::take(chunk),
+        });
+        *reset = false;
+    };
+    for delta in deltas {
+        let bytes = encode(&delta).len();
+        if !chunk.is_empty() && size + bytes > CHUNK_BYTES {
+            flush(&mut chunk, &mut reset);
+            size = 0;
+        }
+        size += bytes;
+        chunk.push(delta);
+    }
+    if !chunk.is_empty() || reset {
+        flush(&mut chunk, &mut reset);
+    }
 }
