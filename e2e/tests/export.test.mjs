@@ -70,6 +70,7 @@ describe('evidence export and import (1280×800)', () => {
   test('an exported session is read by DuckDB as it is, holds no secret, and imports read-only elsewhere', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lifeline-export-'));
     let archive;
+    let shownCommands;
     const browser = await openBrowser(VIEWPORTS.desktop);
     try {
       const { page } = browser;
@@ -80,7 +81,7 @@ describe('evidence export and import (1280×800)', () => {
       const log = transcript(page);
       await log.getByRole('group', { name: 'Command: seq 1 100000' }).getByText('completed', { exact: true }).waitFor();
       await log.getByText(/Ran 2 commands/).waitFor();
-      const shownCommands = await log.getByRole('group', { name: /^Command: / }).count();
+      shownCommands = await log.getByRole('group', { name: /^Command: / }).count();
       assert.equal(shownCommands, 2);
 
       const [download] = await Promise.all([
