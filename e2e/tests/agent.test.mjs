@@ -260,12 +260,14 @@ describe('when a reply is lost or refused (1280×800)', () => {
       });
       await waitConnected(page);
       await send(page, 'hello');
-      const alert = page.getByRole('alert').filter({ hasText: /API key/ });
-      await alert.waitFor({ timeout: 30_000 });
+      const card = transcript(page).getByRole('region', { name: 'Recovery' });
+      await card.getByText('The last turn failed. The workspace and keys are kept.').waitFor({ timeout: 30_000 });
+      // What to do is in the card's details: the class's advice.
+      await card.getByRole('button', { name: 'Details' }).click();
+      await card.getByText(/API key/).first().waitFor();
       assert.ok(!(await page.content()).includes('bad-key'), 'the key is not echoed');
-      const resume = page.getByRole('button', { name: 'Resume' });
-      await resume.click();
-      await alert.waitFor({ state: 'detached' });
+      await card.getByRole('button', { name: 'Resume' }).click();
+      await card.waitFor({ state: 'detached', timeout: 30_000 });
       await waitConnected(page);
       assert.deepEqual(await readWorkspaceFile(page, 'kept.txt'), ['kept\n']);
     } finally {

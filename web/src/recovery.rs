@@ -235,7 +235,8 @@ fn UncertainItem(ui: Ui, u: UncertainCommand) -> impl IntoView {
     };
     let line = u.line.clone();
     view! {
-        <li role="group" aria-label=format!("Uncertain: {}", u.line)>
+        <li>
+        <div role="group" aria-label=format!("Uncertain: {}", u.line)>
             <code>{u.line.clone()}</code>
             " "
             <span class="outcome">{u.outcome.label()}</span>
@@ -290,6 +291,7 @@ fn UncertainItem(ui: Ui, u: UncertainCommand) -> impl IntoView {
                 }
                 .into_any(),
             }}
+        </div>
         </li>
     }
 }

@@ -1,0 +1,200 @@
+// The recovery experience in the browser: the inline `Recovery` card inside
+// the transcript, its actions through the real resume path, workspace-only
+// access, uncertain commands after a reload, keyboard use, target sizes and
+// axe-core on every recovery screen, at 1280×800 and 390×844. Synchronised
+// on what the page shows, never on sleeps.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import AxeBuilder from '@axe-core/playwright';
+import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { startStubProvider } from '../lib/stub-provider.mjs';
+
+/** With LIFELINE_SCREENSHOTS=<dir>, the screens the user guide shows
+ * (docs/recovery.md) are saved there. */
+async function shot(page, name) {
+  const dir = process.env.LIFELINE_SCREENSHOTS;
+  if (dir) await page.screenshot({ path: `${dir}/${name}.png` });
+}
+
+let stub;
+before(async () => {
+  stub = await startStubProvider();
+});
+after(async () => {
+  await stub?.close();
+});
+
+const transcript = (page) => page.getByRole('log', { name: 'Transcript' });
+const card = (page) => transcript(page).getByRole('region', { name: 'Recovery' });
+
+async function send(page, text) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+async function noAxeViolations(page, where) {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  assert.deepEqual(
+    violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `axe-core on ${where}`,
+  );
+}
+
+/** Every button in the card meets the target size for the viewport. */
+async function assertTargets(page, min) {
+  const sizes = await card(page)
+    .getByRole('button')
+    .evaluateAll((buttons) => buttons.map((b) => [b.textContent.trim(), b.getBoundingClientRect().height, b.getBoundingClientRect().width]));
+  assert.ok(sizes.length > 0);
+  for (const [name, h, w] of sizes) {
+    assert.ok(h >= min - 0.5 && w >= min - 0.5, `${name}: ${w}×${h} px is below ${min} px`);
+  }
+}
+
+/** A failed model turn: a profile whose key the stub refuses. */
+async function failATurn(page) {
+  await send(page, '$ echo kept > kept.txt');
+  await transcript(page).getByRole('group', { name: 'Command: echo kept > kept.txt' }).getByText('completed', { exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Profiles' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Profiles' });
+  await dialog.getByLabel('Name', { exact: true }).fill('Refused key');
+  await dialog.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
+  await dialog.getByLabel('Base URL', { exact: true }).fill(`${stub.url}/v1`);
+  await dialog.getByLabel('Model', { exact: true }).fill('stub-model');
+  await dialog.getByLabel('API key', { exact: true }).fill('bad-key');
+  await dialog.getByRole('button', { name: 'Save profile' }).click();
+  const item = dialog.getByRole('listitem').filter({ hasText: 'Refused key' });
+  await item.getByRole('button', { name: 'Use for this session' }).click();
+  await item.getByText('(selected)').waitFor();
+  await page.keyboard.press('Escape');
+  await waitConnected(page);
+  await send(page, 'hello');
+  await card(page).getByText('The last turn failed. The workspace and keys are kept.').waitFor({ timeout: 30_000 });
+}
+
+for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
+  const min = vname === 'phone' ? 44 : 28;
+  describe(`the recovery card at ${viewport.width}×${viewport.height} (${vname})`, () => {
+    test('a failed turn shows the card; Details, Inspect workspace (read-only) and Resume work', async () => {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        await failATurn(page);
+        const c = card(page);
+        // The card is inside the transcript, before the messages.
+        const before = await transcript(page).evaluate((log) => {
+          const region = log.querySelector('[aria-label="Recovery"]');
+          const firstTurn = log.querySelector('.turn');
+          return region && firstTurn && region.compareDocumentPosition(firstTurn) & Node.DOCUMENT_POSITION_FOLLOWING;
+        });
+        assert.ok(before, 'the card comes before the messages');
+        for (const row of ['Conversation', 'Workspace', 'Credentials', 'Processes', 'Attachments']) {
+          await c.getByRole('rowheader', { name: row }).waitFor();
+        }
+        assert.equal(await c.getByRole('row', { name: /^Workspace survived/ }).count(), 1);
+        // Exactly one place acts: no other Resume on the page.
+        assert.equal(await page.getByRole('button', { name: 'Resume' }).count(), 1);
+        await assertTargets(page, min);
+        await noAxeViolations(page, 'the failure card');
+        await shot(page, `card-failed-${vname}`);
+
+        // Details: a disclosure operated from the keyboard.
+        const details = c.getByRole('button', { name: 'Details' });
+        assert.equal(await details.getAttribute('aria-expanded'), 'false');
+        await details.focus();
+        await page.keyboard.press('Enter');
+        assert.equal(await details.getAttribute('aria-expanded'), 'true');
+        await c.getByText(/^Error stamp /).waitFor();
+        await shot(page, `card-details-${vname}`);
+        await page.keyboard.press('Space');
+        assert.equal(await details.getAttribute('aria-expanded'), 'false');
+
+        // Workspace-only access: read-only, nothing revived.
+        const runtimesBefore = page.workers().filter((w) => w.url().endsWith('runtime.js')).length;
+        await c.getByRole('button', { name: 'Inspect workspace' }).click();
+        const ws = transcript(page).getByRole('region', { name: 'Workspace' });
+        await ws.getByText('Read-only: the agent is stopped').waitFor();
+        await ws.getByRole('button', { name: 'kept.txt' }).click();
+        await ws.getByText('kept', { exact: true }).waitFor();
+        assert.equal(page.workers().filter((w) => w.url().endsWith('runtime.js')).length, runtimesBefore, 'no runtime started');
+        await card(page).getByText('The last turn failed. The workspace and keys are kept.').waitFor();
+        await noAxeViolations(page, 'workspace-only access');
+        await shot(page, `workspace-only-${vname}`);
+        await ws.getByRole('button', { name: 'Close workspace' }).click();
+        await ws.waitFor({ state: 'detached' });
+
+        // Resume: the real resume path; the card goes, the session runs.
+        await c.getByRole('button', { name: 'Resume' }).click();
+        await c.waitFor({ state: 'detached', timeout: 30_000 });
+        await waitConnected(page);
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+}
+
+describe('recovery actions by keyboard alone (1280×800)', () => {
+  test('Continue from history starts a linked execution whose message carries provenance; Start fresh asks first', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page } = browser;
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      await failATurn(page);
+      const c = card(page);
+      // Keyboard only: focus the action and press Enter.
+      await c.getByRole('button', { name: 'Continue from history' }).focus();
+      await page.keyboard.press('Enter');
+      await transcript(page).getByText('[Recovery: continuing from recorded history]').first().waitFor({ timeout: 30_000 });
+      await transcript(page).getByText('## Original recorded history (verbatim, most recent turns)').first().waitFor();
+      await transcript(page).getByText('## Summary (reconstructed, not original)').first().waitFor();
+
+      // The continuation used the refused key again, so it failed too; now
+      // Start fresh, which needs a confirmation.
+      await card(page).getByText('The last turn failed. The workspace and keys are kept.').waitFor({ timeout: 30_000 });
+      await card(page).getByRole('button', { name: 'Start fresh' }).focus();
+      await page.keyboard.press('Enter');
+      const confirm = card(page).getByRole('button', { name: 'Confirm start fresh' });
+      await confirm.waitFor();
+      await noAxeViolations(page, 'the Start fresh confirmation');
+      await confirm.focus();
+      await page.keyboard.press('Space');
+      await transcript(page).getByText(/^No turns yet/).waitFor({ timeout: 30_000 });
+      await card(page).waitFor({ state: 'detached' });
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe('uncertain commands after a reload (390×844)', () => {
+  test('the card lists the command that may have started; Mark not done records the verdict', async () => {
+    const browser = await openBrowser(VIEWPORTS.phone);
+    try {
+      const { page } = browser;
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      await send(page, '$ echo start >> marks.txt\n$ sleep 30');
+      await transcript(page).getByRole('group', { name: 'Command: sleep 30' }).getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
+      await page.reload();
+      await waitConnected(page);
+      const item = card(page).getByRole('group', { name: 'Uncertain: sleep 30' });
+      await item.waitFor({ timeout: 30_000 });
+      await card(page).getByText('Some actions may or may not have happened. Nothing was repeated.').waitFor();
+      await assertTargets(page, 44);
+      await noAxeViolations(page, 'the uncertain-command card');
+      await shot(page, 'card-uncertain-phone');
+      await item.getByRole('button', { name: 'Mark not done' }).click();
+      await card(page).waitFor({ state: 'detached', timeout: 30_000 });
+      assert.equal(await transcript(page).getByRole('group', { name: 'Command: sleep 30' }).count(), 1, 'nothing re-ran');
+    } finally {
+      await browser.close();
+    }
+  });
+});
