@@ -2401,3 +2401,30 @@ fn session_records_survive_a_controller_restart_and_stops_are_fenced_by_generati
         "the replacement keeps running"
     );
 }
+
+/// Reference 001, lost launch acknowledgements: a generation the journal
+/// assigned but no session binding names is found before any relaunch, and
+/// is no longer a candidate once it is bound or replaced.
+#[test]
+fn a_launch_whose_acknowledgement_was_lost_is_found_before_any_relaunch() {
+    use lifeline_core::session::unacknowledged_launch;
+    let mut w = World::new();
+    let ws: WorkspaceId = id(0xB6);
+    assert_eq!(unacknowledged_launch(w.c().projection(), ws, None), None);
+    let s1 = w.start_runtime(ws);
+    // The controller dies before the launch was acknowledged to the session
+    // layer; the new one finds the recorded launch.
+    w.crash_controller();
+    w.restart_controller(StartCause::ControllerRestart);
+    let found = unacknowledged_launch(w.c().projection(), ws, None).expect("found");
+    assert_eq!((found.0, found.1), (s1.runtime, s1.generation));
+    // Bound to a session, it is that session's runtime, not a lost launch.
+    assert_eq!(
+        unacknowledged_launch(w.c().projection(), ws, Some(s1.runtime)),
+        None
+    );
+    // Replaced, the old one is not current any more; the new one is.
+    let s2 = w.start_runtime(ws);
+    let found = unacknowledged_launch(w.c().projection(), ws, Some(s1.runtime)).expect("found");
+    assert_eq!(found.0, s2.runtime);
+}

@@ -53,6 +53,28 @@ pub const LOAD_RETRIES: u8 = 1;
 /// Queued prompts per session.
 pub const MAX_QUEUED_PROMPTS: usize = 32;
 
+/// Lost launch acknowledgements (reference 001): a runtime generation the
+/// journal assigned to `workspace` and still holds as current, which no
+/// session binding names (`bound`), may be a launch whose acknowledgement
+/// was lost — the controller died between recording it and hearing from it.
+/// Before launching anything on the workspace, the shell looks for it: if it
+/// answers it is adopted (the existing run is found); if not, its outcome is
+/// reported as unknown and only then is it replaced. Never an unnoticed
+/// second launch.
+pub fn unacknowledged_launch(
+    projection: &crate::projection::Projection,
+    workspace: WorkspaceId,
+    bound: Option<RuntimeId>,
+) -> Option<(RuntimeId, Generation, ExecutionId)> {
+    let lease = projection.workspaces.get(&workspace)?;
+    let current = projection.leases.get(lease)?.current()?;
+    (Some(current.runtime) != bound).then_some((
+        current.runtime,
+        current.generation,
+        current.execution,
+    ))
+}
+
 /// Where a session's files live and who owns them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

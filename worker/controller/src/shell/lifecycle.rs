@@ -566,7 +566,113 @@ impl Shell {
         }
     }
 
+    /// Before a launch: a launch whose acknowledgement was lost is looked
+    /// for first (see `session::unacknowledged_launch`).
     fn launch(
+        self: &Rc<Self>,
+        attempt: StartupAttemptId,
+        workspace: WorkspaceId,
+        env: Vec<(String, Secret)>,
+        existing_workspace: bool,
+    ) {
+        let candidate = {
+            let core = self.core.borrow();
+            let sessions = self.sessions.borrow();
+            let bound = self
+                .session
+                .get()
+                .and_then(|s| sessions.as_ref()?.binding(s).map(|b| b.runtime));
+            core.as_ref().and_then(|c| {
+                lifeline_core::session::unacknowledged_launch(c.projection(), workspace, bound)
+            })
+        };
+        match candidate {
+            Some(found) => {
+                self.find_lost_launch(attempt, workspace, env, existing_workspace, found, 0)
+            }
+            None => self.start_runtime(attempt, workspace, env, existing_workspace),
+        }
+    }
+
+    /// Waits a bounded time for the earlier launch to dial in. If it does,
+    /// this attempt adopts it (the existing run is found) and gives it the
+    /// current environment; if not, its outcome is unknown — said so — and
+    /// only then does a new generation replace it.
+    fn find_lost_launch(
+        self: &Rc<Self>,
+        attempt: StartupAttemptId,
+        workspace: WorkspaceId,
+        env: Vec<(String, Secret)>,
+        existing_workspace: bool,
+        found: (RuntimeId, Generation, ExecutionId),
+        waited_ms: u64,
+    ) {
+        const STEP_MS: u64 = 200;
+        const LIMIT_MS: u64 = 5_000;
+        let (runtime, generation, execution) = found;
+        let attached = self
+            .core
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| c.is_attached(runtime));
+        if attached {
+            post(&ControllerToPage::RuntimeEnvironment {
+                runtime,
+                generation,
+                env: wire_env(&env),
+            });
+            *self.launching.borrow_mut() = Some(Launching {
+                attempt,
+                request: self.request_id(),
+                env,
+                existing_workspace,
+                runtime: Some((runtime, generation)),
+            });
+            notice(
+                "launch",
+                Level::Info,
+                format!("an earlier launch (runtime {runtime}, generation {generation}) had not been acknowledged; it answered and is used — nothing was launched twice"),
+            );
+            self.with_sessions(|s| {
+                s.handle_launched(attempt, execution, generation, runtime, now())
+            });
+            return self.pump();
+        }
+        if waited_ms >= LIMIT_MS {
+            notice(
+                "launch",
+                Level::Warning,
+                format!("an earlier launch (runtime {runtime}, generation {generation}) was recorded but never answered; whether it ran is unknown. It is retired and a new runtime starts"),
+            );
+            return self.start_runtime(attempt, workspace, env, existing_workspace);
+        }
+        let weak = Rc::downgrade(self);
+        if let Some(h) = Timeout::new(STEP_MS, move || {
+            if let Some(shell) = weak.upgrade() {
+                // The attempt may have been cancelled meanwhile.
+                let owned = shell
+                    .sessions
+                    .borrow()
+                    .as_ref()
+                    .and_then(|s| shell.session.get().and_then(|id| s.trace(id)))
+                    .is_some_and(|t| t.owner == Some(attempt));
+                if owned {
+                    shell.find_lost_launch(
+                        attempt,
+                        workspace,
+                        env,
+                        existing_workspace,
+                        found,
+                        waited_ms + STEP_MS,
+                    );
+                }
+            }
+        }) {
+            self.attempt_timers.borrow_mut().push(h);
+        }
+    }
+
+    fn start_runtime(
         self: &Rc<Self>,
         attempt: StartupAttemptId,
         workspace: WorkspaceId,
