@@ -6,6 +6,7 @@
 
 mod bench;
 mod dist;
+mod probe;
 mod serve;
 mod test;
 mod tools;
@@ -20,6 +21,7 @@ commands:
   serve [--port N] [--dev]   build, then serve target/dist on http://127.0.0.1:N (default 8080)
   test [LAYER...]            run every test layer: native, wasm, e2e (default: all three)
   bench [--rounds N]         build and run the store benchmarks in headless Chromium (default 5 rounds)
+  probe [--only 1,3]         build and run the recovery probes of reference 001; writes docs/recovery-probes.md
 ";
 
 fn main() -> ExitCode {
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         Some("serve") => serve::run(&args[1..]),
         Some("test") => test::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("probe") => probe::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
