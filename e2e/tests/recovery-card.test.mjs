@@ -198,3 +198,31 @@ describe('uncertain commands after a reload (390×844)', () => {
     }
   });
 });
+
+describe('a runtime that dies on its own (1280×800)', () => {
+  test('the session fails with the runtime lost; Resume starts a new runtime on the same workspace', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page } = browser;
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      await send(page, '$ echo before > before.txt\n$ sleep 60');
+      await transcript(page).getByRole('group', { name: 'Command: sleep 60' }).getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
+      // From outside the product: the runtime worker closes itself.
+      const runtime = page.workers().find((w) => w.url().endsWith('runtime.js'));
+      assert.ok(runtime, 'a runtime worker');
+      await runtime.evaluate(() => self.close()).catch(() => {});
+      const c = card(page);
+      await c.getByText('The runtime stopped. The workspace is kept.').waitFor({ timeout: 60_000 });
+      await transcript(page).getByRole('group', { name: 'Command: sleep 60' }).getByText(/^(lost|may have started)$/).waitFor();
+      await c.getByRole('button', { name: 'Resume' }).click();
+      await c.getByText('The runtime stopped. The workspace is kept.').waitFor({ state: 'detached', timeout: 30_000 });
+      await waitConnected(page);
+      await send(page, '$ cat before.txt');
+      await transcript(page).getByRole('group', { name: 'Command: cat before.txt' }).getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
+      assert.equal(await transcript(page).getByRole('group', { name: 'Command: sleep 60' }).count(), 1, 'nothing re-ran');
+    } finally {
+      await browser.close();
+    }
+  });
+});

@@ -482,7 +482,7 @@ impl Shell {
             if self.drive_sessions() {
                 continue;
             }
-            if !(self.check_ready() || self.drive_turn()) {
+            if !(self.check_ready() || self.check_active_runtime() || self.drive_turn()) {
                 break;
             }
         }

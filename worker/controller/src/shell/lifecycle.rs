@@ -866,6 +866,41 @@ impl Shell {
         }
     }
 
+    /// The journal may record the running execution's runtime retired or
+    /// gone without the page seeing the worker exit (it closed itself, its
+    /// port went silent and the reattach window passed). The session layer
+    /// hears of it here, fenced by the captured execution and generation.
+    pub(super) fn check_active_runtime(self: &Rc<Self>) -> bool {
+        let stopped = {
+            let active = self.active.borrow();
+            let core = self.core.borrow();
+            let (Some(a), Some(core)) = (active.as_ref(), core.as_ref()) else {
+                return false;
+            };
+            let status = core
+                .projection()
+                .runtime(a.binding.runtime)
+                .filter(|(_, v)| v.generation == a.binding.generation)
+                .map(|(_, v)| v.status);
+            match status {
+                Some(lifeline_core::RuntimeStatus::Current) => None,
+                Some(lifeline_core::RuntimeStatus::Retired { cause }) => {
+                    Some(format!("the journal retired it ({cause:?})"))
+                }
+                Some(lifeline_core::RuntimeStatus::Gone { cause }) => {
+                    Some(format!("the journal records it gone ({cause:?})"))
+                }
+                None => Some("the journal does not know it".to_string()),
+            }
+            .map(|detail| (a.binding.runtime, a.binding.generation, detail))
+        };
+        let Some((runtime, generation, detail)) = stopped else {
+            return false;
+        };
+        self.runtime_lost(runtime, generation, detail);
+        true
+    }
+
     /// A launched runtime that attached is ready.
     pub(super) fn check_ready(self: &Rc<Self>) -> bool {
         let ready = {
