@@ -85,28 +85,7 @@ export async function closeWorker(worker) {
   await worker.evaluate(() => setTimeout(() => self.close(), 0));
 }
 
-/** Files named `name` in any OPFS workspace, read straight from OPFS. */
-export async function readWorkspaceFile(page, name) {
-  return page.evaluate(async (name) => {
-    const root = await navigator.storage.getDirectory();
-    let workspaces;
-    try {
-      workspaces = await root.getDirectoryHandle('workspaces');
-    } catch {
-      return [];
-    }
-    const found = [];
-    for await (const [, handle] of workspaces.entries()) {
-      if (handle.kind !== 'directory') continue;
-      try {
-        found.push(await (await (await handle.getFileHandle(name)).getFile()).text());
-      } catch {
-        // not in this workspace
-      }
-    }
-    return found;
-  }, name);
-}
+export { readWorkspaceFile } from '../lib/workspace.mjs';
 
 export async function countWorkspaces(page) {
   return page.evaluate(async () => {

@@ -6,6 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { readWorkspaceFile } from '../lib/workspace.mjs';
 import {
   startStubProvider,
   GREETING_PATH,
@@ -59,23 +60,6 @@ async function addProfile(page, { name, provider, baseUrl, model, key }) {
   await dialog.waitFor({ state: 'hidden' });
 }
 
-/** Reads a workspace file straight from OPFS, not through the app. */
-async function readWorkspaceFile(page, name) {
-  return page.evaluate(async (name) => {
-    const root = await navigator.storage.getDirectory();
-    const workspaces = await root.getDirectoryHandle('workspaces');
-    const found = [];
-    for await (const [, handle] of workspaces.entries()) {
-      if (handle.kind !== 'directory') continue;
-      try {
-        found.push(await (await (await handle.getFileHandle(name)).getFile()).text());
-      } catch {
-        // not in this workspace
-      }
-    }
-    return found;
-  }, name);
-}
 
 /** Everything in every IndexedDB database of the origin, as text; binary
  * values are decoded byte for byte so a plaintext secret in a buffer shows. */

@@ -5,6 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { readWorkspaceFile } from '../lib/workspace.mjs';
 
 const UNCERTAIN = /^(may have started|lost)$/;
 
@@ -23,24 +24,6 @@ async function waitOutcome(block, pattern, timeout = 30_000) {
   await block.getByText(pattern, { exact: true }).first().waitFor({ timeout });
 }
 
-/** The workspace's file, read straight from OPFS (not through the app). */
-async function readWorkspaceFile(page, name) {
-  return page.evaluate(async (name) => {
-    const root = await navigator.storage.getDirectory();
-    const workspaces = await root.getDirectoryHandle('workspaces');
-    const found = [];
-    for await (const [, handle] of workspaces.entries()) {
-      if (handle.kind !== 'directory') continue;
-      try {
-        const file = await handle.getFileHandle(name);
-        found.push(await (await file.getFile()).text());
-      } catch {
-        // not in this workspace
-      }
-    }
-    return found;
-  }, name);
-}
 
 for (const [name, viewport] of Object.entries(VIEWPORTS)) {
   describe(`host loss at ${viewport.width}×${viewport.height} (${name})`, () => {
