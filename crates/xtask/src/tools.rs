@@ -147,8 +147,7 @@ pub fn ensure_duckdb() -> Result<PathBuf, String> {
     let venv = root().join("target/duckdb-venv");
     let python = venv.join("bin/python3");
     let stamp = venv.join(".lifeline-duckdb");
-    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(DUCKDB_VERSION)
-    {
+    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(DUCKDB_VERSION) {
         return Ok(python);
     }
     println!("xtask: installing DuckDB {DUCKDB_VERSION} into target/duckdb-venv (pip)");
@@ -157,7 +156,13 @@ pub fn ensure_duckdb() -> Result<PathBuf, String> {
     }
     run_command(
         Command::new(&python)
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
             .arg(format!("duckdb=={DUCKDB_VERSION}")),
     )?;
     std::fs::write(&stamp, DUCKDB_VERSION)
