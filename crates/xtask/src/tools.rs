@@ -152,7 +152,23 @@ pub fn ensure_duckdb() -> Result<PathBuf, String> {
     }
     println!("xtask: installing DuckDB {DUCKDB_VERSION} into target/duckdb-venv (pip)");
     if !python.exists() {
-        run_command(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !made {
+            // Debian ships venv (with ensurepip) as its own package.
+            println!("xtask: installing Debian's python3-venv (apt-get)");
+            let _ = std::fs::remove_dir_all(&venv);
+            run_command(Command::new("apt-get").arg("update"))?;
+            run_command(
+                Command::new("apt-get")
+                    .args(["install", "-y", "--no-install-recommends", "python3-venv"])
+                    .env("DEBIAN_FRONTEND", "noninteractive"),
+            )?;
+            run_command(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        }
     }
     run_command(
         Command::new(&python)
