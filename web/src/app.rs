@@ -3,6 +3,7 @@
 //! Accessible names follow DESIGN.md; the end-to-end tests find things by them.
 
 use crate::host::{self, Connection, NoticeItem, Offline, Persist, Ui};
+use crate::i18n::{self, text, tf, tr, Msg};
 use crate::profiles::Profiles;
 use crate::transcript::{self, CommandView, RequestView, TurnItem, TurnView};
 use leptos::prelude::*;
@@ -11,6 +12,7 @@ use lifeline_protocol::{JournalStatus, Level, Role};
 
 #[component]
 pub fn App() -> impl IntoView {
+    i18n::init();
     let ui = Ui::new();
     if let Some(owner) = Owner::current() {
         transcript::init(ui.transcript, owner);
@@ -37,7 +39,7 @@ pub fn App() -> impl IntoView {
                     aria-expanded=move || sessions_open.get().to_string()
                     on:click=move |_| sessions_open.update(|open| *open = !*open)
                 >
-                    "Sessions"
+                    {text(Msg::Sessions)}
                 </button>
                 <h1>"Lifeline"</h1>
                 <ConnectionStatus ui />
@@ -49,7 +51,7 @@ pub fn App() -> impl IntoView {
                     aria-expanded=move || details_open.get().to_string()
                     on:click=move |_| details_open.update(|open| *open = !*open)
                 >
-                    "Session details"
+                    {text(Msg::SessionDetails)}
                 </button>
             </header>
             <SessionList ui open=sessions_open />
@@ -77,20 +79,20 @@ fn ConnectionStatus(ui: Ui) -> impl IntoView {
 fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
     let title = ui.transcript.title;
     view! {
-        <nav id="sessions" class="sessions" aria-label="Sessions">
+        <nav id="sessions" class="sessions" aria-label=text(Msg::Sessions)>
             <div class="pane-heading">
-                <h2>"Sessions"</h2>
+                <h2>{text(Msg::Sessions)}</h2>
                 <button
                     type="button"
                     class="pane-close"
-                    aria-label="Close sessions"
+                    aria-label=text(Msg::CloseSessions)
                     on:click=move |_| open.set(false)
                 >
                     "×"
                 </button>
             </div>
             <button type="button" class="primary" disabled=true aria-describedby="sessions-note">
-                "New session"
+                {text(Msg::NewSession)}
             </button>
             {move || match title.get() {
                 Some(title) => {
@@ -101,10 +103,10 @@ fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                     }
                         .into_any()
                 }
-                None => view! { <p class="empty">"No session yet."</p> }.into_any(),
+                None => view! { <p class="empty">{text(Msg::NoSessionYet)}</p> }.into_any(),
             }}
             <p id="sessions-note" class="empty">
-                "More than one session arrives in a later build."
+                {text(Msg::MoreSessionsLater)}
             </p>
         </nav>
     }
@@ -127,15 +129,11 @@ fn Notices(ui: Ui) -> impl IntoView {
                 .is_some_and(|s| !s.persisted)
         })
     };
-    let persist_note = move || {
-        match ui.persist.get() {
+    let persist_note = move || match ui.persist.get() {
         Persist::Idle => String::new(),
-        Persist::Asking => "Asking the browser…".into(),
-        Persist::Refused => {
-            "The browser declined; this history stays best-effort. Browsers often grant it to installed or frequently used sites.".into()
-        }
-        Persist::Failed(reason) => format!("Could not ask the browser: {reason}"),
-    }
+        Persist::Asking => tr(Msg::PersistAsking).into(),
+        Persist::Refused => tr(Msg::PersistRefused).into(),
+        Persist::Failed(reason) => tf(Msg::PersistFailed, &[&reason]),
     };
     view! {
         <div class="notices" aria-live="polite">
@@ -145,9 +143,9 @@ fn Notices(ui: Ui) -> impl IntoView {
                     .map(|reason| {
                         view! {
                             <div class="notice" data-level="error">
-                                <p>{format!("Lifeline stopped: {reason}.")}</p>
+                                <p>{move || tf(Msg::Stopped, &[&reason])}</p>
                                 <button type="button" on:click=|_| host::reload()>
-                                    "Reload"
+                                    {text(Msg::Reload)}
                                 </button>
                             </div>
                         }
@@ -155,13 +153,13 @@ fn Notices(ui: Ui) -> impl IntoView {
             }}
             <Show when=unpersisted>
                 <div class="notice" data-level="warning">
-                    <p>{host::STORAGE_NOTICE}</p>
+                    <p>{text(Msg::StorageNotice)}</p>
                     <button
                         type="button"
                         disabled=move || ui.persist.get() == Persist::Asking
                         on:click=|_| host::keep_data()
                     >
-                        "Keep data on this device"
+                        {text(Msg::KeepData)}
                     </button>
                     <p class="notice-detail">{persist_note}</p>
                 </div>
@@ -188,7 +186,7 @@ fn NoticeRow(ui: Ui, notice: NoticeItem) -> impl IntoView {
                 class="dismiss"
                 on:click=move |_| ui.notices.update(|list| list.retain(|n| n.key != key))
             >
-                "Dismiss"
+                {text(Msg::Dismiss)}
             </button>
         </div>
     }
@@ -203,7 +201,7 @@ fn Transcript(ui: Ui) -> impl IntoView {
         <div
             class="transcript"
             role="log"
-            aria-label="Transcript"
+            aria-label=text(Msg::Transcript)
             tabindex="0"
             hidden=crate::export::importing
             node_ref=t.log
@@ -216,7 +214,7 @@ fn Transcript(ui: Ui) -> impl IntoView {
             <crate::recovery::WorkspaceBrowser ui />
             <Show when=empty>
                 <p class="empty">
-                    "No turns yet. Type a message below. Each line that starts with “$ ” runs as a command in this browser, for example: $ echo hi"
+                    {text(Msg::NoTurnsYet)}
                 </p>
             </Show>
             <For each=move || t.turns.get() key=|turn| (turn.id, turn.epoch) let:turn>
@@ -241,7 +239,7 @@ fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> i
     view! {
         <div class="turn">
             <div class="prompt">
-                <p class="who">"You"</p>
+                <p class="who">{text(Msg::You)}</p>
                 <p class="prompt-text">{move || turn.prompt.get()}</p>
             </div>
             <For each=move || turn.items.get() key=TurnItem::key let:item>
@@ -257,7 +255,7 @@ fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> i
                         view! {
                             <div class="streaming" role="group" aria-labelledby=format!("streaming-{}", turn.id)>
                                 <p class="who" id=format!("streaming-{}", turn.id)>
-                                    "Streaming (not yet saved)"
+                                    {i18n::text(Msg::Streaming)}
                                 </p>
                                 <p class="reply-text" aria-live="off">{text}</p>
                             </div>
@@ -270,7 +268,7 @@ fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> i
                     .map(|status| {
                         view! {
                             <div class="reply" data-status=status.as_str()>
-                                <p class="who">{format!("Agent · turn {}", status.as_str())}</p>
+                                <p class="who">{move || tf(Msg::AgentTurn, &[tr(i18n::turn_status(status))])}</p>
                                 <p class="reply-text">{move || turn.reply.get()}</p>
                             </div>
                         }
@@ -288,12 +286,14 @@ fn RequestBlock(request: RequestView) -> impl IntoView {
     view! {
         <div class="request" data-status=move || status().as_str()>
             <p class="who">
-                {move || format!("Model · step {} · {}", request.step.get(), status().as_str())}
+                {move || {
+                    tf(Msg::ModelStep, &[&request.step.get().to_string(), tr(i18n::request_status(status()))])
+                }}
             </p>
             {move || request.text.get().filter(|t| !t.is_empty()).map(|t| view! { <p class="reply-text">{t}</p> })}
             {move || {
                 let calls = request.tool_calls.get();
-                (!calls.is_empty()).then(|| view! { <p class="note">{format!("Called: {}", calls.join(", "))}</p> })
+                (!calls.is_empty()).then(|| view! { <p class="note">{move || tf(Msg::Called, &[&calls.join(", ")])}</p> })
             }}
             {move || {
                 request
@@ -307,7 +307,7 @@ fn RequestBlock(request: RequestView) -> impl IntoView {
             }}
             <Show when=move || status() == ProviderRequestStatus::Uncertain>
                 <p class="evidence">
-                    "No reply was recorded: the model may have answered. It was not asked again."
+                    {text(Msg::NoReplyRecorded)}
                 </p>
             </Show>
         </div>
@@ -321,25 +321,25 @@ fn CommandBlock(command: CommandView) -> impl IntoView {
         <div
             class="command"
             role="group"
-            aria-label=move || format!("Command: {}", command.line.get())
+            aria-label=move || tf(Msg::CommandName, &[&command.line.get()])
             data-outcome=move || outcome().as_str()
         >
             <div class="command-head">
                 <code class="command-line">{move || command.line.get()}</code>
                 <span class="outcome" data-outcome=move || outcome().as_str()>
-                    {move || outcome().label()}
+                    {move || tr(i18n::outcome(outcome()))}
                 </span>
                 {move || {
-                    command.exit_code.get().map(|code| view! { <span class="exit">{format!("exit {code}")}</span> })
+                    command.exit_code.get().map(|code| view! { <span class="exit">{move || tf(Msg::Exit, &[&code.to_string()])}</span> })
                 }}
             </div>
             {move || command.evidence.get().map(|note| view! { <p class="evidence">{note}</p> })}
             <Show when=move || command.gap.get() || command.trimmed.get()>
-                <p class="note">"Earlier output is in the journal and not shown here."</p>
+                <p class="note">{text(Msg::EarlierOutput)}</p>
             </Show>
             {move || {
                 let n = command.not_shown.get();
-                (n > 0).then(|| view! { <p class="note">{format!("{n} bytes of output are stored but not shown")}</p> })
+                (n > 0).then(|| view! { <p class="note">{move || tf(Msg::BytesNotShown, &[&n.to_string()])}</p> })
             }}
             // Output is not read out as it streams; the outcome badge is.
             <pre class="output" tabindex="0" aria-live="off" node_ref=command.output></pre>
@@ -378,7 +378,7 @@ fn Composer(ui: Ui) -> impl IntoView {
         >
             <Show when=following>
                 <p id="composer-following" class="composer-note">
-                    "Another tab is running Lifeline, so this one follows it read-only. Close that tab to take over here."
+                    {text(Msg::FollowingNote)}
                 </p>
             </Show>
             <p id="composer-refused" class="composer-note" data-level="error" aria-live="polite">
@@ -386,10 +386,10 @@ fn Composer(ui: Ui) -> impl IntoView {
             </p>
             <Lifecycle ui />
             <textarea
-                aria-label="Message"
+                aria-label=text(Msg::Message)
                 aria-describedby=move || if following() { "composer-following composer-refused" } else { "composer-refused" }
                 rows="2"
-                placeholder="Message, or $ command"
+                placeholder=text(Msg::MessagePlaceholder)
                 disabled=locked
                 prop:value=move || ui.draft.get()
                 on:input:target=move |event| ui.draft.set(event.target().value())
@@ -404,10 +404,10 @@ fn Composer(ui: Ui) -> impl IntoView {
             ></textarea>
             <div class="composer-actions">
                 <button type="submit" class="primary" disabled=move || !can_send()>
-                    "Send"
+                    {text(Msg::Send)}
                 </button>
                 <button type="button" disabled=move || !can_stop() on:click=|_| host::stop_turn()>
-                    "Stop"
+                    {text(Msg::Stop)}
                 </button>
             </div>
         </form>
@@ -426,15 +426,15 @@ fn Lifecycle(ui: Ui) -> impl IntoView {
             let Some(l) = l else { return String::new() };
             let mut parts = Vec::new();
             match l.state.as_str() {
-                "starting" => parts.push("Starting the session…".to_owned()),
-                "cancelling" => parts.push("Stopping…".to_owned()),
-                "cancelled" => parts.push("Start cancelled.".to_owned()),
+                "starting" => parts.push(tr(Msg::StartingSession).to_owned()),
+                "cancelling" => parts.push(tr(Msg::Stopping).to_owned()),
+                "cancelled" => parts.push(tr(Msg::StartCancelled).to_owned()),
                 _ => {}
             }
             match l.queued {
                 0 => {}
-                1 => parts.push("1 message waiting".to_owned()),
-                n => parts.push(format!("{n} messages waiting")),
+                1 => parts.push(tr(Msg::OneWaiting).to_owned()),
+                n => parts.push(tf(Msg::ManyWaiting, &[&n.to_string()])),
             }
             parts.join(" · ")
         })
@@ -446,55 +446,44 @@ fn Lifecycle(ui: Ui) -> impl IntoView {
     }
 }
 
-/// Decimal units, one decimal place: `1.2 MB`, `10.0 GB`.
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
-    if n < 1000 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1000.0 && unit < UNITS.len() - 1 {
-        value /= 1000.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
-
 #[component]
 fn DetailsPane(ui: Ui) -> impl IntoView {
-    let role = move || match ui.role.get() {
-        Some(Role::Leader) => "leader (this tab writes the journal)",
-        Some(Role::Follower) => "follower (read-only)",
-        None => "deciding",
+    let role = move || {
+        tr(match ui.role.get() {
+            Some(Role::Leader) => Msg::RoleLeader,
+            Some(Role::Follower) => Msg::RoleFollower,
+            None => Msg::RoleDeciding,
+        })
     };
     let runtime = move || {
         ui.status
             .with(|s| match s.as_ref().and_then(|s| s.runtime.as_ref()) {
                 Some(r) => {
                     let id = r.runtime.to_string();
-                    format!(
-                        "{} (generation {}), {}",
-                        &id[..8.min(id.len())],
-                        r.generation,
-                        if r.attached {
-                            "attached"
-                        } else {
-                            "not attached"
-                        }
+                    tf(
+                        Msg::RuntimeLine,
+                        &[
+                            &id[..8.min(id.len())],
+                            &r.generation.to_string(),
+                            tr(if r.attached {
+                                Msg::Attached
+                            } else {
+                                Msg::NotAttached
+                            }),
+                        ],
                     )
                 }
-                None => "none".to_owned(),
+                None => tr(Msg::None).to_owned(),
             })
     };
     let journal = move || {
         ui.status.with(|s| match s.as_ref().map(|s| &s.journal) {
             Some(JournalStatus::Open { schema_version }) => {
-                format!("IndexedDB, schema {schema_version}")
+                tf(Msg::JournalOpen, &[&schema_version.to_string()])
             }
-            Some(JournalStatus::Opening) => "opening".to_owned(),
-            Some(JournalStatus::Unavailable { reason }) => format!("unavailable: {reason}"),
-            None => "not open yet".to_owned(),
+            Some(JournalStatus::Opening) => tr(Msg::JournalOpening).to_owned(),
+            Some(JournalStatus::Unavailable { reason }) => tf(Msg::Unavailable, &[reason]),
+            None => tr(Msg::JournalNotOpen).to_owned(),
         })
     };
     let position = move || {
@@ -505,66 +494,60 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
     let storage = move || {
         ui.status
             .with(|s| match s.as_ref().and_then(|s| s.storage.as_ref()) {
-                Some(st) => format!(
-                    "{} of {} used, {}",
-                    bytes(st.usage),
-                    bytes(st.quota),
-                    if st.persisted {
-                        "persisted"
-                    } else {
-                        "best-effort"
-                    }
-                ),
-                None => "unknown".to_owned(),
+                Some(st) => {
+                    let l = i18n::locale();
+                    tf(
+                        Msg::StorageLine,
+                        &[
+                            &i18n::bytes(l, st.usage),
+                            &i18n::bytes(l, st.quota),
+                            tr(if st.persisted {
+                                Msg::Persisted
+                            } else {
+                                Msg::BestEffort
+                            }),
+                        ],
+                    )
+                }
+                None => tr(Msg::Unknown).to_owned(),
             })
     };
     let offline_text = move || match ui.offline.get() {
-        Offline::Pending => "preparing".to_owned(),
-        Offline::Ready => "ready".to_owned(),
-        Offline::Unavailable(reason) => format!("unavailable: {reason}"),
+        Offline::Pending => tr(Msg::OfflinePreparing).to_owned(),
+        Offline::Ready => tr(Msg::OfflineReady).to_owned(),
+        Offline::Unavailable(reason) => tf(Msg::Unavailable, &[&reason]),
     };
     let connection = move || match ui.connection() {
         Connection::Failed(_) => "failed",
         _ => "",
     };
     view! {
-        <aside id="details" class="details" aria-label="Session details" data-connection=connection>
-            <h2>"Details"</h2>
-            <label for="environment">"Environment"</label>
+        <aside id="details" class="details" aria-label=text(Msg::SessionDetails) data-connection=connection>
+            <h2>{text(Msg::Details)}</h2>
+            <label for="environment">{text(Msg::Environment)}</label>
             <select id="environment">
                 <option value="local" selected=true>
-                    "Built-in local agent (offline)"
+                    {text(Msg::BuiltInOffline)}
                 </option>
             </select>
+            <i18n::LanguageSelect />
             <dl>
-                <dt>"Role"</dt>
+                <dt>{text(Msg::Role)}</dt>
                 <dd data-field="role">{role}</dd>
-                <dt>"Runtime"</dt>
+                <dt>{text(Msg::Runtime)}</dt>
                 <dd data-field="runtime">{runtime}</dd>
-                <dt>"Journal"</dt>
+                <dt>{text(Msg::Journal)}</dt>
                 <dd data-field="journal">{journal}</dd>
-                <dt>"Position"</dt>
+                <dt>{text(Msg::Position)}</dt>
                 <dd data-field="position">{position}</dd>
-                <dt>"Storage"</dt>
+                <dt>{text(Msg::Storage)}</dt>
                 <dd data-field="storage">{storage}</dd>
-                <dt>"Controller restarts"</dt>
+                <dt>{text(Msg::ControllerRestarts)}</dt>
                 <dd data-field="restarts">{move || ui.restarts.get().to_string()}</dd>
-                <dt>"Offline start"</dt>
+                <dt>{text(Msg::OfflineStart)}</dt>
                 <dd data-field="offline">{offline_text}</dd>
             </dl>
             <crate::export::EvidenceControls ui />
         </aside>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::bytes;
-
-    #[test]
-    fn sizes_read_like_the_brief() {
-        assert_eq!(bytes(999), "999 B");
-        assert_eq!(bytes(1_200_000), "1.2 MB");
-        assert_eq!(bytes(10_000_000_000), "10.0 GB");
     }
 }

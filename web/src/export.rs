@@ -18,6 +18,7 @@ use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use crate::host::{self, Ui};
+use crate::i18n::{self, t, text, tf_in, Locale, Msg};
 
 /// One block of an imported transcript, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -204,14 +205,17 @@ pub fn received_buffer(buffer: ArrayBuffer) {
     if buffer.byte_length() as u64 != bytes {
         return host::page_notice(
             "export",
-            format!(
-                "The export arrived with {} of {bytes} bytes; try again.",
-                buffer.byte_length()
+            i18n::now_f(
+                Msg::ExportShort,
+                &[&buffer.byte_length().to_string(), &bytes.to_string()],
             ),
         );
     }
     if let Err(e) = save(&buffer, &file_name) {
-        host::page_notice("export", format!("Could not save {file_name}: {e:?}"));
+        host::page_notice(
+            "export",
+            i18n::now_f(Msg::CouldNotSave, &[&file_name, &format!("{e:?}")]),
+        );
     }
 }
 
@@ -265,7 +269,7 @@ fn export(ui: Ui) {
         .status
         .with_untracked(|s| s.as_ref().and_then(|s| s.session))
     else {
-        return host::page_notice("export", "There is no session to export yet.".into());
+        return host::page_notice("export", i18n::now(Msg::NothingToExport).into());
     };
     if host::send_with_buffer(PageToController::Export { session }, None) {
         signals().busy.set(true);
@@ -293,7 +297,10 @@ fn import(input: web_sys::HtmlInputElement) {
             }
             Err(e) => {
                 signals().busy.set(false);
-                host::page_notice("export", format!("Could not read {name}: {e:?}"));
+                host::page_notice(
+                    "export",
+                    i18n::now_f(Msg::CouldNotRead, &[&name, &format!("{e:?}")]),
+                );
             }
         }
     });
@@ -309,12 +316,12 @@ pub fn EvidenceControls(ui: Ui) -> impl IntoView {
             && !s.busy.get()
     };
     view! {
-        <section class="evidence" aria-label="Evidence">
+        <section class="evidence" aria-label=text(Msg::Evidence)>
             <button type="button" disabled=move || !can_export() on:click=move |_| export(ui)>
-                "Export evidence"
+                {text(Msg::ExportEvidence)}
             </button>
             <label class="import">
-                "Import evidence"
+                {text(Msg::ImportEvidence)}
                 <input
                     type="file"
                     accept=".tar,.jsonl,application/x-tar"
@@ -330,17 +337,18 @@ pub fn EvidenceControls(ui: Ui) -> impl IntoView {
 pub fn ImportedView() -> impl IntoView {
     let s = signals();
     move || {
+        let l = i18n::locale();
         s.imported.get().map(|run| {
-            let blocks = run.blocks.into_iter().map(block).collect_view();
+            let blocks = run.blocks.into_iter().map(|b| block(l, b)).collect_view();
             view! {
-                <div class="transcript imported" role="log" aria-label="Transcript" tabindex="0">
-                    <div class="import-banner" role="region" aria-label="Imported evidence">
+                <div class="transcript imported" role="log" aria-label=t(l, Msg::Transcript) tabindex="0">
+                    <div class="import-banner" role="region" aria-label=t(l, Msg::ImportedEvidence)>
                         <p>
-                            <strong>"Imported evidence (read-only)"</strong>
-                            {format!(" — {} from {}", run.title, run.file_name)}
+                            <strong>{t(l, Msg::ImportedReadOnly)}</strong>
+                            {tf_in(l, Msg::ImportedFrom, &[&run.title, &run.file_name])}
                         </p>
                         <button type="button" on:click=move |_| s.imported.set(None)>
-                            "Back to my session"
+                            {t(l, Msg::BackToSession)}
                         </button>
                     </div>
                     {blocks}
@@ -350,7 +358,7 @@ pub fn ImportedView() -> impl IntoView {
     }
 }
 
-fn block(b: Block) -> AnyView {
+fn block(l: Locale, b: Block) -> AnyView {
     match b {
         Block::Turn {
             prompt,
@@ -360,14 +368,15 @@ fn block(b: Block) -> AnyView {
         } => view! {
             <div class="turn">
                 <div class="prompt">
-                    <p class="who">"You"</p>
+                    <p class="who">{t(l, Msg::You)}</p>
                     <p class="prompt-text">{prompt}</p>
                 </div>
                 {reply.map(|r| {
+                    let label = status.map_or("", |s| t(l, i18n::turn_status(s)));
                     let status = status.map_or("", |s| s.as_str());
                     view! {
                         <div class="reply" data-status=status>
-                            <p class="who">{format!("Agent · turn {status}")}</p>
+                            <p class="who">{tf_in(l, Msg::AgentTurn, &[label])}</p>
                             <p class="reply-text">{r}</p>
                         </div>
                     }
@@ -384,15 +393,15 @@ fn block(b: Block) -> AnyView {
             not_shown,
             ..
         } => view! {
-            <div class="command" role="group" aria-label=format!("Command: {line}") data-outcome=outcome.as_str()>
+            <div class="command" role="group" aria-label=tf_in(l, Msg::CommandName, &[&line]) data-outcome=outcome.as_str()>
                 <div class="command-head">
                     <code class="command-line">{line.clone()}</code>
-                    <span class="outcome" data-outcome=outcome.as_str()>{outcome.label()}</span>
-                    {exit_code.map(|code| view! { <span class="exit">{format!("exit {code}")}</span> })}
+                    <span class="outcome" data-outcome=outcome.as_str()>{t(l, i18n::outcome(outcome))}</span>
+                    {exit_code.map(|code| view! { <span class="exit">{tf_in(l, Msg::Exit, &[&code.to_string()])}</span> })}
                 </div>
                 {evidence.map(|note| view! { <p class="evidence">{note}</p> })}
                 {(not_shown > 0).then(|| view! {
-                    <p class="note">{format!("{not_shown} bytes of output are in the archive's artifacts, not shown")}</p>
+                    <p class="note">{tf_in(l, Msg::ArchiveNotShown, &[&not_shown.to_string()])}</p>
                 })}
                 <pre class="output" tabindex="0">{output}</pre>
             </div>
@@ -405,9 +414,9 @@ fn block(b: Block) -> AnyView {
             failure,
         } => view! {
             <div class="request" data-status=status.as_str()>
-                <p class="who">{format!("Model request · {}", status.as_str())}</p>
+                <p class="who">{tf_in(l, Msg::ModelRequest, &[t(l, i18n::request_status(status))])}</p>
                 {text.map(|t| view! { <p class="reply-text">{t}</p> })}
-                {(!tools.is_empty()).then(|| view! { <p class="note">{format!("Tools: {}", tools.join(", "))}</p> })}
+                {(!tools.is_empty()).then(|| view! { <p class="note">{tf_in(l, Msg::ToolsUsed, &[&tools.join(", ")])}</p> })}
                 {failure.map(|f| view! { <p class="evidence">{f}</p> })}
             </div>
         }

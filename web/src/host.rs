@@ -7,6 +7,7 @@
 //! notice, never a panic. State the components read lives in [`Ui`] signals;
 //! the page's own bookkeeping lives in a thread-local [`Host`].
 
+use crate::i18n::{self, Msg};
 use crate::transcript::{self, TranscriptSignals};
 use leptos::prelude::*;
 use lifeline_core::{
@@ -36,11 +37,6 @@ const TICK_MS: i32 = 1_000;
 /// background): silence during it is no evidence against a worker.
 const STALL_MS: f64 = 3_000.0;
 const LEADER_LOCK: &str = "lifeline-leader";
-
-pub const RESTART_NOTICE: &str =
-    "The controller worker stopped and was restarted; running commands continued.";
-pub const STORAGE_NOTICE: &str =
-    "Storage is best-effort: the browser may clear this history under storage pressure.";
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Offline {
@@ -76,14 +72,16 @@ pub enum Connection {
 }
 
 impl Connection {
+    /// The status line in the current locale (tracked).
     pub fn text(&self) -> String {
-        match self {
-            Connection::Connecting => "Connecting…".into(),
-            Connection::Recovering => "Recovering…".into(),
-            Connection::Connected => "Connected".into(),
-            Connection::Following => "Following another tab (read-only)".into(),
-            Connection::Failed(reason) => format!("Not connected: {reason}"),
-        }
+        let msg = match self {
+            Connection::Connecting => Msg::Connecting,
+            Connection::Recovering => Msg::Recovering,
+            Connection::Connected => Msg::Connected,
+            Connection::Following => Msg::Following,
+            Connection::Failed(reason) => return i18n::tf(Msg::NotConnected, &[reason]),
+        };
+        i18n::tr(msg).to_owned()
     }
 
     pub fn state(&self) -> &'static str {
@@ -160,7 +158,7 @@ impl Ui {
             ..
         }) = &status
         {
-            return Connection::Failed(format!("the journal is unavailable: {reason}"));
+            return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[reason]));
         }
         if !self.started.get() {
             return Connection::Connecting;
@@ -284,6 +282,7 @@ fn spawn_worker(url: &str) -> Result<Worker, String> {
 fn error_detail(event: &Event) -> String {
     match event.dyn_ref::<ErrorEvent>() {
         Some(e) if !e.message().is_empty() => e.message(),
+        // Also a runtime's exit detail, which the journal keeps: English.
         _ => "the worker failed to load or crashed".to_owned(),
     }
 }
@@ -297,7 +296,7 @@ pub fn send_with_buffer(message: PageToController, buffer: Option<js_sys::ArrayB
             h.notice(
                 "export",
                 Level::Error,
-                "The controller is not running; try again in a moment.".into(),
+                i18n::now(Msg::ControllerNotRunning).into(),
             );
             return false;
         }
@@ -375,7 +374,7 @@ impl Host {
         let epoch = self.epoch;
         let worker = match spawn_worker("./controller.js") {
             Ok(w) => w,
-            Err(e) => return self.fail(format!("could not start the controller worker: {e}")),
+            Err(e) => return self.fail(i18n::now_f(Msg::ControllerSpawnFailed, &[&e])),
         };
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             if let Some(buffer) = event.data().dyn_ref::<js_sys::ArrayBuffer>() {
@@ -426,7 +425,7 @@ impl Host {
             return self.notice(
                 "controller-message",
                 Level::Error,
-                "The controller sent something that is not a message; it was ignored.".into(),
+                i18n::now(Msg::ControllerNotMessage).into(),
             );
         };
         let message = match decode::<ControllerToPage>(&text) {
@@ -435,7 +434,7 @@ impl Host {
                 return self.notice(
                     "controller-message",
                     Level::Error,
-                    format!("From the controller: {e}"),
+                    i18n::now_f(Msg::FromController, &[&e.to_string()]),
                 )
             }
         };
@@ -557,7 +556,7 @@ impl Host {
             cause: c.cause,
         });
         if let Err(e) = c.worker.post_message(&JsValue::from_str(&start)) {
-            let detail = format!("could not start it: {}", describe(&e));
+            let detail = i18n::now_f(Msg::ControllerStartFailed, &[&describe(&e)]);
             let epoch = c.epoch;
             return self.controller_died(epoch, detail);
         }
@@ -590,7 +589,7 @@ impl Host {
                 self.notice(
                     "controller-post",
                     Level::Error,
-                    format!("Could not reach the controller: {}", describe(&e)),
+                    i18n::now_f(Msg::ControllerUnreachable, &[&describe(&e)]),
                 );
                 false
             }
@@ -617,13 +616,17 @@ impl Host {
         }
         if self.restart_times.len() > MAX_RESTARTS {
             self.notice("controller-restart", Level::Warning, String::new());
-            return self.fail(format!(
-                "the controller worker stopped {} times within a minute (last: {reason})",
-                self.restart_times.len()
+            return self.fail(i18n::now_f(
+                Msg::ControllerTooManyRestarts,
+                &[&self.restart_times.len().to_string(), &reason],
             ));
         }
         self.ui.restarts.update(|n| *n += 1);
-        self.notice("controller-restart", Level::Warning, RESTART_NOTICE.into());
+        self.notice(
+            "controller-restart",
+            Level::Warning,
+            i18n::now(Msg::RestartNotice).into(),
+        );
         self.spawn_controller(StartCause::ControllerRestart);
     }
 
@@ -646,12 +649,18 @@ impl Host {
             if !c.ready && at - c.spawned_at > READY_TIMEOUT_MS {
                 self.controller_died(
                     epoch,
-                    format!("it did not start within {} s", READY_TIMEOUT_MS / 1000.0),
+                    i18n::now_f(
+                        Msg::ControllerNoStart,
+                        &[&(READY_TIMEOUT_MS / 1000.0).to_string()],
+                    ),
                 );
             } else if c.ready && at - c.last_beat > HEARTBEAT_TIMEOUT_MS {
                 self.controller_died(
                     epoch,
-                    format!("no heartbeat for {} s", HEARTBEAT_TIMEOUT_MS / 1000.0),
+                    i18n::now_f(
+                        Msg::ControllerNoHeartbeat,
+                        &[&(HEARTBEAT_TIMEOUT_MS / 1000.0).to_string()],
+                    ),
                 );
             }
         }
@@ -705,9 +714,12 @@ impl Host {
             return self.notice(
                 "runtime-spawn",
                 Level::Warning,
-                format!(
-                    "The controller asked again for runtime {} generation {}; the running worker was kept.",
-                    identity.runtime, identity.generation
+                i18n::now_f(
+                    Msg::RuntimeAskedAgain,
+                    &[
+                        &identity.runtime.to_string(),
+                        &identity.generation.to_string(),
+                    ],
                 ),
             );
         }
@@ -758,9 +770,9 @@ impl Host {
             return self.notice(
                 "runtime-environment",
                 Level::Warning,
-                format!(
-                    "The controller sent an environment for runtime {} generation {}, which this tab is not running.",
-                    key.0, key.1
+                i18n::now_f(
+                    Msg::RuntimeEnvUnknown,
+                    &[&key.0.to_string(), &key.1.to_string()],
                 ),
             );
         };
@@ -785,7 +797,7 @@ impl Host {
             return self.notice(
                 "runtime-message",
                 Level::Error,
-                "A runtime worker sent something that is not a message; it was ignored.".into(),
+                i18n::now(Msg::RuntimeNotMessage).into(),
             );
         };
         match decode::<RuntimeToPage>(&text) {
@@ -819,14 +831,14 @@ impl Host {
                 self.notice(
                     "runtime-error",
                     Level::Error,
-                    format!("A runtime worker failed and was stopped: {message}"),
+                    i18n::now_f(Msg::RuntimeFailed, &[&message]),
                 );
                 self.runtime_crashed(key, message);
             }
             Err(e) => self.notice(
                 "runtime-message",
                 Level::Error,
-                format!("From a runtime worker: {e}"),
+                i18n::now_f(Msg::FromRuntime, &[&e.to_string()]),
             ),
         }
     }
@@ -863,10 +875,7 @@ impl Host {
             self.notice(
                 "runtime-relay",
                 Level::Error,
-                format!(
-                    "Could not connect a runtime worker to the controller: {}",
-                    describe(&e)
-                ),
+                i18n::now_f(Msg::RuntimeRelayFailed, &[&describe(&e)]),
             );
         }
     }
@@ -916,10 +925,7 @@ fn elect() {
         let navigator = window().navigator();
         let locks = js_sys::Reflect::get(&navigator, &"locks".into()).map_err(|e| describe(&e))?;
         if locks.is_undefined() || locks.is_null() {
-            return Err(
-                "this browser has no Web Locks, which keep two tabs from writing the journal at once"
-                    .into(),
-            );
+            return Err(i18n::now(Msg::NoWebLocks).into());
         }
         let request: js_sys::Function = js_sys::Reflect::get(&locks, &"request".into())
             .map_err(|e| describe(&e))?
@@ -964,14 +970,14 @@ fn watch(call: Result<JsValue, JsValue>) {
         Ok(Ok(p)) => p,
         Ok(Err(_)) => return,
         Err(e) => {
-            let reason = format!("the leader election failed: {}", describe(&e));
+            let reason = i18n::now_f(Msg::ElectionFailed, &[&describe(&e)]);
             with_host(|h| h.fail(reason));
             return;
         }
     };
     spawn_local(async move {
         if let Err(e) = JsFuture::from(promise).await {
-            let reason = format!("the leader election failed: {}", describe(&e));
+            let reason = i18n::now_f(Msg::ElectionFailed, &[&describe(&e)]);
             with_host(|h| h.fail(reason));
         }
     });
@@ -999,9 +1005,8 @@ pub fn send_prompt() {
             return;
         }
         let Some(turn) = mint_turn() else {
-            h.ui.refused.set(Some(
-                "Not sent: this browser gave no randomness for an id.".into(),
-            ));
+            h.ui.refused
+                .set(Some(i18n::now(Msg::NotSentNoRandomness).into()));
             return;
         };
         if h.send(PageToController::Prompt {
@@ -1013,7 +1018,7 @@ pub fn send_prompt() {
             h.ui.refused.set(None);
         } else {
             h.ui.refused
-                .set(Some("Not sent: the controller is not running.".into()));
+                .set(Some(i18n::now(Msg::NotSentNoController).into()));
         }
     });
 }

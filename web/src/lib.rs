@@ -7,6 +7,7 @@
 mod app;
 mod export;
 mod host;
+mod i18n;
 mod profiles;
 mod recovery;
 mod transcript;

@@ -16,6 +16,7 @@ use lifeline_protocol::PageToController;
 use wasm_bindgen::{closure::Closure, JsCast};
 
 use crate::host::{self, Ui};
+use crate::i18n::{self, t, tf_in, Msg};
 
 thread_local! {
     /// Cards already revealed in this page: a repeated event with the same
@@ -26,7 +27,7 @@ thread_local! {
 fn send(ui: Ui, message: PageToController) {
     if !host::request(message) {
         ui.refused
-            .set(Some("Not sent: the controller is not running.".into()));
+            .set(Some(i18n::now(Msg::NotSentNoController).into()));
     }
 }
 
@@ -85,6 +86,8 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
         }
     });
     move || {
+        // The card re-renders in a new locale; its state lives outside.
+        let l = i18n::locale();
         card.get().map(|c| {
             let Card {
                 summary,
@@ -106,20 +109,20 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                 .filter_map(|a| {
                     a.unavailable
                         .as_ref()
-                        .map(|why| format!("{} is not possible now: {why}", a.action.label()))
+                        .map(|why| tf_in(l, Msg::NotPossibleNow, &[t(l, i18n::action(a.action)), why]))
                 })
                 .collect();
             let rows = report.rows.clone();
             let uncertain = report.uncertain_commands.clone();
             view! {
-                <section class="recovery-card" role="region" aria-label="Recovery" node_ref=node>
+                <section class="recovery-card" role="region" aria-label=t(l, Msg::Recovery) node_ref=node>
                     <p class="recovery-summary">{summary}</p>
                     {busy.map(|b| view! { <p class="recovery-busy" role="status">{b}</p> })}
                     <div class="recovery-actions">
                         {offered
                             .into_iter()
                             .map(|action| {
-                                let label = action.label();
+                                let label = t(l, i18n::action(action));
                                 view! {
                                     <Show
                                         when=move || confirming.get() == Some(action)
@@ -148,10 +151,10 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                                                 send(ui, PageToController::Recover { action });
                                             }
                                         >
-                                            {format!("Confirm {}", label.to_lowercase())}
+                                            {t(l, i18n::confirm(action))}
                                         </button>
                                         <button type="button" on:click=move |_| confirming.set(None)>
-                                            "Cancel"
+                                            {t(l, Msg::Cancel)}
                                         </button>
                                     </Show>
                                 }
@@ -159,15 +162,15 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                             .collect_view()}
                     </div>
                     <table class="recovery-rows">
-                        <caption>"What survived"</caption>
+                        <caption>{t(l, Msg::WhatSurvived)}</caption>
                         <tbody>
                             {rows
                                 .into_iter()
                                 .map(|r| {
                                     view! {
                                         <tr data-verdict=r.verdict.label()>
-                                            <th scope="row">{r.dimension.label()}</th>
-                                            <td>{r.verdict.label()}</td>
+                                            <th scope="row">{t(l, i18n::dimension(r.dimension))}</th>
+                                            <td>{t(l, i18n::verdict(r.verdict))}</td>
                                             <td class="evidence">{r.evidence}</td>
                                         </tr>
                                     }
@@ -178,10 +181,10 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                     {(!uncertain.is_empty())
                         .then(|| {
                             view! {
-                                <ul class="recovery-uncertain" aria-label="Uncertain actions">
+                                <ul class="recovery-uncertain" aria-label=t(l, Msg::UncertainActions)>
                                     {uncertain
                                         .into_iter()
-                                        .map(|u| view! { <UncertainItem ui u /> })
+                                        .map(|u| view! { <UncertainItem ui u l /> })
                                         .collect_view()}
                                 </ul>
                             }
@@ -193,7 +196,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                         aria-controls="recovery-details"
                         on:click=move |_| expanded.update(|e| *e = !*e)
                     >
-                        "Details"
+                        {t(l, Msg::Details)}
                     </button>
                     <div id="recovery-details" class="recovery-details" hidden=move || !expanded.get()>
                         {cause.map(|c| view! { <p class="recovery-cause">{c}</p> })}
@@ -211,7 +214,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                         {(!history.is_empty())
                             .then(|| {
                                 view! {
-                                    <p>"Earlier, separate failures:"</p>
+                                    <p>{t(l, Msg::EarlierFailures)}</p>
                                     <ul>{history.into_iter().map(|h| view! { <li>{h}</li> }).collect_view()}</ul>
                                 }
                             })}
@@ -224,22 +227,22 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
 
 /// One uncertain command: check it, then say what happened or run it again.
 #[component]
-fn UncertainItem(ui: Ui, u: UncertainCommand) -> impl IntoView {
+fn UncertainItem(ui: Ui, u: UncertainCommand, l: i18n::Locale) -> impl IntoView {
     let command = u.command;
     let confirming = RwSignal::new(false);
     let state = match (u.verdict, u.reissued_as) {
-        (Some(true), _) => Some("marked done"),
-        (Some(false), _) => Some("marked not done"),
-        (None, Some(_)) => Some("re-issued"),
+        (Some(true), _) => Some(t(l, Msg::MarkedDone)),
+        (Some(false), _) => Some(t(l, Msg::MarkedNotDone)),
+        (None, Some(_)) => Some(t(l, Msg::Reissued)),
         (None, None) => None,
     };
     let line = u.line.clone();
     view! {
         <li>
-        <div role="group" aria-label=format!("Uncertain: {}", u.line)>
+        <div role="group" aria-label=tf_in(l, Msg::UncertainName, &[&u.line])>
             <code>{u.line.clone()}</code>
             " "
-            <span class="outcome">{u.outcome.label()}</span>
+            <span class="outcome">{t(l, i18n::outcome(u.outcome))}</span>
             {match state {
                 Some(s) => view! { <span class="verdict">{format!(" — {s}")}</span> }.into_any(),
                 None => view! {
@@ -249,7 +252,7 @@ fn UncertainItem(ui: Ui, u: UncertainCommand) -> impl IntoView {
                             on:click=move |_| {
                                 // Verify: the command's own evidence and the
                                 // workspace, side by side.
-                                let name = format!("Command: {line}");
+                                let name = tf_in(l, Msg::CommandName, &[&line]);
                                 if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
                                     if let Ok(Some(el)) = doc.query_selector(&format!(
                                         "[aria-label=\"{}\"]",
@@ -261,18 +264,18 @@ fn UncertainItem(ui: Ui, u: UncertainCommand) -> impl IntoView {
                                 send(ui, PageToController::Recover { action: Action::InspectWorkspace });
                             }
                         >
-                            "Verify"
+                            {t(l, Msg::Verify)}
                         </button>
                         <button type="button" on:click=move |_| send(ui, PageToController::CommandVerdict { command, done: true })>
-                            "Mark done"
+                            {t(l, Msg::MarkDone)}
                         </button>
                         <button type="button" on:click=move |_| send(ui, PageToController::CommandVerdict { command, done: false })>
-                            "Mark not done"
+                            {t(l, Msg::MarkNotDone)}
                         </button>
                         <Show
                             when=move || confirming.get()
                             fallback=move || view! {
-                                <button type="button" on:click=move |_| confirming.set(true)>"Re-issue"</button>
+                                <button type="button" on:click=move |_| confirming.set(true)>{t(l, Msg::Reissue)}</button>
                             }
                         >
                             <button
@@ -283,9 +286,9 @@ fn UncertainItem(ui: Ui, u: UncertainCommand) -> impl IntoView {
                                     send(ui, PageToController::Reissue { command });
                                 }
                             >
-                                "Confirm re-issue"
+                                {t(l, Msg::ConfirmReissue)}
                             </button>
-                            <button type="button" on:click=move |_| confirming.set(false)>"Cancel"</button>
+                            <button type="button" on:click=move |_| confirming.set(false)>{t(l, Msg::Cancel)}</button>
                         </Show>
                     </span>
                 }
@@ -300,11 +303,12 @@ fn UncertainItem(ui: Ui, u: UncertainCommand) -> impl IntoView {
 #[component]
 pub fn WorkspaceBrowser(ui: Ui) -> impl IntoView {
     move || {
+        let l = i18n::locale();
         ui.workspace.get().map(|listing| {
             let file = listing.file.clone();
             view! {
-                <section class="workspace" role="region" aria-label="Workspace">
-                    <p class="read-only">"Read-only: the agent is stopped"</p>
+                <section class="workspace" role="region" aria-label=t(l, Msg::Workspace)>
+                    <p class="read-only">{t(l, Msg::ReadOnlyStopped)}</p>
                     <ul class="workspace-entries">
                         {listing
                             .entries
@@ -331,7 +335,7 @@ pub fn WorkspaceBrowser(ui: Ui) -> impl IntoView {
                             })
                             .collect_view()}
                     </ul>
-                    {listing.truncated.then(|| view! { <p>"Only the first entries are listed."</p> })}
+                    {listing.truncated.then(|| view! { <p>{t(l, Msg::FirstEntriesOnly)}</p> })}
                     {file.map(|(path, text)| match text {
                         Ok(text) => view! {
                             <figure>
@@ -343,7 +347,7 @@ pub fn WorkspaceBrowser(ui: Ui) -> impl IntoView {
                         Err(e) => view! { <p role="alert">{format!("{path}: {e}")}</p> }.into_any(),
                     })}
                     <button type="button" on:click=move |_| send(ui, PageToController::CloseWorkspace)>
-                        "Close workspace"
+                        {t(l, Msg::CloseWorkspace)}
                     </button>
                 </section>
             }
