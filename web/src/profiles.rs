@@ -9,6 +9,7 @@
 //! list only ever knows whether a key is set.
 
 use crate::host::{self, Ui};
+use crate::i18n::{self, t, text, tf, tf_in, tr, Locale, Msg};
 use leptos::html;
 use leptos::prelude::*;
 use lifeline_core::profile::{limits, AgentBudget, Capabilities, Provider, Tool, RESERVED_ENV};
@@ -44,11 +45,11 @@ impl Kind {
             .unwrap_or(Kind::BuiltIn)
     }
 
-    pub fn label(self) -> &'static str {
+    pub fn label(self) -> Msg {
         match self {
-            Kind::BuiltIn => "Built-in local agent",
-            Kind::OpenAi => "OpenAI-compatible",
-            Kind::Anthropic => "Anthropic",
+            Kind::BuiltIn => Msg::BuiltInAgent,
+            Kind::OpenAi => Msg::OpenAiCompatible,
+            Kind::Anthropic => Msg::Anthropic,
         }
     }
 
@@ -238,17 +239,15 @@ impl Draft {
         )
     }
 
-    /// The message to send, or every problem found, per field.
-    pub fn build(&self, api_key: &str) -> Result<ProfileInput, Vec<(Field, String)>> {
+    /// The message to send, or every problem found, per field, in `l`.
+    pub fn build(&self, api_key: &str, l: Locale) -> Result<ProfileInput, Vec<(Field, String)>> {
         let mut errors = Vec::new();
+        let at_most = |n: usize| tf_in(l, Msg::AtMostBytes, &[&n.to_string()]);
         let name = self.name.trim().to_owned();
         if name.is_empty() {
-            errors.push((Field::Name, "Enter a name.".to_owned()));
+            errors.push((Field::Name, t(l, Msg::EnterName).to_owned()));
         } else if name.len() > limits::MAX_NAME_BYTES {
-            errors.push((
-                Field::Name,
-                format!("At most {} bytes.", limits::MAX_NAME_BYTES),
-            ));
+            errors.push((Field::Name, at_most(limits::MAX_NAME_BYTES)));
         }
         let provider = match self.kind {
             Kind::BuiltIn => Provider::BuiltIn,
@@ -256,23 +255,14 @@ impl Draft {
                 let base_url = self.base_url.trim().to_owned();
                 let model = self.model.trim().to_owned();
                 if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                    errors.push((
-                        Field::BaseUrl,
-                        "Start the URL with http:// or https://.".to_owned(),
-                    ));
+                    errors.push((Field::BaseUrl, t(l, Msg::UrlScheme).to_owned()));
                 } else if base_url.len() > limits::MAX_URL_BYTES {
-                    errors.push((
-                        Field::BaseUrl,
-                        format!("At most {} bytes.", limits::MAX_URL_BYTES),
-                    ));
+                    errors.push((Field::BaseUrl, at_most(limits::MAX_URL_BYTES)));
                 }
                 if model.is_empty() {
-                    errors.push((Field::Model, "Enter the model's name.".to_owned()));
+                    errors.push((Field::Model, t(l, Msg::EnterModel).to_owned()));
                 } else if model.len() > limits::MAX_MODEL_BYTES {
-                    errors.push((
-                        Field::Model,
-                        format!("At most {} bytes.", limits::MAX_MODEL_BYTES),
-                    ));
+                    errors.push((Field::Model, at_most(limits::MAX_MODEL_BYTES)));
                 }
                 if kind == Kind::OpenAi {
                     Provider::OpenAiCompatible { base_url, model }
@@ -289,7 +279,7 @@ impl Draft {
         } else {
             KeyInput::Keep
         };
-        let env = match parse_env(&self.env) {
+        let env = match parse_env(&self.env, l) {
             Ok(env) => env,
             Err(message) => {
                 errors.push((Field::Env, message));
@@ -300,13 +290,10 @@ impl Draft {
         let key_env = if key_env.is_empty() {
             None
         } else {
-            if let Err(message) = check_env_name(key_env) {
+            if let Err(message) = check_env_name(key_env, l) {
                 errors.push((Field::KeyEnv, message));
             } else if env.iter().any(|(n, _)| n == key_env) {
-                errors.push((
-                    Field::KeyEnv,
-                    format!("{key_env} is already set under Environment variables."),
-                ));
+                errors.push((Field::KeyEnv, tf_in(l, Msg::KeyEnvTaken, &[key_env])));
             }
             let keyless = match api_key {
                 KeyInput::Set(_) => false,
@@ -314,11 +301,7 @@ impl Draft {
                 KeyInput::Keep => !self.had_key,
             };
             if keyless {
-                errors.push((
-                    Field::KeyEnv,
-                    "This profile has no API key to give; enter one or leave this empty."
-                        .to_owned(),
-                ));
+                errors.push((Field::KeyEnv, t(l, Msg::KeyEnvNoKey).to_owned()));
             }
             Some(key_env.to_owned())
         };
@@ -327,16 +310,13 @@ impl Draft {
             .zip(self.tools)
             .filter_map(|(t, on)| on.then_some(t))
             .collect();
-        let max_steps = whole::<u32>(&self.max_steps, Field::MaxSteps, &mut errors);
-        let max_commands = whole::<u32>(&self.max_commands, Field::MaxCommands, &mut errors);
-        let max_tokens = whole::<u64>(&self.max_tokens, Field::MaxTokens, &mut errors);
+        let max_steps = whole::<u32>(&self.max_steps, Field::MaxSteps, &mut errors, l);
+        let max_commands = whole::<u32>(&self.max_commands, Field::MaxCommands, &mut errors, l);
+        let max_tokens = whole::<u64>(&self.max_tokens, Field::MaxTokens, &mut errors, l);
         let max_wall_ms = match parse_minutes(&self.max_minutes) {
             Some(ms) => ms,
             None => {
-                errors.push((
-                    Field::MaxMinutes,
-                    "Enter minutes above 0 and at most 1440 (up to 3 decimals).".to_owned(),
-                ));
+                errors.push((Field::MaxMinutes, t(l, Msg::EnterMinutes).to_owned()));
                 0
             }
         };
@@ -365,37 +345,34 @@ fn whole<T: std::str::FromStr + Default + PartialOrd>(
     text: &str,
     field: Field,
     errors: &mut Vec<(Field, String)>,
+    l: Locale,
 ) -> T {
     match text.trim().parse::<T>() {
         Ok(n) if n > T::default() => n,
         _ => {
-            errors.push((field, "Enter a whole number above 0.".to_owned()));
+            errors.push((field, t(l, Msg::EnterWhole).to_owned()));
             T::default()
         }
     }
 }
 
-fn check_env_name(name: &str) -> Result<(), String> {
+fn check_env_name(name: &str, l: Locale) -> Result<(), String> {
     let valid = !name.is_empty()
         && name.len() <= limits::MAX_ENV_NAME_BYTES
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && !name.as_bytes()[0].is_ascii_digit();
     if !valid {
-        return Err(format!(
-            "“{name}” is not a variable name: use letters, digits and _, not starting with a digit."
-        ));
+        return Err(tf_in(l, Msg::NotVarName, &[name]));
     }
     if RESERVED_ENV.contains(&name) {
-        return Err(format!(
-            "{name} is set by the runtime and cannot be changed."
-        ));
+        return Err(tf_in(l, Msg::ReservedVar, &[name]));
     }
     Ok(())
 }
 
 /// One `NAME=value` per line; blank lines and lines starting with `#` are
 /// skipped. Every problem is reported, each with its line number.
-pub fn parse_env(text: &str) -> Result<Vec<(String, String)>, String> {
+pub fn parse_env(text: &str, l: Locale) -> Result<Vec<(String, String)>, String> {
     let mut vars: Vec<(String, String)> = Vec::new();
     let mut problems = Vec::new();
     for (index, raw) in text.lines().enumerate() {
@@ -403,31 +380,37 @@ pub fn parse_env(text: &str) -> Result<Vec<(String, String)>, String> {
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        let n = index + 1;
+        let n = (index + 1).to_string();
+        let problem = |message: &str| tf_in(l, Msg::LineProblem, &[&n, message]);
         let Some((name, value)) = line.split_once('=') else {
-            problems.push(format!("Line {n}: write NAME=value."));
+            problems.push(problem(t(l, Msg::WriteNameValue)));
             continue;
         };
         let name = name.trim();
-        if let Err(message) = check_env_name(name) {
-            problems.push(format!("Line {n}: {message}"));
+        if let Err(message) = check_env_name(name, l) {
+            problems.push(problem(&message));
             continue;
         }
         if vars.iter().any(|(v, _)| v == name) {
-            problems.push(format!("Line {n}: {name} is set twice."));
+            problems.push(problem(&tf_in(l, Msg::SetTwice, &[name])));
             continue;
         }
         if value.len() > limits::MAX_ENV_VALUE_BYTES {
-            problems.push(format!(
-                "Line {n}: the value is longer than {} bytes.",
-                limits::MAX_ENV_VALUE_BYTES
-            ));
+            problems.push(problem(&tf_in(
+                l,
+                Msg::ValueTooLong,
+                &[&limits::MAX_ENV_VALUE_BYTES.to_string()],
+            )));
             continue;
         }
         vars.push((name.to_owned(), value.to_owned()));
     }
     if vars.len() > limits::MAX_ENV_VARS {
-        problems.push(format!("At most {} variables.", limits::MAX_ENV_VARS));
+        problems.push(tf_in(
+            l,
+            Msg::AtMostVars,
+            &[&limits::MAX_ENV_VARS.to_string()],
+        ));
     }
     if problems.is_empty() {
         Ok(vars)
@@ -565,7 +548,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
         if first.is_some() {
             if let Some(name) = pending_save.get_untracked() {
                 pending_save.set(None);
-                said.set(format!("Saved “{name}”."));
+                said.set(i18n::now_f(Msg::Saved, &[&name]));
             }
         }
     });
@@ -592,7 +575,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
             node_ref=opener
             on:click=open
         >
-            "Profiles"
+            {text(Msg::Profiles)}
         </button>
         <dialog
             class="profiles"
@@ -607,9 +590,9 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
             }
         >
             <div class="dialog-head">
-                <h2 id="profiles-title">"Profiles"</h2>
+                <h2 id="profiles-title">{text(Msg::Profiles)}</h2>
                 <button type="button" class="dialog-close" on:click=move |_| close()>
-                    "Close"
+                    {text(Msg::Close)}
                 </button>
             </div>
             <p class="dialog-said" role="status">{move || said.get()}</p>
@@ -638,7 +621,7 @@ fn ProfileErrors(ui: Ui) -> impl IntoView {
                 ui.profile_errors
                     .get()
                     .into_iter()
-                    .map(|e| format!("Unreadable profile: {e}"))
+                    .map(|e| tf(Msg::UnreadableProfile, &[&e]))
                     .chain(notices())
                     .map(|m| view! { <p class="field-error">{m}</p> })
                     .collect_view()
@@ -652,24 +635,24 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
     let selected = move || ui.lifecycle().and_then(|l| l.selected_profile);
     let confirming = RwSignal::new(None::<ProfileId>);
     view! {
-        <h3>"Saved profiles"</h3>
+        <h3>{text(Msg::SavedProfiles)}</h3>
         <Show
             when=move || !ui.profiles.with(Vec::is_empty)
             fallback=move || {
                 view! {
                     <p class="empty">
                         {move || {
-                            if ui.profiles_loaded.get() {
-                                "No profiles yet."
+                            tr(if ui.profiles_loaded.get() {
+                                Msg::NoProfilesYet
                             } else {
-                                "Waiting for the controller…"
-                            }
+                                Msg::WaitingForController
+                            })
                         }}
                     </p>
                 }
             }
         >
-            <ul class="profile-list" aria-label="Saved profiles">
+            <ul class="profile-list" aria-label=text(Msg::SavedProfiles)>
                 <For
                     each=move || ui.profiles.get()
                     key=|p| (p.id, p.revision)
@@ -681,7 +664,7 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                         let is_selected = move || selected() == Some(id);
                         let kind = Kind::of(&profile.provider);
                         let model = profile.provider.model().map(str::to_owned);
-                        let key_text = if profile.has_key { "API key set" } else { "no API key" };
+                        let key_text = if profile.has_key { Msg::ApiKeySet } else { Msg::NoApiKey };
                         let edit_profile = profile.clone();
                         let (name2, name3) = (name.clone(), name.clone());
                         view! {
@@ -692,13 +675,14 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                 <p class="profile-name">
                                     <strong>{name.clone()}</strong>
                                     <Show when=is_selected>
-                                        " (selected)"
+                                        {text(Msg::SelectedMark)}
                                     </Show>
                                 </p>
                                 <p class="profile-meta">
-                                    {kind.label()}
+                                    {text(kind.label())}
                                     {model.map(|m| format!(" · {m}"))}
-                                    {format!(" · {key_text}")}
+                                    " · "
+                                    {text(key_text)}
                                 </p>
                                 <div class="profile-actions">
                                     <button
@@ -706,13 +690,13 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                         disabled=is_selected
                                         on:click=move |_| {
                                             if host::select_profile(id) {
-                                                said.set(format!("New launches of this session use “{name2}”."));
+                                                said.set(i18n::now_f(Msg::LaunchesUse, &[&name2]));
                                             } else {
-                                                said.set("Not sent: the controller is not running.".into());
+                                                said.set(i18n::now(Msg::NotSentNoController).into());
                                             }
                                         }
                                     >
-                                        "Use for this session"
+                                        {text(Msg::UseForSession)}
                                     </button>
                                     <button
                                         type="button"
@@ -722,14 +706,14 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                             focus(Field::Name.id());
                                         }
                                     >
-                                        "Edit"
+                                        {text(Msg::Edit)}
                                     </button>
                                     <Show
                                         when=move || confirming.get() == Some(id)
                                         fallback=move || {
                                             view! {
                                                 <button type="button" on:click=move |_| confirming.set(Some(id))>
-                                                    "Delete"
+                                                    {text(Msg::Delete)}
                                                 </button>
                                             }
                                         }
@@ -738,7 +722,10 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                             let name3 = name3.clone();
                                             view! {
                                                 <span class="confirm">
-                                                    {format!("Delete “{name3}”?")}
+                                                    {
+                                                        let name3 = name3.clone();
+                                                        move || tf(Msg::DeleteQuestion, &[&name3])
+                                                    }
                                                     <button
                                                         type="button"
                                                         class="danger"
@@ -750,17 +737,17 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                                                     if form.id.get_untracked() == Some(id) {
                                                                         form.load(Draft::default());
                                                                     }
-                                                                    said.set(format!("Deleting “{name3}”…"));
+                                                                    said.set(i18n::now_f(Msg::Deleting, &[&name3]));
                                                                 } else {
-                                                                    said.set("Not sent: the controller is not running.".into());
+                                                                    said.set(i18n::now(Msg::NotSentNoController).into());
                                                                 }
                                                             }
                                                         }
                                                     >
-                                                        "Confirm delete"
+                                                        {text(Msg::ConfirmDelete)}
                                                     </button>
                                                     <button type="button" on:click=move |_| confirming.set(None)>
-                                                        "Cancel"
+                                                        {text(Msg::Cancel)}
                                                     </button>
                                                 </span>
                                             }
@@ -808,16 +795,16 @@ fn FieldError(form: Form, field: Field) -> impl IntoView {
 fn TextField(
     form: Form,
     field: Field,
-    label: &'static str,
+    label: Msg,
     value: RwSignal<String>,
     #[prop(optional)] hint: Option<&'static str>,
-    #[prop(optional)] hint_text: Option<&'static str>,
+    #[prop(optional)] hint_text: Option<Msg>,
     #[prop(default = "text")] kind: &'static str,
     #[prop(optional)] inputmode: Option<&'static str>,
 ) -> impl IntoView {
     view! {
         <div class="field">
-            <label for=field.id()>{label}</label>
+            <label for=field.id()>{text(label)}</label>
             <input
                 id=field.id()
                 type=kind
@@ -832,15 +819,14 @@ fn TextField(
                     form.clear_error(field);
                 }
             />
-            {hint.zip(hint_text).map(|(id, text)| view! { <p id=id class="hint">{text}</p> })}
+            {hint.zip(hint_text).map(|(id, msg)| view! { <p id=id class="hint">{text(msg)}</p> })}
             <FieldError form field />
         </div>
     }
 }
 
 /// A labelled checkbox bound to `on`.
-#[component]
-fn Check(label: &'static str, on: RwSignal<bool>) -> impl IntoView {
+fn check(label: impl IntoView + 'static, on: RwSignal<bool>) -> impl IntoView {
     view! {
         <label class="check">
             <input
@@ -861,22 +847,23 @@ fn ProfileForm(
 ) -> impl IntoView {
     let editing = move || form.id.get().is_some();
     let title = move || {
-        if editing() {
-            "Edit profile"
+        tr(if editing() {
+            Msg::EditProfile
         } else {
-            "New profile"
-        }
+            Msg::NewProfile
+        })
     };
     let remote = move || form.kind.get() != Kind::BuiltIn;
     let submit = move |event: web_sys::SubmitEvent| {
         event.prevent_default();
         let draft = form.draft();
-        let built = form.api_key.with_untracked(|key| draft.build(key));
+        let locale = i18n::locale_untracked();
+        let built = form.api_key.with_untracked(|key| draft.build(key, locale));
         match built {
             Err(errors) => {
                 let first = errors.first().map(|(f, _)| *f);
                 form.errors.set(errors);
-                said.set("The profile was not saved: fix the marked fields.".into());
+                said.set(t(locale, Msg::NotSavedFix).into());
                 if let Some(field) = first {
                     focus(field.id());
                 }
@@ -888,10 +875,10 @@ fn ProfileForm(
                 form.api_key.set(String::new());
                 if sent {
                     pending_save.set(Some(name.clone()));
-                    said.set(format!("Saving “{name}”…"));
+                    said.set(tf_in(locale, Msg::Saving, &[&name]));
                     form.load(Draft::default());
                 } else {
-                    said.set("Not saved: the controller is not running.".into());
+                    said.set(t(locale, Msg::NotSavedNoController).into());
                 }
             }
         }
@@ -902,13 +889,13 @@ fn ProfileForm(
                 <h3 id="profile-form-title">{title}</h3>
                 <Show when=editing>
                     <button type="button" on:click=move |_| form.load(Draft::default())>
-                        "Cancel editing"
+                        {text(Msg::CancelEditing)}
                     </button>
                 </Show>
             </div>
-            <TextField form field=Field::Name label="Name" value=form.name />
+            <TextField form field=Field::Name label=Msg::Name value=form.name />
             <div class="field">
-                <label for="profile-provider">"Provider"</label>
+                <label for="profile-provider">{text(Msg::Provider)}</label>
                 <select
                     id="profile-provider"
                     on:change:target=move |ev| form.set_kind(Kind::from_value(&ev.target().value()))
@@ -918,7 +905,7 @@ fn ProfileForm(
                         .map(|k| {
                             view! {
                                 <option value=k.value() selected=move || form.kind.get() == k>
-                                    {k.label()}
+                                    {text(k.label())}
                                 </option>
                             }
                         })}
@@ -928,14 +915,14 @@ fn ProfileForm(
                 <TextField
                     form
                     field=Field::BaseUrl
-                    label="Base URL"
+                    label=Msg::BaseUrl
                     value=form.base_url
                     kind="url"
                     inputmode="url"
                 />
-                <TextField form field=Field::Model label="Model" value=form.model />
+                <TextField form field=Field::Model label=Msg::Model value=form.model />
                 <div class="field">
-                    <label for=Field::ApiKey.id()>"API key"</label>
+                    <label for=Field::ApiKey.id()>{text(Msg::ApiKey)}</label>
                     <input
                         id=Field::ApiKey.id()
                         type="password"
@@ -947,20 +934,20 @@ fn ProfileForm(
                     />
                     <p id="profile-api-key-hint" class="hint">
                         {move || {
-                            if form.had_key.get() {
-                                "A key is stored. Leave this empty to keep it."
+                            tr(if form.had_key.get() {
+                                Msg::KeyStored
                             } else {
-                                "Stored encrypted in this browser; never shown again."
-                            }
+                                Msg::KeyNew
+                            })
                         }}
                     </p>
                 </div>
             </Show>
             <Show when=move || form.had_key.get()>
-                <Check label="Remove the stored key" on=form.remove_key />
+                {check(text(Msg::RemoveKey), form.remove_key)}
             </Show>
             <div class="field">
-                <label for=Field::Env.id()>"Environment variables"</label>
+                <label for=Field::Env.id()>{text(Msg::EnvVars)}</label>
                 <textarea
                     id=Field::Env.id()
                     rows="4"
@@ -975,35 +962,35 @@ fn ProfileForm(
                     }
                 ></textarea>
                 <p id="profile-env-hint" class="hint">
-                    "One NAME=value per line. Commands see them; they are not secret."
+                    {text(Msg::EnvHint)}
                 </p>
                 <FieldError form field=Field::Env />
             </div>
             <TextField
                 form
                 field=Field::KeyEnv
-                label="Give commands the API key as"
+                label=Msg::KeyEnvLabel
                 value=form.key_env
                 hint="profile-key-env-hint"
-                hint_text="Optional: a variable name, e.g. OPENAI_API_KEY. Empty keeps the key from commands."
+                hint_text=Msg::KeyEnvHint
             />
             <fieldset>
-                <legend>"Tools"</legend>
+                <legend>{text(Msg::Tools)}</legend>
                 {Tool::ALL
                     .into_iter()
                     .zip(form.tools)
-                    .map(|(tool, on)| view! { <Check label=tool.name() on /> })
+                    .map(|(tool, on)| check(tool.name(), on))
                     .collect_view()}
-                <Check label="Allow js" on=form.js />
+                {check(text(Msg::AllowJs), form.js)}
             </fieldset>
             <fieldset class="budget">
-                <legend>"Budget per turn"</legend>
-                <TextField form field=Field::MaxSteps label="Max steps" value=form.max_steps kind="number" inputmode="numeric" />
-                <TextField form field=Field::MaxCommands label="Max commands" value=form.max_commands kind="number" inputmode="numeric" />
-                <TextField form field=Field::MaxTokens label="Max tokens" value=form.max_tokens kind="number" inputmode="numeric" />
-                <TextField form field=Field::MaxMinutes label="Max minutes" value=form.max_minutes kind="number" inputmode="decimal" />
+                <legend>{text(Msg::BudgetPerTurn)}</legend>
+                <TextField form field=Field::MaxSteps label=Msg::MaxSteps value=form.max_steps kind="number" inputmode="numeric" />
+                <TextField form field=Field::MaxCommands label=Msg::MaxCommands value=form.max_commands kind="number" inputmode="numeric" />
+                <TextField form field=Field::MaxTokens label=Msg::MaxTokens value=form.max_tokens kind="number" inputmode="numeric" />
+                <TextField form field=Field::MaxMinutes label=Msg::MaxMinutes value=form.max_minutes kind="number" inputmode="decimal" />
             </fieldset>
-            <button type="submit" class="primary">"Save profile"</button>
+            <button type="submit" class="primary">{text(Msg::SaveProfile)}</button>
         </form>
     }
 }
@@ -1015,10 +1002,10 @@ mod tests {
     #[test]
     fn env_lines_parse_and_report_every_problem() {
         assert_eq!(
-            parse_env("A=1\n\n# note\nB_2= x=y \r\n").unwrap(),
+            parse_env("A=1\n\n# note\nB_2= x=y \r\n", Locale::En).unwrap(),
             vec![("A".into(), "1".into()), ("B_2".into(), " x=y ".into())]
         );
-        let error = parse_env("novalue\n1X=2\nPWD=/\nA=1\nA=2").unwrap_err();
+        let error = parse_env("novalue\n1X=2\nPWD=/\nA=1\nA=2", Locale::En).unwrap_err();
         for part in ["Line 1", "Line 2", "Line 3", "Line 5"] {
             assert!(error.contains(part), "{error}");
         }
@@ -1034,17 +1021,17 @@ mod tests {
             had_key: true,
             ..Draft::default()
         };
-        let input = d.build("").unwrap();
+        let input = d.build("", Locale::En).unwrap();
         assert_eq!(input.name, "Local");
         assert_eq!(input.api_key, KeyInput::Keep);
         assert_eq!(input.budget, AgentBudget::default());
         assert_eq!(input.capabilities, Capabilities::default());
         assert_eq!(
-            d.build(" sk-1 ").unwrap().api_key,
+            d.build(" sk-1 ", Locale::En).unwrap().api_key,
             KeyInput::Set(SecretText("sk-1".into()))
         );
         d.remove_key = true;
-        assert_eq!(d.build("").unwrap().api_key, KeyInput::Clear);
+        assert_eq!(d.build("", Locale::En).unwrap().api_key, KeyInput::Clear);
     }
 
     #[test]
@@ -1059,7 +1046,7 @@ mod tests {
             ..Draft::default()
         };
         let fields: Vec<Field> = d
-            .build("")
+            .build("", Locale::En)
             .unwrap_err()
             .into_iter()
             .map(|(f, _)| f)
@@ -1104,7 +1091,7 @@ mod tests {
         for bad in ["", ".", "0", "-1", "1.2345", "1e3", "1441"] {
             assert_eq!(parse_minutes(bad), None, "{bad}");
         }
-        let input = draft.build("").unwrap();
+        let input = draft.build("", Locale::En).unwrap();
         assert_eq!(input.id, Some(summary.id));
         assert_eq!(input.provider, summary.provider);
         assert_eq!(input.env, summary.env);
