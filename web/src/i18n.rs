@@ -112,7 +112,7 @@ catalog! {
     PersistRefused => "The browser declined; this history stays best-effort. Browsers often grant it to installed or frequently used sites.",
         "Der Browser hat abgelehnt; dieser Verlauf bleibt nicht dauerhaft. Browser gewähren es oft installierten oder häufig genutzten Seiten.";
     PersistFailed => "Could not ask the browser: {0}", "Der Browser konnte nicht gefragt werden: {0}";
-    Dismiss => "Dismiss", "Schließen";
+    Dismiss => "Dismiss", "Ausblenden";
     RestartNotice => "The controller worker stopped and was restarted; running commands continued.",
         "Der Controller-Worker wurde beendet und neu gestartet; laufende Befehle liefen weiter.";
     ControllerNotRunning => "The controller is not running; try again in a moment.",
