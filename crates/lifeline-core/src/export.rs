@@ -83,15 +83,17 @@ struct Members {
 }
 
 fn members(entries: &[JournalEntry], session: SessionId) -> Members {
-    let mut m = Members::default();
-    m.workspace = entries.iter().find_map(|e| match &e.record {
-        JournalRecord::SessionOpened {
-            session: s,
-            workspace,
-            ..
-        } if *s == session => Some(*workspace),
-        _ => None,
-    });
+    let mut m = Members {
+        workspace: entries.iter().find_map(|e| match &e.record {
+            JournalRecord::SessionOpened {
+                session: s,
+                workspace,
+                ..
+            } if *s == session => Some(*workspace),
+            _ => None,
+        }),
+        ..Members::default()
+    };
     for e in entries {
         match &e.record {
             JournalRecord::LeaseGranted { workspace, lease } if Some(*workspace) == m.workspace => {

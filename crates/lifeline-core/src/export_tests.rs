@@ -401,6 +401,8 @@ trait DoesNot {
 impl<T> DoesNot for &Probe<T> {}
 
 #[test]
+// The borrows are the autoref probe itself, not noise.
+#[allow(clippy::needless_borrow)]
 fn a_planted_secret_never_reaches_an_export() {
     // A `Secret` value cannot be serialised at all, and its Debug hides it.
     assert!(!(&Probe::<Secret>(PhantomData)).serializes());

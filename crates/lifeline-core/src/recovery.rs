@@ -131,7 +131,10 @@ fn uncertain(outcome: Outcome) -> bool {
 }
 
 /// Verdicts and re-issues recorded for the session's commands.
-fn resolutions(records: &[SessionRecord]) -> (Vec<(CommandId, bool)>, Vec<(CommandId, CommandId)>) {
+/// User verdicts (command, done) and re-issues (command, replacement).
+type Resolutions = (Vec<(CommandId, bool)>, Vec<(CommandId, CommandId)>);
+
+fn resolutions(records: &[SessionRecord]) -> Resolutions {
     let mut verdicts = Vec::new();
     let mut reissued = Vec::new();
     for r in records {
