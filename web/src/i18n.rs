@@ -195,7 +195,9 @@ catalog! {
     // The details pane.
     Details => "Details", "Details";
     Environment => "Environment", "Umgebung";
-    BuiltInOffline => "Built-in local agent (offline)", "Eingebauter lokaler Agent (offline)";
+    EnvWorker => "This tab's worker sandbox (OPFS workspace)", "Worker-Sandbox dieses Tabs (OPFS-Arbeitsbereich)";
+    EnvFolderUnavailable => "A local folder (not available in this build)", "Ein lokaler Ordner (in diesem Build nicht verfügbar)";
+    EnvironmentHint => "Where a session's files live. Each session records its environment; this build can launch only in the worker sandbox.", "Wo die Dateien einer Sitzung liegen. Jede Sitzung speichert ihre Umgebung; dieser Build startet nur in der Worker-Sandbox.";
     Language => "Language", "Sprache";
     Role => "Role", "Rolle";
     Runtime => "Runtime", "Runtime";
