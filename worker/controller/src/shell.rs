@@ -412,6 +412,9 @@ impl Shell {
         }
         let policy = RetentionPolicy::default();
         let (mut projection, refused) = Projection::salvage(policy, snapshot, &tail, MAX_REFUSED);
+        // The recovery card reports what could not be read as missing.
+        self.facts.borrow_mut().quarantined =
+            u32::try_from(quarantined.len() + refused.len()).unwrap_or(u32::MAX);
         if !refused.is_empty() {
             let detail: Vec<String> = refused.iter().take(8).map(|r| r.to_string()).collect();
             notice(
