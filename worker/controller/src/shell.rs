@@ -127,7 +127,6 @@ pub struct Shell {
     awaiting_record: RefCell<BTreeMap<RequestId, lifeline_core::StartupAttemptId>>,
     /// Runtimes an attempt stops; their exit settles its cleanup.
     stopping: RefCell<BTreeMap<RuntimeId, lifeline_core::StartupAttemptId>>,
-    attempt_timers: RefCell<Vec<Timeout>>,
     live: RefCell<Option<lifecycle::Live>>,
     /// What the recovery inspector was last told about the world.
     facts: RefCell<lifeline_core::recovery::Facts>,
@@ -178,7 +177,6 @@ impl Shell {
             active: RefCell::new(None),
             awaiting_record: RefCell::new(BTreeMap::new()),
             stopping: RefCell::new(BTreeMap::new()),
-            attempt_timers: RefCell::new(Vec::new()),
             live: RefCell::new(None),
             conversations: RefCell::new(BTreeMap::new()),
             early_prompts: RefCell::new(Vec::new()),

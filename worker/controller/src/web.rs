@@ -72,6 +72,17 @@ pub async fn hold_lock_for_life(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A one-shot timer that owns its callback and frees it once it has run,
+/// for timers nobody cancels (their continuations check ownership instead).
+pub fn after(delay_ms: u64, f: impl FnOnce() + 'static) {
+    let callback = Closure::once_into_js(f);
+    let delay = delay_ms.min(i32::MAX as u64) as i32;
+    // Without a timer there is no continuation; the attempt it belongs to
+    // then ends by its other timers or by Stop.
+    let _ = scope()
+        .set_timeout_with_callback_and_timeout_and_arguments_0(callback.unchecked_ref(), delay);
+}
+
 /// A one-shot timer; dropping the handle does not cancel it, `cancel` does.
 pub struct Timeout {
     id: i32,

@@ -30,7 +30,7 @@ use web_sys::AbortController;
 use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
 use crate::config::ConfigStore;
 use crate::provider;
-use crate::web::{now, random_bytes, random_u128, Timeout};
+use crate::web::{after, now, random_bytes, random_u128};
 
 /// What a running execution works with, from the launch checkpoint.
 pub(super) struct Active {
@@ -415,15 +415,12 @@ impl Shell {
             SessionEffect::SetTimer { attempt, timer, at } => {
                 let weak = Rc::downgrade(self);
                 let delay = at.0.saturating_sub(now().0);
-                let handle = Timeout::new(delay, move || {
+                after(delay, move || {
                     if let Some(shell) = weak.upgrade() {
                         shell.with_sessions(|s| s.handle_timer(attempt, timer, now()));
                         shell.pump();
                     }
                 });
-                if let Some(h) = handle {
-                    self.attempt_timers.borrow_mut().push(h);
-                }
             }
             SessionEffect::CancelWaits { attempt } => {
                 let mut launching = self.launching.borrow_mut();
@@ -555,13 +552,11 @@ impl Shell {
             }
             None => {
                 let weak = Rc::downgrade(self);
-                if let Some(h) = Timeout::new(STEP_MS, move || {
+                after(STEP_MS, move || {
                     if let Some(shell) = weak.upgrade() {
                         shell.load_execution(attempt, runtime, generation, waited_ms + STEP_MS);
                     }
-                }) {
-                    self.attempt_timers.borrow_mut().push(h);
-                }
+                });
             }
         }
     }
@@ -647,7 +642,7 @@ impl Shell {
             return self.start_runtime(attempt, workspace, env, existing_workspace);
         }
         let weak = Rc::downgrade(self);
-        if let Some(h) = Timeout::new(STEP_MS, move || {
+        after(STEP_MS, move || {
             if let Some(shell) = weak.upgrade() {
                 // The attempt may have been cancelled meanwhile.
                 let owned = shell
@@ -667,9 +662,7 @@ impl Shell {
                     );
                 }
             }
-        }) {
-            self.attempt_timers.borrow_mut().push(h);
-        }
+        });
     }
 
     fn start_runtime(
