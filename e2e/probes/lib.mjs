@@ -62,8 +62,9 @@ export async function observeUi(page) {
     status: await text(page.locator('p.connection[role="status"]')),
     notices: (await page.locator('.notices .notice > p:first-child').allTextContents()).map((t) => t.trim()).filter(Boolean),
     lifecycle: await text(page.locator('.lifecycle [role="status"]')),
-    lifecycleAlert: await text(page.locator('.lifecycle [role="alert"]')),
-    resumeButton: (await page.locator('.lifecycle').getByRole('button', { name: 'Resume' }).count()) > 0,
+    // The recovery card is the one place that explains and acts.
+    lifecycleAlert: await text(page.getByRole('region', { name: 'Recovery' }).locator('.recovery-summary')),
+    resumeButton: (await page.getByRole('region', { name: 'Recovery' }).getByRole('button', { name: 'Resume' }).count()) > 0,
     refused: await text(page.locator('#composer-refused')),
     sendDisabled: await page.getByRole('button', { name: 'Send' }).isDisabled(),
     messageDisabled: await page.getByRole('textbox', { name: 'Message' }).isDisabled(),

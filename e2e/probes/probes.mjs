@@ -75,7 +75,7 @@ async function followUp(page, line, obs) {
 function uiLine(label, ui) {
   return (
     `${label}: status ${json(ui.status)}; notices ${json(ui.notices)}; lifecycle ${json(ui.lifecycle)}; ` +
-    `alert ${json(ui.lifecycleAlert)}; Resume button ${ui.resumeButton ? 'shown' : 'not shown'}; ` +
+    `card ${json(ui.lifecycleAlert)}; Resume button ${ui.resumeButton ? 'shown' : 'not shown'}; ` +
     `details: runtime ${json(ui.runtime)}, journal ${json(ui.journal)}, position ${ui.position}, ` +
     `controller restarts ${ui.restarts}, role ${json(ui.role)}; ` +
     `Message ${ui.messageDisabled ? 'disabled' : 'enabled'}${ui.refused ? `; refused ${json(ui.refused)}` : ''}`
@@ -283,8 +283,8 @@ const probe3 = {
     if (await appears(turnEnd, 5_000)) obs(`turn text: ${json((await turnEnd.last().textContent()).trim())}`);
     const uncertain = await uncertainBlocks(page);
     // What the page offers now: a failure with Resume, or a Send that becomes usable.
-    const alert = page.locator('.lifecycle [role="alert"]').filter({ hasText: /\S/ });
-    const resume = page.locator('.lifecycle').getByRole('button', { name: 'Resume' });
+    const alert = page.getByRole('region', { name: 'Recovery' }).locator('.recovery-summary').filter({ hasText: /\S/ });
+    const resume = page.getByRole('region', { name: 'Recovery' }).getByRole('button', { name: 'Resume' });
     if (!(await page.getByRole('textbox', { name: 'Message' }).isDisabled())) {
       await page.getByRole('textbox', { name: 'Message' }).fill('$ cat before.txt');
     }
