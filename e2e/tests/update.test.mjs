@@ -56,7 +56,18 @@ test('a new build replaces the old cache without mixing assets', { skip: !SCRATC
     let caches = [];
     for (let attempt = 0; attempt < 10; attempt += 1) {
       page = await browser.context.newPage();
-      await page.goto(SCRATCH_URL);
+      // One CI run saw this navigation never reach `load` while build B was
+      // activating (not root-caused; see the closing note of issues 5–6).
+      // A stalled navigation is retried like one claimed by the old worker;
+      // the assertion below still requires build B alone in the end.
+      const loaded = await page
+        .goto(SCRATCH_URL, { timeout: 10_000 })
+        .then(() => true)
+        .catch(() => false);
+      if (!loaded) {
+        await page.close();
+        continue;
+      }
       await waitServiceWorkerReady(page);
       await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
       caches = await cacheNames(page);
