@@ -164,6 +164,12 @@ identity!(
     "workspace id"
 );
 identity!(
+    /// A local folder the user opened: names the stored directory handle,
+    /// never the folder's path (the browser does not reveal it).
+    FolderId,
+    "folder id"
+);
+identity!(
     /// The lease a controller holds on a workspace; generations count per lease.
     LeaseId,
     "lease id"

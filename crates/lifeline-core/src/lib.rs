@@ -48,6 +48,7 @@
 pub mod agent;
 pub mod command;
 pub mod controller;
+pub mod environment;
 pub mod event;
 pub mod export;
 pub mod id;
@@ -72,9 +73,9 @@ pub use event::{
     OutputChunk, OutputSummary, RetainedBody, TerminalResult,
 };
 pub use id::{
-    AttemptId, CommandId, CredentialId, Digest, ErrorStamp, EventSeq, ExecutionId, Generation,
-    IdError, IdMinter, IdempotencyKey, LeaseId, Millis, ProfileId, ProviderRequestId, RuntimeId,
-    SessionId, StartupAttemptId, TaskId, TurnId, WorkspaceId,
+    AttemptId, CommandId, CredentialId, Digest, ErrorStamp, EventSeq, ExecutionId, FolderId,
+    Generation, IdError, IdMinter, IdempotencyKey, LeaseId, Millis, ProfileId, ProviderRequestId,
+    RuntimeId, SessionId, StartupAttemptId, TaskId, TurnId, WorkspaceId,
 };
 pub use journal::{
     AckSource, BatchId, GoneCause, JournalEntry, JournalRecord, PersistBatch, ProviderFailureClass,

@@ -18,6 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::environment::{EnvironmentState, FolderAccess};
 use crate::id::{CommandId, ErrorStamp, ExecutionId, ProviderRequestId, SessionId, TurnId};
 use crate::outcome::Outcome;
 use crate::projection::Projection;
@@ -101,6 +102,9 @@ pub struct Facts {
     pub live_request: Option<ProviderRequestId>,
     /// Journal entries set aside as unreadable at recovery.
     pub quarantined: u32,
+    /// A local folder's access, observed without prompting; `None` for the
+    /// worker sandbox or when not checked.
+    pub folder_access: Option<FolderAccess>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,6 +128,9 @@ pub struct Report {
     /// What is missing: history not retained, output never recorded.
     pub missing: Vec<String>,
     pub storage: Option<String>,
+    /// Which environment state exists and what teardown and reopening are
+    /// possible; `None` for a session without a recorded environment.
+    pub environment: Option<EnvironmentState>,
 }
 
 fn uncertain(outcome: Outcome) -> bool {
@@ -359,6 +366,14 @@ pub fn inspect(
             }
         )
     });
+    let environment = records.iter().find_map(|r| match r {
+        SessionRecord::Created { environment, .. } => Some(crate::environment::state(
+            environment,
+            facts.folder_access,
+            facts.workspace_exists,
+        )),
+        _ => None,
+    });
     Report {
         session,
         rows: vec![conversation, workspace, credentials, processes, attachments],
@@ -366,6 +381,7 @@ pub fn inspect(
         uncertain_requests,
         missing,
         storage,
+        environment,
     }
 }
 
@@ -536,6 +552,12 @@ pub fn card(
         .get(&session)
         .is_some_and(|s| !s.turns.is_empty());
     let why_busy = busy.clone();
+    // A folder the browser will ask about again is not checked yet, but the
+    // click that inspects it may ask (the page does, before sending it).
+    let needs_permission = report
+        .environment
+        .as_ref()
+        .is_some_and(|e| e.needs_permission());
     let unavailable =
         |a: Action| -> Option<String> {
             if let Some(b) = &why_busy {
@@ -574,9 +596,11 @@ pub fn card(
                 Action::InspectWorkspace => {
                     if !stopped {
                         Some("the agent is running; its workspace is live, not stopped".into())
-                    } else if report.rows.iter().any(|r| {
-                        r.dimension == Dimension::Workspace && r.verdict != Verdict::Survived
-                    }) {
+                    } else if !needs_permission
+                        && report.rows.iter().any(|r| {
+                            r.dimension == Dimension::Workspace && r.verdict != Verdict::Survived
+                        })
+                    {
                         Some("there is no workspace folder to inspect".into())
                     } else {
                         None
@@ -595,7 +619,8 @@ pub fn card(
         .into_iter()
         .map(|action| ActionView {
             action,
-            unavailable: unavailable(action),
+            unavailable: unavailable(action)
+                .or_else(|| report.environment.as_ref().and_then(|e| e.blocks(action))),
         })
         .collect();
     let (summary, cause) = match (active, state) {

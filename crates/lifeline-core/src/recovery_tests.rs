@@ -44,6 +44,10 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
+        Fixture::in_environment(Environment::Worker)
+    }
+
+    fn in_environment(environment: Environment) -> Fixture {
         let mut f = Fixture {
             sessions: Sessions::new(b"recovery tests"),
             projection: Projection::new(RetentionPolicy::default()),
@@ -54,7 +58,7 @@ impl Fixture {
             workspace: ws(),
             title: "t".into(),
         });
-        f.sessions.create(sid(), ws(), Environment::Worker, pid());
+        f.sessions.create(sid(), ws(), environment, pid());
         f.flush();
         f
     }
@@ -156,6 +160,7 @@ fn facts() -> Facts {
         storage: Some((false, 1000, 10_000)),
         live_request: None,
         quarantined: 0,
+        folder_access: None,
     }
 }
 
@@ -407,4 +412,75 @@ fn the_continuation_prompt_separates_original_history_summary_and_uncertain_acti
     assert!(original < summary && summary < uncertain);
     assert!(p.contains("> user: $ echo hi > a.txt"));
     assert!(p.contains("> agent (completed): Ran 1 command"));
+}
+
+fn local_folder() -> Environment {
+    Environment::LocalFolder {
+        folder: crate::id::FolderId::from_u128(0xf01d).unwrap(),
+        name: "project".into(),
+    }
+}
+
+/// What the shell reports for a folder it could not look into: the folder
+/// is not checked (no prompting), only its access is observed.
+fn folder_facts(access: crate::environment::FolderAccess) -> Facts {
+    Facts {
+        workspace_exists: None,
+        workspace_files: None,
+        folder_access: Some(access),
+        ..facts()
+    }
+}
+
+#[test]
+fn a_local_folder_that_needs_permission_keeps_resume_and_inspection_on_offer() {
+    use crate::environment::{FolderAccess, Reopen, Teardown};
+    let mut f = Fixture::in_environment(local_folder());
+    f.launch(1);
+    f.fail_turn(1);
+    let card = f
+        .card(&folder_facts(FolderAccess::NeedsPermission))
+        .expect("a card");
+    let env = card.report.environment.clone().expect("recorded");
+    assert_eq!(env.environment, local_folder());
+    assert_eq!(env.teardown, Teardown::NeverRemoved);
+    assert_eq!(env.reopen, Reopen::AfterPermission);
+    assert!(env.needs_permission());
+    // The page asks on the click; the core blocks neither. (This fixture
+    // records no turns, so Continue from history has its own reason.)
+    for action in [Action::Resume, Action::InspectWorkspace] {
+        assert_eq!(unavailable(&card, action), None, "{action:?}");
+    }
+}
+
+#[test]
+fn a_local_folder_the_browser_forgot_blocks_what_would_open_it() {
+    use crate::environment::{FolderAccess, Reopen};
+    let mut f = Fixture::in_environment(local_folder());
+    f.launch(1);
+    f.fail_turn(1);
+    let card = f.card(&folder_facts(FolderAccess::Gone)).expect("a card");
+    assert_eq!(
+        card.report.environment.as_ref().map(|e| e.reopen),
+        Some(Reopen::Impossible)
+    );
+    for action in [Action::Resume, Action::InspectWorkspace, Action::StartFresh] {
+        let why = unavailable(&card, action).unwrap_or_default();
+        assert!(why.contains("project"), "{action:?}: {why}");
+    }
+    assert_eq!(unavailable(&card, Action::Archive), None);
+}
+
+#[test]
+fn the_worker_sandbox_reports_lifeline_owned_teardown() {
+    use crate::environment::{Reopen, Teardown};
+    let mut f = Fixture::new();
+    f.launch(1);
+    f.fail_turn(1);
+    let card = f.card(&facts()).expect("a card");
+    let env = card.report.environment.expect("recorded");
+    assert_eq!(env.environment, Environment::Worker);
+    assert_eq!(env.teardown, Teardown::RemovedOnDelete);
+    assert_eq!(env.reopen, Reopen::Ready);
+    assert_eq!(env.access, None);
 }

@@ -34,8 +34,8 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::id::{
-    CommandId, CredentialId, ErrorStamp, ExecutionId, Generation, IdError, IdMinter, Millis,
-    ProfileId, RuntimeId, SessionId, StartupAttemptId, TurnId, WorkspaceId,
+    CommandId, CredentialId, ErrorStamp, ExecutionId, FolderId, Generation, IdError, IdMinter,
+    Millis, ProfileId, RuntimeId, SessionId, StartupAttemptId, TurnId, WorkspaceId,
 };
 use crate::profile::{
     launch_environment, resolve_for_resume, AgentBudget, Capabilities, CredentialFailure,
@@ -83,12 +83,21 @@ pub enum Environment {
     Worker,
     /// A local folder the user opened (File System Access API). The user
     /// owns it: no cleanup ever deletes it (an operator-owned claim).
-    LocalFolder { name: String },
+    /// `folder` names the directory handle stored in this browser; `name`
+    /// is the folder's own name, for people.
+    LocalFolder { folder: FolderId, name: String },
 }
 
 impl Environment {
     pub fn owned_by_lifeline(&self) -> bool {
         matches!(self, Environment::Worker)
+    }
+
+    pub fn folder(&self) -> Option<FolderId> {
+        match self {
+            Environment::Worker => None,
+            Environment::LocalFolder { folder, .. } => Some(*folder),
+        }
     }
 }
 
@@ -172,6 +181,12 @@ impl core::fmt::Display for LoadError {
 pub enum LaunchFailure {
     /// The retained workspace is not there. It is never recreated empty.
     WorkspaceMissing,
+    /// The session's local folder cannot be used now: the browser needs the
+    /// user's permission again, or no longer knows the folder.
+    Folder {
+        name: String,
+        access: crate::environment::FolderAccess,
+    },
     Failed {
         detail: String,
     },
@@ -229,6 +244,18 @@ impl core::fmt::Display for FailureCause {
             FailureCause::Launch { failure: LaunchFailure::WorkspaceMissing } => f.write_str(
                 "the session's workspace is gone from this browser's storage; it was not recreated. Start fresh to continue in a new workspace",
             ),
+            FailureCause::Launch {
+                failure: LaunchFailure::Folder { name, access },
+            } => match access {
+                crate::environment::FolderAccess::NeedsPermission => write!(
+                    f,
+                    "the browser needs your permission again to use the folder \u{201c}{name}\u{201d}; press Resume and allow it"
+                ),
+                _ => write!(
+                    f,
+                    "the folder \u{201c}{name}\u{201d} is no longer available in this browser (moved, deleted or forgotten); Start fresh, or choose it again under Environment"
+                ),
+            },
             FailureCause::Launch { failure: LaunchFailure::Failed { detail } } => {
                 write!(f, "the runtime could not start: {detail}")
             }
@@ -271,6 +298,10 @@ pub enum SessionRecord {
         profile: Option<ProfileRef>,
         resumed_from: Option<ExecutionId>,
         note: Option<String>,
+        /// Where this execution runs (reference 000: recorded on each
+        /// execution). Absent in journals from before it was recorded.
+        #[serde(default)]
+        environment: Option<Environment>,
     },
     /// A resume rejoined the retained execution itself.
     ExecutionRejoined {
@@ -1331,6 +1362,7 @@ impl Sessions {
             return Handled::Stale;
         };
         let note = prepared.note.clone();
+        let environment = self.entries.get(&session).map(|e| e.environment.clone());
         self.attempt_mut(session).phase = Phase::Persisting {
             rejoined: false,
             binding: launched.clone(),
@@ -1346,6 +1378,7 @@ impl Sessions {
                 profile: launched.profile.clone(),
                 resumed_from,
                 note,
+                environment,
             }));
         Handled::Applied
     }
@@ -1795,11 +1828,15 @@ impl Sessions {
 
     /// Start fresh: a new session on a new workspace, linked from this one.
     /// The old session's evidence and workspace stay; it is not archived.
+    /// `environment` is where the successor runs; `None` keeps this
+    /// session's (a local folder stays the same folder: it is the user's,
+    /// and a fresh conversation in it is what Start fresh means there).
     pub fn start_fresh(
         &mut self,
         session: SessionId,
         successor: SessionId,
         workspace: WorkspaceId,
+        environment: Option<Environment>,
         now: Millis,
     ) -> Result<StartupAttemptId, Refusal> {
         let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
@@ -1807,7 +1844,8 @@ impl Sessions {
             return Err(Refusal::Busy { attempt: a.id });
         }
         let profile = e.selected;
-        self.create(successor, workspace, Environment::Worker, profile);
+        let environment = environment.unwrap_or_else(|| e.environment.clone());
+        self.create(successor, workspace, environment, profile);
         self.record(SessionRecord::Succeeded { session, successor });
         self.begin(successor, Purpose::Launch, None, None, now)
     }

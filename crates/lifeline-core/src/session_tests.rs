@@ -424,6 +424,7 @@ fn ac4_operator_owned_folder_is_never_removed_by_archive_or_delete() {
         sid(2),
         WorkspaceId::from_u128(5).unwrap(),
         Environment::LocalFolder {
+            folder: lifeline_folder(),
             name: "project".into(),
         },
         pid(1),
@@ -1297,4 +1298,79 @@ fn r007_controller_shutdown_mid_attempt_forgets_it_and_replays_no_prompt() {
         .drain_effects()
         .iter()
         .all(|e| !matches!(e, SessionEffect::AdmitPrompt { .. })));
+}
+
+fn lifeline_folder() -> crate::id::FolderId {
+    crate::id::FolderId::from_u128(0xf0).unwrap()
+}
+
+#[test]
+fn each_execution_records_the_environment_it_runs_in() {
+    let mut w = World::new();
+    let p = profile(1, 1, &[]);
+    w.launch_with(&p, None, 1);
+    let environments: Vec<_> = w
+        .records()
+        .into_iter()
+        .filter_map(|r| match r {
+            SessionRecord::ExecutionStarted { environment, .. } => Some(environment),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(environments, vec![Some(Environment::Worker)]);
+}
+
+#[test]
+fn start_fresh_keeps_the_environment_unless_another_is_chosen() {
+    let folder = Environment::LocalFolder {
+        folder: lifeline_folder(),
+        name: "project".into(),
+    };
+    let created = |w: &World, session: SessionId| {
+        w.records().into_iter().find_map(|r| match r {
+            SessionRecord::Created {
+                session: s,
+                environment,
+                ..
+            } if s == session => Some(environment),
+            _ => None,
+        })
+    };
+    let mut w = World::new();
+    let p = profile(1, 1, &[]);
+    w.launch_with(&p, None, 1);
+    w.fail_turn(turn(1), 1);
+    // Chosen under Environment: the successor runs in the folder.
+    w.s.start_fresh(
+        sid(1),
+        sid(2),
+        WorkspaceId::from_u128(0x2002).unwrap(),
+        Some(folder.clone()),
+        T0,
+    )
+    .unwrap();
+    w.take();
+    assert_eq!(created(&w, sid(2)), Some(folder.clone()));
+    assert_eq!(w.s.environment(sid(2)), Some(&folder));
+    // The predecessor keeps its own environment and evidence.
+    assert_eq!(w.s.environment(sid(1)), Some(&Environment::Worker));
+    assert!(w.records().iter().any(|r| matches!(
+        r,
+        SessionRecord::Succeeded { session, successor } if *session == sid(1) && *successor == sid(2)
+    )));
+    // Start fresh from the folder session without a choice: the same
+    // folder. Its own start is stopped first (a busy session refuses).
+    assert!(w.s.trace(sid(2)).unwrap().owner.is_some());
+    w.s.cancel(sid(2), T0);
+    w.take();
+    w.s.start_fresh(
+        sid(2),
+        sid(3),
+        WorkspaceId::from_u128(0x3003).unwrap(),
+        None,
+        T0,
+    )
+    .unwrap();
+    w.take();
+    assert_eq!(created(&w, sid(3)), Some(folder));
 }

@@ -1,0 +1,209 @@
+//! Where a session's files live, as the recovery summary tells it: which
+//! environment state exists, who owns it, and what teardown and reopening
+//! are possible (reference 000: the environment selector and its record).
+//!
+//! The shell observes a local folder's access without asking for anything
+//! ([`FolderAccess`]); this module turns that observation into what the
+//! card says and which actions it blocks. Asking the user for permission is
+//! the page's job, on the click that needs it: only a user gesture may.
+
+use serde::{Deserialize, Serialize};
+
+use crate::recovery::Action;
+use crate::session::Environment;
+
+/// What the shell saw of a local folder's stored handle, without prompting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FolderAccess {
+    /// Read and write are granted now.
+    Granted,
+    /// The handle is stored, but the browser will ask the user again (it
+    /// does after the last tab of the origin closed).
+    NeedsPermission,
+    /// The browser no longer knows the folder: the stored handle is gone
+    /// (site data cleared) or the folder was moved or deleted.
+    Gone,
+    /// This browser cannot open local folders at all.
+    Unsupported,
+}
+
+/// Who removes the environment's files when the session goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Teardown {
+    /// Lifeline created the folder: Archive keeps it, Delete removes it.
+    RemovedOnDelete,
+    /// The user's folder: nothing in Lifeline ever deletes it.
+    NeverRemoved,
+}
+
+/// Whether a new runtime can open the environment again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reopen {
+    /// Nothing stands in the way.
+    Ready,
+    /// Possible after the user allows access again (the page asks on the
+    /// click that needs it).
+    AfterPermission,
+    /// Not possible in this browser any more.
+    Impossible,
+    /// Not checked yet.
+    Unknown,
+}
+
+/// The environment part of a recovery report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvironmentState {
+    pub environment: Environment,
+    /// For a local folder, what the shell observed; `None` for the worker
+    /// sandbox or when not checked.
+    pub access: Option<FolderAccess>,
+    pub teardown: Teardown,
+    pub reopen: Reopen,
+}
+
+/// Combines what the journal recorded with what the shell observed.
+/// `workspace_exists` is the worker sandbox folder's presence, if checked.
+pub fn state(
+    environment: &Environment,
+    access: Option<FolderAccess>,
+    workspace_exists: Option<bool>,
+) -> EnvironmentState {
+    match environment {
+        Environment::Worker => EnvironmentState {
+            environment: environment.clone(),
+            access: None,
+            teardown: Teardown::RemovedOnDelete,
+            // A missing sandbox folder is never recreated empty for a
+            // resume; a new session may still start (Start fresh).
+            reopen: match workspace_exists {
+                Some(true) => Reopen::Ready,
+                Some(false) => Reopen::Impossible,
+                None => Reopen::Unknown,
+            },
+        },
+        Environment::LocalFolder { .. } => EnvironmentState {
+            environment: environment.clone(),
+            access,
+            teardown: Teardown::NeverRemoved,
+            reopen: match access {
+                Some(FolderAccess::Granted) => Reopen::Ready,
+                Some(FolderAccess::NeedsPermission) => Reopen::AfterPermission,
+                Some(FolderAccess::Gone | FolderAccess::Unsupported) => Reopen::Impossible,
+                None => Reopen::Unknown,
+            },
+        },
+    }
+}
+
+impl EnvironmentState {
+    /// Why `action` cannot use this environment now, if it cannot. Only
+    /// actions that open the session's files are affected; Start fresh
+    /// keeps the environment, so an unusable folder blocks it too.
+    pub fn blocks(&self, action: Action) -> Option<String> {
+        let opens_files = matches!(
+            action,
+            Action::Resume
+                | Action::ContinueFromHistory
+                | Action::InspectWorkspace
+                | Action::StartFresh
+        );
+        if !opens_files {
+            return None;
+        }
+        let Environment::LocalFolder { name, .. } = &self.environment else {
+            return None;
+        };
+        match self.access {
+            Some(FolderAccess::Gone) => Some(format!(
+                "the folder \u{201c}{name}\u{201d} is no longer available in this browser; choose a folder under Environment"
+            )),
+            Some(FolderAccess::Unsupported) => Some(
+                "this browser cannot open local folders; open Lifeline in a browser that can".into(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The page must ask for access on the click before the action runs.
+    pub fn needs_permission(&self) -> bool {
+        self.access == Some(FolderAccess::NeedsPermission)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::id::FolderId;
+
+    fn folder() -> Environment {
+        Environment::LocalFolder {
+            folder: FolderId::from_u128(7).unwrap(),
+            name: "project".into(),
+        }
+    }
+
+    #[test]
+    fn the_worker_sandbox_is_removed_on_delete_and_reopens_only_if_there() {
+        let s = state(&Environment::Worker, None, Some(true));
+        assert_eq!(s.teardown, Teardown::RemovedOnDelete);
+        assert_eq!(s.reopen, Reopen::Ready);
+        assert_eq!(
+            state(&Environment::Worker, None, Some(false)).reopen,
+            Reopen::Impossible
+        );
+        assert_eq!(
+            state(&Environment::Worker, None, None).reopen,
+            Reopen::Unknown
+        );
+        // A folder access fact is meaningless for the sandbox and dropped.
+        assert_eq!(
+            state(&Environment::Worker, Some(FolderAccess::Gone), Some(true)).access,
+            None
+        );
+        for action in Action::ALL {
+            assert_eq!(s.blocks(action), None);
+        }
+    }
+
+    #[test]
+    fn a_local_folder_is_never_removed_and_its_reopen_follows_access() {
+        let cases = [
+            (Some(FolderAccess::Granted), Reopen::Ready),
+            (Some(FolderAccess::NeedsPermission), Reopen::AfterPermission),
+            (Some(FolderAccess::Gone), Reopen::Impossible),
+            (Some(FolderAccess::Unsupported), Reopen::Impossible),
+            (None, Reopen::Unknown),
+        ];
+        for (access, reopen) in cases {
+            let s = state(&folder(), access, None);
+            assert_eq!(s.teardown, Teardown::NeverRemoved);
+            assert_eq!(s.reopen, reopen, "{access:?}");
+        }
+    }
+
+    #[test]
+    fn an_unusable_folder_blocks_only_the_actions_that_open_it() {
+        for access in [FolderAccess::Gone, FolderAccess::Unsupported] {
+            let s = state(&folder(), Some(access), None);
+            for action in [
+                Action::Resume,
+                Action::ContinueFromHistory,
+                Action::InspectWorkspace,
+                Action::StartFresh,
+            ] {
+                assert!(s.blocks(action).is_some(), "{access:?} {action:?}");
+            }
+            assert_eq!(s.blocks(Action::Archive), None);
+            assert!(!s.needs_permission());
+        }
+        // Permission can be asked for on the click: nothing is blocked.
+        let s = state(&folder(), Some(FolderAccess::NeedsPermission), None);
+        assert!(s.needs_permission());
+        for action in Action::ALL {
+            assert_eq!(s.blocks(action), None);
+        }
+    }
+}
