@@ -619,8 +619,13 @@ pub fn card(
         .into_iter()
         .map(|action| ActionView {
             action,
-            unavailable: unavailable(action)
-                .or_else(|| report.environment.as_ref().and_then(|e| e.blocks(action))),
+            // The environment's reason is the more specific one: a folder
+            // the browser forgot stays unusable whatever else changes.
+            unavailable: report
+                .environment
+                .as_ref()
+                .and_then(|e| e.blocks(action))
+                .or_else(|| unavailable(action)),
         })
         .collect();
     let (summary, cause) = match (active, state) {
