@@ -2329,6 +2329,7 @@ fn session_records_survive_a_controller_restart_and_stops_are_fenced_by_generati
         profile: None,
         resumed_from: None,
         note: None,
+        environment: Some(Environment::Worker),
     };
     // Held persist: no answer before the record is durable.
     w.hold_persist = true;

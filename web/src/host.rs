@@ -230,6 +230,8 @@ struct RuntimeSlot {
     env: Vec<(String, SecretText)>,
     /// A resume: the workspace must already exist.
     existing_workspace: bool,
+    /// The session runs in this local folder, not the sandbox.
+    folder: Option<lifeline_core::FolderId>,
     ready: bool,
     spawned_at: f64,
     /// The controller epoch this runtime last got a port to.
@@ -474,7 +476,8 @@ impl Host {
                 workspace,
                 env,
                 existing_workspace,
-            } => self.spawn_runtime(identity, workspace, env, existing_workspace),
+                folder,
+            } => self.spawn_runtime(identity, workspace, env, (existing_workspace, folder)),
             ControllerToPage::RuntimeEnvironment {
                 runtime,
                 generation,
@@ -707,7 +710,7 @@ impl Host {
         identity: RuntimeIdentity,
         workspace: WorkspaceId,
         env: Vec<(String, SecretText)>,
-        existing_workspace: bool,
+        (existing_workspace, folder): (bool, Option<lifeline_core::FolderId>),
     ) {
         let key = (identity.runtime, identity.generation);
         if self.runtimes.contains_key(&key) {
@@ -756,6 +759,7 @@ impl Host {
                 workspace,
                 env,
                 existing_workspace,
+                folder,
                 ready: false,
                 spawned_at: now(),
                 dialed: None,
@@ -819,6 +823,7 @@ impl Host {
                     // life, so the page need not hold the secrets any longer.
                     env: std::mem::take(&mut slot.env),
                     existing_workspace: slot.existing_workspace,
+                    folder: slot.folder,
                 });
                 if let Err(e) = slot.worker.post_message(&JsValue::from_str(&start)) {
                     return self

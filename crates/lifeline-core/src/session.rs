@@ -1850,6 +1850,26 @@ impl Sessions {
         self.begin(successor, Purpose::Launch, None, None, now)
     }
 
+    /// The user chose another environment: the work goes on in a new
+    /// session there, linked from this one, whose runtime (if any) is
+    /// stopped with its captured identity. This session's evidence and
+    /// files stay where they are; a folder is never moved or copied.
+    pub fn choose_environment(
+        &mut self,
+        session: SessionId,
+        successor: SessionId,
+        workspace: WorkspaceId,
+        environment: Environment,
+        now: Millis,
+    ) -> Result<StartupAttemptId, Refusal> {
+        let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        if let Some(a) = &e.attempt {
+            return Err(Refusal::Busy { attempt: a.id });
+        }
+        self.retire(session)?;
+        self.start_fresh(session, successor, workspace, Some(environment), now)
+    }
+
     /// Archive: ownership verified, the running runtime stopped with its
     /// captured identity, the workspace and credentials kept.
     pub fn archive(&mut self, session: SessionId) -> Result<(), Refusal> {

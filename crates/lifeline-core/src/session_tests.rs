@@ -1374,3 +1374,46 @@ fn start_fresh_keeps_the_environment_unless_another_is_chosen() {
     w.take();
     assert_eq!(created(&w, sid(3)), Some(folder));
 }
+
+#[test]
+fn choosing_an_environment_stops_the_old_runtime_by_identity_and_starts_there() {
+    let folder = Environment::LocalFolder {
+        folder: lifeline_folder(),
+        name: "project".into(),
+    };
+    let mut w = World::new();
+    let p = profile(1, 1, &[]);
+    w.launch_with(&p, None, 1);
+    let attempt =
+        w.s.choose_environment(
+            sid(1),
+            sid(2),
+            WorkspaceId::from_u128(0x2002).unwrap(),
+            folder.clone(),
+            T0,
+        )
+        .unwrap();
+    let effects = w.take();
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        SessionEffect::TerminateRuntime { execution, generation, runtime, .. }
+            if *execution == exec(1) && *generation == Generation(1) && *runtime == rt(1)
+    )));
+    assert_eq!(w.s.environment(sid(2)), Some(&folder));
+    assert_eq!(w.s.trace(sid(2)).unwrap().owner, Some(attempt));
+    // The old session's files are not removed: it is not a delete.
+    assert!(!effects
+        .iter()
+        .any(|e| matches!(e, SessionEffect::RemoveWorkspace { .. })));
+    // A session that is starting refuses: its start must end first.
+    assert!(matches!(
+        w.s.choose_environment(
+            sid(2),
+            sid(3),
+            WorkspaceId::from_u128(0x3003).unwrap(),
+            Environment::Worker,
+            T0
+        ),
+        Err(Refusal::Busy { .. })
+    ));
+}

@@ -125,6 +125,12 @@ pub enum PageToController {
     },
     /// Leave workspace-only access.
     CloseWorkspace,
+    /// Start a new session, linked from the current one, in another
+    /// environment (the page asked for confirmation first; for a local
+    /// folder it stored the handle under the folder id before sending).
+    ChooseEnvironment {
+        environment: lifeline_core::session::Environment,
+    },
 }
 
 /// A workspace's files as workspace-only access shows them.
@@ -216,6 +222,9 @@ pub struct SessionStatus {
     pub execution_profile: Option<ProfileId>,
     /// Prompts waiting behind the active turn or a start.
     pub queued: usize,
+    /// Where the session's files live, as recorded.
+    #[serde(default)]
+    pub environment: Option<lifeline_core::session::Environment>,
 }
 
 /// Controller → page.
@@ -242,6 +251,9 @@ pub enum ControllerToPage {
         /// A resume: the workspace must exist; the runtime never creates it.
         #[serde(default)]
         existing_workspace: bool,
+        /// The session runs in this local folder instead of the sandbox.
+        #[serde(default)]
+        folder: Option<lifeline_core::FolderId>,
     },
     /// A resume rejoined this runtime: later commands in it see this
     /// environment (the recorded profile's current definitions).
@@ -367,6 +379,9 @@ pub enum PageToRuntime {
         env: Vec<(String, SecretText)>,
         #[serde(default)]
         existing_workspace: bool,
+        /// Run in this stored local folder, not `workspaces/<workspace>`.
+        #[serde(default)]
+        folder: Option<lifeline_core::FolderId>,
     },
     /// Sent with a transferred `MessagePort` leading to a (new) controller:
     /// the runtime drops its old port and sends a hello on this one.
@@ -484,8 +499,26 @@ mod tests {
             workspace: id("01JD0000000000000000000005"),
             env: vec![("TOKEN".into(), SecretText("s3cr3t".into()))],
             existing_workspace: true,
+            folder: Some(id("01JD0000000000000000000006")),
         };
         assert_eq!(decode::<ControllerToPage>(&encode(&spawn)).unwrap(), spawn);
+        // A spawn from a build before local folders runs in the sandbox.
+        let older = encode(&spawn).replace(",\"folder\":\"01JD0000000000000000000006\"", "");
+        assert!(!older.contains("folder"), "{older}");
+        match decode::<ControllerToPage>(&older).unwrap() {
+            ControllerToPage::SpawnRuntime { folder, .. } => assert_eq!(folder, None),
+            other => panic!("{other:?}"),
+        }
+        let choose = PageToController::ChooseEnvironment {
+            environment: lifeline_core::session::Environment::LocalFolder {
+                folder: id("01JD0000000000000000000006"),
+                name: "project".into(),
+            },
+        };
+        assert_eq!(
+            decode::<PageToController>(&encode(&choose)).unwrap(),
+            choose
+        );
     }
 
     #[test]
@@ -500,6 +533,7 @@ mod tests {
             workspace: id("01JD0000000000000000000005"),
             env: vec![("TOKEN".into(), SecretText("s3cr3t".into()))],
             existing_workspace: false,
+            folder: None,
         };
         let save = PageToController::SaveProfile {
             profile: ProfileInput {

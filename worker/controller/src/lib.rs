@@ -140,6 +140,9 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         PageToController::Reissue { command } => shell.reissue(command),
         PageToController::ReadWorkspaceFile { path } => shell.read_workspace_file(path),
         PageToController::CloseWorkspace => shell.close_workspace(),
+        PageToController::ChooseEnvironment { environment } => {
+            shell.choose_environment(environment)
+        }
         PageToController::Export { session } => export::export(shell, session),
         PageToController::Import { file_name, bytes } => export::expect_import(file_name, bytes),
     }

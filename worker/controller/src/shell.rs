@@ -553,6 +553,7 @@ impl Shell {
                 execution,
             } => {
                 let (env, existing_workspace) = self.launch_env(runtime);
+                let folder = self.folder_of(workspace);
                 post(&ControllerToPage::SpawnRuntime {
                     identity: RuntimeIdentity {
                         lease,
@@ -563,6 +564,7 @@ impl Shell {
                     workspace,
                     env,
                     existing_workspace,
+                    folder,
                 })
             }
             ControllerEffect::TerminateRuntime {

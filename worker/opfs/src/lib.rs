@@ -1,11 +1,15 @@
 //! The session workspace in the Origin Private File System, as the shell's
-//! [`Host`]: `navigator.storage.getDirectory()` → `workspaces/<workspace id>`.
+//! [`Host`]: `navigator.storage.getDirectory()` → `workspaces/<workspace id>`,
+//! or a local folder the user opened ([`folders`]), through the same handle
+//! API.
 //!
 //! Only the asynchronous handle API is used (no sync access handles), so the
 //! same code works in any worker and never blocks the event loop. Each
 //! `write` goes through `createWritable()`, which writes to a swap file and
 //! commits on `close()`: a write is all or nothing, and a command cancelled
 //! mid-way leaves the file as of its last completed write.
+
+pub mod folders;
 
 use js_sys::{Function, Promise, Reflect, Uint8Array};
 use lifeline_shell::{DirEntry, EntryKind, FsError, Host, WorkspacePath};
@@ -82,6 +86,15 @@ impl OpfsWorkspace {
         })
     }
 
+    /// A workspace in a local folder the user opened: the handle is the
+    /// root, and nothing here ever creates or removes the folder itself.
+    pub fn in_folder(workspace_id: &str, root: FileSystemDirectoryHandle) -> Self {
+        OpfsWorkspace {
+            id: workspace_id.to_string(),
+            root,
+        }
+    }
+
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -139,7 +152,7 @@ async fn await_value(promise: Promise) -> Result<JsValue, JsValue> {
 }
 
 /// `String(value)`: what a JS developer would see printed.
-fn js_text(value: &JsValue) -> String {
+pub(crate) fn js_text(value: &JsValue) -> String {
     if let Some(text) = value.as_string() {
         return text;
     }

@@ -103,6 +103,7 @@ impl Worker {
         workspace: WorkspaceId,
         launch_env: Vec<(String, SecretText)>,
         existing_workspace: bool,
+        folder: Option<lifeline_core::FolderId>,
     ) {
         if self.workspace_id.get().is_some() {
             return;
@@ -126,10 +127,23 @@ impl Worker {
         let worker = self.clone();
         spawn_local(async move {
             let id = workspace.to_string();
-            let opened = if existing_workspace {
-                opfs::OpfsWorkspace::open_existing(&id).await
-            } else {
-                opfs::OpfsWorkspace::open(&id).await
+            let opened = match folder {
+                // The user's folder: opened only if access is granted now
+                // (a runtime cannot ask; the page does, on a click).
+                Some(folder) => opfs::folders::open_workspace(folder, &id).await.map_err(
+                    |access| match access {
+                        lifeline_core::environment::FolderAccess::NeedsPermission => {
+                            "the browser needs your permission again to use the folder".into()
+                        }
+                        _ => "the folder is no longer available in this browser".to_string(),
+                    },
+                ),
+                None if existing_workspace => opfs::OpfsWorkspace::open_existing(&id)
+                    .await
+                    .map_err(|e| e.to_string()),
+                None => opfs::OpfsWorkspace::open(&id)
+                    .await
+                    .map_err(|e| e.to_string()),
             };
             match opened {
                 Ok(ws) => {
@@ -316,6 +330,7 @@ pub fn run_runtime() {
                 workspace,
                 env,
                 existing_workspace,
+                folder,
             }) => {
                 if let Err(e) = check_version(protocol) {
                     post_to_page(&RuntimeToPage::Error {
@@ -323,7 +338,7 @@ pub fn run_runtime() {
                     });
                     return;
                 }
-                worker.start(identity, workspace, env, existing_workspace);
+                worker.start(identity, workspace, env, existing_workspace, folder);
             }
             Ok(PageToRuntime::Environment { env }) => worker.set_profile_env(env),
             Ok(PageToRuntime::Dial) => match event.ports().get(0).dyn_into::<MessagePort>() {

@@ -7,6 +7,7 @@
 
 use std::rc::Rc;
 
+use lifeline_core::environment::FolderAccess;
 use lifeline_core::journal::TurnAgent;
 use lifeline_core::model::{self, ModelMessage, ModelStep, TurnStep};
 use lifeline_core::profile::{
@@ -397,13 +398,31 @@ impl Shell {
             SessionEffect::Launch {
                 attempt,
                 workspace,
+                environment,
                 existing_workspace,
                 env,
                 ..
             } => {
                 let shell = self.clone();
                 spawn_local(async move {
-                    if existing_workspace && !crate::storage::workspace_exists(workspace).await {
+                    // A local folder is the user's: it is never created or
+                    // checked for in the sandbox, only observed (no prompt;
+                    // the page asks on the click that resumes).
+                    if let Environment::LocalFolder { folder, name } = environment {
+                        let access = lifeline_opfs::folders::observe(folder).await;
+                        if access != FolderAccess::Granted {
+                            shell.with_sessions(|s| {
+                                s.handle_launch_failed(
+                                    attempt,
+                                    LaunchFailure::Folder { name, access },
+                                    now(),
+                                )
+                            });
+                            return shell.pump();
+                        }
+                    } else if existing_workspace
+                        && !crate::storage::workspace_exists(workspace).await
+                    {
                         shell.with_sessions(|s| {
                             s.handle_launch_failed(attempt, LaunchFailure::WorkspaceMissing, now())
                         });
@@ -1378,6 +1397,7 @@ impl Shell {
                 .binding(session)
                 .and_then(|b| b.profile.as_ref().map(|p| p.id)),
             queued: trace.queued.len(),
+            environment: s.environment(session).cloned(),
         };
         (Some(status), busy)
     }

@@ -6,15 +6,16 @@
 
 use std::rc::Rc;
 
+use lifeline_core::environment::FolderAccess;
 use lifeline_core::recovery::{self, Action};
 use lifeline_core::session::{Environment, Purpose, SessionState};
 use lifeline_core::{
     agent, Binding, Budget, ClientRequest, CommandId, IdempotencyKey, SessionId, TurnId,
     WorkspaceId,
 };
-use lifeline_opfs::OpfsWorkspace;
+use lifeline_opfs::{folders, OpfsWorkspace};
 use lifeline_protocol::{ControllerToPage, Level, WorkspaceListing};
-use lifeline_shell::{EntryKind, Host, WorkspacePath};
+use lifeline_shell::{EntryKind, FsError, Host, WorkspacePath};
 use wasm_bindgen_futures::spawn_local;
 
 use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
@@ -45,11 +46,23 @@ impl Shell {
                 .and_then(|b| b.profile.as_ref().map(|p| p.id))
                 .or_else(|| s.selected_profile(session))
         });
+        let environment = self
+            .sessions
+            .borrow()
+            .as_ref()
+            .and_then(|s| s.environment(session).cloned());
         let config = self.config.borrow().clone();
         let shell = self.clone();
         spawn_local(async move {
-            let (exists, files) = match workspace {
-                Some(w) => match OpfsWorkspace::open_existing(&w.to_string()).await {
+            let (opened, folder_access) = match workspace {
+                Some(w) => {
+                    let (opened, access) = open_files(environment.as_ref(), w).await;
+                    (Some(opened), access)
+                }
+                None => (None, None),
+            };
+            let (exists, files) = match opened {
+                Some(opened) => match opened {
                     Ok(ws) => {
                         let n = ws
                             .list(&WorkspacePath::root())
@@ -83,6 +96,7 @@ impl Shell {
                 let mut f = shell.facts.borrow_mut();
                 f.workspace_exists = exists;
                 f.workspace_files = files;
+                f.folder_access = folder_access;
                 f.credentials = credentials;
             }
             shell.publish_recovery();
@@ -216,9 +230,42 @@ impl Shell {
         self.pump();
     }
 
+    /// The user chose another environment under Environment (the page
+    /// confirmed it, and stored a folder's handle before sending).
+    pub fn choose_environment(self: &Rc<Self>, environment: Environment) {
+        let Some(session) = self.session.get() else {
+            return;
+        };
+        let current = self
+            .sessions
+            .borrow()
+            .as_ref()
+            .and_then(|s| s.environment(session).cloned());
+        if current.as_ref() == Some(&environment) {
+            return;
+        }
+        let working = self
+            .core
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| agent::open_turn(c.pending_projection(), session).is_some());
+        if working {
+            return notice(
+                "environment",
+                Level::Warning,
+                "the agent is working on a message; choose the environment when it is done, or press Stop",
+            );
+        }
+        self.start_fresh_in(session, Some(environment));
+    }
+
     /// A new session on a new workspace, linked from this one; this one's
     /// evidence and workspace stay as they are.
     fn start_fresh(self: &Rc<Self>, old: SessionId) {
+        self.start_fresh_in(old, None);
+    }
+
+    fn start_fresh_in(self: &Rc<Self>, old: SessionId, environment: Option<Environment>) {
         let (Some(session), Some(workspace)) =
             (mint(SessionId::from_u128), mint(WorkspaceId::from_u128))
         else {
@@ -241,7 +288,13 @@ impl Shell {
             .sessions
             .borrow_mut()
             .as_mut()
-            .map(|s| s.start_fresh(old, session, workspace, now()));
+            .map(|s| match environment {
+                // Another environment: the old runtime stops, by identity.
+                Some(environment) => {
+                    s.choose_environment(old, session, workspace, environment, now())
+                }
+                None => s.start_fresh(old, session, workspace, None, now()),
+            });
         match result {
             Some(Ok(_)) => {
                 self.session.set(Some(session));
@@ -262,7 +315,7 @@ impl Shell {
     /// rolls back only this registration. Nothing starts: no runtime, no
     /// credential, no agent step.
     pub fn inspect_workspace(self: &Rc<Self>, session: SessionId, file: Option<String>) {
-        let Some(workspace) = self.workspace_access(session) else {
+        let Some(access) = self.workspace_access(session) else {
             self.inspecting.set(false);
             post(&ControllerToPage::Workspace { listing: None });
             return notice(
@@ -274,9 +327,10 @@ impl Shell {
         self.inspecting.set(true);
         let shell = self.clone();
         spawn_local(async move {
-            let listing = list(session, workspace, file).await;
+            let listing = list(session, &access, file).await;
             // The second boundary: the session may have changed meanwhile.
-            if shell.workspace_access(session) != Some(workspace) || !shell.inspecting.get() {
+            if shell.workspace_access(session).as_ref() != Some(&access) || !shell.inspecting.get()
+            {
                 shell.inspecting.set(false);
                 post(&ControllerToPage::Workspace { listing: None });
                 shell.publish_recovery();
@@ -300,22 +354,32 @@ impl Shell {
         });
     }
 
-    fn workspace_access(&self, session: SessionId) -> Option<WorkspaceId> {
+    fn workspace_access(&self, session: SessionId) -> Option<(WorkspaceId, Environment)> {
         let sessions = self.sessions.borrow();
         let s = sessions.as_ref()?;
         if matches!(s.state(session), None | Some(SessionState::Archived)) {
             return None;
         }
-        match s.environment(session)? {
-            Environment::Worker | Environment::LocalFolder { .. } => {}
-        }
+        let environment = s.environment(session)?.clone();
         self.core
             .borrow()
             .as_ref()?
             .projection()
             .sessions
             .get(&session)
-            .map(|v| v.workspace)
+            .map(|v| (v.workspace, environment))
+    }
+
+    /// The local folder a workspace's session runs in, if it runs in one.
+    pub(super) fn folder_of(&self, workspace: WorkspaceId) -> Option<lifeline_core::FolderId> {
+        let core = self.core.borrow();
+        let sessions = self.sessions.borrow();
+        let (core, sessions) = (core.as_ref()?, sessions.as_ref()?);
+        core.pending_projection()
+            .sessions
+            .values()
+            .filter(|v| v.workspace == workspace)
+            .find_map(|v| sessions.environment(v.session)?.folder())
     }
 
     pub fn read_workspace_file(self: &Rc<Self>, path: String) {
@@ -456,15 +520,60 @@ impl Shell {
     }
 }
 
+/// Opens a session's files where its environment keeps them, without
+/// prompting: the sandbox folder, or the user's folder if access is granted
+/// now. Also says what was observed of a folder's access.
+async fn open_files(
+    environment: Option<&Environment>,
+    workspace: WorkspaceId,
+) -> (Result<OpfsWorkspace, FsError>, Option<FolderAccess>) {
+    match environment {
+        Some(Environment::LocalFolder { folder, .. }) => {
+            match folders::open_workspace(*folder, &workspace.to_string()).await {
+                Ok(ws) => (Ok(ws), Some(FolderAccess::Granted)),
+                Err(access) => (
+                    Err(FsError::Other(format!(
+                        "the folder is not usable now ({access:?})"
+                    ))),
+                    Some(access),
+                ),
+            }
+        }
+        _ => (
+            OpfsWorkspace::open_existing(&workspace.to_string()).await,
+            None,
+        ),
+    }
+}
+
+fn folder_refusal(environment: &Environment, access: FolderAccess) -> String {
+    let name = match environment {
+        Environment::LocalFolder { name, .. } => name.as_str(),
+        Environment::Worker => "",
+    };
+    match access {
+        FolderAccess::NeedsPermission => format!(
+            "the browser needs your permission to read the folder \u{201c}{name}\u{201d}; press Inspect workspace again and allow it"
+        ),
+        _ => format!(
+            "the folder \u{201c}{name}\u{201d} is no longer available in this browser"
+        ),
+    }
+}
+
 /// Lists the workspace depth-first (bounded) and reads one file.
 async fn list(
     session: SessionId,
-    workspace: WorkspaceId,
+    (workspace, environment): &(WorkspaceId, Environment),
     file: Option<String>,
 ) -> Result<WorkspaceListing, String> {
-    let ws = OpfsWorkspace::open_existing(&workspace.to_string())
-        .await
-        .map_err(|e| e.to_string())?;
+    let ws = match open_files(Some(environment), *workspace).await {
+        (Ok(ws), _) => ws,
+        (Err(_), Some(access)) if access != FolderAccess::Granted => {
+            return Err(folder_refusal(environment, access))
+        }
+        (Err(e), _) => return Err(e.to_string()),
+    };
     let mut entries = Vec::new();
     let mut stack = vec![WorkspacePath::root()];
     let mut truncated = false;
