@@ -524,19 +524,7 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
     view! {
         <aside id="details" class="details" aria-label=text(Msg::SessionDetails) data-connection=connection>
             <h2>{text(Msg::Details)}</h2>
-            <label for="environment">{text(Msg::Environment)}</label>
-            // Only what a launch can really use is selectable; a local
-            // folder (File System Access API) is listed, disabled, until it
-            // can be launched in.
-            <select id="environment" aria-describedby="environment-hint">
-                <option value="worker" selected=true>
-                    {text(Msg::EnvWorker)}
-                </option>
-                <option value="folder" disabled=true>
-                    {text(Msg::EnvFolderUnavailable)}
-                </option>
-            </select>
-            <p id="environment-hint" class="hint">{text(Msg::EnvironmentHint)}</p>
+            <crate::environment::EnvironmentSelect ui />
             <i18n::LanguageSelect />
             <dl>
                 <dt>{text(Msg::Role)}</dt>

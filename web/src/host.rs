@@ -991,12 +991,17 @@ fn watch(call: Result<JsValue, JsValue>) {
 // ---- actions the components call ----
 
 fn mint_turn() -> Option<TurnId> {
+    mint(TurnId::from_u128)
+}
+
+/// A fresh identity from the browser's random source; never reused.
+pub fn mint<T, E>(make: fn(u128) -> Result<T, E>) -> Option<T> {
     let crypto = window().crypto().ok()?;
     for _ in 0..4 {
         let mut bytes = [0u8; 16];
         crypto.get_random_values_with_u8_array(&mut bytes).ok()?;
-        if let Ok(turn) = TurnId::from_u128(u128::from_le_bytes(bytes)) {
-            return Some(turn);
+        if let Ok(id) = make(u128::from_le_bytes(bytes)) {
+            return Some(id);
         }
     }
     None

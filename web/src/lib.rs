@@ -5,6 +5,7 @@
 //! here.
 
 mod app;
+mod environment;
 mod export;
 mod host;
 mod i18n;

@@ -15,6 +15,7 @@ use lifeline_core::recovery::{Action, Card, RevealKey, UncertainCommand};
 use lifeline_protocol::PageToController;
 use wasm_bindgen::{closure::Closure, JsCast};
 
+use crate::environment::act;
 use crate::host::{self, Ui};
 use crate::i18n::{self, t, tf_in, Msg};
 
@@ -113,6 +114,10 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                 })
                 .collect();
             let rows = report.rows.clone();
+            let environment = report.environment.clone();
+            let env_line = environment.as_ref().map(|e| crate::environment::describe(l, e));
+            // Copy, for the action handlers inside the per-action views.
+            let environment = StoredValue::new(environment);
             let uncertain = report.uncertain_commands.clone();
             view! {
                 <section class="recovery-card" role="region" aria-label=t(l, Msg::Recovery) node_ref=node>
@@ -134,7 +139,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                                                         if action.confirms() {
                                                             confirming.set(Some(action));
                                                         } else {
-                                                            send(ui, PageToController::Recover { action });
+                                                            environment.with_value(|e| act(ui, action, e.as_ref()));
                                                         }
                                                     }
                                                 >
@@ -148,7 +153,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                                             class="danger"
                                             on:click=move |_| {
                                                 confirming.set(None);
-                                                send(ui, PageToController::Recover { action });
+                                                environment.with_value(|e| act(ui, action, e.as_ref()));
                                             }
                                         >
                                             {t(l, i18n::confirm(action))}
@@ -200,6 +205,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                     </button>
                     <div id="recovery-details" class="recovery-details" hidden=move || !expanded.get()>
                         {cause.map(|c| view! { <p class="recovery-cause">{c}</p> })}
+                        {env_line.map(|e| view! { <p class="recovery-environment">{e}</p> })}
                         <ul>
                             {details.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}
                         </ul>
