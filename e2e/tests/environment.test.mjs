@@ -149,7 +149,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         const c = card(page);
         const item = c.getByRole('group', { name: 'Uncertain: sleep 30' });
         await item.waitFor({ timeout: 30_000 });
-        await c.getByRole('button', { name: 'Details' }).click();
+        // Said with the rows, not hidden behind Details.
         await c
           .getByText('Environment: your folder “my-project”. It is yours: Lifeline never deletes it. A new runtime can open it again.')
           .waitFor();

@@ -11,7 +11,7 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use lifeline_core::environment::{EnvironmentState, FolderAccess, Reopen, Teardown};
+use lifeline_core::environment::{EnvironmentState, FolderAccess, FolderRef, Reopen, Teardown};
 use lifeline_core::recovery::Action;
 use lifeline_core::session::Environment;
 use lifeline_core::FolderId;
@@ -78,11 +78,12 @@ fn error_text(error: &JsValue) -> String {
         .unwrap_or_else(|| error_name(error))
 }
 
-fn current(ui: Ui) -> Option<Environment> {
+/// The session's folder, if it runs in one; `None` for the sandbox.
+fn current(ui: Ui) -> Option<FolderRef> {
     ui.status.with(|s| {
         s.as_ref()
             .and_then(|s| s.lifecycle.as_ref())
-            .and_then(|l| l.environment.clone())
+            .and_then(|l| l.folder.clone())
     })
 }
 
@@ -97,13 +98,13 @@ pub fn EnvironmentSelect(ui: Ui) -> impl IntoView {
         })
     };
     let supported = picker().is_some();
-    let folder_name = move || match current(ui) {
-        Some(Environment::LocalFolder { name, .. }) => Some(name),
-        _ => None,
-    };
-    let value = move || match current(ui) {
-        Some(Environment::LocalFolder { .. }) => "folder",
-        _ => "worker",
+    let folder_name = move || current(ui).map(|f| f.name);
+    let value = move || {
+        if current(ui).is_some() {
+            "folder"
+        } else {
+            "worker"
+        }
     };
     let on_change = move |ev: leptos::ev::Targeted<web_sys::Event, web_sys::HtmlSelectElement>| {
         let select = ev.target();
@@ -113,9 +114,7 @@ pub fn EnvironmentSelect(ui: Ui) -> impl IntoView {
         select.set_value(value());
         problem.set(None);
         match picked.as_str() {
-            "worker" if current(ui) != Some(Environment::Worker) => {
-                choice.set(Some(Choice::Worker))
-            }
+            "worker" if current(ui).is_some() => choice.set(Some(Choice::Worker)),
             "pick" => spawn_local(async move {
                 match pick_folder().await {
                     Ok(Some(handle)) => choice.set(Some(Choice::Folder(handle))),
@@ -217,11 +216,8 @@ fn opens_files(action: Action) -> bool {
 pub fn act(ui: Ui, action: Action, environment: Option<&EnvironmentState>) {
     let folder = environment
         .filter(|e| e.needs_permission() && opens_files(action))
-        .and_then(|e| match &e.environment {
-            Environment::LocalFolder { folder, name } => Some((*folder, name.clone())),
-            Environment::Worker => None,
-        });
-    let Some((folder, name)) = folder else {
+        .and_then(|e| e.folder.clone());
+    let Some(FolderRef { folder, name }) = folder else {
         return send(ui, action);
     };
     spawn_local(async move {
@@ -244,9 +240,9 @@ fn send(ui: Ui, action: Action) {
 /// The card's line on the environment: which state exists, who removes
 /// it, and whether it can be opened again.
 pub fn describe(l: Locale, state: &EnvironmentState) -> String {
-    let what = match &state.environment {
-        Environment::Worker => t(l, Msg::EnvStateWorker).to_owned(),
-        Environment::LocalFolder { name, .. } => tf_in(l, Msg::EnvStateFolder, &[name]),
+    let what = match &state.folder {
+        None => t(l, Msg::EnvStateWorker).to_owned(),
+        Some(FolderRef { name, .. }) => tf_in(l, Msg::EnvStateFolder, &[name]),
     };
     let teardown = t(
         l,

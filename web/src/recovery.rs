@@ -183,6 +183,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                                 .collect_view()}
                         </tbody>
                     </table>
+                    {env_line.map(|e| view! { <p class="recovery-environment">{e}</p> })}
                     {(!uncertain.is_empty())
                         .then(|| {
                             view! {
@@ -205,7 +206,6 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                     </button>
                     <div id="recovery-details" class="recovery-details" hidden=move || !expanded.get()>
                         {cause.map(|c| view! { <p class="recovery-cause">{c}</p> })}
-                        {env_line.map(|e| view! { <p class="recovery-environment">{e}</p> })}
                         <ul>
                             {details.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}
                         </ul>

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::id::FolderId;
 use crate::recovery::Action;
 use crate::session::Environment;
 
@@ -53,10 +54,31 @@ pub enum Reopen {
     Unknown,
 }
 
+/// A local folder as views carry it: a plain struct, not the journal's
+/// tagged [`Environment`], so the page decodes it cheaply.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FolderRef {
+    pub folder: FolderId,
+    pub name: String,
+}
+
+impl FolderRef {
+    pub fn of(environment: &Environment) -> Option<FolderRef> {
+        match environment {
+            Environment::Worker => None,
+            Environment::LocalFolder { folder, name } => Some(FolderRef {
+                folder: *folder,
+                name: name.clone(),
+            }),
+        }
+    }
+}
+
 /// The environment part of a recovery report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvironmentState {
-    pub environment: Environment,
+    /// The user's folder the session runs in; `None` for the worker sandbox.
+    pub folder: Option<FolderRef>,
     /// For a local folder, what the shell observed; `None` for the worker
     /// sandbox or when not checked.
     pub access: Option<FolderAccess>,
@@ -73,7 +95,7 @@ pub fn state(
 ) -> EnvironmentState {
     match environment {
         Environment::Worker => EnvironmentState {
-            environment: environment.clone(),
+            folder: None,
             access: None,
             teardown: Teardown::RemovedOnDelete,
             // A missing sandbox folder is never recreated empty for a
@@ -85,7 +107,7 @@ pub fn state(
             },
         },
         Environment::LocalFolder { .. } => EnvironmentState {
-            environment: environment.clone(),
+            folder: FolderRef::of(environment),
             access,
             teardown: Teardown::NeverRemoved,
             reopen: match access {
@@ -113,9 +135,7 @@ impl EnvironmentState {
         if !opens_files {
             return None;
         }
-        let Environment::LocalFolder { name, .. } = &self.environment else {
-            return None;
-        };
+        let FolderRef { name, .. } = self.folder.as_ref()?;
         match self.access {
             Some(FolderAccess::Gone) => Some(format!(
                 "the folder \u{201c}{name}\u{201d} is no longer available in this browser; choose a folder under Environment"
@@ -136,7 +156,6 @@ impl EnvironmentState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::id::FolderId;
 
     fn folder() -> Environment {
         Environment::LocalFolder {

@@ -442,7 +442,11 @@ fn a_local_folder_that_needs_permission_keeps_resume_and_inspection_on_offer() {
         .card(&folder_facts(FolderAccess::NeedsPermission))
         .expect("a card");
     let env = card.report.environment.clone().expect("recorded");
-    assert_eq!(env.environment, local_folder());
+    assert_eq!(
+        env.folder.as_ref().map(|f| f.name.as_str()),
+        Some("project"),
+        "the folder's name, for people"
+    );
     assert_eq!(env.teardown, Teardown::NeverRemoved);
     assert_eq!(env.reopen, Reopen::AfterPermission);
     assert!(env.needs_permission());
@@ -479,7 +483,7 @@ fn the_worker_sandbox_reports_lifeline_owned_teardown() {
     f.fail_turn(1);
     let card = f.card(&facts()).expect("a card");
     let env = card.report.environment.expect("recorded");
-    assert_eq!(env.environment, Environment::Worker);
+    assert_eq!(env.folder, None, "the worker sandbox");
     assert_eq!(env.teardown, Teardown::RemovedOnDelete);
     assert_eq!(env.reopen, Reopen::Ready);
     assert_eq!(env.access, None);

@@ -222,9 +222,10 @@ pub struct SessionStatus {
     pub execution_profile: Option<ProfileId>,
     /// Prompts waiting behind the active turn or a start.
     pub queued: usize,
-    /// Where the session's files live, as recorded.
+    /// The local folder the session's files live in, as recorded; `None`
+    /// for the worker sandbox.
     #[serde(default)]
-    pub environment: Option<lifeline_core::session::Environment>,
+    pub folder: Option<lifeline_core::environment::FolderRef>,
 }
 
 /// Controller → page.

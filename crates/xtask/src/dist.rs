@@ -28,17 +28,20 @@ impl Profile {
 
 /// The wasm modules of the bundle and their gzip budgets in bytes.
 ///
-/// These budgets were raised twice, each time with the reason recorded
-/// here and the figures in docs/benchmarks.md. The workers' when they began
-/// carrying the recovery core; then (this build) the controller's from 270
+/// These budgets were raised three times, each time with the reason
+/// recorded here and the figures in docs/benchmarks.md. The workers' when
+/// they began carrying the recovery core; then the controller's from 270
 /// to 490 KB and the UI's from 250 to 310 KB, when sessions, profiles, the
 /// encrypted credential store, the provider wire formats, the recovery view
-/// model and evidence export arrived. twiggy puts most of the growth in
-/// monomorphised serde/serde_json codecs for the new record and message
+/// model and evidence export arrived; then the UI's from 310 to 320 KB for
+/// local folders (the Environment selector, the picker and permission
+/// flow, the folder handle store, the environment part of the recovery
+/// report: 299 → 314 KB measured). twiggy puts most of each growth in
+/// monomorphised serde/serde_json codecs and Leptos view code for the new
 /// types, not in the logic. That is debt: a compact codec for the journal
 /// and the page protocol is the way back down, not further raises.
 pub const MODULES: [(&str, u64); 3] = [
-    ("lifeline_web", 310 * 1024),
+    ("lifeline_web", 320 * 1024),
     ("lifeline_controller", 490 * 1024),
     ("lifeline_runtime", 190 * 1024),
 ];

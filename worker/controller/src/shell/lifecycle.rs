@@ -1397,7 +1397,9 @@ impl Shell {
                 .binding(session)
                 .and_then(|b| b.profile.as_ref().map(|p| p.id)),
             queued: trace.queued.len(),
-            environment: s.environment(session).cloned(),
+            folder: s
+                .environment(session)
+                .and_then(lifeline_core::environment::FolderRef::of),
         };
         (Some(status), busy)
     }
