@@ -181,3 +181,58 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
     });
   });
 }
+
+describe('a local folder the browser no longer has (1280×800)', () => {
+  test('the card says so, offers no action that would open it, and still archives', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page, context } = browser;
+      await replacePicker(context);
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      await seedFolder(page);
+      const confirm = await chooseFolder(page);
+      await confirm.getByRole('button', { name: 'Start there' }).click();
+      await waitSelected(page, 'Local folder: my-project');
+      await waitConnected(page);
+      await send(page, '$ echo kept > kept.txt');
+      await completed(page, 'echo kept > kept.txt');
+      // The folder disappears outside Lifeline, then the page reloads: the
+      // automatic resume must not recreate it, and must say why it stops.
+      await page.evaluate(async () => {
+        const root = await navigator.storage.getDirectory();
+        await root.removeEntry('my-project', { recursive: true });
+      });
+      await page.reload();
+      await waitConnected(page);
+      const c = card(page);
+      await c
+        .getByText('Environment: your folder “my-project”. It is yours: Lifeline never deletes it. It cannot be opened again in this browser.')
+        .waitFor({ timeout: 30_000 });
+      assert.equal(await c.getByRole('button', { name: 'Resume' }).count(), 0, 'no Resume into a folder that is gone');
+      assert.equal(await c.getByRole('button', { name: 'Inspect workspace' }).count(), 0);
+      await c.getByRole('button', { name: 'Details' }).click();
+      await c.getByText(/Resume is not possible now: the folder “my-project” is no longer available in this browser/).waitFor();
+      const { violations } = await new AxeBuilder({ page }).analyze();
+      assert.deepEqual(violations.map((v) => v.id), [], 'axe-core on the card');
+      assert.equal(
+        await page.evaluate(async () => {
+          const root = await navigator.storage.getDirectory();
+          try {
+            await root.getDirectoryHandle('my-project');
+            return 'recreated';
+          } catch {
+            return 'absent';
+          }
+        }),
+        'absent',
+        'never recreated empty',
+      );
+      await c.getByRole('button', { name: 'Archive' }).click();
+      await c.getByRole('button', { name: 'Confirm archive' }).click();
+      await c.getByText('This session is archived.').waitFor({ timeout: 30_000 });
+    } finally {
+      await browser.close();
+    }
+  });
+});
