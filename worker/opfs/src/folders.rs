@@ -160,15 +160,15 @@ fn error_name(error: &JsValue) -> String {
 /// permission on a folder that was moved or deleted is still unusable.
 async fn probe(handle: &FileSystemDirectoryHandle) -> FolderAccess {
     let Ok(values) = Reflect::get(handle, &"values".into())
-        .and_then(|f| f.dyn_into::<Function>().map_err(JsValue::from))
+        .and_then(|f| f.dyn_into::<Function>())
         .and_then(|f| f.call0(handle))
     else {
         return FolderAccess::Unsupported;
     };
     let next = Reflect::get(&values, &"next".into())
-        .and_then(|f| f.dyn_into::<Function>().map_err(JsValue::from))
+        .and_then(|f| f.dyn_into::<Function>())
         .and_then(|f| f.call0(&values))
-        .and_then(|p| p.dyn_into::<Promise>().map_err(JsValue::from));
+        .and_then(|p| p.dyn_into::<Promise>());
     match next {
         Ok(promise) => match JsFuture::from(promise).await {
             Ok(_) => FolderAccess::Granted,
