@@ -12,6 +12,13 @@ import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 
+/** With LIFELINE_SCREENSHOTS=<dir>, the screens the user guide shows
+ * (docs/recovery.md) are saved there. */
+async function shot(page, name) {
+  const dir = process.env.LIFELINE_SCREENSHOTS;
+  if (dir) await page.screenshot({ path: `${dir}/${name}.png` });
+}
+
 const transcript = (page) => page.getByRole('log', { name: 'Transcript' });
 const card = (page) => transcript(page).getByRole('region', { name: 'Recovery' });
 const environment = (page) => page.getByRole('combobox', { name: 'Environment' });
@@ -122,6 +129,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         assert.equal(await page.evaluate(() => window.__pickerOptions.mode), 'readwrite');
         const { violations } = await new AxeBuilder({ page }).analyze();
         assert.deepEqual(violations.map((v) => v.id), [], 'axe-core with the confirmation open');
+        await shot(page, `environment-confirm-${vname}`);
         // Nothing changes before the confirmation.
         assert.equal(await selectedText(page), "This tab's worker sandbox (OPFS workspace)");
         await confirm.getByRole('button', { name: 'Start there' }).click();
@@ -153,6 +161,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await c
           .getByText('Environment: your folder “my-project”. It is yours: Lifeline never deletes it. A new runtime can open it again.')
           .waitFor();
+        await shot(page, `environment-card-${vname}`);
         await item.getByRole('button', { name: 'Mark not done' }).click();
         await c.waitFor({ state: 'detached', timeout: 30_000 });
         assert.equal(await transcript(page).getByRole('group', { name: 'Command: sleep 30' }).count(), 1, 'nothing re-ran');
