@@ -18,7 +18,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::event::EventKind;
 use crate::id::{CommandId, ErrorStamp, ExecutionId, ProviderRequestId, SessionId, TurnId};
+use crate::journal::JournalRecord;
 use crate::outcome::Outcome;
 use crate::projection::Projection;
 use crate::session::{FailureCause, SessionRecord, SessionState, Trace};
@@ -762,6 +764,32 @@ pub fn continuation_prompt(projection: &Projection, session: SessionId, report: 
         out.push_str("\n[truncated]\n");
     }
     out
+}
+
+/// Whether a durable record can change what [`card`] shows for any session.
+/// Everything can except a command's ordinary output and the artifacts that
+/// hold it: those arrive many times a second while a command prints, and
+/// rebuilding the card for each batch slowed the output path. Output reaches
+/// the card only by evicting a command's oldest events from the projection,
+/// which [`evicted_commands`] counts, so a shell that skips rebuilding for
+/// output must still compare that count.
+pub fn affects_card(record: &JournalRecord) -> bool {
+    match record {
+        // A terminal event settles older commands, which evicts their events.
+        JournalRecord::Event(e) => e.body.kind() == EventKind::Terminal,
+        JournalRecord::ArtifactStored { .. } => false,
+        _ => true,
+    }
+}
+
+/// How many of the session's commands no longer keep their oldest output
+/// events in detail (the card lists them as missing).
+pub fn evicted_commands(projection: &Projection, session: SessionId) -> usize {
+    projection
+        .commands
+        .values()
+        .filter(|c| c.binding.session == session && c.evicted_through.0 > 0)
+        .count()
 }
 
 #[cfg(test)]

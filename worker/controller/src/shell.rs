@@ -133,6 +133,10 @@ pub struct Shell {
     /// Workspace-only access is open.
     inspecting: Cell<bool>,
     last_card: RefCell<String>,
+    /// The projection changed in a way the card may show.
+    card_dirty: Cell<bool>,
+    /// What the card last sent was built from.
+    card_inputs: RefCell<Option<recovery::CardInputs>>,
     /// Re-issue admissions waiting for their command id: request → original.
     reissues: RefCell<BTreeMap<RequestId, lifeline_core::CommandId>>,
     /// Prompts that arrived before the session layer was up.
@@ -183,6 +187,8 @@ impl Shell {
             facts: RefCell::new(Default::default()),
             inspecting: Cell::new(false),
             last_card: RefCell::new(String::new()),
+            card_dirty: Cell::new(true),
+            card_inputs: RefCell::new(None),
             reissues: RefCell::new(BTreeMap::new()),
         })
     }
@@ -343,6 +349,7 @@ impl Shell {
                 .unwrap_or_default(),
         });
         *self.core.borrow_mut() = Some(core);
+        self.card_dirty.set(true);
         self.open_channel(false);
         let shell = self.clone();
         spawn_local(async move { shell.start_sessions().await });
@@ -602,6 +609,7 @@ impl Shell {
                     if let Err(e) = core.handle_persist_complete(batch.batch, now()) {
                         notice("persist", Level::Warning, e.to_string());
                     }
+                    self.card_records(&batch.entries);
                     let deltas = batch_deltas(core.projection(), &batch.entries);
                     if !deltas.is_empty() {
                         post(&ControllerToPage::View {

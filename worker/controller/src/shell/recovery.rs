@@ -24,6 +24,16 @@ use crate::web::{now, random_u128};
 const MAX_ENTRIES: usize = 2_000;
 const MAX_FILE_BYTES: u64 = 256 * 1024;
 
+/// Everything the card is built from except the projection.
+#[derive(PartialEq)]
+pub(super) struct CardInputs {
+    session: SessionId,
+    trace: Option<lifeline_core::session::Trace>,
+    facts: recovery::Facts,
+    inspecting: bool,
+    evicted: usize,
+}
+
 fn mint<T>(make: fn(u128) -> Result<T, lifeline_core::IdError>) -> Option<T> {
     random_u128().ok().and_then(|raw| make(raw).ok())
 }
@@ -89,7 +99,12 @@ impl Shell {
         });
     }
 
-    /// Sends the card when it changed.
+    /// Sends the card when it changed. The card is rebuilt only when one of
+    /// its inputs moved: the inputs outside the projection are compared
+    /// directly, the projection through `card_dirty` (set by records that can
+    /// change the card) and the count of evicted commands (the one way output
+    /// reaches the card). Rebuilding and encoding it after every output batch
+    /// slowed a command's output noticeably.
     pub(super) fn publish_recovery(&self) {
         let card = {
             let core = self.core.borrow();
@@ -111,19 +126,40 @@ impl Shell {
                 .borrow()
                 .as_ref()
                 .map(|s| (s.persisted, s.usage, s.quota));
-            recovery::card(
+            let inputs = CardInputs {
+                session,
+                evicted: recovery::evicted_commands(core.projection(), session),
+                trace,
+                facts,
+                inspecting: self.inspecting.get(),
+            };
+            if !self.card_dirty.get() && self.card_inputs.borrow().as_ref() == Some(&inputs) {
+                return;
+            }
+            self.card_dirty.set(false);
+            let card = recovery::card(
                 core.projection(),
                 session,
-                trace.as_ref(),
-                &facts,
-                self.inspecting.get(),
-            )
+                inputs.trace.as_ref(),
+                &inputs.facts,
+                inputs.inspecting,
+            );
+            *self.card_inputs.borrow_mut() = Some(inputs);
+            card
         };
         let message = ControllerToPage::Recovery { card };
         let text = lifeline_protocol::encode(&message);
         if *self.last_card.borrow() != text {
             post(&message);
             *self.last_card.borrow_mut() = text;
+        }
+    }
+
+    /// A confirmed batch: the card is rebuilt at the next publish if any of
+    /// its records can change it.
+    pub(super) fn card_records(&self, entries: &[lifeline_core::JournalEntry]) {
+        if entries.iter().any(|e| recovery::affects_card(&e.record)) {
+            self.card_dirty.set(true);
         }
     }
 
