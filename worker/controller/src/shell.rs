@@ -137,6 +137,9 @@ pub struct Shell {
     card_dirty: Cell<bool>,
     /// What the card last sent was built from.
     card_inputs: RefCell<Option<recovery::CardInputs>>,
+    /// After a controller restart: the commands that were running, until
+    /// the page is told which of them continued.
+    restart: RefCell<Option<lifeline_core::restart::RestartTally>>,
     /// Re-issue admissions waiting for their command id: request → original.
     reissues: RefCell<BTreeMap<RequestId, lifeline_core::CommandId>>,
     /// Prompts that arrived before the session layer was up.
@@ -190,6 +193,7 @@ impl Shell {
             card_dirty: Cell::new(true),
             card_inputs: RefCell::new(None),
             reissues: RefCell::new(BTreeMap::new()),
+            restart: RefCell::new(None),
         })
     }
 
@@ -340,6 +344,11 @@ impl Shell {
             Ok(core) => core,
             Err(e) => return self.stop(format!("the journal could not be recovered: {e}")),
         };
+        if cause == StartCause::ControllerRestart {
+            *self.restart.borrow_mut() = Some(lifeline_core::restart::RestartTally::new(
+                core.pending_projection(),
+            ));
+        }
         let session = self.pick_session(core.pending_projection());
         self.session.set(session);
         post(&ControllerToPage::View {
@@ -497,6 +506,28 @@ impl Shell {
         self.pumping.set(false);
         self.publish_status();
         self.publish_recovery();
+        self.report_restart();
+    }
+
+    /// Tells the page what the restart did to the commands that were
+    /// running, once every one of them has either continued (its runtime
+    /// dialed back in) or not (its runtime was retired).
+    fn report_restart(&self) {
+        let summary = {
+            let tally = self.restart.borrow();
+            let core = self.core.borrow();
+            let (Some(tally), Some(core)) = (tally.as_ref(), core.as_ref()) else {
+                return;
+            };
+            tally.settle(core.projection(), |r| core.is_attached(r))
+        };
+        if let Some(s) = summary {
+            self.restart.borrow_mut().take();
+            post(&ControllerToPage::Restarted {
+                running: s.running,
+                continued: s.continued,
+            });
+        }
     }
 
     /// Shows `session`'s transcript from scratch (after Start fresh).
