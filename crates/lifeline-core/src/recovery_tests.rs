@@ -510,3 +510,36 @@ fn output_changes_the_card_only_through_eviction() {
     assert_eq!(evicted_commands(&f.projection, sid()), 1);
     assert_ne!(f.card(&facts()).as_ref(), Some(&before));
 }
+
+#[test]
+fn a_following_tab_shows_the_same_card_with_every_action_unavailable() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    let lease = crate::id::LeaseId::from_u128(0x4e).unwrap();
+    f.append(JournalRecord::LeaseGranted {
+        workspace: ws(),
+        lease,
+    });
+    f.append(JournalRecord::RuntimeAssigned {
+        lease,
+        runtime: RuntimeId::from_u128(0xf1).unwrap(),
+        generation: Generation(1),
+        execution: ExecutionId::from_u128(0xe1).unwrap(),
+    });
+    // Running in the leading tab: no card there, none here.
+    assert_eq!(follower_card(&f.projection, sid(), &facts()), None);
+    f.fail_turn(1);
+    let mut leader_facts = facts();
+    leader_facts.runtime_attached = true;
+    let leading = f.card(&leader_facts).expect("a failed session has a card");
+    let following = follower_card(&f.projection, sid(), &facts()).expect("and so has a follower");
+    assert_eq!(following.key, leading.key);
+    assert_eq!(following.summary, leading.summary);
+    assert_eq!(following.cause, leading.cause);
+    assert_eq!(following.report, leading.report);
+    assert!(leading.actions.iter().any(|a| a.unavailable.is_none()));
+    assert_eq!(following.actions.len(), leading.actions.len());
+    for a in &following.actions {
+        assert_eq!(a.unavailable.as_deref(), Some(FOLLOWING), "{:?}", a.action);
+    }
+}

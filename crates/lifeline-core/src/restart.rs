@@ -52,9 +52,9 @@ impl RestartTally {
                 continued += 1;
                 continue;
             }
-            let still_current = projection
-                .runtime(*runtime)
-                .is_some_and(|(_, r)| r.generation == *generation && r.status == RuntimeStatus::Current);
+            let still_current = projection.runtime(*runtime).is_some_and(|(_, r)| {
+                r.generation == *generation && r.status == RuntimeStatus::Current
+            });
             if still_current {
                 return None;
             }

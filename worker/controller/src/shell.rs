@@ -894,6 +894,15 @@ impl Shell {
         });
         *self.follower.borrow_mut() = Some(projection);
         self.publish_status();
+        self.card_dirty.set(true);
+        self.publish_recovery();
+        // Reads only: whether the keys the session's profile names exist.
+        if let Ok(config) = crate::config::ConfigStore::open().await {
+            if self.config.borrow().is_none() {
+                *self.config.borrow_mut() = Some(Rc::new(config));
+            }
+        }
+        self.refresh_facts();
         self.drain_follower_queue();
     }
 
@@ -1008,7 +1017,7 @@ impl Shell {
         });
     }
 
-    fn follower_apply(&self, mut entries: Vec<JournalEntry>) {
+    fn follower_apply(self: &Rc<Self>, mut entries: Vec<JournalEntry>) {
         entries.sort_by_key(|e| e.position);
         let mut guard = self.follower.borrow_mut();
         let Some(p) = guard.as_mut() else { return };
@@ -1054,6 +1063,18 @@ impl Shell {
             });
         }
         self.publish_status();
+        self.card_records(&applied);
+        self.publish_recovery();
+        let lifecycle = applied.iter().any(|e| {
+            matches!(
+                e.record,
+                lifeline_core::JournalRecord::Session { .. }
+                    | lifeline_core::JournalRecord::SessionOpened { .. }
+            )
+        });
+        if lifecycle {
+            self.refresh_facts();
+        }
     }
 
     // ----- status --------------------------------------------------------

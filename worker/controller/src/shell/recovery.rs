@@ -7,13 +7,13 @@
 use std::rc::Rc;
 
 use lifeline_core::recovery::{self, Action};
-use lifeline_core::session::{Environment, Purpose, SessionState};
+use lifeline_core::session::{Environment, Purpose, SessionState, Sessions};
 use lifeline_core::{
     agent, Binding, Budget, ClientRequest, CommandId, IdempotencyKey, SessionId, TurnId,
     WorkspaceId,
 };
 use lifeline_opfs::OpfsWorkspace;
-use lifeline_protocol::{ControllerToPage, Level, WorkspaceListing};
+use lifeline_protocol::{ControllerToPage, Level, Role, WorkspaceListing};
 use lifeline_shell::{EntryKind, Host, WorkspacePath};
 use wasm_bindgen_futures::spawn_local;
 
@@ -28,10 +28,20 @@ const MAX_FILE_BYTES: u64 = 256 * 1024;
 #[derive(PartialEq)]
 pub(super) struct CardInputs {
     session: SessionId,
+    /// This tab leads (a follower's card offers no action).
+    leading: bool,
     trace: Option<lifeline_core::session::Trace>,
     facts: recovery::Facts,
     inspecting: bool,
     evicted: usize,
+}
+
+/// The profile whose keys the session's next start needs.
+fn profile_of(sessions: &Sessions, session: SessionId) -> Option<lifeline_core::ProfileId> {
+    sessions
+        .binding(session)
+        .and_then(|b| b.profile.as_ref().map(|p| p.id))
+        .or_else(|| sessions.selected_profile(session))
 }
 
 fn mint<T>(make: fn(u128) -> Result<T, lifeline_core::IdError>) -> Option<T> {
@@ -45,16 +55,27 @@ impl Shell {
         let Some(session) = self.session.get() else {
             return;
         };
-        let workspace = self
-            .core
-            .borrow()
-            .as_ref()
-            .and_then(|c| c.projection().sessions.get(&session).map(|s| s.workspace));
-        let profile = self.sessions.borrow().as_ref().and_then(|s| {
-            s.binding(session)
-                .and_then(|b| b.profile.as_ref().map(|p| p.id))
-                .or_else(|| s.selected_profile(session))
-        });
+        let (workspace, profile) = {
+            let core = self.core.borrow();
+            let follower = self.follower.borrow();
+            match (core.as_ref(), follower.as_ref()) {
+                (Some(core), _) => (
+                    core.projection()
+                        .sessions
+                        .get(&session)
+                        .map(|s| s.workspace),
+                    self.sessions
+                        .borrow()
+                        .as_ref()
+                        .and_then(|s| profile_of(s, session)),
+                ),
+                (None, Some(p)) => (
+                    p.sessions.get(&session).map(|s| s.workspace),
+                    profile_of(&recovery::follower_sessions(p, session), session),
+                ),
+                (None, None) => return,
+            }
+        };
         let config = self.config.borrow().clone();
         let shell = self.clone();
         spawn_local(async move {
@@ -105,30 +126,44 @@ impl Shell {
     /// change the card) and the count of evicted commands (the one way output
     /// reaches the card). Rebuilding and encoding it after every output batch
     /// slowed a command's output noticeably.
+    ///
+    /// A follower builds the same card from its own fold of the journal,
+    /// with every action unavailable; once promoted it builds the leader's.
     pub(super) fn publish_recovery(&self) {
         let card = {
             let core = self.core.borrow();
+            let follower = self.follower.borrow();
             let sessions = self.sessions.borrow();
-            let (Some(core), Some(session)) = (core.as_ref(), self.session.get()) else {
+            let Some(session) = self.session.get() else {
                 return;
             };
-            let trace = sessions.as_ref().and_then(|s| s.trace(session));
             let mut facts = self.facts.borrow().clone();
             facts.attached = true;
-            facts.runtime_attached = trace
-                .as_ref()
-                .and_then(|t| t.token)
-                .zip(sessions.as_ref().and_then(|s| s.binding(session)))
-                .is_some_and(|(_, b)| core.is_attached(b.runtime));
-            facts.live_request = self.live.borrow().as_ref().map(|l| l.request);
             facts.storage = self
                 .storage
                 .borrow()
                 .as_ref()
                 .map(|s| (s.persisted, s.usage, s.quota));
+            let (projection, trace, leading) = match (core.as_ref(), follower.as_ref()) {
+                (Some(core), _) => {
+                    let trace = sessions.as_ref().and_then(|s| s.trace(session));
+                    facts.runtime_attached = trace
+                        .as_ref()
+                        .and_then(|t| t.token)
+                        .zip(sessions.as_ref().and_then(|s| s.binding(session)))
+                        .is_some_and(|(_, b)| core.is_attached(b.runtime));
+                    facts.live_request = self.live.borrow().as_ref().map(|l| l.request);
+                    (core.projection(), trace, true)
+                }
+                // A follower's trace, runtime and live request come from its
+                // projection alone, which `card_dirty` already covers.
+                (None, Some(p)) => (p, None, false),
+                (None, None) => return,
+            };
             let inputs = CardInputs {
                 session,
-                evicted: recovery::evicted_commands(core.projection(), session),
+                leading,
+                evicted: recovery::evicted_commands(projection, session),
                 trace,
                 facts,
                 inspecting: self.inspecting.get(),
@@ -137,13 +172,17 @@ impl Shell {
                 return;
             }
             self.card_dirty.set(false);
-            let card = recovery::card(
-                core.projection(),
-                session,
-                inputs.trace.as_ref(),
-                &inputs.facts,
-                inputs.inspecting,
-            );
+            let card = if leading {
+                recovery::card(
+                    projection,
+                    session,
+                    inputs.trace.as_ref(),
+                    &inputs.facts,
+                    inputs.inspecting,
+                )
+            } else {
+                recovery::follower_card(projection, session, &inputs.facts)
+            };
             *self.card_inputs.borrow_mut() = Some(inputs);
             card
         };
@@ -182,6 +221,9 @@ impl Shell {
     /// One of the card's actions. Only actions the card offers now run; any
     /// other answers with the card's own reason.
     pub fn recover(self: &Rc<Self>, action: Action) {
+        if self.role.get() == Role::Follower {
+            return notice("recovery", Level::Info, recovery::FOLLOWING);
+        }
         let Some(session) = self.session.get() else {
             return;
         };
@@ -370,6 +412,9 @@ impl Shell {
     }
 
     pub fn command_verdict(self: &Rc<Self>, command: CommandId, done: bool) {
+        if self.role.get() == Role::Follower {
+            return notice("recovery", Level::Info, recovery::FOLLOWING);
+        }
         let Some(session) = self.session.get() else {
             return;
         };
@@ -402,6 +447,9 @@ impl Shell {
     /// Runs an uncertain command again, deliberately, under a new key in
     /// the running execution; the original keeps its evidence.
     pub fn reissue(self: &Rc<Self>, command: CommandId) {
+        if self.role.get() == Role::Follower {
+            return notice("recovery", Level::Info, recovery::FOLLOWING);
+        }
         let Some(session) = self.session.get() else {
             return;
         };
