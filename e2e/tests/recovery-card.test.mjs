@@ -226,3 +226,41 @@ describe('a runtime that dies on its own (1280×800)', () => {
     }
   });
 });
+
+describe('a second tab follows the card (1280×800)', () => {
+  test('a follower shows the failed session\'s card with every action unavailable, and can act once it leads', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const first = browser.page;
+      await first.goto(BASE_URL);
+      await waitConnected(first);
+      await failATurn(first);
+
+      const second = await browser.context.newPage();
+      await second.goto(BASE_URL);
+      await second.getByRole('status').filter({ hasText: 'Following another tab (read-only)' }).waitFor();
+      const c = card(second);
+      await c.getByText('The last turn failed. The workspace and keys are kept.').waitFor({ timeout: 30_000 });
+      // The same facts as the leading tab, read from the journal and the
+      // browser's storage, not guessed.
+      await c.getByRole('row', { name: /^Workspace survived/ }).waitFor();
+      await c.getByRole('row', { name: /^Credentials survived/ }).waitFor();
+      for (const action of ['Resume', 'Continue from history', 'Start fresh', 'Inspect workspace', 'Archive']) {
+        assert.equal(await c.getByRole('button', { name: action }).count(), 0, `${action} is not offered in a follower`);
+      }
+      await c.getByRole('button', { name: 'Details' }).click();
+      await c.getByText(/^Resume is not possible now: another tab is in control/).waitFor();
+      await noAxeViolations(second, 'the follower\'s card');
+      await shot(second, 'card-follower');
+
+      // The leading tab goes; the follower takes over and its card acts.
+      await first.close();
+      await waitConnected(second);
+      await c.getByRole('button', { name: 'Resume' }).waitFor({ timeout: 30_000 });
+      assert.equal(await c.getByText(/another tab is in control/).count(), 0);
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+});

@@ -77,11 +77,36 @@ describe('controller restart while the page lives (1280×800)', () => {
       // notices through missed heartbeats; nothing in the app offers this.
       await controller.evaluate(() => setTimeout(() => self.close(), 0));
 
-      await page.getByText(/controller worker stopped and was restarted/).first().waitFor({ timeout: 30_000 });
+      // The notice says what happened, once the runtime dialed back in.
+      await page
+        .getByText('The controller worker stopped and was restarted; the running command continued.')
+        .waitFor({ timeout: 30_000 });
       await waitOutcome(block, 'completed', 60_000);
       const text = await block.locator('pre').first().textContent();
       const numbers = text.split('\n').filter((l) => l.trim() !== '').map(Number);
       assert.deepEqual(numbers, Array.from({ length: count }, (_, i) => i + 1));
+      await waitConnected(page);
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  test('a controller killed while nothing runs says that no command was running', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page } = browser;
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      await send(page, '$ echo done');
+      await waitOutcome(command(page, 'echo done'), 'completed');
+      const controller = page.workers().find((w) => w.url().includes('controller'));
+      assert.ok(controller, 'the controller worker is visible to the test');
+      await controller.evaluate(() => setTimeout(() => self.close(), 0));
+      await page
+        .getByText('The controller worker stopped and was restarted; no commands were running.')
+        .waitFor({ timeout: 30_000 });
+      assert.equal(await page.getByText(/running command continued/).count(), 0);
       await waitConnected(page);
       assert.deepEqual(browser.errors, []);
     } finally {

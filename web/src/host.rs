@@ -510,6 +510,11 @@ impl Host {
                     self.ui.recovery.set(card);
                 }
             }
+            ControllerToPage::Restarted { running, continued } => self.notice(
+                "controller-restart",
+                Level::Warning,
+                i18n::restart_summary(i18n::locale_untracked(), running, continued),
+            ),
             ControllerToPage::Workspace { listing } => self.ui.workspace.set(listing),
             ControllerToPage::ExportReady {
                 session,
@@ -628,7 +633,7 @@ impl Host {
         self.notice(
             "controller-restart",
             Level::Warning,
-            i18n::now(Msg::RestartNotice).into(),
+            i18n::now(Msg::RestartChecking).into(),
         );
         self.spawn_controller(StartCause::ControllerRestart);
     }

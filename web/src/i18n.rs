@@ -113,8 +113,18 @@ catalog! {
         "Der Browser hat abgelehnt; dieser Verlauf bleibt nicht dauerhaft. Browser gewähren es oft installierten oder häufig genutzten Seiten.";
     PersistFailed => "Could not ask the browser: {0}", "Der Browser konnte nicht gefragt werden: {0}";
     Dismiss => "Dismiss", "Ausblenden";
-    RestartNotice => "The controller worker stopped and was restarted; running commands continued.",
-        "Der Controller-Worker wurde beendet und neu gestartet; laufende Befehle liefen weiter.";
+    RestartChecking => "The controller worker stopped and was restarted; checking whether running commands continued…",
+        "Der Controller-Worker wurde beendet und neu gestartet; prüfe, ob laufende Befehle weiterliefen…";
+    RestartNoneRunning => "The controller worker stopped and was restarted; no commands were running.",
+        "Der Controller-Worker wurde beendet und neu gestartet; es liefen keine Befehle.";
+    RestartOneContinued => "The controller worker stopped and was restarted; the running command continued.",
+        "Der Controller-Worker wurde beendet und neu gestartet; der laufende Befehl lief weiter.";
+    RestartOneStopped => "The controller worker stopped and was restarted; the running command did not continue (the transcript shows what is known about it).",
+        "Der Controller-Worker wurde beendet und neu gestartet; der laufende Befehl lief nicht weiter (das Protokoll zeigt, was über ihn bekannt ist).";
+    RestartAllContinued => "The controller worker stopped and was restarted; all {0} running commands continued.",
+        "Der Controller-Worker wurde beendet und neu gestartet; alle {0} laufenden Befehle liefen weiter.";
+    RestartSomeContinued => "The controller worker stopped and was restarted; {0} of {1} running commands continued (the transcript shows what is known about the others).",
+        "Der Controller-Worker wurde beendet und neu gestartet; {0} von {1} laufenden Befehlen liefen weiter (das Protokoll zeigt, was über die anderen bekannt ist).";
     ControllerNotRunning => "The controller is not running; try again in a moment.",
         "Der Controller läuft nicht; versuche es gleich noch einmal.";
     ControllerNotMessage => "The controller sent something that is not a message; it was ignored.",
@@ -522,6 +532,22 @@ pub fn now(msg: Msg) -> &'static str {
     t(locale_untracked(), msg)
 }
 
+/// The notice once the restarted controller knows how many of the commands
+/// that were running continued.
+pub fn restart_summary(l: Locale, running: u32, continued: u32) -> String {
+    match (running, continued) {
+        (0, _) => t(l, Msg::RestartNoneRunning).into(),
+        (1, 1) => t(l, Msg::RestartOneContinued).into(),
+        (1, _) => t(l, Msg::RestartOneStopped).into(),
+        (r, c) if c >= r => tf_in(l, Msg::RestartAllContinued, &[&r.to_string()]),
+        (r, c) => tf_in(
+            l,
+            Msg::RestartSomeContinued,
+            &[&c.to_string(), &r.to_string()],
+        ),
+    }
+}
+
 /// `msg` in the current locale filled with `args`, untracked.
 pub fn now_f(msg: Msg, args: &[&str]) -> String {
     tf_in(locale_untracked(), msg, args)
@@ -626,6 +652,20 @@ mod tests {
                     .collect::<Vec<_>>()
             };
             assert_eq!(params(Locale::En), params(Locale::De), "{msg:?}");
+        }
+    }
+
+    #[test]
+    fn the_restart_notice_says_what_ran_on() {
+        let en = |r, c| restart_summary(Locale::En, r, c);
+        assert!(en(0, 0).ends_with("no commands were running."));
+        assert!(en(1, 1).ends_with("the running command continued."));
+        assert!(en(1, 0).contains("the running command did not continue"));
+        assert!(en(3, 3).ends_with("all 3 running commands continued."));
+        assert!(en(3, 1).contains("1 of 3 running commands continued"));
+        assert!(restart_summary(Locale::De, 2, 2).contains("alle 2 laufenden Befehle"));
+        for (r, c) in [(0, 0), (1, 1), (1, 0), (3, 3), (3, 1)] {
+            assert!(!en(r, c).contains('{'), "{r} {c}");
         }
     }
 

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 
 use leptos::prelude::*;
 use lifeline_core::recovery::{Action, Card, RevealKey, UncertainCommand};
-use lifeline_protocol::PageToController;
+use lifeline_protocol::{PageToController, Role};
 use wasm_bindgen::{closure::Closure, JsCast};
 
 use crate::environment::act;
@@ -89,6 +89,9 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
     move || {
         // The card re-renders in a new locale; its state lives outside.
         let l = i18n::locale();
+        // The card's actions say why a follower cannot act; the uncertain
+        // commands' buttons would send requests nobody here may carry out.
+        let following = ui.role.get() == Some(Role::Follower);
         card.get().map(|c| {
             let Card {
                 summary,
@@ -190,7 +193,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                                 <ul class="recovery-uncertain" aria-label=t(l, Msg::UncertainActions)>
                                     {uncertain
                                         .into_iter()
-                                        .map(|u| view! { <UncertainItem ui u l /> })
+                                        .map(|u| view! { <UncertainItem ui u l following /> })
                                         .collect_view()}
                                 </ul>
                             }
@@ -233,7 +236,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
 
 /// One uncertain command: check it, then say what happened or run it again.
 #[component]
-fn UncertainItem(ui: Ui, u: UncertainCommand, l: i18n::Locale) -> impl IntoView {
+fn UncertainItem(ui: Ui, u: UncertainCommand, l: i18n::Locale, following: bool) -> impl IntoView {
     let command = u.command;
     let confirming = RwSignal::new(false);
     let state = match (u.verdict, u.reissued_as) {
@@ -251,6 +254,7 @@ fn UncertainItem(ui: Ui, u: UncertainCommand, l: i18n::Locale) -> impl IntoView 
             <span class="outcome">{t(l, i18n::outcome(u.outcome))}</span>
             {match state {
                 Some(s) => view! { <span class="verdict">{format!(" — {s}")}</span> }.into_any(),
+                None if following => view! { <span class="verdict"></span> }.into_any(),
                 None => view! {
                     <span class="uncertain-actions">
                         <button

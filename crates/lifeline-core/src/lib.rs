@@ -23,6 +23,7 @@
 //! | [`profile`] | environment profiles, credential references, the resume lookup rules (003 criteria 6–8) |
 //! | [`session`] | sessions, executions and startup attempts: retained resources (003), attempt ownership (004 §007) |
 //! | [`recovery`] | the recovery inspector (what survived, per dimension) and the shared recovery view model (the card) |
+//! | [`restart`] | what a controller restart did to the commands that were running (the page's notice) |
 //! | [`agent`] | the built-in local agent: plans a prompt, derives each next step from the projection |
 //! | [`model`] | model-backed turns: provider requests, tool calls as commands, each next step from the projection |
 //! | [`projection`] | [`Projection`]: the pure fold of durable entries (what the UI shows), snapshots |
@@ -59,6 +60,7 @@ pub mod outcome;
 pub mod profile;
 pub mod projection;
 pub mod recovery;
+pub mod restart;
 pub mod runtime;
 pub mod schema;
 pub mod session;

@@ -19,10 +19,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::environment::{EnvironmentState, FolderAccess};
+use crate::event::EventKind;
 use crate::id::{CommandId, ErrorStamp, ExecutionId, ProviderRequestId, SessionId, TurnId};
+use crate::journal::JournalRecord;
 use crate::outcome::Outcome;
-use crate::projection::Projection;
-use crate::session::{FailureCause, SessionRecord, SessionState, Trace};
+use crate::projection::{Projection, RuntimeStatus};
+use crate::session::{FailureCause, SessionRecord, SessionState, Sessions, Trace};
 
 /// The five things that can survive or not (reference 000).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -792,6 +794,92 @@ pub fn continuation_prompt(projection: &Projection, session: SessionId, report: 
         out.push_str("\n[truncated]\n");
     }
     out
+}
+
+/// Whether a durable record can change what [`card`] shows for any session.
+/// Everything can except a command's ordinary output and the artifacts that
+/// hold it: those arrive many times a second while a command prints, and
+/// rebuilding the card for each batch slowed the output path. Output reaches
+/// the card only by evicting a command's oldest events from the projection,
+/// which [`evicted_commands`] counts, so a shell that skips rebuilding for
+/// output must still compare that count.
+pub fn affects_card(record: &JournalRecord) -> bool {
+    match record {
+        // A terminal event settles older commands, which evicts their events.
+        JournalRecord::Event(e) => e.body.kind() == EventKind::Terminal,
+        JournalRecord::ArtifactStored { .. } => false,
+        _ => true,
+    }
+}
+
+/// How many of the session's commands no longer keep their oldest output
+/// events in detail (the card lists them as missing).
+pub fn evicted_commands(projection: &Projection, session: SessionId) -> usize {
+    projection
+        .commands
+        .values()
+        .filter(|c| c.binding.session == session && c.evicted_through.0 > 0)
+        .count()
+}
+
+/// Why a tab that follows another one offers no recovery action.
+pub const FOLLOWING: &str =
+    "another tab is in control; act there, or close that tab and this one takes over";
+
+/// The session layer as a following tab knows it: it runs none of its own,
+/// so it folds the session's lifecycle records, which say what the leading
+/// tab's session layer said durably.
+pub fn follower_sessions(projection: &Projection, session: SessionId) -> Sessions {
+    Sessions::recover(
+        &[],
+        projection.lifecycles.get(&session).into_iter().flatten(),
+    )
+}
+
+/// The card as a tab that follows another one shows it. It has only the
+/// journal, so what the leading tab knows in memory is read from the
+/// records instead: the session's state from its lifecycle records, its
+/// runtime as attached while the journal names that generation current,
+/// and a reply without an outcome in a turn still open as the one the
+/// leading tab is streaming (not as lost). Every action is unavailable,
+/// with the reason: only the leading tab writes the journal.
+pub fn follower_card(projection: &Projection, session: SessionId, facts: &Facts) -> Option<Card> {
+    let sessions = follower_sessions(projection, session);
+    let mut trace = sessions.trace(session);
+    let mut facts = facts.clone();
+    facts.runtime_attached = sessions.binding(session).is_some_and(|b| {
+        projection.runtime(b.runtime).is_some_and(|(_, r)| {
+            r.generation == b.generation && r.status == RuntimeStatus::Current
+        })
+    });
+    if let Some(t) = trace.as_mut() {
+        // Folded records call every bound session detached, which is true
+        // of a restarted controller that holds none of it; here the leading
+        // tab holds it for as long as the journal names its runtime current.
+        if t.state == SessionState::Detached && facts.runtime_attached {
+            t.state = SessionState::Running;
+        }
+    }
+    facts.live_request = projection.sessions.get(&session).and_then(|s| {
+        s.turns
+            .iter()
+            .rev()
+            .filter_map(|t| projection.turns.get(t))
+            .filter(|t| t.end.is_none())
+            .flat_map(|t| t.requests.iter().rev())
+            .find(|r| {
+                projection
+                    .provider_requests
+                    .get(r)
+                    .is_some_and(|v| v.outcome.is_none())
+            })
+            .copied()
+    });
+    let mut card = card(projection, session, trace.as_ref(), &facts, false)?;
+    for a in &mut card.actions {
+        a.unavailable = Some(FOLLOWING.into());
+    }
+    Some(card)
 }
 
 #[cfg(test)]

@@ -488,3 +488,138 @@ fn the_worker_sandbox_reports_lifeline_owned_teardown() {
     assert_eq!(env.reopen, Reopen::Ready);
     assert_eq!(env.access, None);
 }
+
+#[test]
+fn output_changes_the_card_only_through_eviction() {
+    use crate::command::{Binding, Budget, CommandRecord};
+    use crate::event::{retain_output, EventRecord, RetainedBody};
+    use crate::id::{AttemptId, CommandId, Digest, EventSeq, LeaseId};
+    use crate::journal::AckSource;
+    use crate::outcome::OutcomeEvent;
+
+    let mut f = Fixture::new();
+    f.launch(1);
+    f.fail_turn(1);
+    let (execution, generation) = f.sessions.trace(sid()).unwrap().token.unwrap();
+    let lease = LeaseId::from_u128(0x4e).unwrap();
+    let runtime = RuntimeId::from_u128(0xf1).unwrap();
+    let command = CommandId::from_u128(0xc0).unwrap();
+    let attempt = AttemptId::from_u128(0xa0).unwrap();
+    let records = vec![
+        JournalRecord::LeaseGranted {
+            workspace: ws(),
+            lease,
+        },
+        JournalRecord::RuntimeAssigned {
+            lease,
+            runtime,
+            generation,
+            execution,
+        },
+        JournalRecord::CommandAdmitted(CommandRecord {
+            v: V1,
+            command,
+            key: "01JF8Z6BZJ3H5K7M9P1R3T5V7X".parse().unwrap(),
+            binding: Binding {
+                workspace: ws(),
+                lease,
+                generation,
+                runtime,
+                session: sid(),
+                working_directory: "/".into(),
+                capabilities: Default::default(),
+                budget: Budget {
+                    deadline: Millis(1 << 40),
+                    max_output_bytes: 1 << 30,
+                },
+                command_line: "seq 1 9999".into(),
+            },
+            admitted_at: T0,
+        }),
+        JournalRecord::DispatchExposed {
+            command,
+            attempt,
+            runtime,
+            generation,
+        },
+        JournalRecord::Acknowledged {
+            command,
+            attempt,
+            via: AckSource::Ack,
+        },
+        JournalRecord::OutcomeChanged {
+            command,
+            event: OutcomeEvent::Acknowledged,
+            from: Outcome::Admitted,
+            to: Outcome::Dispatched,
+        },
+    ];
+    for r in records {
+        assert!(affects_card(&r), "{r:?} can change the card");
+        f.append(r);
+    }
+    let before = f.card(&facts()).expect("a failed session has a card");
+    let retained = RetentionPolicy::default().retained_events as u64;
+    for seq in 1..=retained + 1 {
+        let (chunk, blob) = retain_output("1\n", 0, 64, 1 << 20);
+        if let Some(blob) = blob {
+            let stored = JournalRecord::ArtifactStored {
+                digest: blob.digest,
+                len: blob.data.len() as u64,
+            };
+            assert!(!affects_card(&stored));
+            f.append(stored);
+        }
+        let event = JournalRecord::Event(EventRecord {
+            v: V1,
+            command,
+            seq: EventSeq(seq),
+            digest: Digest::of(b"1\n"),
+            body: RetainedBody::Stdout(chunk),
+        });
+        assert!(!affects_card(&event));
+        f.append(event);
+        if seq == retained {
+            // Every event is still kept: the card the shell already sent is
+            // the card it would build now.
+            assert_eq!(evicted_commands(&f.projection, sid()), 0);
+            assert_eq!(f.card(&facts()).as_ref(), Some(&before));
+        }
+    }
+    // One more event evicted the oldest: the count moved, and so did the card.
+    assert_eq!(evicted_commands(&f.projection, sid()), 1);
+    assert_ne!(f.card(&facts()).as_ref(), Some(&before));
+}
+
+#[test]
+fn a_following_tab_shows_the_same_card_with_every_action_unavailable() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    let lease = crate::id::LeaseId::from_u128(0x4e).unwrap();
+    f.append(JournalRecord::LeaseGranted {
+        workspace: ws(),
+        lease,
+    });
+    f.append(JournalRecord::RuntimeAssigned {
+        lease,
+        runtime: RuntimeId::from_u128(0xf1).unwrap(),
+        generation: Generation(1),
+        execution: ExecutionId::from_u128(0xe1).unwrap(),
+    });
+    // Running in the leading tab: no card there, none here.
+    assert_eq!(follower_card(&f.projection, sid(), &facts()), None);
+    f.fail_turn(1);
+    let mut leader_facts = facts();
+    leader_facts.runtime_attached = true;
+    let leading = f.card(&leader_facts).expect("a failed session has a card");
+    let following = follower_card(&f.projection, sid(), &facts()).expect("and so has a follower");
+    assert_eq!(following.key, leading.key);
+    assert_eq!(following.summary, leading.summary);
+    assert_eq!(following.cause, leading.cause);
+    assert_eq!(following.report, leading.report);
+    assert!(leading.actions.iter().any(|a| a.unavailable.is_none()));
+    assert_eq!(following.actions.len(), leading.actions.len());
+    for a in &following.actions {
+        assert_eq!(a.unavailable.as_deref(), Some(FOLLOWING), "{:?}", a.action);
+    }
+}

@@ -308,6 +308,13 @@ pub enum ControllerToPage {
     Recovery {
         card: Option<lifeline_core::recovery::Card>,
     },
+    /// After a controller restart, once known: how many commands were
+    /// running and how many of them continued in their runtime. The page
+    /// phrases it.
+    Restarted {
+        running: u32,
+        continued: u32,
+    },
     /// Workspace-only access: the stopped session's files, read-only.
     Workspace {
         /// `None` closes the workspace view.

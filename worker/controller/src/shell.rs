@@ -133,6 +133,13 @@ pub struct Shell {
     /// Workspace-only access is open.
     inspecting: Cell<bool>,
     last_card: RefCell<String>,
+    /// The projection changed in a way the card may show.
+    card_dirty: Cell<bool>,
+    /// What the card last sent was built from.
+    card_inputs: RefCell<Option<recovery::CardInputs>>,
+    /// After a controller restart: the commands that were running, until
+    /// the page is told which of them continued.
+    restart: RefCell<Option<lifeline_core::restart::RestartTally>>,
     /// Re-issue admissions waiting for their command id: request → original.
     reissues: RefCell<BTreeMap<RequestId, lifeline_core::CommandId>>,
     /// Prompts that arrived before the session layer was up.
@@ -183,7 +190,10 @@ impl Shell {
             facts: RefCell::new(Default::default()),
             inspecting: Cell::new(false),
             last_card: RefCell::new(String::new()),
+            card_dirty: Cell::new(true),
+            card_inputs: RefCell::new(None),
             reissues: RefCell::new(BTreeMap::new()),
+            restart: RefCell::new(None),
         })
     }
 
@@ -334,6 +344,11 @@ impl Shell {
             Ok(core) => core,
             Err(e) => return self.stop(format!("the journal could not be recovered: {e}")),
         };
+        if cause == StartCause::ControllerRestart {
+            *self.restart.borrow_mut() = Some(lifeline_core::restart::RestartTally::new(
+                core.pending_projection(),
+            ));
+        }
         let session = self.pick_session(core.pending_projection());
         self.session.set(session);
         post(&ControllerToPage::View {
@@ -343,6 +358,7 @@ impl Shell {
                 .unwrap_or_default(),
         });
         *self.core.borrow_mut() = Some(core);
+        self.card_dirty.set(true);
         self.open_channel(false);
         let shell = self.clone();
         spawn_local(async move { shell.start_sessions().await });
@@ -490,6 +506,28 @@ impl Shell {
         self.pumping.set(false);
         self.publish_status();
         self.publish_recovery();
+        self.report_restart();
+    }
+
+    /// Tells the page what the restart did to the commands that were
+    /// running, once every one of them has either continued (its runtime
+    /// dialed back in) or not (its runtime was retired).
+    fn report_restart(&self) {
+        let summary = {
+            let tally = self.restart.borrow();
+            let core = self.core.borrow();
+            let (Some(tally), Some(core)) = (tally.as_ref(), core.as_ref()) else {
+                return;
+            };
+            tally.settle(core.projection(), |r| core.is_attached(r))
+        };
+        if let Some(s) = summary {
+            self.restart.borrow_mut().take();
+            post(&ControllerToPage::Restarted {
+                running: s.running,
+                continued: s.continued,
+            });
+        }
     }
 
     /// Shows `session`'s transcript from scratch (after Start fresh).
@@ -604,6 +642,7 @@ impl Shell {
                     if let Err(e) = core.handle_persist_complete(batch.batch, now()) {
                         notice("persist", Level::Warning, e.to_string());
                     }
+                    self.card_records(&batch.entries);
                     let deltas = batch_deltas(core.projection(), &batch.entries);
                     if !deltas.is_empty() {
                         post(&ControllerToPage::View {
@@ -857,6 +896,15 @@ impl Shell {
         });
         *self.follower.borrow_mut() = Some(projection);
         self.publish_status();
+        self.card_dirty.set(true);
+        self.publish_recovery();
+        // Reads only: whether the keys the session's profile names exist.
+        if let Ok(config) = crate::config::ConfigStore::open().await {
+            if self.config.borrow().is_none() {
+                *self.config.borrow_mut() = Some(Rc::new(config));
+            }
+        }
+        self.refresh_facts();
         self.drain_follower_queue();
     }
 
@@ -971,7 +1019,7 @@ impl Shell {
         });
     }
 
-    fn follower_apply(&self, mut entries: Vec<JournalEntry>) {
+    fn follower_apply(self: &Rc<Self>, mut entries: Vec<JournalEntry>) {
         entries.sort_by_key(|e| e.position);
         let mut guard = self.follower.borrow_mut();
         let Some(p) = guard.as_mut() else { return };
@@ -1017,6 +1065,18 @@ impl Shell {
             });
         }
         self.publish_status();
+        self.card_records(&applied);
+        self.publish_recovery();
+        let lifecycle = applied.iter().any(|e| {
+            matches!(
+                e.record,
+                lifeline_core::JournalRecord::Session { .. }
+                    | lifeline_core::JournalRecord::SessionOpened { .. }
+            )
+        });
+        if lifecycle {
+            self.refresh_facts();
+        }
     }
 
     // ----- status --------------------------------------------------------

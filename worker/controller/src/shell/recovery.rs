@@ -8,13 +8,13 @@ use std::rc::Rc;
 
 use lifeline_core::environment::FolderAccess;
 use lifeline_core::recovery::{self, Action};
-use lifeline_core::session::{Environment, Purpose, SessionState};
+use lifeline_core::session::{Environment, Purpose, SessionState, Sessions};
 use lifeline_core::{
     agent, Binding, Budget, ClientRequest, CommandId, IdempotencyKey, SessionId, TurnId,
     WorkspaceId,
 };
 use lifeline_opfs::{folders, OpfsWorkspace};
-use lifeline_protocol::{ControllerToPage, Level, WorkspaceListing};
+use lifeline_protocol::{ControllerToPage, Level, Role, WorkspaceListing};
 use lifeline_shell::{EntryKind, FsError, Host, WorkspacePath};
 use wasm_bindgen_futures::spawn_local;
 
@@ -24,6 +24,26 @@ use crate::web::{now, random_u128};
 /// Entries listed at most, and bytes of one file shown.
 const MAX_ENTRIES: usize = 2_000;
 const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// Everything the card is built from except the projection.
+#[derive(PartialEq)]
+pub(super) struct CardInputs {
+    session: SessionId,
+    /// This tab leads (a follower's card offers no action).
+    leading: bool,
+    trace: Option<lifeline_core::session::Trace>,
+    facts: recovery::Facts,
+    inspecting: bool,
+    evicted: usize,
+}
+
+/// The profile whose keys the session's next start needs.
+fn profile_of(sessions: &Sessions, session: SessionId) -> Option<lifeline_core::ProfileId> {
+    sessions
+        .binding(session)
+        .and_then(|b| b.profile.as_ref().map(|p| p.id))
+        .or_else(|| sessions.selected_profile(session))
+}
 
 fn mint<T>(make: fn(u128) -> Result<T, lifeline_core::IdError>) -> Option<T> {
     random_u128().ok().and_then(|raw| make(raw).ok())
@@ -36,21 +56,34 @@ impl Shell {
         let Some(session) = self.session.get() else {
             return;
         };
-        let workspace = self
-            .core
-            .borrow()
-            .as_ref()
-            .and_then(|c| c.projection().sessions.get(&session).map(|s| s.workspace));
-        let profile = self.sessions.borrow().as_ref().and_then(|s| {
-            s.binding(session)
-                .and_then(|b| b.profile.as_ref().map(|p| p.id))
-                .or_else(|| s.selected_profile(session))
-        });
-        let environment = self
-            .sessions
-            .borrow()
-            .as_ref()
-            .and_then(|s| s.environment(session).cloned());
+        let (workspace, profile, environment) = {
+            let core = self.core.borrow();
+            let follower = self.follower.borrow();
+            match (core.as_ref(), follower.as_ref()) {
+                (Some(core), _) => {
+                    let sessions = self.sessions.borrow();
+                    (
+                        core.projection()
+                            .sessions
+                            .get(&session)
+                            .map(|s| s.workspace),
+                        sessions.as_ref().and_then(|s| profile_of(s, session)),
+                        sessions
+                            .as_ref()
+                            .and_then(|s| s.environment(session).cloned()),
+                    )
+                }
+                (None, Some(p)) => {
+                    let sessions = recovery::follower_sessions(p, session);
+                    (
+                        p.sessions.get(&session).map(|s| s.workspace),
+                        profile_of(&sessions, session),
+                        sessions.environment(session).cloned(),
+                    )
+                }
+                (None, None) => return,
+            }
+        };
         let config = self.config.borrow().clone();
         let shell = self.clone();
         spawn_local(async move {
@@ -103,41 +136,85 @@ impl Shell {
         });
     }
 
-    /// Sends the card when it changed.
+    /// Sends the card when it changed. The card is rebuilt only when one of
+    /// its inputs moved: the inputs outside the projection are compared
+    /// directly, the projection through `card_dirty` (set by records that can
+    /// change the card) and the count of evicted commands (the one way output
+    /// reaches the card). Rebuilding and encoding it after every output batch
+    /// slowed a command's output noticeably.
+    ///
+    /// A follower builds the same card from its own fold of the journal,
+    /// with every action unavailable; once promoted it builds the leader's.
     pub(super) fn publish_recovery(&self) {
         let card = {
             let core = self.core.borrow();
+            let follower = self.follower.borrow();
             let sessions = self.sessions.borrow();
-            let (Some(core), Some(session)) = (core.as_ref(), self.session.get()) else {
+            let Some(session) = self.session.get() else {
                 return;
             };
-            let trace = sessions.as_ref().and_then(|s| s.trace(session));
             let mut facts = self.facts.borrow().clone();
             facts.attached = true;
-            facts.runtime_attached = trace
-                .as_ref()
-                .and_then(|t| t.token)
-                .zip(sessions.as_ref().and_then(|s| s.binding(session)))
-                .is_some_and(|(_, b)| core.is_attached(b.runtime));
-            facts.live_request = self.live.borrow().as_ref().map(|l| l.request);
             facts.storage = self
                 .storage
                 .borrow()
                 .as_ref()
                 .map(|s| (s.persisted, s.usage, s.quota));
-            recovery::card(
-                core.projection(),
+            let (projection, trace, leading) = match (core.as_ref(), follower.as_ref()) {
+                (Some(core), _) => {
+                    let trace = sessions.as_ref().and_then(|s| s.trace(session));
+                    facts.runtime_attached = trace
+                        .as_ref()
+                        .and_then(|t| t.token)
+                        .zip(sessions.as_ref().and_then(|s| s.binding(session)))
+                        .is_some_and(|(_, b)| core.is_attached(b.runtime));
+                    facts.live_request = self.live.borrow().as_ref().map(|l| l.request);
+                    (core.projection(), trace, true)
+                }
+                // A follower's trace, runtime and live request come from its
+                // projection alone, which `card_dirty` already covers.
+                (None, Some(p)) => (p, None, false),
+                (None, None) => return,
+            };
+            let inputs = CardInputs {
                 session,
-                trace.as_ref(),
-                &facts,
-                self.inspecting.get(),
-            )
+                leading,
+                evicted: recovery::evicted_commands(projection, session),
+                trace,
+                facts,
+                inspecting: self.inspecting.get(),
+            };
+            if !self.card_dirty.get() && self.card_inputs.borrow().as_ref() == Some(&inputs) {
+                return;
+            }
+            self.card_dirty.set(false);
+            let card = if leading {
+                recovery::card(
+                    projection,
+                    session,
+                    inputs.trace.as_ref(),
+                    &inputs.facts,
+                    inputs.inspecting,
+                )
+            } else {
+                recovery::follower_card(projection, session, &inputs.facts)
+            };
+            *self.card_inputs.borrow_mut() = Some(inputs);
+            card
         };
         let message = ControllerToPage::Recovery { card };
         let text = lifeline_protocol::encode(&message);
         if *self.last_card.borrow() != text {
             post(&message);
             *self.last_card.borrow_mut() = text;
+        }
+    }
+
+    /// A confirmed batch: the card is rebuilt at the next publish if any of
+    /// its records can change it.
+    pub(super) fn card_records(&self, entries: &[lifeline_core::JournalEntry]) {
+        if entries.iter().any(|e| recovery::affects_card(&e.record)) {
+            self.card_dirty.set(true);
         }
     }
 
@@ -160,6 +237,9 @@ impl Shell {
     /// One of the card's actions. Only actions the card offers now run; any
     /// other answers with the card's own reason.
     pub fn recover(self: &Rc<Self>, action: Action) {
+        if self.role.get() == Role::Follower {
+            return notice("recovery", Level::Info, recovery::FOLLOWING);
+        }
         let Some(session) = self.session.get() else {
             return;
         };
@@ -398,6 +478,9 @@ impl Shell {
     }
 
     pub fn command_verdict(self: &Rc<Self>, command: CommandId, done: bool) {
+        if self.role.get() == Role::Follower {
+            return notice("recovery", Level::Info, recovery::FOLLOWING);
+        }
         let Some(session) = self.session.get() else {
             return;
         };
@@ -430,6 +513,9 @@ impl Shell {
     /// Runs an uncertain command again, deliberately, under a new key in
     /// the running execution; the original keeps its evidence.
     pub fn reissue(self: &Rc<Self>, command: CommandId) {
+        if self.role.get() == Role::Follower {
+            return notice("recovery", Level::Info, recovery::FOLLOWING);
+        }
         let Some(session) = self.session.get() else {
             return;
         };
