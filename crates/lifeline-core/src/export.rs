@@ -83,65 +83,142 @@ struct Members {
 }
 
 fn members(entries: &[JournalEntry], session: SessionId) -> Members {
-    let mut m = Members {
-        workspace: entries.iter().find_map(|e| match &e.record {
-            JournalRecord::SessionOpened {
-                session: s,
-                workspace,
-                ..
-            } if *s == session => Some(*workspace),
-            _ => None,
-        }),
-        ..Members::default()
-    };
-    for e in entries {
-        match &e.record {
-            JournalRecord::LeaseGranted { workspace, lease } if Some(*workspace) == m.workspace => {
-                m.leases.insert(*lease);
-            }
-            JournalRecord::RuntimeAssigned { lease, runtime, .. } if m.leases.contains(lease) => {
-                m.runtimes.insert(*runtime);
-            }
-            JournalRecord::TurnRecorded {
-                session: s,
-                turn,
-                plan,
-                ..
-            } if *s == session => {
-                m.turns.insert(*turn);
-                for i in 0..plan.len() {
-                    m.keys.insert(crate::agent::plan_key(*turn, i), *turn);
-                }
-            }
-            JournalRecord::ProviderRequested { request, turn, .. } if m.turns.contains(turn) => {
-                m.requests.insert(*request, *turn);
-            }
-            JournalRecord::ProviderReplied {
-                request,
-                tool_calls,
-                ..
-            } => {
-                if let Some(turn) = m.requests.get(request).copied() {
-                    for i in 0..tool_calls.len() {
-                        m.keys
-                            .insert(crate::model::tool_key(turn, *request, i), turn);
-                    }
-                }
-            }
-            JournalRecord::CommandAdmitted(c) if c.binding.session == session => {
-                m.commands.insert(c.command, m.keys.get(&c.key).copied());
-            }
-            JournalRecord::Event(ev) if m.commands.contains_key(&ev.command) => {
-                if let RetainedBody::Stdout(c) | RetainedBody::Stderr(c) = &ev.body {
-                    if let Some(a) = &c.artifact {
-                        m.digests.insert(a.digest);
-                    }
-                }
-            }
-            _ => {}
+    let mut scan = Scan::new(session);
+    scan.feed(entries);
+    scan.finish().members
+}
+
+/// The first pass of an export that never holds the whole journal: what
+/// belongs to one session, gathered from batches fed in position order.
+/// Only identities are kept, never entries.
+pub struct Scan {
+    session: SessionId,
+    m: Members,
+    /// Every lease and assignment seen, resolved against the session's
+    /// workspace at the end (a lease may precede the session's opening).
+    granted: Vec<(WorkspaceId, LeaseId)>,
+    assigned: Vec<(LeaseId, RuntimeId)>,
+}
+
+impl Scan {
+    pub fn new(session: SessionId) -> Scan {
+        Scan {
+            session,
+            m: Members::default(),
+            granted: Vec::new(),
+            assigned: Vec::new(),
         }
     }
-    m
+
+    pub fn feed(&mut self, entries: &[JournalEntry]) {
+        let session = self.session;
+        let m = &mut self.m;
+        for e in entries {
+            match &e.record {
+                JournalRecord::SessionOpened {
+                    session: s,
+                    workspace,
+                    ..
+                } if *s == session && m.workspace.is_none() => m.workspace = Some(*workspace),
+                JournalRecord::LeaseGranted { workspace, lease } => {
+                    self.granted.push((*workspace, *lease));
+                }
+                JournalRecord::RuntimeAssigned { lease, runtime, .. } => {
+                    self.assigned.push((*lease, *runtime));
+                }
+                JournalRecord::TurnRecorded {
+                    session: s,
+                    turn,
+                    plan,
+                    ..
+                } if *s == session => {
+                    m.turns.insert(*turn);
+                    for i in 0..plan.len() {
+                        m.keys.insert(crate::agent::plan_key(*turn, i), *turn);
+                    }
+                }
+                JournalRecord::ProviderRequested { request, turn, .. }
+                    if m.turns.contains(turn) =>
+                {
+                    m.requests.insert(*request, *turn);
+                }
+                JournalRecord::ProviderReplied {
+                    request,
+                    tool_calls,
+                    ..
+                } => {
+                    if let Some(turn) = m.requests.get(request).copied() {
+                        for i in 0..tool_calls.len() {
+                            m.keys
+                                .insert(crate::model::tool_key(turn, *request, i), turn);
+                        }
+                    }
+                }
+                JournalRecord::CommandAdmitted(c) if c.binding.session == session => {
+                    m.commands.insert(c.command, m.keys.get(&c.key).copied());
+                }
+                JournalRecord::Event(ev) if m.commands.contains_key(&ev.command) => {
+                    if let RetainedBody::Stdout(c) | RetainedBody::Stderr(c) = &ev.body {
+                        if let Some(a) = &c.artifact {
+                            m.digests.insert(a.digest);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> Selection {
+        let workspace = self.m.workspace;
+        self.m.leases = self
+            .granted
+            .iter()
+            .filter(|(w, _)| Some(*w) == workspace)
+            .map(|(_, l)| *l)
+            .collect();
+        self.m.runtimes = self
+            .assigned
+            .iter()
+            .filter(|(l, _)| self.m.leases.contains(l))
+            .map(|(_, r)| *r)
+            .collect();
+        Selection {
+            session: self.session,
+            members: self.m,
+        }
+    }
+}
+
+/// The second pass: what [`Scan`] found, applied to batches of the same
+/// journal in position order.
+pub struct Selection {
+    session: SessionId,
+    members: Members,
+}
+
+impl Selection {
+    /// The journal has no such session.
+    pub fn is_empty(&self) -> bool {
+        self.members.workspace.is_none()
+    }
+
+    /// The lines of this batch's entries that belong to the session.
+    pub fn lines(&self, entries: &[JournalEntry]) -> Vec<String> {
+        if self.is_empty() {
+            return Vec::new();
+        }
+        entries
+            .iter()
+            .filter_map(|e| columns(&self.members, e, self.session))
+            .map(|l| serde_json::to_string(&l).expect("export lines always serialise"))
+            .collect()
+    }
+
+    /// The artifacts the session's lines name, to put in the archive.
+    pub fn artifact_digests(&self) -> Vec<Digest> {
+        self.members.digests.iter().copied().collect()
+    }
 }
 
 /// The columns of one entry, or `None` when it is not the session's.

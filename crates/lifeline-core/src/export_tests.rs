@@ -463,3 +463,32 @@ fn sample_for_duckdb() {
     let dir = std::path::PathBuf::from(dir);
     std::fs::write(dir.join(SESSION_FILE), lines.join("\n") + "\n").unwrap();
 }
+
+/// The two passes the controller makes over the journal, batch by batch,
+/// never holding it whole: the same lines and artifacts as one pass over
+/// all of it, for every batch size — including the artifact B names but A's
+/// batch stored, which only the first pass can know belongs to B.
+#[test]
+fn a_batched_two_pass_export_equals_the_whole_journal_export() {
+    let (j, a, b) = two_sessions();
+    for session in [a, b, id(0x9999)] {
+        for size in [1, 2, 3, 7, 64, j.entries.len()] {
+            let mut scan = Scan::new(session);
+            for batch in j.entries.chunks(size) {
+                scan.feed(batch);
+            }
+            let selection = scan.finish();
+            let lines: Vec<String> = j
+                .entries
+                .chunks(size)
+                .flat_map(|batch| selection.lines(batch))
+                .collect();
+            assert_eq!(lines, export_lines(&j.entries, session), "batch {size}");
+            assert_eq!(
+                selection.artifact_digests(),
+                artifact_digests(&j.entries, session)
+            );
+            assert_eq!(selection.is_empty(), lines.is_empty());
+        }
+    }
+}

@@ -1,7 +1,8 @@
 //! Evidence export and read-only import (docs/export.md).
 //!
-//! Export reads the whole journal in batches, keeps the session's entries
-//! ([`lifeline_core::export`]), reads the artifacts they name, and posts the
+//! Export reads the journal twice in batches — first what belongs to the
+//! session, then its lines ([`lifeline_core::export::Scan`]) — so it never
+//! holds the whole journal; it reads the artifacts they name, and posts the
 //! ustar archive to the page as a transferred `ArrayBuffer` right after an
 //! `ExportReady` message: binary, so the JSON bound does not apply.
 //!
@@ -15,10 +16,11 @@ use std::rc::Rc;
 use js_sys::{Array, ArrayBuffer, Uint8Array};
 use lifeline_core::export::{self, ImportError, MAX_ARCHIVE_BYTES};
 use lifeline_core::view::session_deltas;
-use lifeline_core::{Digest, RetentionPolicy, SessionId, ViewDelta};
+use lifeline_core::{Digest, JournalEntry, RetentionPolicy, SessionId, ViewDelta};
 use lifeline_protocol::{encode, ControllerToPage, Level, MAX_MESSAGE_BYTES};
 use wasm_bindgen_futures::spawn_local;
 
+use crate::journal::{Journal, JournalError};
 use crate::shell::{notice, post, Shell};
 use crate::web::{now, scope};
 
@@ -33,45 +35,73 @@ thread_local! {
     static PENDING: RefCell<Option<(String, u64)>> = const { RefCell::new(None) };
 }
 
+/// Hands every readable entry up to position `through` to `each`, a batch
+/// at a time in position order; answers how many were set aside as
+/// unreadable and the last position read.
+async fn each_batch(
+    journal: &Journal,
+    through: u64,
+    each: &mut dyn FnMut(&[JournalEntry]),
+) -> Result<(usize, u64), JournalError> {
+    let mut after = 0u64;
+    let mut quarantined = 0usize;
+    loop {
+        let tail = journal.entries_after(after, READ).await?;
+        let next = tail.last_position(after).min(through);
+        quarantined += tail.quarantined.len();
+        let end = tail.entries.partition_point(|e| e.position <= through);
+        each(&tail.entries[..end]);
+        if next == after {
+            return Ok((quarantined, after));
+        }
+        after = next;
+    }
+}
+
 pub fn export(shell: &Rc<Shell>, session: SessionId) {
     let Some(journal) = shell.journal() else {
         return notice(KEY, Level::Error, "Export failed: the journal is not open.");
     };
     notice(KEY, Level::Info, "Exporting evidence…");
     spawn_local(async move {
-        let mut entries = Vec::new();
-        let mut after = 0u64;
+        // Two passes over the journal, a batch at a time: the first learns
+        // what belongs to the session (identities only), the second keeps
+        // its lines. The journal is never held whole.
+        let mut scan = export::Scan::new(session);
         let mut unreadable = 0usize;
-        loop {
-            let tail = match journal.entries_after(after, READ).await {
-                Ok(t) => t,
-                Err(e) => return notice(KEY, Level::Error, format!("Export failed: {e}")),
-            };
-            let next = tail.last_position(after);
-            unreadable += tail.quarantined.len();
-            entries.extend(tail.entries);
-            if next == after {
-                break;
+        // The second pass stops where the first did: entries appended
+        // meanwhile belong to the next export, not half to this one.
+        let through = match each_batch(&journal, u64::MAX, &mut |batch| scan.feed(batch)).await {
+            Ok((q, last)) => {
+                unreadable += q;
+                last
             }
-            after = next;
-        }
-        let lines = export::export_lines(&entries, session);
-        if lines.is_empty() {
+            Err(e) => return notice(KEY, Level::Error, format!("Export failed: {e}")),
+        };
+        let selection = scan.finish();
+        if selection.is_empty() {
             return notice(
                 KEY,
                 Level::Error,
                 "Export failed: the journal has no such session.",
             );
         }
+        let mut lines = Vec::new();
+        if let Err(e) = each_batch(&journal, through, &mut |batch| {
+            lines.extend(selection.lines(batch))
+        })
+        .await
+        {
+            return notice(KEY, Level::Error, format!("Export failed: {e}"));
+        }
         let mut artifacts: Vec<(Digest, String)> = Vec::new();
         let mut missing = 0usize;
-        for digest in export::artifact_digests(&entries, session) {
+        for digest in selection.artifact_digests() {
             match journal.artifact(&digest).await {
                 Ok(Some(data)) => artifacts.push((digest, data)),
                 _ => missing += 1,
             }
         }
-        drop(entries);
         let bytes = export::bundle(&lines, &artifacts, now().0 / 1000);
         let file_name = export::file_name(session);
         post(&ControllerToPage::ExportReady {
