@@ -15,6 +15,7 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::PlanError;
 use crate::id::{ErrorStamp, ExecutionId, ProviderRequestId, TurnId};
 use crate::outcome::Outcome;
 use crate::recovery::Action;
@@ -136,12 +137,21 @@ pub enum Phrase {
     ProfileNotSaved { detail: String },
     ProfileDeletedMeanwhile,
     ProfileNotDeleted { detail: String },
+    NoIdMade,
+    KeyNotStored { detail: String },
+    NoKeyForCommands,
+    ProfileInvalid { detail: String },
+    MessageTooLong { bytes: u64, limit: u64 },
+    JournalDegraded { detail: String },
+    Plan { error: PlanError },
+    SessionStoppedResend,
     NoSessionToSend,
     FollowingCannotSend,
     MessageEmpty,
     Stopped { reason: Box<Phrase> },
     RequestRejected { detail: String },
     NoWebLocks,
+    NoRandomness { detail: String },
     LockFailed { detail: String },
     SnapshotFallback { bad: u64, loaded: u64 },
     SnapshotsUnreadable { count: u32, newest: u64 },
@@ -387,7 +397,7 @@ impl fmt::Display for Phrase {
                 generation,
             } => write!(
                 f,
-                "an earlier launch (runtime {runtime}, generation {generation}) was recorded but never answered; whether it ran is unknown. It is retired and a new runtime is started"
+                "an earlier launch (runtime {runtime}, generation {generation}) was recorded but never answered; whether it ran is unknown. It is retired and a new runtime starts"
             ),
             P::ProfilesUnreadable { detail } => write!(f, "profiles cannot be read: {detail}"),
             P::ProfilesNotOpen => f.write_str("profiles are not open yet; try again in a moment"),
@@ -395,6 +405,22 @@ impl fmt::Display for Phrase {
             P::ProfileNotSaved { detail } => write!(f, "the profile was not saved: {detail}"),
             P::ProfileDeletedMeanwhile => f.write_str("that profile was deleted meanwhile"),
             P::ProfileNotDeleted { detail } => write!(f, "the profile was not deleted: {detail}"),
+            P::NoIdMade => f.write_str("no identifier could be made"),
+            P::KeyNotStored { detail } => write!(f, "the key was not stored: {detail}"),
+            P::NoKeyForCommands => f.write_str(
+                "there is no API key to give commands; enter one or clear that field",
+            ),
+            P::ProfileInvalid { detail } => write!(f, "the profile is not valid: {detail}"),
+            P::MessageTooLong { bytes, limit } => {
+                write!(f, "the message is {bytes} bytes; the limit is {limit}")
+            }
+            P::JournalDegraded { detail } => {
+                write!(f, "the journal cannot be written: {detail}")
+            }
+            P::Plan { error } => error.fmt(f),
+            P::SessionStoppedResend => f.write_str(
+                "the session stopped before the message could be given to the agent; send it again",
+            ),
             P::NoSessionToSend => f.write_str("there is no session to send to"),
             P::FollowingCannotSend => f.write_str(
                 "this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over",
@@ -405,6 +431,9 @@ impl fmt::Display for Phrase {
             P::NoWebLocks => f.write_str(
                 "this browser has no Web Locks; two tabs could not be kept from writing the journal at once",
             ),
+            P::NoRandomness { detail } => {
+                write!(f, "this browser gives no secure randomness: {detail}")
+            }
             P::LockFailed { detail } => write!(f, "the journal's writer lock failed: {detail}"),
             P::SnapshotFallback { bad, loaded } => write!(
                 f,

@@ -19,7 +19,9 @@ use lifeline_core::{Digest, RetentionPolicy, SessionId, ViewDelta};
 use lifeline_protocol::{encode, ControllerToPage, Level, MAX_MESSAGE_BYTES};
 use wasm_bindgen_futures::spawn_local;
 
-use crate::shell::{notice, post, Shell};
+use lifeline_core::phrase::Phrase;
+
+use crate::shell::{clear_notice, notice, post, Shell};
 use crate::web::{now, scope};
 
 const KEY: &str = "export";
@@ -35,9 +37,9 @@ thread_local! {
 
 pub fn export(shell: &Rc<Shell>, session: SessionId) {
     let Some(journal) = shell.journal() else {
-        return notice(KEY, Level::Error, "Export failed: the journal is not open.");
+        return notice(KEY, Level::Error, Phrase::ExportNoJournal);
     };
-    notice(KEY, Level::Info, "Exporting evidence…");
+    notice(KEY, Level::Info, Phrase::Exporting);
     spawn_local(async move {
         let mut entries = Vec::new();
         let mut after = 0u64;
@@ -45,7 +47,15 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
         loop {
             let tail = match journal.entries_after(after, READ).await {
                 Ok(t) => t,
-                Err(e) => return notice(KEY, Level::Error, format!("Export failed: {e}")),
+                Err(e) => {
+                    return notice(
+                        KEY,
+                        Level::Error,
+                        Phrase::ExportFailed {
+                            detail: e.to_string(),
+                        },
+                    )
+                }
             };
             let next = tail.last_position(after);
             unreadable += tail.quarantined.len();
@@ -60,7 +70,7 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
             return notice(
                 KEY,
                 Level::Error,
-                "Export failed: the journal has no such session.",
+                Phrase::ExportNoSession,
             );
         }
         let mut artifacts: Vec<(Digest, String)> = Vec::new();
@@ -84,25 +94,21 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
             return notice(
                 KEY,
                 Level::Error,
-                format!("Export failed: could not hand the file to the page: {e:?}"),
+                Phrase::ExportHandOff {
+                    detail: format!("{e:?}"),
+                },
             );
         }
-        let mut gaps = Vec::new();
-        if unreadable > 0 {
-            gaps.push(format!(
-                "{unreadable} unreadable journal values were left out"
-            ));
-        }
-        if missing > 0 {
-            gaps.push(format!("{missing} artifacts were missing from storage"));
-        }
-        if gaps.is_empty() {
-            notice(KEY, Level::Info, "");
+        if unreadable == 0 && missing == 0 {
+            clear_notice(KEY);
         } else {
             notice(
                 KEY,
                 Level::Warning,
-                format!("Exported, but {}.", gaps.join(" and ")),
+                Phrase::ExportedWithGaps {
+                    unreadable: u32::try_from(unreadable).unwrap_or(u32::MAX),
+                    missing: u32::try_from(missing).unwrap_or(u32::MAX),
+                },
             );
         }
     });
@@ -114,9 +120,11 @@ pub fn expect_import(file_name: String, bytes: u64) {
         return notice(
             KEY,
             Level::Error,
-            format!(
-                "Import refused: {file_name} is {bytes} bytes; the limit is {MAX_ARCHIVE_BYTES}."
-            ),
+            Phrase::ImportTooLarge {
+                file: file_name,
+                bytes,
+                limit: MAX_ARCHIVE_BYTES as u64,
+            },
         );
     }
     PENDING.with(|p| *p.borrow_mut() = Some((file_name, bytes)));
@@ -128,29 +136,33 @@ pub fn received_buffer(buffer: ArrayBuffer) {
         return notice(
             KEY,
             Level::Error,
-            "The page sent a file nobody asked for; it was ignored.",
+            Phrase::UnaskedFile,
         );
     };
     if buffer.byte_length() as u64 != bytes {
         return notice(
             KEY,
             Level::Error,
-            format!(
-                "Import failed: {file_name} arrived with {} of {bytes} bytes.",
-                buffer.byte_length()
-            ),
+            Phrase::ImportTruncated {
+                file: file_name,
+                got: buffer.byte_length() as u64,
+                expected: bytes,
+            },
         );
     }
     let data = Uint8Array::new(&buffer).to_vec();
     match import(&data, &file_name) {
         Ok((session, title, deltas)) => {
             send_view(&file_name, session, &title, deltas);
-            notice(KEY, Level::Info, "");
+            clear_notice(KEY);
         }
         Err(e) => notice(
             KEY,
             Level::Error,
-            format!("Import of {file_name} failed: {e}"),
+            Phrase::ImportFailed {
+                file: file_name,
+                detail: e.to_string(),
+            },
         ),
     }
 }

@@ -18,6 +18,7 @@ use lifeline_shell::{EntryKind, Host, WorkspacePath};
 use wasm_bindgen_futures::spawn_local;
 
 use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
+use lifeline_core::phrase::Phrase;
 use crate::web::{now, random_u128};
 
 /// Entries listed at most, and bytes of one file shown.
@@ -159,11 +160,14 @@ impl Shell {
                 return notice(
                     "recovery",
                     Level::Warning,
-                    format!("{}: {reason}", action.label()),
+                    Phrase::ActionNotPossible {
+                        action,
+                        reason: Box::new(reason),
+                    },
                 );
             }
         } else if action != Action::InspectWorkspace {
-            return notice("recovery", Level::Info, "there is nothing to recover");
+            return notice("recovery", Level::Info, Phrase::NothingToRecover);
         }
         match action {
             Action::Resume => self.resume(),
@@ -177,7 +181,7 @@ impl Shell {
                     .as_mut()
                     .map(|s| s.archive(session));
                 if let Some(Err(r)) = result {
-                    notice("recovery", Level::Warning, r.to_string());
+                    notice("recovery", Level::Warning, Phrase::Refused { refusal: r });
                 }
                 self.pump();
             }
@@ -211,7 +215,7 @@ impl Shell {
             .map(|s| s.begin(session, Purpose::Launch, None, Some(turn), now()));
         if let Some(Err(r)) = result {
             self.prompts.borrow_mut().remove(&turn);
-            notice("recovery", Level::Warning, r.to_string());
+            notice("recovery", Level::Warning, Phrase::Refused { refusal: r });
         }
         self.pump();
     }
@@ -250,7 +254,7 @@ impl Shell {
                 post(&ControllerToPage::Workspace { listing: None });
                 self.show_session(session);
             }
-            Some(Err(r)) => notice("recovery", Level::Warning, r.to_string()),
+            Some(Err(r)) => notice("recovery", Level::Warning, Phrase::Refused { refusal: r }),
             None => {}
         }
         self.pump();
@@ -268,7 +272,7 @@ impl Shell {
             return notice(
                 "workspace",
                 Level::Warning,
-                "the workspace cannot be opened: the session is gone or archived",
+                Phrase::WorkspaceCannotOpen,
             );
         };
         self.inspecting.set(true);
@@ -292,7 +296,9 @@ impl Shell {
                     notice(
                         "workspace",
                         Level::Warning,
-                        format!("the workspace cannot be read: {e}"),
+                        Phrase::WorkspaceUnreadable {
+                            detail: e.to_string(),
+                        },
                     );
                 }
             }
@@ -338,7 +344,7 @@ impl Shell {
             return;
         };
         if !self.is_uncertain(session, command) {
-            return notice("recovery", Level::Warning, "that command is not uncertain");
+            return notice("recovery", Level::Warning, Phrase::NotUncertain);
         }
         let result = self
             .sessions
@@ -346,7 +352,7 @@ impl Shell {
             .as_mut()
             .map(|s| s.record_verdict(session, command, done));
         if let Some(Err(r)) = result {
-            notice("recovery", Level::Warning, r.to_string());
+            notice("recovery", Level::Warning, Phrase::Refused { refusal: r });
         }
         self.pump();
     }
@@ -370,13 +376,13 @@ impl Shell {
             return;
         };
         if !self.is_uncertain(session, command) {
-            return notice("recovery", Level::Warning, "that command is not uncertain");
+            return notice("recovery", Level::Warning, Phrase::NotUncertain);
         }
         let (Some(raw), true) = (random_u128().ok(), self.active.borrow().is_some()) else {
             return notice(
                 "recovery",
                 Level::Warning,
-                "Re-issue needs a running session: Resume first, then re-issue",
+                Phrase::ReissueNeedsRunning,
             );
         };
         let Ok(key) = IdempotencyKey::from_u128(raw) else {
@@ -398,7 +404,7 @@ impl Shell {
                 return notice(
                     "recovery",
                     Level::Warning,
-                    "the agent is working on a message; re-issue when it is done",
+                    Phrase::ReissueAgentWorking,
                 );
             }
             Binding {
