@@ -26,18 +26,30 @@ use crate::session::{FailureCause, Refusal};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JournalFault {
-    Unavailable { detail: String },
-    NewerSchema { schema: u32 },
+    Unavailable {
+        detail: String,
+    },
+    NewerSchema {
+        schema: u32,
+    },
     Blocked,
-    Operation { detail: String },
+    Operation {
+        detail: String,
+    },
     QuotaExceeded,
     Superseded,
     VersionChange,
-    Corrupt { detail: String },
-    Invalid { detail: String },
+    Corrupt {
+        detail: String,
+    },
+    Invalid {
+        detail: String,
+    },
     Closed,
     /// Recovery from the journal failed.
-    NotRecovered { detail: String },
+    NotRecovered {
+        detail: String,
+    },
 }
 
 /// A text for a person, before it has words.
@@ -63,7 +75,9 @@ pub enum Phrase {
     BusyCancelling,
     // ---- why an action is not possible now ----
     /// The busy state, then "Wait for it, or press Stop."
-    WaitOrStop { starting: bool },
+    WaitOrStop {
+        starting: bool,
+    },
     SessionArchived,
     NeverRan,
     SessionRunning,
@@ -75,17 +89,31 @@ pub enum Phrase {
     AgentWorkingStopFirst,
     // ---- rows' evidence ----
     NoMessagesYet,
-    TurnsRepliesLost { turns: u32, lost: u32 },
-    TurnsSomeUnreadable { turns: u32 },
-    TurnsRecorded { turns: u32 },
+    TurnsRepliesLost {
+        turns: u32,
+        lost: u32,
+    },
+    TurnsSomeUnreadable {
+        turns: u32,
+    },
+    TurnsRecorded {
+        turns: u32,
+    },
     WorkspaceThere,
-    WorkspaceThereEntries { entries: u32 },
+    WorkspaceThereEntries {
+        entries: u32,
+    },
     WorkspaceGone,
     NoWorkspaceYet,
     NotChecked,
     NoStoredKey,
-    KeysPresent { total: u32 },
-    KeysMissing { missing: u32, total: u32 },
+    KeysPresent {
+        total: u32,
+    },
+    KeysMissing {
+        missing: u32,
+        total: u32,
+    },
     NoRuntimeRan,
     RuntimeAttached,
     CommandMayHaveStarted,
@@ -93,14 +121,28 @@ pub enum Phrase {
     TabAttached,
     TabNotAttached,
     // ---- what is missing ----
-    OutputEvicted { commands: u32 },
-    RecordsSetAside { records: u32 },
-    OutputNeverRecorded { commands: u32 },
+    OutputEvicted {
+        commands: u32,
+    },
+    RecordsSetAside {
+        records: u32,
+    },
+    OutputNeverRecorded {
+        commands: u32,
+    },
     // ---- storage ----
-    Storage { persisted: bool, used: u64, quota: u64 },
+    Storage {
+        persisted: bool,
+        used: u64,
+        quota: u64,
+    },
     // ---- details and history ----
-    ErrorStampIs { stamp: ErrorStamp },
-    ExecutionIs { execution: ExecutionId },
+    ErrorStampIs {
+        stamp: ErrorStamp,
+    },
+    ExecutionIs {
+        execution: ExecutionId,
+    },
     /// `resolution`: `Some(true)` marked done, `Some(false)` marked not
     /// done; `reissued` when re-issued; otherwise check before repeating.
     UncertainCommand {
@@ -109,79 +151,193 @@ pub enum Phrase {
         verdict: Option<bool>,
         reissued: bool,
     },
-    ReplyLost { request: ProviderRequestId, turn: TurnId },
-    StorageDetail { storage: Box<Phrase> },
-    EarlierFailure { cause: FailureCause, stamp: ErrorStamp },
+    ReplyLost {
+        request: ProviderRequestId,
+        turn: TurnId,
+    },
+    StorageDetail {
+        storage: Box<Phrase>,
+    },
+    EarlierFailure {
+        cause: FailureCause,
+        stamp: ErrorStamp,
+    },
     // ---- causes and refusals ----
-    Cause { cause: FailureCause },
-    Refused { refusal: Refusal },
-    Journal { fault: JournalFault },
+    Cause {
+        cause: FailureCause,
+    },
+    Refused {
+        refusal: Refusal,
+    },
+    Journal {
+        fault: JournalFault,
+    },
     // ---- controller notices ----
-    ActionNotPossible { action: Action, reason: Box<Phrase> },
+    ActionNotPossible {
+        action: Action,
+        reason: Box<Phrase>,
+    },
     NothingToRecover,
     WorkspaceCannotOpen,
-    WorkspaceUnreadable { detail: String },
+    WorkspaceUnreadable {
+        detail: String,
+    },
     NotUncertain,
     ReissueNeedsRunning,
     ReissueAgentWorking,
-    ProfilesCannotOpen { detail: String },
-    NoProfileMade { detail: String },
-    MessageWaits { waiting: u32 },
+    ProfilesCannotOpen {
+        detail: String,
+    },
+    NoProfileMade {
+        detail: String,
+    },
+    MessageWaits {
+        waiting: u32,
+    },
     ResumedWithoutProfile,
-    WorkspaceNotDeleted { detail: String },
-    EarlierLaunchAnswered { runtime: String, generation: u64 },
-    EarlierLaunchRetired { runtime: String, generation: u64 },
-    ProfilesUnreadable { detail: String },
+    WorkspaceNotDeleted {
+        detail: String,
+    },
+    EarlierLaunchAnswered {
+        runtime: String,
+        generation: u64,
+    },
+    EarlierLaunchRetired {
+        runtime: String,
+        generation: u64,
+    },
+    ProfilesUnreadable {
+        detail: String,
+    },
     ProfilesNotOpen,
-    ProfileSaved { name: String },
-    ProfileNotSaved { detail: String },
+    ProfileSaved {
+        name: String,
+    },
+    ProfileNotSaved {
+        detail: String,
+    },
     ProfileDeletedMeanwhile,
-    ProfileNotDeleted { detail: String },
+    ProfileNotDeleted {
+        detail: String,
+    },
     NoIdMade,
-    KeyNotStored { detail: String },
+    KeyNotStored {
+        detail: String,
+    },
     NoKeyForCommands,
-    ProfileInvalid { detail: String },
-    MessageTooLong { bytes: u64, limit: u64 },
-    JournalDegraded { detail: String },
-    Plan { error: PlanError },
+    ProfileInvalid {
+        detail: String,
+    },
+    MessageTooLong {
+        bytes: u64,
+        limit: u64,
+    },
+    JournalDegraded {
+        detail: String,
+    },
+    Plan {
+        error: PlanError,
+    },
     SessionStoppedResend,
     NoSessionToSend,
     FollowingCannotSend,
     MessageEmpty,
-    Stopped { reason: Box<Phrase> },
-    RequestRejected { detail: String },
+    Stopped {
+        reason: Box<Phrase>,
+    },
+    RequestRejected {
+        detail: String,
+    },
     NoWebLocks,
-    NoRandomness { detail: String },
-    LockFailed { detail: String },
-    SnapshotFallback { bad: u64, loaded: u64 },
-    SnapshotsUnreadable { count: u32, newest: u64 },
-    SnapshotNotSaved { detail: String },
-    RecordsQuarantined { count: u32, detail: String },
-    QuarantineNotMoved { detail: String },
-    ReplayRefused { count: u32, detail: String },
-    PersistConfirmFailed { detail: String },
-    RuntimeNotJson { runtime: String },
-    RuntimeMessageRejected { runtime: String, detail: String },
-    FollowerUnreadable { count: u32 },
+    NoRandomness {
+        detail: String,
+    },
+    LockFailed {
+        detail: String,
+    },
+    SnapshotFallback {
+        bad: u64,
+        loaded: u64,
+    },
+    SnapshotsUnreadable {
+        count: u32,
+        newest: u64,
+    },
+    SnapshotNotSaved {
+        detail: String,
+    },
+    RecordsQuarantined {
+        count: u32,
+        detail: String,
+    },
+    QuarantineNotMoved {
+        detail: String,
+    },
+    ReplayRefused {
+        count: u32,
+        detail: String,
+    },
+    PersistConfirmFailed {
+        detail: String,
+    },
+    RuntimeNotJson {
+        runtime: String,
+    },
+    RuntimeMessageRejected {
+        runtime: String,
+        detail: String,
+    },
+    FollowerUnreadable {
+        count: u32,
+    },
     NoBroadcastChannel,
     OtherBuild,
-    BroadcastRejected { detail: String },
-    CatchUpFailed { detail: String },
-    FollowGap { from: u64, to: u64 },
-    EntryNotBelieved { detail: String },
+    BroadcastRejected {
+        detail: String,
+    },
+    CatchUpFailed {
+        detail: String,
+    },
+    FollowGap {
+        from: u64,
+        to: u64,
+    },
+    EntryNotBelieved {
+        detail: String,
+    },
     PageNotJson,
-    PageMessageRejected { detail: String },
+    PageMessageRejected {
+        detail: String,
+    },
     PortMissing,
     ExportNoJournal,
     Exporting,
-    ExportFailed { detail: String },
+    ExportFailed {
+        detail: String,
+    },
     ExportNoSession,
-    ExportHandOff { detail: String },
-    ExportedWithGaps { unreadable: u32, missing: u32 },
-    ImportTooLarge { file: String, bytes: u64, limit: u64 },
+    ExportHandOff {
+        detail: String,
+    },
+    ExportedWithGaps {
+        unreadable: u32,
+        missing: u32,
+    },
+    ImportTooLarge {
+        file: String,
+        bytes: u64,
+        limit: u64,
+    },
     UnaskedFile,
-    ImportTruncated { file: String, got: u64, expected: u64 },
-    ImportFailed { file: String, detail: String },
+    ImportTruncated {
+        file: String,
+        got: u64,
+        expected: u64,
+    },
+    ImportFailed {
+        file: String,
+        detail: String,
+    },
 }
 
 impl fmt::Display for JournalFault {
@@ -357,7 +513,9 @@ impl fmt::Display for Phrase {
             P::Cause { cause } => cause.fmt(f),
             P::Refused { refusal } => refusal.fmt(f),
             P::Journal { fault } => fault.fmt(f),
-            P::ActionNotPossible { action, reason } => write!(f, "{}: {reason}", action.label()),
+            P::ActionNotPossible { action, reason } => {
+                write!(f, "{} is not possible now: {reason}", action.label())
+            }
             P::NothingToRecover => f.write_str("there is nothing to recover"),
             P::WorkspaceCannotOpen => {
                 f.write_str("the workspace cannot be opened: the session is gone or archived")
@@ -604,7 +762,7 @@ mod tests {
                 reason: Box::new(Phrase::NeverRan)
             }
             .to_string(),
-            "Resume: this session has never run, so there is nothing to resume; send a message"
+            "Resume is not possible now: this session has never run, so there is nothing to resume; send a message"
         );
         assert_eq!(
             Phrase::ExportedWithGaps {

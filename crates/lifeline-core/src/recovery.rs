@@ -555,7 +555,7 @@ pub fn card(
             match a {
                 Action::Resume => {
                     if !bound {
-Some(Phrase::NeverRan)
+                        Some(Phrase::NeverRan)
                     } else if !stopped {
                         Some(Phrase::SessionRunning)
                     } else if report.rows.iter().any(|r| {
@@ -629,20 +629,13 @@ Some(Phrase::NeverRan)
                 cause: f.cause.clone(),
             }),
         ),
-        (None, Some(SessionState::Detached)) => (
-            Phrase::SummaryDetached,
-            None,
-        ),
+        (None, Some(SessionState::Detached)) => (Phrase::SummaryDetached, None),
         (None, Some(SessionState::Cancelled)) => (Phrase::SummaryCancelled, None),
         (None, Some(SessionState::Archived)) => (Phrase::SummaryArchived, None),
-        _ if !open_uncertain.is_empty() || !report.uncertain_requests.is_empty() => (
-            Phrase::SummaryUncertain,
-            None,
-        ),
-        _ if legacy_interrupted => (
-            Phrase::SummaryInterruptedEarlier,
-            None,
-        ),
+        _ if !open_uncertain.is_empty() || !report.uncertain_requests.is_empty() => {
+            (Phrase::SummaryUncertain, None)
+        }
+        _ if legacy_interrupted => (Phrase::SummaryInterruptedEarlier, None),
         _ => (Phrase::SummaryRecovery, None),
     };
     let mut details = Vec::new();

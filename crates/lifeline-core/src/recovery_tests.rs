@@ -199,17 +199,13 @@ fn the_active_record_is_the_failure_the_state_names_and_others_stay_distinct() {
         1,
         "the earlier failure stays visible, not merged"
     );
-    assert!(second
-        .details
-        .iter()
-        .any(|d| *d
-            == Phrase::ErrorStampIs {
-                stamp: second.key.stamp.unwrap()
-            }));
-    assert!(second
-        .details
-        .iter()
-        .any(|d| d.to_string().contains(&second.key.stamp.unwrap().to_string())));
+    assert!(second.details.iter().any(|d| *d
+        == Phrase::ErrorStampIs {
+            stamp: second.key.stamp.unwrap()
+        }));
+    assert!(second.details.iter().any(|d| d
+        .to_string()
+        .contains(&second.key.stamp.unwrap().to_string())));
 }
 
 #[test]

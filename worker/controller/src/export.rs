@@ -67,11 +67,7 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
         }
         let lines = export::export_lines(&entries, session);
         if lines.is_empty() {
-            return notice(
-                KEY,
-                Level::Error,
-                Phrase::ExportNoSession,
-            );
+            return notice(KEY, Level::Error, Phrase::ExportNoSession);
         }
         let mut artifacts: Vec<(Digest, String)> = Vec::new();
         let mut missing = 0usize;
@@ -133,11 +129,7 @@ pub fn expect_import(file_name: String, bytes: u64) {
 /// A binary message from the page: the archive an `Import` announced.
 pub fn received_buffer(buffer: ArrayBuffer) {
     let Some((file_name, bytes)) = PENDING.with(|p| p.borrow_mut().take()) else {
-        return notice(
-            KEY,
-            Level::Error,
-            Phrase::UnaskedFile,
-        );
+        return notice(KEY, Level::Error, Phrase::UnaskedFile);
     };
     if buffer.byte_length() as u64 != bytes {
         return notice(

@@ -895,11 +895,7 @@ impl Shell {
 
     fn open_channel(self: &Rc<Self>, listen: bool) {
         let Ok(channel) = BroadcastChannel::new(CHANNEL) else {
-            notice(
-                "channel",
-                Level::Warning,
-                Phrase::NoBroadcastChannel,
-            );
+            notice("channel", Level::Warning, Phrase::NoBroadcastChannel);
             return;
         };
         let handler = listen.then(|| {
@@ -916,11 +912,7 @@ impl Shell {
                         shell.follower_queue.borrow_mut().push(entries);
                         shell.drain_follower_queue();
                     }
-                    Ok(_) => notice(
-                        "channel",
-                        Level::Warning,
-                        Phrase::OtherBuild,
-                    ),
+                    Ok(_) => notice("channel", Level::Warning, Phrase::OtherBuild),
                     Err(e) => notice(
                         "channel",
                         Level::Warning,

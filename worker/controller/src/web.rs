@@ -40,7 +40,8 @@ fn get(target: &JsValue, name: &str) -> Result<JsValue, String> {
 /// dies, which is exactly when another controller may write.
 pub async fn hold_lock_for_life(name: &str) -> Result<(), lifeline_core::phrase::Phrase> {
     use lifeline_core::phrase::Phrase;
-    let navigator = get(&scope().into(), "navigator").map_err(|detail| Phrase::LockFailed { detail })?;
+    let navigator =
+        get(&scope().into(), "navigator").map_err(|detail| Phrase::LockFailed { detail })?;
     let locks = get(&navigator, "locks").map_err(|detail| Phrase::LockFailed { detail })?;
     if locks.is_undefined() {
         return Err(Phrase::NoWebLocks);

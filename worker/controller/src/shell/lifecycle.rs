@@ -28,10 +28,10 @@ use wasm_bindgen_futures::spawn_local;
 use web_sys::AbortController;
 
 use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
-use lifeline_core::phrase::Phrase;
 use crate::config::ConfigStore;
 use crate::provider;
 use crate::web::{after, now, random_bytes, random_u128};
+use lifeline_core::phrase::Phrase;
 
 /// What a running execution works with, from the launch checkpoint.
 pub(super) struct Active {
@@ -1315,11 +1315,7 @@ impl Shell {
 
     pub fn save_profile(self: &Rc<Self>, input: ProfileInput) {
         let Some(config) = self.config() else {
-            return notice(
-                "profiles",
-                Level::Error,
-                Phrase::ProfilesNotOpen,
-            );
+            return notice("profiles", Level::Error, Phrase::ProfilesNotOpen);
         };
         let shell = self.clone();
         spawn_local(async move {

@@ -18,8 +18,8 @@ use lifeline_shell::{EntryKind, Host, WorkspacePath};
 use wasm_bindgen_futures::spawn_local;
 
 use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
-use lifeline_core::phrase::Phrase;
 use crate::web::{now, random_u128};
+use lifeline_core::phrase::Phrase;
 
 /// Entries listed at most, and bytes of one file shown.
 const MAX_ENTRIES: usize = 2_000;
@@ -269,11 +269,7 @@ impl Shell {
         let Some(workspace) = self.workspace_access(session) else {
             self.inspecting.set(false);
             post(&ControllerToPage::Workspace { listing: None });
-            return notice(
-                "workspace",
-                Level::Warning,
-                Phrase::WorkspaceCannotOpen,
-            );
+            return notice("workspace", Level::Warning, Phrase::WorkspaceCannotOpen);
         };
         self.inspecting.set(true);
         let shell = self.clone();
@@ -379,11 +375,7 @@ impl Shell {
             return notice("recovery", Level::Warning, Phrase::NotUncertain);
         }
         let (Some(raw), true) = (random_u128().ok(), self.active.borrow().is_some()) else {
-            return notice(
-                "recovery",
-                Level::Warning,
-                Phrase::ReissueNeedsRunning,
-            );
+            return notice("recovery", Level::Warning, Phrase::ReissueNeedsRunning);
         };
         let Ok(key) = IdempotencyKey::from_u128(raw) else {
             return;
@@ -401,11 +393,7 @@ impl Shell {
                 return;
             };
             if agent::open_turn(p, session).is_some() {
-                return notice(
-                    "recovery",
-                    Level::Warning,
-                    Phrase::ReissueAgentWorking,
-                );
+                return notice("recovery", Level::Warning, Phrase::ReissueAgentWorking);
             }
             Binding {
                 workspace: original.binding.workspace,
