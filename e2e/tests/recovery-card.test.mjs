@@ -264,3 +264,49 @@ describe('a second tab follows the card (1280×800)', () => {
     }
   });
 });
+
+describe('the recovery card in another language (1280×800)', () => {
+  test('switching Language to Deutsch words the card’s summary and evidence in German; English restores them', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page } = browser;
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      await failATurn(page);
+      const summaryEn = 'The last turn failed. The workspace and keys are kept.';
+      const summaryDe = 'Der letzte Durchgang ist fehlgeschlagen. Arbeitsbereich und Schlüssel bleiben erhalten.';
+      const c = card(page);
+      await c.getByRole('cell', { name: /^the workspace folder is there/ }).waitFor();
+      await c.getByRole('cell', { name: /turn\(s\) recorded in the journal$/ }).waitFor();
+
+      // The core sent phrases, not words: the page words them in German.
+      await page.getByRole('combobox', { name: 'Language' }).selectOption({ label: 'Deutsch' });
+      await page.locator('html[lang="de"]').waitFor({ state: 'attached' });
+      const karte = page.getByRole('log', { name: 'Verlauf' }).getByRole('region', { name: 'Wiederherstellung' });
+      await karte.getByText(summaryDe, { exact: true }).waitFor();
+      await karte.getByRole('rowheader', { name: 'Arbeitsbereich' }).waitFor();
+      await karte.getByRole('cell', { name: /^der Arbeitsbereich-Ordner ist vorhanden/ }).waitFor();
+      await karte.getByRole('cell', { name: /Durchgang\/Durchgänge im Journal aufgezeichnet$/ }).waitFor();
+      assert.equal(await karte.getByText(summaryEn, { exact: true }).count(), 0, 'no English summary left');
+      assert.equal(await karte.getByRole('cell', { name: /^the workspace folder is there/ }).count(), 0, 'no English evidence left');
+      // The disclosure's details are German too (the stamp stays as it is).
+      await karte.getByRole('button', { name: 'Details' }).click();
+      await karte.getByText(/^Fehlerstempel /).waitFor();
+      await karte.getByText(/^der Durchgang ist fehlgeschlagen: /).waitFor();
+      await karte.getByRole('button', { name: 'Details' }).click();
+      await noAxeViolations(page, 'the German recovery card');
+
+      // Back to English: the same card, in English again.
+      await page.getByRole('combobox', { name: 'Sprache' }).selectOption({ label: 'English' });
+      await page.locator('html[lang="en"]').waitFor({ state: 'attached' });
+      await c.getByText(summaryEn, { exact: true }).waitFor();
+      await c.getByRole('cell', { name: /^the workspace folder is there/ }).waitFor();
+      assert.equal(await c.getByText(summaryDe, { exact: true }).count(), 0, 'no German summary left');
+      assert.equal(await c.getByRole('cell', { name: /^der Arbeitsbereich-Ordner ist vorhanden/ }).count(), 0, 'no German evidence left');
+      assert.equal(await c.getByRole('button', { name: 'Resume' }).count(), 1);
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+});

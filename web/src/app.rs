@@ -166,7 +166,7 @@ fn Notices(ui: Ui) -> impl IntoView {
             </Show>
             <For
                 each=move || ui.notices.get()
-                key=|n| (n.key.clone(), n.message.clone(), level_name(n.level))
+                key=|n| (n.key.clone(), n.revision)
                 let:notice
             >
                 <NoticeRow ui notice />
@@ -180,7 +180,7 @@ fn NoticeRow(ui: Ui, notice: NoticeItem) -> impl IntoView {
     let key = notice.key.clone();
     view! {
         <div class="notice" data-level=level_name(notice.level)>
-            <p>{notice.message}</p>
+            <p>{move || notice.message.render()}</p>
             <button
                 type="button"
                 class="dismiss"

@@ -58,7 +58,27 @@ pub enum Persist {
 pub struct NoticeItem {
     pub key: String,
     pub level: Level,
-    pub message: String,
+    pub message: NoticeText,
+    /// Raised on every change, so the list re-renders a changed notice.
+    pub revision: u64,
+}
+
+/// A notice's text: composed here, or a phrase from the controller that
+/// is worded in the current locale when it renders.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NoticeText {
+    Text(String),
+    Phrase(lifeline_core::phrase::Phrase),
+}
+
+impl NoticeText {
+    /// The text in the current locale (tracked for phrases).
+    pub fn render(&self) -> String {
+        match self {
+            NoticeText::Text(s) => s.clone(),
+            NoticeText::Phrase(p) => i18n::phrase(i18n::locale(), p),
+        }
+    }
 }
 
 /// What the status line says.
@@ -353,18 +373,30 @@ impl Host {
     }
 
     fn notice(&self, key: &str, level: Level, message: String) {
+        let text = (!message.is_empty()).then_some(NoticeText::Text(message));
+        self.set_notice(key, level, text);
+    }
+
+    /// Sets (or with `None` clears) the notice under `key`.
+    fn set_notice(&self, key: &str, level: Level, message: Option<NoticeText>) {
         self.ui.notices.update(|list| {
-            if message.is_empty() {
-                list.retain(|n| n.key != key);
-            } else if let Some(n) = list.iter_mut().find(|n| n.key == key) {
-                n.level = level;
-                n.message = message;
-            } else {
-                list.push(NoticeItem {
-                    key: key.to_owned(),
-                    level,
-                    message,
-                });
+            let revision = list.iter().map(|n| n.revision).max().unwrap_or(0) + 1;
+            match message {
+                None => list.retain(|n| n.key != key),
+                Some(message) => {
+                    if let Some(n) = list.iter_mut().find(|n| n.key == key) {
+                        n.level = level;
+                        n.message = message;
+                        n.revision = revision;
+                    } else {
+                        list.push(NoticeItem {
+                            key: key.to_owned(),
+                            level,
+                            message,
+                            revision,
+                        });
+                    }
+                }
             }
         });
     }
@@ -532,9 +564,15 @@ impl Host {
                 key,
                 level,
                 message,
-            } => self.notice(&format!("controller:{key}"), level, message),
+            } => self.set_notice(
+                &format!("controller:{key}"),
+                level,
+                message.map(NoticeText::Phrase),
+            ),
             ControllerToPage::PromptRefused { turn, message } => {
-                self.ui.refused.set(Some(message));
+                self.ui
+                    .refused
+                    .set(Some(i18n::phrase(i18n::locale_untracked(), &message)));
                 if let Some(text) = self.prompts.remove(&turn) {
                     self.ui.draft.update(|draft| {
                         *draft = if draft.trim().is_empty() {

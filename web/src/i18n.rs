@@ -15,7 +15,13 @@
 //! without disturbing any other state.
 
 use leptos::prelude::*;
+use lifeline_core::agent::PlanError;
+use lifeline_core::environment::FolderAccess;
+use lifeline_core::phrase::{JournalFault, Phrase};
+use lifeline_core::profile::{CredentialFailure, ProfileBlock};
 use lifeline_core::recovery::{Action, Dimension, Verdict};
+use lifeline_core::schema::limits;
+use lifeline_core::session::{FailureCause, LaunchFailure, LoadError, Refusal, MAX_QUEUED_PROMPTS};
 use lifeline_core::{Outcome, ProviderRequestStatus, TurnStatus};
 
 /// The `localStorage` key that keeps the reader's choice.
@@ -209,19 +215,19 @@ catalog! {
     EnvPickFolder => "A local folder…", "Ein lokaler Ordner …";
     EnvFolderUnsupported => "A local folder (this browser cannot open one)", "Ein lokaler Ordner (dieser Browser kann keinen öffnen)";
     EnvFolderNamed => "Local folder: {0}", "Lokaler Ordner: {0}";
-    EnvironmentHint => "Where a session's files live. Choosing another environment starts a new session there; this session and its files stay as they are. Lifeline never deletes files in a folder you opened.", "Wo die Dateien einer Sitzung liegen. Eine andere Umgebung zu wählen startet dort eine neue Sitzung; diese Sitzung und ihre Dateien bleiben, wie sie sind. Lifeline löscht nie Dateien in einem Ordner, den Sie geöffnet haben.";
+    EnvironmentHint => "Where a session's files live. Choosing another environment starts a new session there; this session and its files stay as they are. Lifeline never deletes files in a folder you opened.", "Wo die Dateien einer Sitzung liegen. Eine andere Umgebung zu wählen startet dort eine neue Sitzung; diese Sitzung und ihre Dateien bleiben, wie sie sind. Lifeline löscht nie Dateien in einem Ordner, den du geöffnet hast.";
     EnvConfirmFolder => "Start a new session in the folder “{0}”? The agent can read, change and delete files in it. This session and its files stay as they are.", "Eine neue Sitzung im Ordner „{0}“ starten? Der Agent kann darin Dateien lesen, ändern und löschen. Diese Sitzung und ihre Dateien bleiben, wie sie sind.";
     EnvConfirmWorker => "Start a new session in this tab's worker sandbox? This session and its files stay as they are.", "Eine neue Sitzung in der Worker-Sandbox dieses Tabs starten? Diese Sitzung und ihre Dateien bleiben, wie sie sind.";
     EnvStartThere => "Start there", "Dort starten";
     EnvPickFailed => "The folder could not be opened: {0}", "Der Ordner konnte nicht geöffnet werden: {0}";
     EnvRememberFailed => "The folder could not be remembered, so nothing was started: {0}", "Der Ordner konnte nicht gespeichert werden, daher wurde nichts gestartet: {0}";
-    EnvPermissionRefused => "Access to the folder “{0}” was not allowed, so nothing was started. Press the button again to be asked again.", "Der Zugriff auf den Ordner „{0}“ wurde nicht erlaubt, daher wurde nichts gestartet. Drücken Sie die Schaltfläche erneut, um wieder gefragt zu werden.";
+    EnvPermissionRefused => "Access to the folder “{0}” was not allowed, so nothing was started. Press the button again to be asked again.", "Der Zugriff auf den Ordner „{0}“ wurde nicht erlaubt, daher wurde nichts gestartet. Drücke die Schaltfläche erneut, um wieder gefragt zu werden.";
     EnvStateWorker => "Environment: this tab's worker sandbox.", "Umgebung: die Worker-Sandbox dieses Tabs.";
-    EnvStateFolder => "Environment: your folder “{0}”.", "Umgebung: Ihr Ordner „{0}“.";
+    EnvStateFolder => "Environment: your folder “{0}”.", "Umgebung: dein Ordner „{0}“.";
     TeardownRemovedOnDelete => "Lifeline owns its folder: Archive keeps it, Delete removes it.", "Der Ordner gehört Lifeline: Archivieren behält ihn, Löschen entfernt ihn.";
-    TeardownNeverRemoved => "It is yours: Lifeline never deletes it.", "Er gehört Ihnen: Lifeline löscht ihn nie.";
+    TeardownNeverRemoved => "It is yours: Lifeline never deletes it.", "Er gehört dir: Lifeline löscht ihn nie.";
     ReopenReady => "A new runtime can open it again.", "Eine neue Runtime kann ihn wieder öffnen.";
-    ReopenAfterPermission => "The browser will ask for your permission before it is opened again.", "Der Browser fragt Sie um Erlaubnis, bevor er wieder geöffnet wird.";
+    ReopenAfterPermission => "The browser will ask for your permission before it is opened again.", "Der Browser fragt dich um Erlaubnis, bevor er wieder geöffnet wird.";
     ReopenImpossible => "It cannot be opened again in this browser.", "Er kann in diesem Browser nicht wieder geöffnet werden.";
     ReopenUnknown => "Whether it can be opened again was not checked yet.", "Ob er wieder geöffnet werden kann, wurde noch nicht geprüft.";
     Language => "Language", "Sprache";
@@ -378,6 +384,257 @@ catalog! {
     SetTwice => "{0} is set twice.", "{0} ist doppelt gesetzt.";
     ValueTooLong => "the value is longer than {0} bytes.", "der Wert ist länger als {0} Bytes.";
     AtMostVars => "At most {0} variables.", "Höchstens {0} Variablen.";
+    // Phrases composed by the core and the controller (lifeline_core::phrase).
+    PhSummaryAgentFailed => "The last turn failed. The workspace and keys are kept.",
+        "Der letzte Durchgang ist fehlgeschlagen. Arbeitsbereich und Schlüssel bleiben erhalten.";
+    PhSummaryRuntimeLost => "The runtime stopped. The workspace is kept.",
+        "Die Runtime wurde beendet. Der Arbeitsbereich bleibt erhalten.";
+    PhSummaryCleanupFailed => "Stopping did not finish.", "Das Anhalten wurde nicht abgeschlossen.";
+    PhSummaryCredential => "A key this session needs is missing.",
+        "Ein Schlüssel, den diese Sitzung braucht, fehlt.";
+    PhSummaryProfile => "The session's profile cannot be used.",
+        "Das Profil der Sitzung kann nicht verwendet werden.";
+    PhSummaryRecoveryFailed => "Recovery failed.", "Die Wiederherstellung ist fehlgeschlagen.";
+    PhSummaryUnknownFailure => "Something stopped this session.", "Etwas hat diese Sitzung angehalten.";
+    PhSummaryDetached => "The session stopped when the page or its worker did. Its history and workspace are kept.",
+        "Die Sitzung endete mit der Seite oder ihrem Worker. Verlauf und Arbeitsbereich bleiben erhalten.";
+    PhSummaryCancelled => "The start was cancelled.", "Der Start wurde abgebrochen.";
+    PhSummaryArchived => "This session is archived.", "Diese Sitzung ist archiviert.";
+    PhSummaryUncertain => "Some actions may or may not have happened. Nothing was repeated.",
+        "Einige Aktionen sind vielleicht geschehen, vielleicht nicht. Nichts wurde wiederholt.";
+    PhSummaryInterruptedEarlier => "Something stopped this session earlier; details are in its history.",
+        "Etwas hat diese Sitzung früher angehalten; Einzelheiten stehen in ihrem Verlauf.";
+    PhBusyStarting => "Recovering: starting the session…", "Wiederherstellung: Die Sitzung startet…";
+    PhBusyCancelling => "Stopping the start…", "Der Start wird angehalten…";
+    PhWaitOrStop => "{0} Wait for it, or press Stop.", "{0} Warte darauf oder drücke Stopp.";
+    PhSessionArchived => "the session is archived", "die Sitzung ist archiviert";
+    PhNeverRan => "this session has never run, so there is nothing to resume; send a message",
+        "diese Sitzung lief noch nie, es gibt also nichts fortzusetzen; sende eine Nachricht";
+    PhSessionRunning => "the session is running", "die Sitzung läuft";
+    PhWorkspaceGoneStartFresh => "the workspace is gone; Start fresh instead",
+        "der Arbeitsbereich ist weg; starte stattdessen neu";
+    PhNoHistory => "there is no recorded history to continue from",
+        "es gibt keinen aufgezeichneten Verlauf, an den angeknüpft werden kann";
+    PhAgentWorking => "the agent is working on a message", "der Agent arbeitet an einer Nachricht";
+    PhAgentRunningLive => "the agent is running; its workspace is live, not stopped",
+        "der Agent läuft; sein Arbeitsbereich ist aktiv, nicht angehalten";
+    PhNoWorkspaceFolder => "there is no workspace folder to inspect",
+        "es gibt keinen Arbeitsbereich-Ordner zum Ansehen";
+    PhAgentWorkingStopFirst => "the agent is working on a message; stop it first",
+        "der Agent arbeitet an einer Nachricht; halte ihn zuerst an";
+    PhFolderGone => "the folder “{0}” is no longer available in this browser; choose a folder under Environment",
+        "der Ordner „{0}“ ist in diesem Browser nicht mehr verfügbar; wähle unter Umgebung einen Ordner";
+    PhFoldersUnsupported => "this browser cannot open local folders; open Lifeline in a browser that can",
+        "dieser Browser kann keine lokalen Ordner öffnen; öffne Lifeline in einem Browser, der das kann";
+    PhAnotherTabInControl => "another tab is in control; act there, or close that tab and this one takes over",
+        "ein anderer Tab hat die Kontrolle; handle dort, oder schließe jenen Tab, dann übernimmt dieser";
+    PhFolderNeedsPermissionToRead => "the browser needs your permission to read the folder “{0}”; press Inspect workspace again and allow it",
+        "der Browser braucht deine Erlaubnis, um den Ordner „{0}“ zu lesen; drücke erneut auf Arbeitsbereich ansehen und erlaube es";
+    PhEnvironmentWhileWorking => "the agent is working on a message; choose the environment when it is done, or press Stop",
+        "der Agent arbeitet an einer Nachricht; wähle die Umgebung, wenn er fertig ist, oder drücke Stopp";
+    PhFolderNeedsPermissionLaunch => "the browser needs your permission again to use the folder “{0}”; press Resume and allow it",
+        "der Browser braucht erneut deine Erlaubnis, um den Ordner „{0}“ zu verwenden; drücke Fortsetzen und erlaube es";
+    PhFolderGoneLaunch => "the folder “{0}” is no longer available in this browser (moved, deleted or forgotten); Start fresh, or choose it again under Environment",
+        "der Ordner „{0}“ ist in diesem Browser nicht mehr verfügbar (verschoben, gelöscht oder vergessen); beginne neu oder wähle ihn unter Umgebung erneut";
+    PhNoMessagesYet => "no messages yet", "noch keine Nachrichten";
+    PhTurnsRepliesLost => "{0} turn(s) recorded; {1} model reply(ies) lost while streaming — never resent",
+        "{0} Durchgang/Durchgänge aufgezeichnet; {1} Modellantwort(en) beim Streamen verloren — nie erneut gesendet";
+    PhTurnsSomeUnreadable => "{0} turn(s) recorded; some records unreadable",
+        "{0} Durchgang/Durchgänge aufgezeichnet; einige Einträge sind unlesbar";
+    PhTurnsRecorded => "{0} turn(s) recorded in the journal", "{0} Durchgang/Durchgänge im Journal aufgezeichnet";
+    PhWorkspaceThere => "the workspace folder is there", "der Arbeitsbereich-Ordner ist vorhanden";
+    PhWorkspaceThereEntries => "the workspace folder is there ({0} entries)",
+        "der Arbeitsbereich-Ordner ist vorhanden ({0} Einträge)";
+    PhWorkspaceGone => "the workspace folder is gone from this browser's storage",
+        "der Arbeitsbereich-Ordner fehlt im Speicher dieses Browsers";
+    PhNoWorkspaceYet => "nothing has run yet, so there is no workspace folder",
+        "noch lief nichts, daher gibt es keinen Arbeitsbereich-Ordner";
+    PhNotChecked => "not checked", "nicht geprüft";
+    PhNoStoredKey => "the profile uses no stored key", "das Profil verwendet keinen gespeicherten Schlüssel";
+    PhKeysPresent => "{0} stored key(s) present, encrypted", "{0} gespeicherte(r) Schlüssel vorhanden, verschlüsselt";
+    PhKeysMissing => "{0} of {1} stored key(s) missing", "{0} von {1} gespeicherten Schlüsseln fehlen";
+    PhNoRuntimeRan => "no runtime has run for this session", "für diese Sitzung lief noch keine Runtime";
+    PhRuntimeAttached => "the runtime is attached", "die Runtime ist verbunden";
+    PhCommandMayHaveStarted => "a command may have started before its runtime stopped",
+        "ein Befehl wurde vielleicht gestartet, bevor seine Runtime beendet wurde";
+    PhRuntimeStopped => "the runtime that ran this session stopped",
+        "die Runtime, die diese Sitzung ausführte, wurde beendet";
+    PhTabAttached => "this tab is attached to the journal", "dieser Tab ist mit dem Journal verbunden";
+    PhTabNotAttached => "this tab is not attached to the journal", "dieser Tab ist nicht mit dem Journal verbunden";
+    PhOutputEvicted => "older output events of {0} command(s) are not kept in detail (their collapsed output is)",
+        "ältere Ausgabeereignisse von {0} Befehl(en) sind nicht im Einzelnen erhalten (ihre zusammengefasste Ausgabe schon)";
+    PhRecordsSetAside => "{0} journal record(s) could not be read and were set aside",
+        "{0} Journaleintrag/-einträge waren unlesbar und wurden beiseitegelegt";
+    PhOutputNeverRecorded => "output after the last recorded event of {0} lost command(s) was never recorded",
+        "Ausgabe nach dem letzten aufgezeichneten Ereignis von {0} verlorenen Befehl(en) wurde nie aufgezeichnet";
+    PhStoragePersistent => "persistent storage; {0} of {1} used", "dauerhafter Speicher; {0} von {1} belegt";
+    PhStorageBestEffort => "best-effort storage (the browser may clear it under pressure); {0} of {1} used",
+        "nicht dauerhafter Speicher (der Browser kann ihn bei Knappheit löschen); {0} von {1} belegt";
+    PhErrorStamp => "Error stamp {0}", "Fehlerstempel {0}";
+    PhExecution => "Execution {0}", "Ausführung {0}";
+    PhUncertainMarkedDone => "`{0}` {1} — you marked it done", "`{0}` {1} — von dir als erledigt markiert";
+    PhUncertainMarkedNotDone => "`{0}` {1} — you marked it not done", "`{0}` {1} — von dir als nicht erledigt markiert";
+    PhUncertainReissued => "`{0}` {1} — re-issued", "`{0}` {1} — erneut ausgeführt";
+    PhUncertainCheck => "`{0}` {1} — check before repeating it", "`{0}` {1} — prüfe das, bevor du ihn wiederholst";
+    PhReplyLost => "The model's reply to request {0} (turn {1}) was lost; it was not resent",
+        "Die Antwort des Modells auf Anfrage {0} (Durchgang {1}) ging verloren; sie wurde nicht erneut angefordert";
+    PhStorageDetail => "Storage: {0}", "Speicher: {0}";
+    PhEarlierFailure => "{0} (stamp {1})", "{0} (Stempel {1})";
+    // Failure causes.
+    PhProfileUnreadable => "the profile recorded for this session could not be read ({0}); open Profiles to repair or delete it, then resume",
+        "das für diese Sitzung aufgezeichnete Profil ist unlesbar ({0}); öffne Profile, um es zu reparieren oder zu löschen, und setze dann fort";
+    PhProfileOtherOwner => "the profile recorded for this session belongs to \"{0}\"; it is not used here. Delete it in Profiles to resume without it",
+        "das für diese Sitzung aufgezeichnete Profil gehört „{0}“; es wird hier nicht verwendet. Lösche es in Profile, um ohne es fortzusetzen";
+    PhProfileDeleted => "the selected profile was deleted; choose another profile for this session",
+        "das gewählte Profil wurde gelöscht; wähle ein anderes Profil für diese Sitzung";
+    PhCredentialMissing => "credential {0} that this session needs is missing; add the key again in Profiles, then resume",
+        "der Schlüssel {0}, den diese Sitzung braucht, fehlt; füge ihn in Profile erneut hinzu und setze dann fort";
+    PhCredentialUnreadable => "credential {0} could not be read ({1}); enter the key again in Profiles, then resume",
+        "der Schlüssel {0} ist unlesbar ({1}); gib ihn in Profile erneut ein und setze dann fort";
+    PhWorkspaceMissingLaunch => "the session's workspace is gone from this browser's storage; it was not recreated. Start fresh to continue in a new workspace",
+        "der Arbeitsbereich der Sitzung fehlt im Speicher dieses Browsers; er wurde nicht neu angelegt. Starte neu, um in einem neuen Arbeitsbereich weiterzumachen";
+    PhLaunchFailed => "the runtime could not start: {0}", "die Runtime konnte nicht starten: {0}";
+    PhResumeFailed => "resume failed: {0}", "das Fortsetzen ist fehlgeschlagen: {0}";
+    PhLoadUnsupported => "the execution cannot be rejoined", "die Ausführung kann nicht wieder aufgenommen werden";
+    PhLoadCapabilityAbsent => "the runtime cannot be reattached", "die Runtime kann nicht wieder verbunden werden";
+    PhLoadUnknownSession => "the runtime of this session is gone", "die Runtime dieser Sitzung ist weg";
+    PhLoadTimeout => "the runtime did not answer in time", "die Runtime hat nicht rechtzeitig geantwortet";
+    PhLoadCancelled => "the resume was cancelled", "das Fortsetzen wurde abgebrochen";
+    PhLoadAuth => "the runtime refused the session's identity", "die Runtime hat die Identität der Sitzung abgelehnt";
+    PhLoadTransport => "the runtime could not be reached: {0}", "die Runtime war nicht erreichbar: {0}";
+    PhLoadUnclassified => "rejoining failed: {0}", "das Wiederverbinden ist fehlgeschlagen: {0}";
+    PhCleanupFailed => "stopping did not finish: {0}; the session's workspace is kept. Reload the page to stop the runtime",
+        "das Anhalten wurde nicht abgeschlossen: {0}; der Arbeitsbereich der Sitzung bleibt erhalten. Lade die Seite neu, um die Runtime zu beenden";
+    PhAgentFailed => "the turn failed: {0}", "der Durchgang ist fehlgeschlagen: {0}";
+    PhRuntimeLost => "the runtime worker stopped ({0}); the workspace is kept. Resume to continue in a new runtime",
+        "der Runtime-Worker wurde beendet ({0}); der Arbeitsbereich bleibt erhalten. Setze fort, um in einer neuen Runtime weiterzumachen";
+    // Refusals.
+    PhNoSuchSession => "there is no such session", "diese Sitzung gibt es nicht";
+    PhAlreadyStarting => "the session is already starting", "die Sitzung startet bereits";
+    PhCancellationPending => "the previous start is still being cancelled; try again when it has stopped",
+        "der vorige Start wird noch abgebrochen; versuche es erneut, wenn er angehalten ist";
+    PhNothingToResume => "the session has nothing to resume; send a message to start it",
+        "die Sitzung hat nichts fortzusetzen; sende eine Nachricht, um sie zu starten";
+    PhQueueFull => "at most {0} messages can wait", "höchstens {0} Nachrichten können warten";
+    PhAlreadyRunning => "the session is already running", "die Sitzung läuft bereits";
+    PhTurnRunning => "the agent is working on a message; the new profile applies once you stop it or it ends",
+        "der Agent arbeitet an einer Nachricht; das neue Profil gilt, sobald du ihn anhältst oder er fertig ist";
+    // Journal faults.
+    PhJournalUnavailable => "the journal could not be opened or was closed by the browser ({0}); history cannot be kept in this browser profile until it is available again — reload to retry",
+        "das Journal konnte nicht geöffnet werden oder wurde vom Browser geschlossen ({0}); bis es wieder verfügbar ist, kann in diesem Browserprofil kein Verlauf gespeichert werden — lade neu, um es erneut zu versuchen";
+    PhJournalNewerSchema => "the journal was written by a newer Lifeline (schema above {0}); reload to get the newer version — nothing was changed",
+        "das Journal wurde von einem neueren Lifeline geschrieben (Schema über {0}); lade neu, um die neuere Version zu bekommen — nichts wurde geändert";
+    PhJournalBlocked => "another Lifeline tab is holding an older journal open; close or reload the other tabs",
+        "ein anderer Lifeline-Tab hält ein älteres Journal offen; schließe die anderen Tabs oder lade sie neu";
+    PhJournalOperation => "journal operation failed: {0}; nothing of it was written — it can be retried",
+        "Journal-Vorgang fehlgeschlagen: {0}; davon wurde nichts geschrieben — er kann wiederholt werden";
+    PhJournalQuota => "the browser's storage for Lifeline is full: the journal is intact and everything already recorded is kept, but new work is refused until space is freed (delete old sessions or artifacts, or free disk space)",
+        "der Browserspeicher für Lifeline ist voll: Das Journal ist intakt und alles Aufgezeichnete bleibt erhalten, aber neue Arbeit wird abgelehnt, bis Platz frei ist (lösche alte Sitzungen oder Artefakte oder schaffe Speicherplatz)";
+    PhJournalSuperseded => "another Lifeline controller (another tab or a restarted worker) took over the journal; this one wrote nothing and must stop writing — reload this tab to follow it",
+        "ein anderer Lifeline-Controller (ein anderer Tab oder ein neu gestarteter Worker) hat das Journal übernommen; dieser hat nichts geschrieben und darf nicht mehr schreiben — lade diesen Tab neu, um ihm zu folgen";
+    PhJournalVersionChange => "a newer Lifeline in another tab is upgrading the journal, so this tab closed its connection; reload this tab to continue",
+        "ein neueres Lifeline in einem anderen Tab aktualisiert das Journal, daher hat dieser Tab seine Verbindung geschlossen; lade diesen Tab neu, um weiterzumachen";
+    PhJournalCorrupt => "the journal is damaged: {0}; records already written are kept — export the evidence and start a fresh profile if this persists",
+        "das Journal ist beschädigt: {0}; bereits geschriebene Einträge bleiben erhalten — exportiere die Nachweise und beginne mit einem frischen Profil, falls das anhält";
+    PhJournalInvalid => "refused to write an invalid record ({0}); this is a bug in Lifeline — nothing was written",
+        "ein ungültiger Eintrag wurde nicht geschrieben ({0}); das ist ein Fehler in Lifeline — nichts wurde geschrieben";
+    PhJournalClosed => "the journal connection was closed by this tab", "die Journal-Verbindung wurde von diesem Tab geschlossen";
+    PhJournalNotRecovered => "the journal could not be recovered: {0}", "das Journal konnte nicht wiederhergestellt werden: {0}";
+    // Controller notices.
+    PhNothingToRecover => "there is nothing to recover", "es gibt nichts wiederherzustellen";
+    PhWorkspaceCannotOpen => "the workspace cannot be opened: the session is gone or archived",
+        "der Arbeitsbereich kann nicht geöffnet werden: Die Sitzung ist weg oder archiviert";
+    PhWorkspaceUnreadable => "the workspace cannot be read: {0}", "der Arbeitsbereich kann nicht gelesen werden: {0}";
+    PhNotUncertain => "that command is not uncertain", "dieser Befehl ist nicht ungewiss";
+    PhReissueNeedsRunning => "Re-issue needs a running session: Resume first, then re-issue",
+        "Erneut ausführen braucht eine laufende Sitzung: zuerst fortsetzen, dann erneut ausführen";
+    PhReissueAgentWorking => "the agent is working on a message; re-issue when it is done",
+        "der Agent arbeitet an einer Nachricht; führe erneut aus, wenn er fertig ist";
+    PhProfilesCannotOpen => "profiles and keys cannot be opened: {0}", "Profile und Schlüssel können nicht geöffnet werden: {0}";
+    PhNoProfileMade => "no profile could be made: {0}", "es konnte kein Profil angelegt werden: {0}";
+    PhMessageWaits => "your message waits for the agent ({0} waiting)", "deine Nachricht wartet auf den Agenten ({0} warten)";
+    PhResumedWithoutProfile => "the profile this session ran with was deleted; it resumes without that profile's environment variables",
+        "das Profil, mit dem diese Sitzung lief, wurde gelöscht; sie wird ohne dessen Umgebungsvariablen fortgesetzt";
+    PhWorkspaceNotDeleted => "the workspace folder could not be deleted: {0}", "der Arbeitsbereich-Ordner konnte nicht gelöscht werden: {0}";
+    PhEarlierLaunchAnswered => "an earlier launch (runtime {0}, generation {1}) had not been acknowledged; it answered and is used — nothing was launched twice",
+        "ein früherer Start (Runtime {0}, Generation {1}) war nicht bestätigt; er hat geantwortet und wird verwendet — nichts wurde doppelt gestartet";
+    PhEarlierLaunchRetired => "an earlier launch (runtime {0}, generation {1}) was recorded but never answered; whether it ran is unknown. It is retired and a new runtime starts",
+        "ein früherer Start (Runtime {0}, Generation {1}) wurde aufgezeichnet, hat aber nie geantwortet; ob er lief, ist unbekannt. Er wird ausgemustert und eine neue Runtime startet";
+    PhProfilesUnreadable => "profiles cannot be read: {0}", "Profile können nicht gelesen werden: {0}";
+    PhProfilesNotOpen => "profiles are not open yet; try again in a moment", "Profile sind noch nicht geöffnet; versuche es gleich noch einmal";
+    PhProfileSaved => "profile \"{0}\" saved", "Profil „{0}“ gespeichert";
+    PhProfileNotSaved => "the profile was not saved: {0}", "das Profil wurde nicht gespeichert: {0}";
+    PhProfileDeletedMeanwhile => "that profile was deleted meanwhile", "dieses Profil wurde inzwischen gelöscht";
+    PhProfileNotDeleted => "the profile was not deleted: {0}", "das Profil wurde nicht gelöscht: {0}";
+    PhNoIdMade => "no identifier could be made", "es konnte keine Kennung erzeugt werden";
+    PhKeyNotStored => "the key was not stored: {0}", "der Schlüssel wurde nicht gespeichert: {0}";
+    PhNoKeyForCommands => "there is no API key to give commands; enter one or clear that field",
+        "es gibt keinen API-Schlüssel für Befehle; gib einen ein oder leere dieses Feld";
+    PhProfileInvalid => "the profile is not valid: {0}", "das Profil ist ungültig: {0}";
+    PhMessageTooLong => "the message is {0}; the limit is {1}", "die Nachricht hat {0}; die Grenze ist {1}";
+    PhJournalDegraded => "the journal cannot be written: {0}", "in das Journal kann nicht geschrieben werden: {0}";
+    PhPlanTooManyCommands => "the message holds {0} commands; one turn runs at most {1}",
+        "die Nachricht enthält {0} Befehle; ein Durchgang führt höchstens {1} aus";
+    PhPlanCommandTooLong => "the command on line {0} is longer than {1}", "der Befehl in Zeile {0} ist länger als {1}";
+    PhSessionStoppedResend => "the session stopped before the message could be given to the agent; send it again",
+        "die Sitzung wurde angehalten, bevor die Nachricht den Agenten erreichte; sende sie erneut";
+    PhNoSessionToSend => "there is no session to send to", "es gibt keine Sitzung, an die gesendet werden kann";
+    PhFollowingCannotSend => "this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over",
+        "dieser Tab folgt einem anderen Tab, der das Journal hält; sende von dort, oder schließe ihn, dann übernimmt dieser";
+    PhMessageEmpty => "the message is empty", "die Nachricht ist leer";
+    PhRequestRejected => "the request was refused: {0}", "die Anfrage wurde abgelehnt: {0}";
+    PhNoWebLocks => "this browser has no Web Locks; two tabs could not be kept from writing the journal at once",
+        "dieser Browser hat keine Web Locks; zwei Tabs könnten gleichzeitig ins Journal schreiben";
+    PhNoRandomness => "this browser gives no secure randomness: {0}", "dieser Browser liefert keinen sicheren Zufall: {0}";
+    PhLockFailed => "the journal's writer lock failed: {0}", "die Schreibsperre des Journals ist fehlgeschlagen: {0}";
+    PhSnapshotFallback => "snapshot at position {0} is unreadable; loaded the previous snapshot at position {1} and the entries after it",
+        "der Schnappschuss an Position {0} ist unlesbar; der vorige an Position {1} und die Einträge danach wurden geladen";
+    PhSnapshotsUnreadable => "{0} snapshot(s) unreadable (newest at position {1}); the journal is replayed from its first entry",
+        "{0} Schnappschuss/Schnappschüsse unlesbar (neuester an Position {1}); das Journal wird ab seinem ersten Eintrag abgespielt";
+    PhSnapshotNotSaved => "a projection snapshot was not saved ({0}); the next start replays more of the journal",
+        "ein Projektions-Schnappschuss wurde nicht gespeichert ({0}); der nächste Start spielt mehr vom Journal ab";
+    PhRecordsQuarantined => "{0} journal record(s) could not be read and were set aside in quarantine; the rest of the history loaded. {1}",
+        "{0} Journaleintrag/-einträge waren unlesbar und wurden in Quarantäne gelegt; der restliche Verlauf wurde geladen. {1}";
+    PhQuarantineNotMoved => "the unreadable records stay where they are: {0}", "die unlesbaren Einträge bleiben, wo sie sind: {0}";
+    PhReplayRefused => "{0} journal entry(ies) could not be replayed and are not believed (they stay in the journal): {1}",
+        "{0} Journaleintrag/-einträge konnten nicht abgespielt werden und gelten nicht (sie bleiben im Journal): {1}";
+    PhPersistConfirmFailed => "a confirmed write could not be applied: {0}", "ein bestätigter Schreibvorgang konnte nicht angewendet werden: {0}";
+    PhRuntimeNotJson => "runtime {0} sent a message that is not a JSON string; it was ignored",
+        "Runtime {0} hat eine Nachricht gesendet, die kein JSON-String ist; sie wurde ignoriert";
+    PhRuntimeMessageRejected => "a message from runtime {0} was rejected: {1}", "eine Nachricht von Runtime {0} wurde abgelehnt: {1}";
+    PhFollowerUnreadable => "{0} journal record(s) could not be read; the tab that leads sets them aside",
+        "{0} Journaleintrag/-einträge waren unlesbar; der führende Tab legt sie beiseite";
+    PhNoBroadcastChannel => "this browser has no BroadcastChannel; other tabs will not follow live",
+        "dieser Browser hat keinen BroadcastChannel; andere Tabs folgen nicht live";
+    PhOtherBuild => "another tab runs a different Lifeline build; reload both tabs",
+        "ein anderer Tab läuft mit einer anderen Lifeline-Version; lade beide Tabs neu";
+    PhBroadcastRejected => "a broadcast was rejected: {0}", "eine Übertragung wurde abgelehnt: {0}";
+    PhCatchUpFailed => "could not read the journal to catch up: {0}", "das Journal konnte zum Aufholen nicht gelesen werden: {0}";
+    PhFollowGap => "journal entries {0} to {1} could not be read while following",
+        "die Journaleinträge {0} bis {1} konnten beim Folgen nicht gelesen werden";
+    PhEntryNotBelieved => "an entry from the leading tab was not believed: {0}", "ein Eintrag des führenden Tabs gilt nicht: {0}";
+    PhPageNotJson => "the page sent a message that is not a JSON string; it was ignored",
+        "die Seite hat eine Nachricht gesendet, die kein JSON-String ist; sie wurde ignoriert";
+    PhPageMessageRejected => "a message from the page was rejected: {0}", "eine Nachricht der Seite wurde abgelehnt: {0}";
+    PhPortMissing => "a runtime port message arrived without its port; the runtime cannot dial in",
+        "eine Runtime-Port-Nachricht kam ohne ihren Port; die Runtime kann sich nicht verbinden";
+    PhExportNoJournal => "Export failed: the journal is not open.", "Export fehlgeschlagen: Das Journal ist nicht geöffnet.";
+    PhExporting => "Exporting evidence…", "Nachweise werden exportiert…";
+    PhExportFailed => "Export failed: {0}", "Export fehlgeschlagen: {0}";
+    PhExportNoSession => "Export failed: the journal has no such session.", "Export fehlgeschlagen: Diese Sitzung steht nicht im Journal.";
+    PhExportHandOff => "Export failed: could not hand the file to the page: {0}",
+        "Export fehlgeschlagen: Die Datei konnte nicht an die Seite übergeben werden: {0}";
+    PhExportedUnreadable => "Exported, but {0} unreadable journal values were left out.",
+        "Exportiert, aber {0} unlesbare Journalwerte wurden ausgelassen.";
+    PhExportedMissing => "Exported, but {0} artifacts were missing from storage.",
+        "Exportiert, aber {0} Artefakte fehlten im Speicher.";
+    PhExportedBoth => "Exported, but {0} unreadable journal values were left out and {1} artifacts were missing from storage.",
+        "Exportiert, aber {0} unlesbare Journalwerte wurden ausgelassen und {1} Artefakte fehlten im Speicher.";
+    PhImportTooLarge => "Import refused: {0} is {1}; the limit is {2}.", "Import abgelehnt: {0} hat {1}; die Grenze ist {2}.";
+    PhUnaskedFile => "The page sent a file nobody asked for; it was ignored.",
+        "Die Seite hat eine Datei gesendet, die niemand angefordert hat; sie wurde ignoriert.";
+    PhImportTruncated => "Import failed: {0} arrived with {1} of {2}.", "Import fehlgeschlagen: {0} kam mit {1} von {2} an.";
+    PhImportFailed => "Import of {0} failed: {1}", "Import von {0} fehlgeschlagen: {1}";
 }
 
 /// Fills `{0}`…`{9}` in `template` with `args`; anything else is kept.
@@ -497,6 +754,345 @@ pub fn verdict(v: Verdict) -> Msg {
         Verdict::Uncertain => Msg::Uncertain,
         Verdict::Lost => Msg::Lost,
         Verdict::NotApplicable => Msg::NotApplicable,
+    }
+}
+
+/// A whole number with the locale's digit grouping: `12,345`, `12.345`.
+pub fn num(locale: Locale, n: u64) -> String {
+    let digits = n.to_string();
+    let sep = if locale == Locale::De { '.' } else { ',' };
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(sep);
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A phrase composed by the core or the controller, in `l`. Exhaustive: a
+/// new phrase without a text here does not compile. Free text from outside
+/// (details, file names, command lines) is passed through untranslated.
+pub fn phrase(l: Locale, p: &Phrase) -> String {
+    use Phrase as P;
+    let n = |v: u32| num(l, u64::from(v));
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    let s = |msg: Msg| t(l, msg).to_owned();
+    match p {
+        P::SummaryAgentFailed => s(Msg::PhSummaryAgentFailed),
+        P::SummaryRuntimeLost => s(Msg::PhSummaryRuntimeLost),
+        P::SummaryCleanupFailed => s(Msg::PhSummaryCleanupFailed),
+        P::SummaryCredential => s(Msg::PhSummaryCredential),
+        P::SummaryProfile => s(Msg::PhSummaryProfile),
+        P::SummaryRecoveryFailed => s(Msg::PhSummaryRecoveryFailed),
+        P::SummaryUnknownFailure => s(Msg::PhSummaryUnknownFailure),
+        P::SummaryDetached => s(Msg::PhSummaryDetached),
+        P::SummaryCancelled => s(Msg::PhSummaryCancelled),
+        P::SummaryArchived => s(Msg::PhSummaryArchived),
+        P::SummaryUncertain => s(Msg::PhSummaryUncertain),
+        P::SummaryInterruptedEarlier => s(Msg::PhSummaryInterruptedEarlier),
+        P::SummaryRecovery => s(Msg::Recovery),
+        P::BusyStarting => s(Msg::PhBusyStarting),
+        P::BusyCancelling => s(Msg::PhBusyCancelling),
+        P::WaitOrStop { starting } => f(
+            Msg::PhWaitOrStop,
+            &[t(
+                l,
+                if *starting {
+                    Msg::PhBusyStarting
+                } else {
+                    Msg::PhBusyCancelling
+                },
+            )],
+        ),
+        P::SessionArchived => s(Msg::PhSessionArchived),
+        P::NeverRan => s(Msg::PhNeverRan),
+        P::SessionRunning => s(Msg::PhSessionRunning),
+        P::WorkspaceGoneStartFresh => s(Msg::PhWorkspaceGoneStartFresh),
+        P::NoHistory => s(Msg::PhNoHistory),
+        P::AgentWorking => s(Msg::PhAgentWorking),
+        P::AgentRunningLive => s(Msg::PhAgentRunningLive),
+        P::NoWorkspaceFolder => s(Msg::PhNoWorkspaceFolder),
+        P::AgentWorkingStopFirst => s(Msg::PhAgentWorkingStopFirst),
+        P::FolderGone { name } => f(Msg::PhFolderGone, &[name]),
+        P::FoldersUnsupported => s(Msg::PhFoldersUnsupported),
+        P::AnotherTabInControl => s(Msg::PhAnotherTabInControl),
+        P::FolderNeedsPermissionToRead { name } => f(Msg::PhFolderNeedsPermissionToRead, &[name]),
+        P::EnvironmentWhileWorking => s(Msg::PhEnvironmentWhileWorking),
+        P::NoMessagesYet => s(Msg::PhNoMessagesYet),
+        P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
+        P::TurnsSomeUnreadable { turns } => f(Msg::PhTurnsSomeUnreadable, &[&n(*turns)]),
+        P::TurnsRecorded { turns } => f(Msg::PhTurnsRecorded, &[&n(*turns)]),
+        P::WorkspaceThere => s(Msg::PhWorkspaceThere),
+        P::WorkspaceThereEntries { entries } => f(Msg::PhWorkspaceThereEntries, &[&n(*entries)]),
+        P::WorkspaceGone => s(Msg::PhWorkspaceGone),
+        P::NoWorkspaceYet => s(Msg::PhNoWorkspaceYet),
+        P::NotChecked => s(Msg::PhNotChecked),
+        P::NoStoredKey => s(Msg::PhNoStoredKey),
+        P::KeysPresent { total } => f(Msg::PhKeysPresent, &[&n(*total)]),
+        P::KeysMissing { missing, total } => f(Msg::PhKeysMissing, &[&n(*missing), &n(*total)]),
+        P::NoRuntimeRan => s(Msg::PhNoRuntimeRan),
+        P::RuntimeAttached => s(Msg::PhRuntimeAttached),
+        P::CommandMayHaveStarted => s(Msg::PhCommandMayHaveStarted),
+        P::RuntimeStopped => s(Msg::PhRuntimeStopped),
+        P::TabAttached => s(Msg::PhTabAttached),
+        P::TabNotAttached => s(Msg::PhTabNotAttached),
+        P::OutputEvicted { commands } => f(Msg::PhOutputEvicted, &[&n(*commands)]),
+        P::RecordsSetAside { records } => f(Msg::PhRecordsSetAside, &[&n(*records)]),
+        P::OutputNeverRecorded { commands } => f(Msg::PhOutputNeverRecorded, &[&n(*commands)]),
+        P::Storage {
+            persisted,
+            used,
+            quota,
+        } => f(
+            if *persisted {
+                Msg::PhStoragePersistent
+            } else {
+                Msg::PhStorageBestEffort
+            },
+            &[&bytes(l, *used), &bytes(l, *quota)],
+        ),
+        P::ErrorStampIs { stamp } => f(Msg::PhErrorStamp, &[&stamp.to_string()]),
+        P::ExecutionIs { execution } => f(Msg::PhExecution, &[&execution.to_string()]),
+        P::UncertainCommand {
+            line,
+            outcome: o,
+            verdict,
+            reissued,
+        } => f(
+            match (verdict, reissued) {
+                (Some(true), _) => Msg::PhUncertainMarkedDone,
+                (Some(false), _) => Msg::PhUncertainMarkedNotDone,
+                (None, true) => Msg::PhUncertainReissued,
+                (None, false) => Msg::PhUncertainCheck,
+            },
+            &[line, t(l, outcome(*o))],
+        ),
+        P::ReplyLost { request, turn } => {
+            f(Msg::PhReplyLost, &[&request.to_string(), &turn.to_string()])
+        }
+        P::StorageDetail { storage } => f(Msg::PhStorageDetail, &[&phrase(l, storage)]),
+        P::EarlierFailure { cause: c, stamp } => {
+            f(Msg::PhEarlierFailure, &[&cause(l, c), &stamp.to_string()])
+        }
+        P::Cause { cause: c } => cause(l, c),
+        P::Refused { refusal: r } => refusal(l, r),
+        P::Journal { fault } => journal_fault(l, fault),
+        P::ActionNotPossible { action: a, reason } => {
+            f(Msg::NotPossibleNow, &[t(l, action(*a)), &phrase(l, reason)])
+        }
+        P::NothingToRecover => s(Msg::PhNothingToRecover),
+        P::WorkspaceCannotOpen => s(Msg::PhWorkspaceCannotOpen),
+        P::WorkspaceUnreadable { detail } => f(Msg::PhWorkspaceUnreadable, &[detail]),
+        P::NotUncertain => s(Msg::PhNotUncertain),
+        P::ReissueNeedsRunning => s(Msg::PhReissueNeedsRunning),
+        P::ReissueAgentWorking => s(Msg::PhReissueAgentWorking),
+        P::ProfilesCannotOpen { detail } => f(Msg::PhProfilesCannotOpen, &[detail]),
+        P::NoProfileMade { detail } => f(Msg::PhNoProfileMade, &[detail]),
+        P::MessageWaits { waiting } => f(Msg::PhMessageWaits, &[&n(*waiting)]),
+        P::ResumedWithoutProfile => s(Msg::PhResumedWithoutProfile),
+        P::WorkspaceNotDeleted { detail } => f(Msg::PhWorkspaceNotDeleted, &[detail]),
+        P::EarlierLaunchAnswered {
+            runtime,
+            generation,
+        } => f(
+            Msg::PhEarlierLaunchAnswered,
+            &[runtime, &num(l, *generation)],
+        ),
+        P::EarlierLaunchRetired {
+            runtime,
+            generation,
+        } => f(
+            Msg::PhEarlierLaunchRetired,
+            &[runtime, &num(l, *generation)],
+        ),
+        P::ProfilesUnreadable { detail } => f(Msg::PhProfilesUnreadable, &[detail]),
+        P::ProfilesNotOpen => s(Msg::PhProfilesNotOpen),
+        P::ProfileSaved { name } => f(Msg::PhProfileSaved, &[name]),
+        P::ProfileNotSaved { detail } => f(Msg::PhProfileNotSaved, &[detail]),
+        P::ProfileDeletedMeanwhile => s(Msg::PhProfileDeletedMeanwhile),
+        P::ProfileNotDeleted { detail } => f(Msg::PhProfileNotDeleted, &[detail]),
+        P::NoIdMade => s(Msg::PhNoIdMade),
+        P::KeyNotStored { detail } => f(Msg::PhKeyNotStored, &[detail]),
+        P::NoKeyForCommands => s(Msg::PhNoKeyForCommands),
+        P::ProfileInvalid { detail } => f(Msg::PhProfileInvalid, &[detail]),
+        P::MessageTooLong { bytes: b, limit } => {
+            f(Msg::PhMessageTooLong, &[&bytes(l, *b), &bytes(l, *limit)])
+        }
+        P::JournalDegraded { detail } => f(Msg::PhJournalDegraded, &[detail]),
+        P::Plan { error } => plan_error(l, error),
+        P::SessionStoppedResend => s(Msg::PhSessionStoppedResend),
+        P::NoSessionToSend => s(Msg::PhNoSessionToSend),
+        P::FollowingCannotSend => s(Msg::PhFollowingCannotSend),
+        P::MessageEmpty => s(Msg::PhMessageEmpty),
+        P::Stopped { reason } => phrase(l, reason),
+        P::RequestRejected { detail } => f(Msg::PhRequestRejected, &[detail]),
+        P::NoWebLocks => s(Msg::PhNoWebLocks),
+        P::NoRandomness { detail } => f(Msg::PhNoRandomness, &[detail]),
+        P::LockFailed { detail } => f(Msg::PhLockFailed, &[detail]),
+        P::SnapshotFallback { bad, loaded } => {
+            f(Msg::PhSnapshotFallback, &[&num(l, *bad), &num(l, *loaded)])
+        }
+        P::SnapshotsUnreadable { count, newest } => {
+            f(Msg::PhSnapshotsUnreadable, &[&n(*count), &num(l, *newest)])
+        }
+        P::SnapshotNotSaved { detail } => f(Msg::PhSnapshotNotSaved, &[detail]),
+        P::RecordsQuarantined { count, detail } => {
+            f(Msg::PhRecordsQuarantined, &[&n(*count), detail])
+        }
+        P::QuarantineNotMoved { detail } => f(Msg::PhQuarantineNotMoved, &[detail]),
+        P::ReplayRefused { count, detail } => f(Msg::PhReplayRefused, &[&n(*count), detail]),
+        P::PersistConfirmFailed { detail } => f(Msg::PhPersistConfirmFailed, &[detail]),
+        P::RuntimeNotJson { runtime } => f(Msg::PhRuntimeNotJson, &[runtime]),
+        P::RuntimeMessageRejected { runtime, detail } => {
+            f(Msg::PhRuntimeMessageRejected, &[runtime, detail])
+        }
+        P::FollowerUnreadable { count } => f(Msg::PhFollowerUnreadable, &[&n(*count)]),
+        P::NoBroadcastChannel => s(Msg::PhNoBroadcastChannel),
+        P::OtherBuild => s(Msg::PhOtherBuild),
+        P::BroadcastRejected { detail } => f(Msg::PhBroadcastRejected, &[detail]),
+        P::CatchUpFailed { detail } => f(Msg::PhCatchUpFailed, &[detail]),
+        P::FollowGap { from, to } => f(Msg::PhFollowGap, &[&num(l, *from), &num(l, *to)]),
+        P::EntryNotBelieved { detail } => f(Msg::PhEntryNotBelieved, &[detail]),
+        P::PageNotJson => s(Msg::PhPageNotJson),
+        P::PageMessageRejected { detail } => f(Msg::PhPageMessageRejected, &[detail]),
+        P::PortMissing => s(Msg::PhPortMissing),
+        P::ExportNoJournal => s(Msg::PhExportNoJournal),
+        P::Exporting => s(Msg::PhExporting),
+        P::ExportFailed { detail } => f(Msg::PhExportFailed, &[detail]),
+        P::ExportNoSession => s(Msg::PhExportNoSession),
+        P::ExportHandOff { detail } => f(Msg::PhExportHandOff, &[detail]),
+        P::ExportedWithGaps {
+            unreadable,
+            missing,
+        } => match (*unreadable, *missing) {
+            (0, m) => f(Msg::PhExportedMissing, &[&n(m)]),
+            (u, 0) => f(Msg::PhExportedUnreadable, &[&n(u)]),
+            (u, m) => f(Msg::PhExportedBoth, &[&n(u), &n(m)]),
+        },
+        P::ImportTooLarge {
+            file,
+            bytes: b,
+            limit,
+        } => f(
+            Msg::PhImportTooLarge,
+            &[file, &bytes(l, *b), &bytes(l, *limit)],
+        ),
+        P::UnaskedFile => s(Msg::PhUnaskedFile),
+        P::ImportTruncated {
+            file,
+            got,
+            expected,
+        } => f(
+            Msg::PhImportTruncated,
+            &[file, &bytes(l, *got), &bytes(l, *expected)],
+        ),
+        P::ImportFailed { file, detail } => f(Msg::PhImportFailed, &[file, detail]),
+    }
+}
+
+/// A durable failure cause, in `l`.
+pub fn cause(l: Locale, c: &FailureCause) -> String {
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    match c {
+        FailureCause::ProfileBlocked { block } => match block {
+            ProfileBlock::Unreadable { detail } => f(Msg::PhProfileUnreadable, &[detail]),
+            ProfileBlock::OtherOwner { owner } => f(Msg::PhProfileOtherOwner, &[owner]),
+        },
+        FailureCause::ProfileDeleted => t(l, Msg::PhProfileDeleted).to_owned(),
+        FailureCause::Credential {
+            credential,
+            failure,
+        } => match failure {
+            CredentialFailure::Missing => f(Msg::PhCredentialMissing, &[&credential.to_string()]),
+            CredentialFailure::Unreadable { detail } => f(
+                Msg::PhCredentialUnreadable,
+                &[&credential.to_string(), detail],
+            ),
+        },
+        FailureCause::Launch { failure } => match failure {
+            LaunchFailure::WorkspaceMissing => t(l, Msg::PhWorkspaceMissingLaunch).to_owned(),
+            LaunchFailure::Failed { detail } => f(Msg::PhLaunchFailed, &[detail]),
+            LaunchFailure::Folder { name, access } => match access {
+                FolderAccess::NeedsPermission => f(Msg::PhFolderNeedsPermissionLaunch, &[name]),
+                _ => f(Msg::PhFolderGoneLaunch, &[name]),
+            },
+        },
+        FailureCause::Load { error } => {
+            let e = match error {
+                LoadError::Unsupported => t(l, Msg::PhLoadUnsupported).to_owned(),
+                LoadError::CapabilityAbsent => t(l, Msg::PhLoadCapabilityAbsent).to_owned(),
+                LoadError::UnknownSession => t(l, Msg::PhLoadUnknownSession).to_owned(),
+                LoadError::Timeout => t(l, Msg::PhLoadTimeout).to_owned(),
+                LoadError::Cancelled => t(l, Msg::PhLoadCancelled).to_owned(),
+                LoadError::Auth => t(l, Msg::PhLoadAuth).to_owned(),
+                LoadError::Transport { detail } => f(Msg::PhLoadTransport, &[detail]),
+                LoadError::Unclassified { detail } => f(Msg::PhLoadUnclassified, &[detail]),
+            };
+            f(Msg::PhResumeFailed, &[&e])
+        }
+        FailureCause::CleanupFailed { detail } => f(Msg::PhCleanupFailed, &[detail]),
+        FailureCause::AgentFailed { detail } => f(Msg::PhAgentFailed, &[detail]),
+        FailureCause::RuntimeLost { detail } => f(Msg::PhRuntimeLost, &[detail]),
+    }
+}
+
+/// Why the session layer refused a request, in `l`.
+pub fn refusal(l: Locale, r: &Refusal) -> String {
+    match r {
+        Refusal::UnknownSession => t(l, Msg::PhNoSuchSession).to_owned(),
+        Refusal::Archived => t(l, Msg::PhSessionArchived).to_owned(),
+        Refusal::Busy { .. } => t(l, Msg::PhAlreadyStarting).to_owned(),
+        Refusal::CancellationPending { .. } => t(l, Msg::PhCancellationPending).to_owned(),
+        Refusal::NothingToResume => t(l, Msg::PhNothingToResume).to_owned(),
+        Refusal::QueueFull => tf_in(l, Msg::PhQueueFull, &[&num(l, MAX_QUEUED_PROMPTS as u64)]),
+        Refusal::AlreadyRunning => t(l, Msg::PhAlreadyRunning).to_owned(),
+        Refusal::TurnRunning => t(l, Msg::PhTurnRunning).to_owned(),
+    }
+}
+
+fn journal_fault(l: Locale, j: &JournalFault) -> String {
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    match j {
+        JournalFault::Unavailable { detail } => f(Msg::PhJournalUnavailable, &[detail]),
+        JournalFault::NewerSchema { schema } => {
+            f(Msg::PhJournalNewerSchema, &[&schema.to_string()])
+        }
+        JournalFault::Blocked => t(l, Msg::PhJournalBlocked).to_owned(),
+        JournalFault::Operation { detail } => f(Msg::PhJournalOperation, &[detail]),
+        JournalFault::QuotaExceeded => t(l, Msg::PhJournalQuota).to_owned(),
+        JournalFault::Superseded => t(l, Msg::PhJournalSuperseded).to_owned(),
+        JournalFault::VersionChange => t(l, Msg::PhJournalVersionChange).to_owned(),
+        JournalFault::Corrupt { detail } => f(Msg::PhJournalCorrupt, &[detail]),
+        JournalFault::Invalid { detail } => f(Msg::PhJournalInvalid, &[detail]),
+        JournalFault::Closed => t(l, Msg::PhJournalClosed).to_owned(),
+        JournalFault::NotRecovered { detail } => f(Msg::PhJournalNotRecovered, &[detail]),
+    }
+}
+
+fn plan_error(l: Locale, e: &PlanError) -> String {
+    let size = |n: usize| bytes(l, n as u64);
+    match e {
+        PlanError::Empty => t(l, Msg::PhMessageEmpty).to_owned(),
+        PlanError::TooManyCommands { count } => tf_in(
+            l,
+            Msg::PhPlanTooManyCommands,
+            &[
+                &num(l, *count as u64),
+                &num(l, limits::MAX_PLAN_COMMANDS as u64),
+            ],
+        ),
+        PlanError::CommandTooLong { line } => tf_in(
+            l,
+            Msg::PhPlanCommandTooLong,
+            &[&num(l, *line as u64), &size(limits::MAX_COMMAND_LINE_BYTES)],
+        ),
+        PlanError::PromptTooLong { bytes: b } => tf_in(
+            l,
+            Msg::PhMessageTooLong,
+            &[&size(*b), &size(limits::MAX_PROMPT_BYTES)],
+        ),
     }
 }
 
@@ -822,6 +1418,569 @@ mod tests {
             tf_in(Locale::De, Msg::DeleteQuestion, &["Lokal"]),
             "„Lokal“ löschen?"
         );
+    }
+
+    /// One sample of every phrase. The `match` in `index` has no wildcard:
+    /// a new phrase does not compile here until it has a sample.
+    fn every_phrase() -> Vec<Phrase> {
+        use lifeline_core::id::{CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, TurnId};
+        use lifeline_core::Outcome;
+        let s = |x: &str| x.to_owned();
+        let stamp = ErrorStamp::from_u128(7).unwrap();
+        let cause = FailureCause::AgentFailed {
+            detail: s("HTTP 500"),
+        };
+        let mut all = vec![
+            Phrase::SummaryAgentFailed,
+            Phrase::SummaryRuntimeLost,
+            Phrase::SummaryCleanupFailed,
+            Phrase::SummaryCredential,
+            Phrase::SummaryProfile,
+            Phrase::SummaryRecoveryFailed,
+            Phrase::SummaryUnknownFailure,
+            Phrase::SummaryDetached,
+            Phrase::SummaryCancelled,
+            Phrase::SummaryArchived,
+            Phrase::SummaryUncertain,
+            Phrase::SummaryInterruptedEarlier,
+            Phrase::SummaryRecovery,
+            Phrase::BusyStarting,
+            Phrase::BusyCancelling,
+            Phrase::WaitOrStop { starting: true },
+            Phrase::WaitOrStop { starting: false },
+            Phrase::SessionArchived,
+            Phrase::NeverRan,
+            Phrase::SessionRunning,
+            Phrase::WorkspaceGoneStartFresh,
+            Phrase::NoHistory,
+            Phrase::AgentWorking,
+            Phrase::AgentRunningLive,
+            Phrase::NoWorkspaceFolder,
+            Phrase::AgentWorkingStopFirst,
+            Phrase::FolderGone { name: s("x") },
+            Phrase::FoldersUnsupported,
+            Phrase::AnotherTabInControl,
+            Phrase::FolderNeedsPermissionToRead { name: s("x") },
+            Phrase::EnvironmentWhileWorking,
+            Phrase::NoMessagesYet,
+            Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
+            Phrase::TurnsSomeUnreadable { turns: 3 },
+            Phrase::TurnsRecorded { turns: 1234 },
+            Phrase::WorkspaceThere,
+            Phrase::WorkspaceThereEntries { entries: 2 },
+            Phrase::WorkspaceGone,
+            Phrase::NoWorkspaceYet,
+            Phrase::NotChecked,
+            Phrase::NoStoredKey,
+            Phrase::KeysPresent { total: 1 },
+            Phrase::KeysMissing {
+                missing: 1,
+                total: 2,
+            },
+            Phrase::NoRuntimeRan,
+            Phrase::RuntimeAttached,
+            Phrase::CommandMayHaveStarted,
+            Phrase::RuntimeStopped,
+            Phrase::TabAttached,
+            Phrase::TabNotAttached,
+            Phrase::OutputEvicted { commands: 2 },
+            Phrase::RecordsSetAside { records: 2 },
+            Phrase::OutputNeverRecorded { commands: 2 },
+            Phrase::Storage {
+                persisted: true,
+                used: 1_200_000,
+                quota: 10_000_000_000,
+            },
+            Phrase::Storage {
+                persisted: false,
+                used: 1_200_000,
+                quota: 10_000_000_000,
+            },
+            Phrase::ErrorStampIs { stamp },
+            Phrase::ExecutionIs {
+                execution: ExecutionId::from_u128(8).unwrap(),
+            },
+            Phrase::ReplyLost {
+                request: ProviderRequestId::from_u128(9).unwrap(),
+                turn: TurnId::from_u128(10).unwrap(),
+            },
+            Phrase::StorageDetail {
+                storage: Box::new(Phrase::Storage {
+                    persisted: false,
+                    used: 1,
+                    quota: 2,
+                }),
+            },
+            Phrase::EarlierFailure {
+                cause: cause.clone(),
+                stamp,
+            },
+            Phrase::Refused {
+                refusal: Refusal::QueueFull,
+            },
+            Phrase::ActionNotPossible {
+                action: Action::Resume,
+                reason: Box::new(Phrase::NeverRan),
+            },
+            Phrase::NothingToRecover,
+            Phrase::WorkspaceCannotOpen,
+            Phrase::WorkspaceUnreadable { detail: s("x") },
+            Phrase::NotUncertain,
+            Phrase::ReissueNeedsRunning,
+            Phrase::ReissueAgentWorking,
+            Phrase::ProfilesCannotOpen { detail: s("x") },
+            Phrase::NoProfileMade { detail: s("x") },
+            Phrase::MessageWaits { waiting: 2 },
+            Phrase::ResumedWithoutProfile,
+            Phrase::WorkspaceNotDeleted { detail: s("x") },
+            Phrase::EarlierLaunchAnswered {
+                runtime: s("r1"),
+                generation: 2,
+            },
+            Phrase::EarlierLaunchRetired {
+                runtime: s("r1"),
+                generation: 2,
+            },
+            Phrase::ProfilesUnreadable { detail: s("x") },
+            Phrase::ProfilesNotOpen,
+            Phrase::ProfileSaved { name: s("Local") },
+            Phrase::ProfileNotSaved { detail: s("x") },
+            Phrase::ProfileDeletedMeanwhile,
+            Phrase::ProfileNotDeleted { detail: s("x") },
+            Phrase::NoIdMade,
+            Phrase::KeyNotStored { detail: s("x") },
+            Phrase::NoKeyForCommands,
+            Phrase::ProfileInvalid { detail: s("x") },
+            Phrase::MessageTooLong {
+                bytes: 300_000,
+                limit: 262_144,
+            },
+            Phrase::JournalDegraded { detail: s("x") },
+            Phrase::Plan {
+                error: PlanError::Empty,
+            },
+            Phrase::Plan {
+                error: PlanError::TooManyCommands { count: 70 },
+            },
+            Phrase::Plan {
+                error: PlanError::CommandTooLong { line: 3 },
+            },
+            Phrase::Plan {
+                error: PlanError::PromptTooLong { bytes: 300_000 },
+            },
+            Phrase::SessionStoppedResend,
+            Phrase::NoSessionToSend,
+            Phrase::FollowingCannotSend,
+            Phrase::MessageEmpty,
+            Phrase::Stopped {
+                reason: Box::new(Phrase::Journal {
+                    fault: JournalFault::Superseded,
+                }),
+            },
+            Phrase::RequestRejected { detail: s("x") },
+            Phrase::NoWebLocks,
+            Phrase::NoRandomness { detail: s("x") },
+            Phrase::LockFailed { detail: s("x") },
+            Phrase::SnapshotFallback { bad: 4, loaded: 2 },
+            Phrase::SnapshotsUnreadable {
+                count: 2,
+                newest: 4,
+            },
+            Phrase::SnapshotNotSaved { detail: s("x") },
+            Phrase::RecordsQuarantined {
+                count: 2,
+                detail: s("position 3 in entries (bad json)"),
+            },
+            Phrase::QuarantineNotMoved { detail: s("x") },
+            Phrase::ReplayRefused {
+                count: 2,
+                detail: s("x"),
+            },
+            Phrase::PersistConfirmFailed { detail: s("x") },
+            Phrase::RuntimeNotJson { runtime: s("r1") },
+            Phrase::RuntimeMessageRejected {
+                runtime: s("r1"),
+                detail: s("x"),
+            },
+            Phrase::FollowerUnreadable { count: 2 },
+            Phrase::NoBroadcastChannel,
+            Phrase::OtherBuild,
+            Phrase::BroadcastRejected { detail: s("x") },
+            Phrase::CatchUpFailed { detail: s("x") },
+            Phrase::FollowGap { from: 2, to: 5 },
+            Phrase::EntryNotBelieved { detail: s("x") },
+            Phrase::PageNotJson,
+            Phrase::PageMessageRejected { detail: s("x") },
+            Phrase::PortMissing,
+            Phrase::ExportNoJournal,
+            Phrase::Exporting,
+            Phrase::ExportFailed { detail: s("x") },
+            Phrase::ExportNoSession,
+            Phrase::ExportHandOff { detail: s("x") },
+            Phrase::ExportedWithGaps {
+                unreadable: 2,
+                missing: 0,
+            },
+            Phrase::ExportedWithGaps {
+                unreadable: 0,
+                missing: 2,
+            },
+            Phrase::ExportedWithGaps {
+                unreadable: 2,
+                missing: 2,
+            },
+            Phrase::ImportTooLarge {
+                file: s("a.tar"),
+                bytes: 300_000_000,
+                limit: 256_000_000,
+            },
+            Phrase::UnaskedFile,
+            Phrase::ImportTruncated {
+                file: s("a.tar"),
+                got: 10,
+                expected: 20,
+            },
+            Phrase::ImportFailed {
+                file: s("a.tar"),
+                detail: s("x"),
+            },
+        ];
+        for (line, verdict, reissued) in [
+            ("sleep 60", Some(true), false),
+            ("sleep 60", Some(false), false),
+            ("sleep 60", None, true),
+            ("sleep 60", None, false),
+        ] {
+            all.push(Phrase::UncertainCommand {
+                line: s(line),
+                outcome: Outcome::MayHaveStarted,
+                verdict,
+                reissued,
+            });
+        }
+        let credential = CredentialId::from_u128(11).unwrap();
+        let causes = [
+            FailureCause::ProfileBlocked {
+                block: ProfileBlock::Unreadable { detail: s("x") },
+            },
+            FailureCause::ProfileBlocked {
+                block: ProfileBlock::OtherOwner {
+                    owner: s("someone"),
+                },
+            },
+            FailureCause::ProfileDeleted,
+            FailureCause::Credential {
+                credential,
+                failure: CredentialFailure::Missing,
+            },
+            FailureCause::Credential {
+                credential,
+                failure: CredentialFailure::Unreadable { detail: s("x") },
+            },
+            FailureCause::Launch {
+                failure: LaunchFailure::WorkspaceMissing,
+            },
+            FailureCause::Launch {
+                failure: LaunchFailure::Failed { detail: s("x") },
+            },
+            FailureCause::Launch {
+                failure: LaunchFailure::Folder {
+                    name: s("x"),
+                    access: FolderAccess::NeedsPermission,
+                },
+            },
+            FailureCause::Launch {
+                failure: LaunchFailure::Folder {
+                    name: s("x"),
+                    access: FolderAccess::Gone,
+                },
+            },
+            FailureCause::Load {
+                error: LoadError::Unsupported,
+            },
+            FailureCause::Load {
+                error: LoadError::CapabilityAbsent,
+            },
+            FailureCause::Load {
+                error: LoadError::UnknownSession,
+            },
+            FailureCause::Load {
+                error: LoadError::Timeout,
+            },
+            FailureCause::Load {
+                error: LoadError::Cancelled,
+            },
+            FailureCause::Load {
+                error: LoadError::Auth,
+            },
+            FailureCause::Load {
+                error: LoadError::Transport { detail: s("x") },
+            },
+            FailureCause::Load {
+                error: LoadError::Unclassified { detail: s("x") },
+            },
+            FailureCause::CleanupFailed { detail: s("x") },
+            cause,
+            FailureCause::RuntimeLost { detail: s("x") },
+        ];
+        all.extend(causes.into_iter().map(|cause| Phrase::Cause { cause }));
+        let attempt = lifeline_core::id::StartupAttemptId::from_u128(12).unwrap();
+        for refusal in [
+            Refusal::UnknownSession,
+            Refusal::Archived,
+            Refusal::Busy { attempt },
+            Refusal::CancellationPending { attempt },
+            Refusal::NothingToResume,
+            Refusal::QueueFull,
+            Refusal::AlreadyRunning,
+            Refusal::TurnRunning,
+        ] {
+            all.push(Phrase::Refused { refusal });
+        }
+        for fault in [
+            JournalFault::Unavailable { detail: s("x") },
+            JournalFault::NewerSchema { schema: 2 },
+            JournalFault::Blocked,
+            JournalFault::Operation { detail: s("x") },
+            JournalFault::QuotaExceeded,
+            JournalFault::Superseded,
+            JournalFault::VersionChange,
+            JournalFault::Corrupt { detail: s("x") },
+            JournalFault::Invalid { detail: s("x") },
+            JournalFault::Closed,
+            JournalFault::NotRecovered { detail: s("x") },
+        ] {
+            all.push(Phrase::Journal { fault });
+        }
+        all
+    }
+
+    /// Which variant a phrase is (no wildcard: see `every_phrase`).
+    fn index(p: &Phrase) -> usize {
+        use Phrase as P;
+        match p {
+            P::SummaryAgentFailed => 0,
+            P::SummaryRuntimeLost => 1,
+            P::SummaryCleanupFailed => 2,
+            P::SummaryCredential => 3,
+            P::SummaryProfile => 4,
+            P::SummaryRecoveryFailed => 5,
+            P::SummaryUnknownFailure => 6,
+            P::SummaryDetached => 7,
+            P::SummaryCancelled => 8,
+            P::SummaryArchived => 9,
+            P::SummaryUncertain => 10,
+            P::SummaryInterruptedEarlier => 11,
+            P::SummaryRecovery => 12,
+            P::BusyStarting => 13,
+            P::BusyCancelling => 14,
+            P::WaitOrStop { .. } => 15,
+            P::SessionArchived => 16,
+            P::NeverRan => 17,
+            P::SessionRunning => 18,
+            P::WorkspaceGoneStartFresh => 19,
+            P::NoHistory => 20,
+            P::AgentWorking => 21,
+            P::AgentRunningLive => 22,
+            P::NoWorkspaceFolder => 23,
+            P::AgentWorkingStopFirst => 24,
+            P::NoMessagesYet => 25,
+            P::TurnsRepliesLost { .. } => 26,
+            P::TurnsSomeUnreadable { .. } => 27,
+            P::TurnsRecorded { .. } => 28,
+            P::WorkspaceThere => 29,
+            P::WorkspaceThereEntries { .. } => 30,
+            P::WorkspaceGone => 31,
+            P::NoWorkspaceYet => 32,
+            P::NotChecked => 33,
+            P::NoStoredKey => 34,
+            P::KeysPresent { .. } => 35,
+            P::KeysMissing { .. } => 36,
+            P::NoRuntimeRan => 37,
+            P::RuntimeAttached => 38,
+            P::CommandMayHaveStarted => 39,
+            P::RuntimeStopped => 40,
+            P::TabAttached => 41,
+            P::TabNotAttached => 42,
+            P::OutputEvicted { .. } => 43,
+            P::RecordsSetAside { .. } => 44,
+            P::OutputNeverRecorded { .. } => 45,
+            P::Storage { .. } => 46,
+            P::ErrorStampIs { .. } => 47,
+            P::ExecutionIs { .. } => 48,
+            P::UncertainCommand { .. } => 49,
+            P::ReplyLost { .. } => 50,
+            P::StorageDetail { .. } => 51,
+            P::EarlierFailure { .. } => 52,
+            P::Cause { .. } => 53,
+            P::Refused { .. } => 54,
+            P::Journal { .. } => 55,
+            P::ActionNotPossible { .. } => 56,
+            P::NothingToRecover => 57,
+            P::WorkspaceCannotOpen => 58,
+            P::WorkspaceUnreadable { .. } => 59,
+            P::NotUncertain => 60,
+            P::ReissueNeedsRunning => 61,
+            P::ReissueAgentWorking => 62,
+            P::ProfilesCannotOpen { .. } => 63,
+            P::NoProfileMade { .. } => 64,
+            P::MessageWaits { .. } => 65,
+            P::ResumedWithoutProfile => 66,
+            P::WorkspaceNotDeleted { .. } => 67,
+            P::EarlierLaunchAnswered { .. } => 68,
+            P::EarlierLaunchRetired { .. } => 69,
+            P::ProfilesUnreadable { .. } => 70,
+            P::ProfilesNotOpen => 71,
+            P::ProfileSaved { .. } => 72,
+            P::ProfileNotSaved { .. } => 73,
+            P::ProfileDeletedMeanwhile => 74,
+            P::ProfileNotDeleted { .. } => 75,
+            P::NoIdMade => 76,
+            P::KeyNotStored { .. } => 77,
+            P::NoKeyForCommands => 78,
+            P::ProfileInvalid { .. } => 79,
+            P::MessageTooLong { .. } => 80,
+            P::JournalDegraded { .. } => 81,
+            P::Plan { .. } => 82,
+            P::SessionStoppedResend => 83,
+            P::NoSessionToSend => 84,
+            P::FollowingCannotSend => 85,
+            P::MessageEmpty => 86,
+            P::Stopped { .. } => 87,
+            P::RequestRejected { .. } => 88,
+            P::NoWebLocks => 89,
+            P::NoRandomness { .. } => 90,
+            P::LockFailed { .. } => 91,
+            P::SnapshotFallback { .. } => 92,
+            P::SnapshotsUnreadable { .. } => 93,
+            P::SnapshotNotSaved { .. } => 94,
+            P::RecordsQuarantined { .. } => 95,
+            P::QuarantineNotMoved { .. } => 96,
+            P::ReplayRefused { .. } => 97,
+            P::PersistConfirmFailed { .. } => 98,
+            P::RuntimeNotJson { .. } => 99,
+            P::RuntimeMessageRejected { .. } => 100,
+            P::FollowerUnreadable { .. } => 101,
+            P::NoBroadcastChannel => 102,
+            P::OtherBuild => 103,
+            P::BroadcastRejected { .. } => 104,
+            P::CatchUpFailed { .. } => 105,
+            P::FollowGap { .. } => 106,
+            P::EntryNotBelieved { .. } => 107,
+            P::PageNotJson => 108,
+            P::PageMessageRejected { .. } => 109,
+            P::PortMissing => 110,
+            P::ExportNoJournal => 111,
+            P::Exporting => 112,
+            P::ExportFailed { .. } => 113,
+            P::ExportNoSession => 114,
+            P::ExportHandOff { .. } => 115,
+            P::ExportedWithGaps { .. } => 116,
+            P::ImportTooLarge { .. } => 117,
+            P::UnaskedFile => 118,
+            P::ImportTruncated { .. } => 119,
+            P::ImportFailed { .. } => 120,
+            P::FolderGone { .. } => 121,
+            P::FoldersUnsupported => 122,
+            P::AnotherTabInControl => 123,
+            P::FolderNeedsPermissionToRead { .. } => 124,
+            P::EnvironmentWhileWorking => 125,
+        }
+    }
+
+    #[test]
+    fn every_phrase_has_a_text_in_every_locale() {
+        let all = every_phrase();
+        let mut seen: Vec<usize> = all.iter().map(index).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        let max = *seen.last().unwrap();
+        assert_eq!(
+            seen,
+            (0..=max).collect::<Vec<_>>(),
+            "a sample of every phrase"
+        );
+        for p in &all {
+            for locale in Locale::ALL {
+                let text = phrase(locale, p);
+                assert!(!text.trim().is_empty(), "{p:?} in {locale:?}");
+                // Every parameter was filled.
+                for k in 0..10 {
+                    assert!(
+                        !text.contains(&format!("{{{k}}}")),
+                        "{p:?} in {locale:?}: {text}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn phrases_read_in_german_and_english_follows_the_core() {
+        let summary = Phrase::SummaryAgentFailed;
+        let evidence = Phrase::TurnsRecorded { turns: 1234 };
+        // English on the page is the core's English, with the locale's
+        // number format.
+        assert_eq!(phrase(Locale::En, &summary), summary.to_string());
+        assert_eq!(
+            phrase(Locale::En, &evidence),
+            "1,234 turn(s) recorded in the journal"
+        );
+        assert_eq!(
+            phrase(Locale::De, &summary),
+            "Der letzte Durchgang ist fehlgeschlagen. Arbeitsbereich und Schlüssel bleiben erhalten."
+        );
+        assert_eq!(
+            phrase(Locale::De, &evidence),
+            "1.234 Durchgang/Durchgänge im Journal aufgezeichnet"
+        );
+        assert_eq!(
+            phrase(
+                Locale::De,
+                &Phrase::Storage {
+                    persisted: true,
+                    used: 1_200_000,
+                    quota: 10_000_000_000
+                }
+            ),
+            "dauerhafter Speicher; 1,2 MB von 10,0 GB belegt"
+        );
+        // Free text from outside stays as it is, in every locale.
+        let failed = Phrase::Cause {
+            cause: FailureCause::AgentFailed {
+                detail: "HTTP 500: overloaded".into(),
+            },
+        };
+        assert_eq!(
+            phrase(Locale::De, &failed),
+            "der Durchgang ist fehlgeschlagen: HTTP 500: overloaded"
+        );
+        // Where no number or size format differs, the page's English is
+        // exactly the core's English.
+        for p in every_phrase() {
+            let core = p.to_string();
+            let page = phrase(Locale::En, &p);
+            let plain = !core.chars().any(|c| c.is_ascii_digit())
+                && !matches!(p, Phrase::Refused { .. } | Phrase::ProfileSaved { .. })
+                && !matches!(
+                    p,
+                    Phrase::Cause {
+                        cause: FailureCause::ProfileBlocked { .. }
+                    }
+                );
+            if plain {
+                assert_eq!(page, core, "{p:?}");
+            }
+            assert_ne!(phrase(Locale::De, &p), page, "{p:?} is not translated");
+        }
+    }
+
+    #[test]
+    fn numbers_are_grouped_per_locale() {
+        assert_eq!(num(Locale::En, 0), "0");
+        assert_eq!(num(Locale::En, 999), "999");
+        assert_eq!(num(Locale::En, 1000), "1,000");
+        assert_eq!(num(Locale::De, 1_234_567), "1.234.567");
     }
 
     #[test]

@@ -611,7 +611,7 @@ fn ProfileErrors(ui: Ui) -> impl IntoView {
         ui.notices.with(|list| {
             list.iter()
                 .filter(|n| n.key.starts_with("controller:profile") && n.level != Level::Info)
-                .map(|n| n.message.clone())
+                .map(|n| n.message.render())
                 .collect::<Vec<_>>()
         })
     };

@@ -32,7 +32,8 @@ pub struct Plan {
 }
 
 /// Why a prompt cannot be planned.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PlanError {
     Empty,
     TooManyCommands { count: usize },

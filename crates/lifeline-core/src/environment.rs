@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::id::FolderId;
+use crate::phrase::Phrase;
 use crate::recovery::Action;
 use crate::session::Environment;
 
@@ -124,7 +125,7 @@ impl EnvironmentState {
     /// Why `action` cannot use this environment now, if it cannot. Only
     /// actions that open the session's files are affected; Start fresh
     /// keeps the environment, so an unusable folder blocks it too.
-    pub fn blocks(&self, action: Action) -> Option<String> {
+    pub fn blocks(&self, action: Action) -> Option<Phrase> {
         let opens_files = matches!(
             action,
             Action::Resume
@@ -137,12 +138,8 @@ impl EnvironmentState {
         }
         let FolderRef { name, .. } = self.folder.as_ref()?;
         match self.access {
-            Some(FolderAccess::Gone) => Some(format!(
-                "the folder \u{201c}{name}\u{201d} is no longer available in this browser; choose a folder under Environment"
-            )),
-            Some(FolderAccess::Unsupported) => Some(
-                "this browser cannot open local folders; open Lifeline in a browser that can".into(),
-            ),
+            Some(FolderAccess::Gone) => Some(Phrase::FolderGone { name: name.clone() }),
+            Some(FolderAccess::Unsupported) => Some(Phrase::FoldersUnsupported),
             _ => None,
         }
     }

@@ -57,6 +57,7 @@ pub mod journal;
 pub mod message;
 pub mod model;
 pub mod outcome;
+pub mod phrase;
 pub mod profile;
 pub mod projection;
 pub mod recovery;

@@ -23,6 +23,7 @@ use crate::event::EventKind;
 use crate::id::{CommandId, ErrorStamp, ExecutionId, ProviderRequestId, SessionId, TurnId};
 use crate::journal::JournalRecord;
 use crate::outcome::Outcome;
+use crate::phrase::Phrase;
 use crate::projection::{Projection, RuntimeStatus};
 use crate::session::{FailureCause, SessionRecord, SessionState, Sessions, Trace};
 
@@ -83,7 +84,7 @@ pub struct Row {
     pub dimension: Dimension,
     pub verdict: Verdict,
     /// What the verdict rests on, for a person.
-    pub evidence: String,
+    pub evidence: Phrase,
 }
 
 /// What the shell observed without reviving anything.
@@ -128,11 +129,16 @@ pub struct Report {
     pub uncertain_commands: Vec<UncertainCommand>,
     pub uncertain_requests: Vec<(TurnId, ProviderRequestId)>,
     /// What is missing: history not retained, output never recorded.
-    pub missing: Vec<String>,
-    pub storage: Option<String>,
+    pub missing: Vec<Phrase>,
+    pub storage: Option<Phrase>,
     /// Which environment state exists and what teardown and reopening are
     /// possible; `None` for a session without a recorded environment.
     pub environment: Option<EnvironmentState>,
+}
+
+/// A count for a phrase (counts beyond `u32` do not occur in one browser).
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 fn uncertain(outcome: Outcome) -> bool {
@@ -216,53 +222,55 @@ pub fn inspect(
         .filter(|c| c.binding.session == session && c.evicted_through.0 > 0)
         .count();
     if evicted > 0 {
-        missing.push(format!(
-            "older output events of {evicted} command(s) are not kept in detail (their collapsed output is)"
-        ));
+        missing.push(Phrase::OutputEvicted {
+            commands: count(evicted),
+        });
     }
     if facts.quarantined > 0 {
-        missing.push(format!(
-            "{} journal record(s) could not be read and were set aside",
-            facts.quarantined
-        ));
+        missing.push(Phrase::RecordsSetAside {
+            records: facts.quarantined,
+        });
     }
     let lost_output = uncertain_commands
         .iter()
         .filter(|u| u.outcome == Outcome::Lost)
         .count();
     if lost_output > 0 {
-        missing.push(format!(
-            "output after the last recorded event of {lost_output} lost command(s) was never recorded"
-        ));
+        missing.push(Phrase::OutputNeverRecorded {
+            commands: count(lost_output),
+        });
     }
 
     let conversation = if turns.is_empty() {
         Row {
             dimension: Dimension::Conversation,
             verdict: Verdict::NotApplicable,
-            evidence: "no messages yet".into(),
+            evidence: Phrase::NoMessagesYet,
         }
     } else if !uncertain_requests.is_empty() {
         Row {
             dimension: Dimension::Conversation,
             verdict: Verdict::Uncertain,
-            evidence: format!(
-                "{} turn(s) recorded; {} model reply(ies) lost while streaming — never resent",
-                turns.len(),
-                uncertain_requests.len()
-            ),
+            evidence: Phrase::TurnsRepliesLost {
+                turns: count(turns.len()),
+                lost: count(uncertain_requests.len()),
+            },
         }
     } else if facts.quarantined > 0 {
         Row {
             dimension: Dimension::Conversation,
             verdict: Verdict::Missing,
-            evidence: format!("{} turn(s) recorded; some records unreadable", turns.len()),
+            evidence: Phrase::TurnsSomeUnreadable {
+                turns: count(turns.len()),
+            },
         }
     } else {
         Row {
             dimension: Dimension::Conversation,
             verdict: Verdict::Survived,
-            evidence: format!("{} turn(s) recorded in the journal", turns.len()),
+            evidence: Phrase::TurnsRecorded {
+                turns: count(turns.len()),
+            },
         }
     };
     let bound = trace.and_then(|t| t.token).is_some();
@@ -271,41 +279,44 @@ pub fn inspect(
             dimension: Dimension::Workspace,
             verdict: Verdict::Survived,
             evidence: match facts.workspace_files {
-                Some(n) => format!("the workspace folder is there ({n} entries)"),
-                None => "the workspace folder is there".into(),
+                Some(entries) => Phrase::WorkspaceThereEntries { entries },
+                None => Phrase::WorkspaceThere,
             },
         },
         Some(false) if bound => Row {
             dimension: Dimension::Workspace,
             verdict: Verdict::Missing,
-            evidence: "the workspace folder is gone from this browser's storage".into(),
+            evidence: Phrase::WorkspaceGone,
         },
         Some(false) => Row {
             dimension: Dimension::Workspace,
             verdict: Verdict::NotApplicable,
-            evidence: "nothing has run yet, so there is no workspace folder".into(),
+            evidence: Phrase::NoWorkspaceYet,
         },
         None => Row {
             dimension: Dimension::Workspace,
             verdict: Verdict::Uncertain,
-            evidence: "not checked".into(),
+            evidence: Phrase::NotChecked,
         },
     };
     let credentials = match facts.credentials {
         None | Some((_, 0)) => Row {
             dimension: Dimension::Credentials,
             verdict: Verdict::NotApplicable,
-            evidence: "the profile uses no stored key".into(),
+            evidence: Phrase::NoStoredKey,
         },
         Some((present, total)) if present == total => Row {
             dimension: Dimension::Credentials,
             verdict: Verdict::Survived,
-            evidence: format!("{total} stored key(s) present, encrypted"),
+            evidence: Phrase::KeysPresent { total },
         },
         Some((present, total)) => Row {
             dimension: Dimension::Credentials,
             verdict: Verdict::Missing,
-            evidence: format!("{} of {total} stored key(s) missing", total - present),
+            evidence: Phrase::KeysMissing {
+                missing: total - present,
+                total,
+            },
         },
     };
     let any_lost = uncertain_commands
@@ -318,31 +329,31 @@ pub fn inspect(
         Row {
             dimension: Dimension::Processes,
             verdict: Verdict::NotApplicable,
-            evidence: "no runtime has run for this session".into(),
+            evidence: Phrase::NoRuntimeRan,
         }
     } else if facts.runtime_attached && uncertain_commands.is_empty() {
         Row {
             dimension: Dimension::Processes,
             verdict: Verdict::Survived,
-            evidence: "the runtime is attached".into(),
+            evidence: Phrase::RuntimeAttached,
         }
     } else if any_may {
         Row {
             dimension: Dimension::Processes,
             verdict: Verdict::Uncertain,
-            evidence: "a command may have started before its runtime stopped".into(),
+            evidence: Phrase::CommandMayHaveStarted,
         }
     } else if any_lost || !facts.runtime_attached {
         Row {
             dimension: Dimension::Processes,
             verdict: Verdict::Lost,
-            evidence: "the runtime that ran this session stopped".into(),
+            evidence: Phrase::RuntimeStopped,
         }
     } else {
         Row {
             dimension: Dimension::Processes,
             verdict: Verdict::Survived,
-            evidence: "the runtime is attached".into(),
+            evidence: Phrase::RuntimeAttached,
         }
     };
     let attachments = Row {
@@ -353,21 +364,18 @@ pub fn inspect(
             Verdict::Lost
         },
         evidence: if facts.attached {
-            "this tab is attached to the journal".into()
+            Phrase::TabAttached
         } else {
-            "this tab is not attached to the journal".into()
+            Phrase::TabNotAttached
         },
     };
-    let storage = facts.storage.map(|(persisted, used, quota)| {
-        format!(
-            "{}; {used} of {quota} bytes used",
-            if persisted {
-                "persistent storage"
-            } else {
-                "best-effort storage (the browser may clear it under pressure)"
-            }
-        )
-    });
+    let storage = facts
+        .storage
+        .map(|(persisted, used, quota)| Phrase::Storage {
+            persisted,
+            used,
+            quota,
+        });
     let environment = records.iter().find_map(|r| match r {
         SessionRecord::Created { environment, .. } => Some(crate::environment::state(
             environment,
@@ -425,7 +433,7 @@ impl Action {
 pub struct ActionView {
     pub action: Action,
     /// `None` when possible now; otherwise why not.
-    pub unavailable: Option<String>,
+    pub unavailable: Option<Phrase>,
 }
 
 /// Identifies one card for the reveal-once rule: revealed once per session
@@ -442,15 +450,15 @@ pub struct RevealKey {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Card {
     pub key: RevealKey,
-    pub summary: String,
-    pub cause: Option<String>,
-    pub details: Vec<String>,
+    pub summary: Phrase,
+    pub cause: Option<Phrase>,
+    pub details: Vec<Phrase>,
     pub report: Report,
     pub actions: Vec<ActionView>,
     /// One busy state for automatic and manual recovery alike.
-    pub busy: Option<String>,
+    pub busy: Option<Phrase>,
     /// Earlier failures not correlated with the active one, newest first.
-    pub history: Vec<String>,
+    pub history: Vec<Phrase>,
     /// The workspace-only view is open (the agent is stopped).
     pub inspecting: bool,
 }
@@ -521,10 +529,8 @@ pub fn card(
         Some(SessionState::Failed(_) | SessionState::Detached | SessionState::Cancelled)
     );
     let busy = match state {
-        Some(SessionState::Starting { .. }) => {
-            Some("Recovering: starting the session…".to_string())
-        }
-        Some(SessionState::Cancelling { .. }) => Some("Stopping the start…".to_string()),
+        Some(SessionState::Starting { .. }) => Some(Phrase::BusyStarting),
+        Some(SessionState::Cancelling { .. }) => Some(Phrase::BusyCancelling),
         _ => None,
     };
     let legacy_interrupted = trace.is_none()
@@ -561,35 +567,34 @@ pub fn card(
         .as_ref()
         .is_some_and(|e| e.needs_permission());
     let unavailable =
-        |a: Action| -> Option<String> {
+        |a: Action| -> Option<Phrase> {
             if let Some(b) = &why_busy {
-                return Some(format!("{b} Wait for it, or press Stop."));
+                return Some(Phrase::WaitOrStop {
+                    starting: *b == Phrase::BusyStarting,
+                });
             }
             if archived && a != Action::InspectWorkspace {
-                return Some("the session is archived".into());
+                return Some(Phrase::SessionArchived);
             }
             match a {
                 Action::Resume => {
                     if !bound {
-                        Some(
-                        "this session has never run, so there is nothing to resume; send a message"
-                            .into(),
-                    )
+                        Some(Phrase::NeverRan)
                     } else if !stopped {
-                        Some("the session is running".into())
+                        Some(Phrase::SessionRunning)
                     } else if report.rows.iter().any(|r| {
                         r.dimension == Dimension::Workspace && r.verdict == Verdict::Missing
                     }) {
-                        Some("the workspace is gone; Start fresh instead".into())
+                        Some(Phrase::WorkspaceGoneStartFresh)
                     } else {
                         None
                     }
                 }
                 Action::ContinueFromHistory => {
                     if !has_history {
-                        Some("there is no recorded history to continue from".into())
+                        Some(Phrase::NoHistory)
                     } else if running_turn {
-                        Some("the agent is working on a message".into())
+                        Some(Phrase::AgentWorking)
                     } else {
                         None
                     }
@@ -597,20 +602,20 @@ pub fn card(
                 Action::StartFresh => None,
                 Action::InspectWorkspace => {
                     if !stopped {
-                        Some("the agent is running; its workspace is live, not stopped".into())
+                        Some(Phrase::AgentRunningLive)
                     } else if !needs_permission
                         && report.rows.iter().any(|r| {
                             r.dimension == Dimension::Workspace && r.verdict != Verdict::Survived
                         })
                     {
-                        Some("there is no workspace folder to inspect".into())
+                        Some(Phrase::NoWorkspaceFolder)
                     } else {
                         None
                     }
                 }
                 Action::Archive => {
                     if running_turn {
-                        Some("the agent is working on a message; stop it first".into())
+                        Some(Phrase::AgentWorkingStopFirst)
                     } else {
                         None
                     }
@@ -633,67 +638,64 @@ pub fn card(
     let (summary, cause) = match (active, state) {
         (Some(f), _) => (
             match f.cause {
-                FailureCause::AgentFailed { .. } => "The last turn failed. The workspace and keys are kept.".to_string(),
-                FailureCause::RuntimeLost { .. } => "The runtime stopped. The workspace is kept.".to_string(),
-                FailureCause::CleanupFailed { .. } => "Stopping did not finish.".to_string(),
-                FailureCause::Credential { .. } => "A key this session needs is missing.".to_string(),
+                FailureCause::AgentFailed { .. } => Phrase::SummaryAgentFailed,
+                FailureCause::RuntimeLost { .. } => Phrase::SummaryRuntimeLost,
+                FailureCause::CleanupFailed { .. } => Phrase::SummaryCleanupFailed,
+                FailureCause::Credential { .. } => Phrase::SummaryCredential,
                 FailureCause::ProfileBlocked { .. } | FailureCause::ProfileDeleted => {
-                    "The session's profile cannot be used.".to_string()
+                    Phrase::SummaryProfile
                 }
-                FailureCause::Launch { .. } | FailureCause::Load { .. } => "Recovery failed.".to_string(),
+                FailureCause::Launch { .. } | FailureCause::Load { .. } => {
+                    Phrase::SummaryRecoveryFailed
+                }
             },
-            Some(f.cause.to_string()),
+            Some(Phrase::Cause {
+                cause: f.cause.clone(),
+            }),
         ),
         // A failure state whose record was not retained (older journals):
         // a safe generic summary, never a guess.
         (None, Some(SessionState::Failed(f))) => (
-            "Something stopped this session.".to_string(),
-            Some(f.cause.to_string()),
+            Phrase::SummaryUnknownFailure,
+            Some(Phrase::Cause {
+                cause: f.cause.clone(),
+            }),
         ),
-        (None, Some(SessionState::Detached)) => (
-            "The session stopped when the page or its worker did. Its history and workspace are kept.".to_string(),
-            None,
-        ),
-        (None, Some(SessionState::Cancelled)) => ("The start was cancelled.".to_string(), None),
-        (None, Some(SessionState::Archived)) => ("This session is archived.".to_string(), None),
-        _ if !open_uncertain.is_empty() || !report.uncertain_requests.is_empty() => (
-            "Some actions may or may not have happened. Nothing was repeated.".to_string(),
-            None,
-        ),
-        _ if legacy_interrupted => (
-            "Something stopped this session earlier; details are in its history.".to_string(),
-            None,
-        ),
-        _ => ("Recovery".to_string(), None),
+        (None, Some(SessionState::Detached)) => (Phrase::SummaryDetached, None),
+        (None, Some(SessionState::Cancelled)) => (Phrase::SummaryCancelled, None),
+        (None, Some(SessionState::Archived)) => (Phrase::SummaryArchived, None),
+        _ if !open_uncertain.is_empty() || !report.uncertain_requests.is_empty() => {
+            (Phrase::SummaryUncertain, None)
+        }
+        _ if legacy_interrupted => (Phrase::SummaryInterruptedEarlier, None),
+        _ => (Phrase::SummaryRecovery, None),
     };
     let mut details = Vec::new();
     if let Some(f) = active {
-        details.push(format!("Error stamp {}", f.stamp));
-        if let Some(e) = f.execution {
-            details.push(format!("Execution {e}"));
+        details.push(Phrase::ErrorStampIs { stamp: f.stamp });
+        if let Some(execution) = f.execution {
+            details.push(Phrase::ExecutionIs { execution });
         }
     }
     for u in &report.uncertain_commands {
-        details.push(format!(
-            "`{}` {}{}",
-            u.line,
-            u.outcome.label(),
-            match (u.verdict, u.reissued_as) {
-                (Some(true), _) => " — you marked it done",
-                (Some(false), _) => " — you marked it not done",
-                (None, Some(_)) => " — re-issued",
-                (None, None) => " — check before repeating it",
-            }
-        ));
+        details.push(Phrase::UncertainCommand {
+            line: u.line.clone(),
+            outcome: u.outcome,
+            verdict: u.verdict,
+            reissued: u.reissued_as.is_some(),
+        });
     }
     for (turn, request) in &report.uncertain_requests {
-        details.push(format!(
-            "The model's reply to request {request} (turn {turn}) was lost; it was not resent"
-        ));
+        details.push(Phrase::ReplyLost {
+            request: *request,
+            turn: *turn,
+        });
     }
     details.extend(report.missing.iter().cloned());
     if let Some(s) = &report.storage {
-        details.push(format!("Storage: {s}"));
+        details.push(Phrase::StorageDetail {
+            storage: Box::new(s.clone()),
+        });
     }
     // Distinct historical failures stay visible; none is merged with the
     // active one by its text.
@@ -702,7 +704,10 @@ pub fn card(
         .rev()
         .filter(|f| Some(f.stamp) != active_stamp)
         .take(5)
-        .map(|f| format!("{} (stamp {})", f.cause, f.stamp))
+        .map(|f| Phrase::EarlierFailure {
+            cause: f.cause.clone(),
+            stamp: f.stamp,
+        })
         .collect();
     let key = RevealKey {
         session,
@@ -823,8 +828,7 @@ pub fn evicted_commands(projection: &Projection, session: SessionId) -> usize {
 }
 
 /// Why a tab that follows another one offers no recovery action.
-pub const FOLLOWING: &str =
-    "another tab is in control; act there, or close that tab and this one takes over";
+pub const FOLLOWING: Phrase = Phrase::AnotherTabInControl;
 
 /// The session layer as a following tab knows it: it runs none of its own,
 /// so it folds the session's lifecycle records, which say what the leading
@@ -877,7 +881,7 @@ pub fn follower_card(projection: &Projection, session: SessionId, facts: &Facts)
     });
     let mut card = card(projection, session, trace.as_ref(), &facts, false)?;
     for a in &mut card.actions {
-        a.unavailable = Some(FOLLOWING.into());
+        a.unavailable = Some(FOLLOWING);
     }
     Some(card)
 }

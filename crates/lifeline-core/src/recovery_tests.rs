@@ -164,7 +164,7 @@ fn facts() -> Facts {
     }
 }
 
-fn unavailable(card: &Card, action: Action) -> Option<String> {
+fn unavailable(card: &Card, action: Action) -> Option<Phrase> {
     card.actions
         .iter()
         .find(|a| a.action == action)
@@ -204,10 +204,13 @@ fn the_active_record_is_the_failure_the_state_names_and_others_stay_distinct() {
         1,
         "the earlier failure stays visible, not merged"
     );
-    assert!(second
-        .details
-        .iter()
-        .any(|d| d.contains(&second.key.stamp.unwrap().to_string())));
+    assert!(second.details.iter().any(|d| *d
+        == Phrase::ErrorStampIs {
+            stamp: second.key.stamp.unwrap()
+        }));
+    assert!(second.details.iter().any(|d| d
+        .to_string()
+        .contains(&second.key.stamp.unwrap().to_string())));
 }
 
 #[test]
@@ -248,7 +251,11 @@ fn a_late_success_of_an_old_attempt_cannot_clear_a_newer_failure() {
     f.flush();
     let after = f.card(&facts()).expect("still a card");
     assert_eq!(before.key, after.key);
-    assert_eq!(after.summary, "The session's profile cannot be used.");
+    assert_eq!(after.summary, Phrase::SummaryProfile);
+    assert_eq!(
+        after.summary.to_string(),
+        "The session's profile cannot be used."
+    );
     // Its own success clears it.
     let fix = f
         .sessions
@@ -271,12 +278,21 @@ fn automatic_and_manual_recovery_share_one_busy_state() {
             .unwrap();
         f.flush();
         let c = f.card(&facts()).expect("a card while busy");
-        assert_eq!(c.busy.as_deref(), Some("Recovering: starting the session…"));
+        assert_eq!(c.busy, Some(Phrase::BusyStarting));
+        assert_eq!(
+            c.busy.as_ref().map(Phrase::to_string).as_deref(),
+            Some("Recovering: starting the session…")
+        );
         for a in &c.actions {
+            assert_eq!(
+                a.unavailable,
+                Some(Phrase::WaitOrStop { starting: true }),
+                "{a:?}"
+            );
             assert!(
                 a.unavailable
-                    .as_deref()
-                    .is_some_and(|r| r.contains("press Stop")),
+                    .as_ref()
+                    .is_some_and(|r| r.to_string().contains("press Stop")),
                 "{a:?}"
             );
         }
@@ -317,13 +333,19 @@ fn actions_are_offered_only_when_possible_with_the_reason_otherwise() {
     assert_eq!(unavailable(&c, Action::StartFresh), None);
     assert_eq!(unavailable(&c, Action::InspectWorkspace), None);
     assert_eq!(unavailable(&c, Action::Archive), None);
-    assert!(unavailable(&c, Action::ContinueFromHistory)
-        .is_some_and(|r| r.contains("no recorded history")));
+    assert_eq!(
+        unavailable(&c, Action::ContinueFromHistory),
+        Some(Phrase::NoHistory)
+    );
     // The workspace folder is gone: no Resume, no Inspect, Start fresh stays.
     let mut gone = facts();
     gone.workspace_exists = Some(false);
     let c = f.card(&gone).unwrap();
-    assert!(unavailable(&c, Action::Resume).is_some_and(|r| r.contains("Start fresh")));
+    assert_eq!(
+        unavailable(&c, Action::Resume),
+        Some(Phrase::WorkspaceGoneStartFresh)
+    );
+    assert!(unavailable(&c, Action::Resume).is_some_and(|r| r.to_string().contains("Start fresh")));
     assert!(unavailable(&c, Action::InspectWorkspace).is_some());
     let row = c
         .report
@@ -381,8 +403,9 @@ fn an_older_journal_without_lifecycle_records_gets_a_safe_generic_summary() {
             .unwrap();
     }
     let c = card(&projection, sid(), None, &facts(), false).expect("a card");
+    assert_eq!(c.summary, Phrase::SummaryInterruptedEarlier);
     assert_eq!(
-        c.summary,
+        c.summary.to_string(),
         "Something stopped this session earlier; details are in its history."
     );
     assert_eq!(c.key.stamp, None);
@@ -469,8 +492,14 @@ fn a_local_folder_the_browser_forgot_blocks_what_would_open_it() {
         Some(Reopen::Impossible)
     );
     for action in [Action::Resume, Action::InspectWorkspace, Action::StartFresh] {
-        let why = unavailable(&card, action).unwrap_or_default();
-        assert!(why.contains("project"), "{action:?}: {why}");
+        let why = unavailable(&card, action);
+        assert_eq!(
+            why,
+            Some(crate::phrase::Phrase::FolderGone {
+                name: "project".into()
+            }),
+            "{action:?}"
+        );
     }
     assert_eq!(unavailable(&card, Action::Archive), None);
 }
@@ -620,6 +649,6 @@ fn a_following_tab_shows_the_same_card_with_every_action_unavailable() {
     assert!(leading.actions.iter().any(|a| a.unavailable.is_none()));
     assert_eq!(following.actions.len(), leading.actions.len());
     for a in &following.actions {
-        assert_eq!(a.unavailable.as_deref(), Some(FOLLOWING), "{:?}", a.action);
+        assert_eq!(a.unavailable.as_ref(), Some(&FOLLOWING), "{:?}", a.action);
     }
 }

@@ -533,7 +533,8 @@ pub enum Handled {
 }
 
 /// Why a request was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Refusal {
     UnknownSession,
     Archived,

@@ -273,17 +273,18 @@ pub enum ControllerToPage {
         reset: bool,
         deltas: Vec<ViewDelta>,
     },
-    /// Something the user should know, phrased for a person. The same `key`
-    /// replaces an earlier notice; an empty `message` clears it.
+    /// Something the user should know, as a structured phrase the page
+    /// words in its language. The same `key` replaces an earlier notice;
+    /// `None` clears it.
     Notice {
         key: String,
         level: Level,
-        message: String,
+        message: Option<lifeline_core::phrase::Phrase>,
     },
     /// A prompt the controller did not record, and why.
     PromptRefused {
         turn: TurnId,
-        message: String,
+        message: lifeline_core::phrase::Phrase,
     },
     /// Every profile; unreadable ones are listed in `errors`.
     Profiles {

@@ -20,8 +20,10 @@ use lifeline_core::{Digest, JournalEntry, RetentionPolicy, SessionId, ViewDelta}
 use lifeline_protocol::{encode, ControllerToPage, Level, MAX_MESSAGE_BYTES};
 use wasm_bindgen_futures::spawn_local;
 
+use lifeline_core::phrase::Phrase;
+
 use crate::journal::{Journal, JournalError};
-use crate::shell::{notice, post, Shell};
+use crate::shell::{clear_notice, notice, post, Shell};
 use crate::web::{now, scope};
 
 const KEY: &str = "export";
@@ -60,9 +62,9 @@ async fn each_batch(
 
 pub fn export(shell: &Rc<Shell>, session: SessionId) {
     let Some(journal) = shell.journal() else {
-        return notice(KEY, Level::Error, "Export failed: the journal is not open.");
+        return notice(KEY, Level::Error, Phrase::ExportNoJournal);
     };
-    notice(KEY, Level::Info, "Exporting evidence…");
+    notice(KEY, Level::Info, Phrase::Exporting);
     spawn_local(async move {
         // Two passes over the journal, a batch at a time: the first learns
         // what belongs to the session (identities only), the second keeps
@@ -71,20 +73,25 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
         let mut unreadable = 0usize;
         // The second pass stops where the first did: entries appended
         // meanwhile belong to the next export, not half to this one.
+        let failed = |e: JournalError| {
+            notice(
+                KEY,
+                Level::Error,
+                Phrase::ExportFailed {
+                    detail: e.to_string(),
+                },
+            )
+        };
         let through = match each_batch(&journal, u64::MAX, &mut |batch| scan.feed(batch)).await {
             Ok((q, last)) => {
                 unreadable += q;
                 last
             }
-            Err(e) => return notice(KEY, Level::Error, format!("Export failed: {e}")),
+            Err(e) => return failed(e),
         };
         let selection = scan.finish();
         if selection.is_empty() {
-            return notice(
-                KEY,
-                Level::Error,
-                "Export failed: the journal has no such session.",
-            );
+            return notice(KEY, Level::Error, Phrase::ExportNoSession);
         }
         let mut lines = Vec::new();
         if let Err(e) = each_batch(&journal, through, &mut |batch| {
@@ -92,7 +99,7 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
         })
         .await
         {
-            return notice(KEY, Level::Error, format!("Export failed: {e}"));
+            return failed(e);
         }
         let mut artifacts: Vec<(Digest, String)> = Vec::new();
         let mut missing = 0usize;
@@ -114,25 +121,21 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
             return notice(
                 KEY,
                 Level::Error,
-                format!("Export failed: could not hand the file to the page: {e:?}"),
+                Phrase::ExportHandOff {
+                    detail: format!("{e:?}"),
+                },
             );
         }
-        let mut gaps = Vec::new();
-        if unreadable > 0 {
-            gaps.push(format!(
-                "{unreadable} unreadable journal values were left out"
-            ));
-        }
-        if missing > 0 {
-            gaps.push(format!("{missing} artifacts were missing from storage"));
-        }
-        if gaps.is_empty() {
-            notice(KEY, Level::Info, "");
+        if unreadable == 0 && missing == 0 {
+            clear_notice(KEY);
         } else {
             notice(
                 KEY,
                 Level::Warning,
-                format!("Exported, but {}.", gaps.join(" and ")),
+                Phrase::ExportedWithGaps {
+                    unreadable: u32::try_from(unreadable).unwrap_or(u32::MAX),
+                    missing: u32::try_from(missing).unwrap_or(u32::MAX),
+                },
             );
         }
     });
@@ -144,9 +147,11 @@ pub fn expect_import(file_name: String, bytes: u64) {
         return notice(
             KEY,
             Level::Error,
-            format!(
-                "Import refused: {file_name} is {bytes} bytes; the limit is {MAX_ARCHIVE_BYTES}."
-            ),
+            Phrase::ImportTooLarge {
+                file: file_name,
+                bytes,
+                limit: MAX_ARCHIVE_BYTES as u64,
+            },
         );
     }
     PENDING.with(|p| *p.borrow_mut() = Some((file_name, bytes)));
@@ -155,32 +160,32 @@ pub fn expect_import(file_name: String, bytes: u64) {
 /// A binary message from the page: the archive an `Import` announced.
 pub fn received_buffer(buffer: ArrayBuffer) {
     let Some((file_name, bytes)) = PENDING.with(|p| p.borrow_mut().take()) else {
-        return notice(
-            KEY,
-            Level::Error,
-            "The page sent a file nobody asked for; it was ignored.",
-        );
+        return notice(KEY, Level::Error, Phrase::UnaskedFile);
     };
     if buffer.byte_length() as u64 != bytes {
         return notice(
             KEY,
             Level::Error,
-            format!(
-                "Import failed: {file_name} arrived with {} of {bytes} bytes.",
-                buffer.byte_length()
-            ),
+            Phrase::ImportTruncated {
+                file: file_name,
+                got: buffer.byte_length() as u64,
+                expected: bytes,
+            },
         );
     }
     let data = Uint8Array::new(&buffer).to_vec();
     match import(&data, &file_name) {
         Ok((session, title, deltas)) => {
             send_view(&file_name, session, &title, deltas);
-            notice(KEY, Level::Info, "");
+            clear_notice(KEY);
         }
         Err(e) => notice(
             KEY,
             Level::Error,
-            format!("Import of {file_name} failed: {e}"),
+            Phrase::ImportFailed {
+                file: file_name,
+                detail: e.to_string(),
+            },
         ),
     }
 }

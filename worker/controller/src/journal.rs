@@ -68,6 +68,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, JSON};
+use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::schema::{decode, encode, limits, SchemaError};
 use lifeline_core::{
     Digest, JournalEntry, JournalRecord, PersistBatch, ProjectionSnapshot, RetainedBody, Schema,
@@ -165,47 +166,37 @@ pub enum JournalError {
     Closed,
 }
 
+impl JournalError {
+    /// The structured phrase for this error; the page words it.
+    pub fn fault(&self) -> JournalFault {
+        match self {
+            JournalError::Unavailable(detail) => JournalFault::Unavailable {
+                detail: detail.clone(),
+            },
+            JournalError::NewerSchema => JournalFault::NewerSchema {
+                schema: SCHEMA_VERSION,
+            },
+            JournalError::Blocked => JournalFault::Blocked,
+            JournalError::Operation(detail) => JournalFault::Operation {
+                detail: detail.clone(),
+            },
+            JournalError::QuotaExceeded => JournalFault::QuotaExceeded,
+            JournalError::Superseded => JournalFault::Superseded,
+            JournalError::VersionChange => JournalFault::VersionChange,
+            JournalError::Corrupt(detail) => JournalFault::Corrupt {
+                detail: detail.clone(),
+            },
+            JournalError::Invalid(detail) => JournalFault::Invalid {
+                detail: detail.clone(),
+            },
+            JournalError::Closed => JournalFault::Closed,
+        }
+    }
+}
+
 impl fmt::Display for JournalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            JournalError::Unavailable(detail) => write!(
-                f,
-                "the journal could not be opened or was closed by the browser ({detail}); history cannot be kept in this browser profile until it is available again — reload to retry"
-            ),
-            JournalError::NewerSchema => write!(
-                f,
-                "the journal was written by a newer Lifeline (schema above {SCHEMA_VERSION}); reload to get the newer version — nothing was changed"
-            ),
-            JournalError::Blocked => write!(
-                f,
-                "another Lifeline tab is holding an older journal open; close or reload the other tabs"
-            ),
-            JournalError::Operation(detail) => write!(
-                f,
-                "journal operation failed: {detail}; nothing of it was written — it can be retried"
-            ),
-            JournalError::QuotaExceeded => write!(
-                f,
-                "the browser's storage for Lifeline is full: the journal is intact and everything already recorded is kept, but new work is refused until space is freed (delete old sessions or artifacts, or free disk space)"
-            ),
-            JournalError::Superseded => write!(
-                f,
-                "another Lifeline controller (another tab or a restarted worker) took over the journal; this one wrote nothing and must stop writing — reload this tab to follow it"
-            ),
-            JournalError::VersionChange => write!(
-                f,
-                "a newer Lifeline in another tab is upgrading the journal, so this tab closed its connection; reload this tab to continue"
-            ),
-            JournalError::Corrupt(detail) => write!(
-                f,
-                "the journal is damaged: {detail}; records already written are kept — export the evidence and start a fresh profile if this persists"
-            ),
-            JournalError::Invalid(detail) => write!(
-                f,
-                "refused to write an invalid record ({detail}); this is a bug in Lifeline — nothing was written"
-            ),
-            JournalError::Closed => write!(f, "the journal connection was closed by this tab"),
-        }
+        self.fault().fmt(f)
     }
 }
 
@@ -231,7 +222,7 @@ pub struct Loaded {
     pub snapshot: Option<ProjectionSnapshot>,
     /// Set when a newer snapshot was unreadable: which one was used instead,
     /// or that the journal must be replayed from the start.
-    pub snapshot_note: Option<String>,
+    pub snapshot_note: Option<Phrase>,
     /// Readable entries after the snapshot's position (or all), by position.
     pub tail: Vec<JournalEntry>,
     /// Values that were skipped, unreadable snapshots included.
@@ -955,15 +946,14 @@ impl Journal {
         }
         let snapshot_note = match (&snapshot, unreadable.as_slice()) {
             (_, []) => None,
-            (Some(s), bad) => Some(format!(
-                "snapshot at position {} is unreadable; loaded the previous snapshot at position {} and the entries after it",
-                bad[0], s.position
-            )),
-            (None, bad) => Some(format!(
-                "{} snapshot(s) unreadable (newest at position {}); the journal is replayed from its first entry",
-                bad.len(),
-                bad[0]
-            )),
+            (Some(s), bad) => Some(Phrase::SnapshotFallback {
+                bad: bad[0],
+                loaded: s.position,
+            }),
+            (None, bad) => Some(Phrase::SnapshotsUnreadable {
+                count: u32::try_from(bad.len()).unwrap_or(u32::MAX),
+                newest: bad[0],
+            }),
         };
         let after = snapshot
             .as_ref()

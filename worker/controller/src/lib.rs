@@ -71,7 +71,7 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         notice(
             "page-message",
             lifeline_protocol::Level::Error,
-            "the page sent a message that is not a JSON string; it was ignored",
+            lifeline_core::phrase::Phrase::PageNotJson,
         );
         return;
     };
@@ -81,7 +81,9 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             notice(
                 "page-message",
                 lifeline_protocol::Level::Error,
-                e.to_string(),
+                lifeline_core::phrase::Phrase::PageMessageRejected {
+                    detail: e.to_string(),
+                },
             );
             return;
         }
@@ -96,7 +98,9 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
                 notice(
                     "page-message",
                     lifeline_protocol::Level::Error,
-                    e.to_string(),
+                    lifeline_core::phrase::Phrase::PageMessageRejected {
+                        detail: e.to_string(),
+                    },
                 );
                 return;
             }
@@ -114,7 +118,7 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             Err(_) => notice(
                 "page-message",
                 lifeline_protocol::Level::Error,
-                "a runtime port message arrived without its port; the runtime cannot dial in",
+                lifeline_core::phrase::Phrase::PortMissing,
             ),
         },
         PageToController::RuntimeExited {

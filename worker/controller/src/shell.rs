@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use lifeline_core::agent;
+use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::view::{batch_deltas, session_deltas};
 use lifeline_core::{
     ClientId, ClientMessage, ClientRequest, Controller, ControllerConfig, ControllerEffect,
@@ -55,12 +56,25 @@ pub fn post(message: &ControllerToPage) {
     let _ = scope().post_message(&JsValue::from_str(&encode(message)));
 }
 
-pub fn notice(key: &str, level: Level, message: impl Into<String>) {
+pub fn notice(key: &str, level: Level, message: Phrase) {
     post(&ControllerToPage::Notice {
         key: key.into(),
         level,
-        message: message.into(),
+        message: Some(message),
     });
+}
+
+/// Clears the notice under `key`.
+pub fn clear_notice(key: &str) {
+    post(&ControllerToPage::Notice {
+        key: key.into(),
+        level: Level::Info,
+        message: None,
+    });
+}
+
+fn journal_fault(e: &JournalError) -> Phrase {
+    Phrase::Journal { fault: e.fault() }
 }
 
 /// Inputs that arrive before recovery finished; replayed in order after it.
@@ -112,7 +126,7 @@ pub struct Shell {
     last_snapshot: Cell<u64>,
     snapshotting: Cell<bool>,
     /// Writing stopped for good (superseded, version change): say so once.
-    stopped: RefCell<Option<String>>,
+    stopped: RefCell<Option<Phrase>>,
     last_status: RefCell<String>,
     pumping: Cell<bool>,
     // ----- sessions and turns (lifecycle.rs) -----
@@ -240,7 +254,7 @@ impl Shell {
                 let weak = Rc::downgrade(self);
                 journal.on_version_change(move || {
                     if let Some(shell) = weak.upgrade() {
-                        shell.stop(JournalError::VersionChange.to_string());
+                        shell.stop(journal_fault(&JournalError::VersionChange));
                     }
                 });
                 *self.journal_status.borrow_mut() = JournalStatus::Open {
@@ -254,7 +268,7 @@ impl Shell {
                 *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
                     reason: e.to_string(),
                 };
-                notice("journal", Level::Error, e.to_string());
+                notice("journal", Level::Error, journal_fault(&e));
                 self.publish_status();
                 Err(())
             }
@@ -286,7 +300,7 @@ impl Shell {
     }
 
     /// Writing stopped for good; this tab must be reloaded to go on.
-    fn stop(&self, reason: String) {
+    fn stop(&self, reason: Phrase) {
         if self.stopped.borrow().is_some() {
             return;
         }
@@ -299,7 +313,7 @@ impl Shell {
             j.close();
         }
         *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
-            reason: reason.clone(),
+            reason: reason.to_string(),
         };
         notice("journal", Level::Error, reason);
         self.publish_status();
@@ -318,17 +332,17 @@ impl Shell {
         };
         let epoch = match journal.claim_writer().await {
             Ok(epoch) => epoch,
-            Err(e) => return self.stop(e.to_string()),
+            Err(e) => return self.stop(journal_fault(&e)),
         };
         self.epoch.set(Some(epoch));
         let loaded = match journal.load().await {
             Ok(loaded) => loaded,
-            Err(e) => return self.stop(e.to_string()),
+            Err(e) => return self.stop(journal_fault(&e)),
         };
         let projection = self.salvage(&journal, epoch, loaded).await;
         let entropy = match random_bytes::<32>() {
             Ok(bytes) => bytes.to_vec(),
-            Err(e) => return self.stop(e),
+            Err(detail) => return self.stop(Phrase::NoRandomness { detail }),
         };
         let config = ControllerConfig {
             entropy,
@@ -342,7 +356,13 @@ impl Shell {
         };
         let core = match Controller::recover_from_snapshot(config, snapshot, &[], cause, now()) {
             Ok(core) => core,
-            Err(e) => return self.stop(format!("the journal could not be recovered: {e}")),
+            Err(e) => {
+                return self.stop(Phrase::Journal {
+                    fault: JournalFault::NotRecovered {
+                        detail: e.to_string(),
+                    },
+                })
+            }
         };
         if cause == StartCause::ControllerRestart {
             *self.restart.borrow_mut() = Some(lifeline_core::restart::RestartTally::new(
@@ -407,20 +427,22 @@ impl Shell {
             notice(
                 "quarantine",
                 Level::Warning,
-                format!(
-                    "{} journal record{} could not be read and {} set aside in quarantine; the rest of the history loaded. {}{}",
-                    quarantined.len(),
-                    if quarantined.len() == 1 { "" } else { "s" },
-                    if quarantined.len() == 1 { "was" } else { "were" },
-                    positions.join("; "),
-                    if quarantined.len() > 8 { "; …" } else { "" }
-                ),
+                Phrase::RecordsQuarantined {
+                    count: u32::try_from(quarantined.len()).unwrap_or(u32::MAX),
+                    detail: format!(
+                        "{}{}",
+                        positions.join("; "),
+                        if quarantined.len() > 8 { "; …" } else { "" }
+                    ),
+                },
             );
             if let Err(e) = journal.quarantine(&quarantined, epoch).await {
                 notice(
                     "quarantine-move",
                     Level::Warning,
-                    format!("the unreadable records stay where they are: {e}"),
+                    Phrase::QuarantineNotMoved {
+                        detail: e.to_string(),
+                    },
                 );
             }
         }
@@ -434,13 +456,10 @@ impl Shell {
             notice(
                 "replay",
                 Level::Warning,
-                format!(
-                    "{} journal entr{} could not be replayed and {} not believed (they stay in the journal): {}",
-                    refused.len(),
-                    if refused.len() == 1 { "y" } else { "ies" },
-                    if refused.len() == 1 { "is" } else { "are" },
-                    detail.join("; ")
-                ),
+                Phrase::ReplayRefused {
+                    count: u32::try_from(refused.len()).unwrap_or(u32::MAX),
+                    detail: detail.join("; "),
+                },
             );
         }
         // Positions held by unreadable records are never written over.
@@ -478,7 +497,13 @@ impl Shell {
             Rejection::Busy => Level::Info,
             _ => Level::Warning,
         };
-        notice("request", level, rejection.to_string());
+        notice(
+            "request",
+            level,
+            Phrase::RequestRejected {
+                detail: rejection.to_string(),
+            },
+        );
     }
 
     /// Carries out effects until the core and the agent are quiet.
@@ -640,7 +665,13 @@ impl Shell {
                         return;
                     };
                     if let Err(e) = core.handle_persist_complete(batch.batch, now()) {
-                        notice("persist", Level::Warning, e.to_string());
+                        notice(
+                            "persist",
+                            Level::Warning,
+                            Phrase::PersistConfirmFailed {
+                                detail: e.to_string(),
+                            },
+                        );
                     }
                     self.card_records(&batch.entries);
                     let deltas = batch_deltas(core.projection(), &batch.entries);
@@ -653,16 +684,16 @@ impl Shell {
                 }
                 // Cleared once when writes succeed again, not on every batch.
                 if self.quota_noticed.replace(false) {
-                    notice("quota", Level::Info, "");
+                    clear_notice("quota");
                 }
                 self.broadcast(batch.entries);
                 self.maybe_snapshot();
             }
             Err(JournalError::Superseded) => {
-                return self.stop(JournalError::Superseded.to_string())
+                return self.stop(journal_fault(&JournalError::Superseded))
             }
             Err(JournalError::VersionChange) => {
-                return self.stop(JournalError::VersionChange.to_string())
+                return self.stop(journal_fault(&JournalError::VersionChange))
             }
             Err(e) => {
                 if let Some(core) = self.core.borrow_mut().as_mut() {
@@ -674,7 +705,7 @@ impl Shell {
                 } else {
                     "persist"
                 };
-                notice(key, Level::Error, e.to_string());
+                notice(key, Level::Error, journal_fault(&e));
                 let shell = self.clone();
                 spawn_local(async move { shell.refresh_storage().await });
             }
@@ -707,7 +738,9 @@ impl Shell {
                 notice(
                     "snapshot",
                     Level::Info,
-                    format!("a projection snapshot was not saved ({e}); the next start replays more of the journal"),
+                    Phrase::SnapshotNotSaved {
+                        detail: e.to_string(),
+                    },
                 );
             }
             shell.snapshotting.set(false);
@@ -730,7 +763,9 @@ impl Shell {
                 None => notice(
                     "runtime-message",
                     Level::Warning,
-                    format!("runtime {runtime} sent a message that is not a JSON string; it was ignored"),
+                    Phrase::RuntimeNotJson {
+                        runtime: runtime.to_string(),
+                    },
                 ),
             }
         });
@@ -765,7 +800,10 @@ impl Shell {
                 notice(
                     "runtime-message",
                     Level::Warning,
-                    format!("a message from runtime {runtime} was rejected: {e}"),
+                    Phrase::RuntimeMessageRejected {
+                        runtime: runtime.to_string(),
+                        detail: e.to_string(),
+                    },
                 );
                 return;
             }
@@ -779,7 +817,10 @@ impl Shell {
             notice(
                 "runtime-message",
                 Level::Warning,
-                format!("a message from runtime {runtime} was rejected: {detail}"),
+                Phrase::RuntimeMessageRejected {
+                    runtime: runtime.to_string(),
+                    detail,
+                },
             );
         }
         self.pump();
@@ -859,21 +900,15 @@ impl Shell {
         self.open_channel(true);
         let loaded = match journal.load().await {
             Ok(l) => l,
-            Err(e) => return self.stop(e.to_string()),
+            Err(e) => return self.stop(journal_fault(&e)),
         };
         if !loaded.quarantined.is_empty() {
             notice(
                 "quarantine",
                 Level::Warning,
-                format!(
-                    "{} journal record{} could not be read; the tab that leads sets them aside",
-                    loaded.quarantined.len(),
-                    if loaded.quarantined.len() == 1 {
-                        ""
-                    } else {
-                        "s"
-                    }
-                ),
+                Phrase::FollowerUnreadable {
+                    count: u32::try_from(loaded.quarantined.len()).unwrap_or(u32::MAX),
+                },
             );
         }
         let (mut projection, _) = Projection::salvage(
@@ -910,11 +945,7 @@ impl Shell {
 
     fn open_channel(self: &Rc<Self>, listen: bool) {
         let Ok(channel) = BroadcastChannel::new(CHANNEL) else {
-            notice(
-                "channel",
-                Level::Warning,
-                "this browser has no BroadcastChannel; other tabs will not follow live",
-            );
+            notice("channel", Level::Warning, Phrase::NoBroadcastChannel);
             return;
         };
         let handler = listen.then(|| {
@@ -931,15 +962,13 @@ impl Shell {
                         shell.follower_queue.borrow_mut().push(entries);
                         shell.drain_follower_queue();
                     }
-                    Ok(_) => notice(
-                        "channel",
-                        Level::Warning,
-                        "another tab runs a different Lifeline build; reload both tabs",
-                    ),
+                    Ok(_) => notice("channel", Level::Warning, Phrase::OtherBuild),
                     Err(e) => notice(
                         "channel",
                         Level::Warning,
-                        format!("a broadcast was rejected: {e}"),
+                        Phrase::BroadcastRejected {
+                            detail: e.to_string(),
+                        },
                     ),
                 }
             });
@@ -1005,7 +1034,9 @@ impl Shell {
                                 notice(
                                     "follow",
                                     Level::Warning,
-                                    format!("could not read the journal to catch up: {e}"),
+                                    Phrase::CatchUpFailed {
+                                        detail: e.to_string(),
+                                    },
                                 );
                                 break;
                             }
@@ -1033,11 +1064,10 @@ impl Shell {
                 notice(
                     "follow",
                     Level::Warning,
-                    format!(
-                        "journal entries {} to {} could not be read while following",
-                        p.position + 1,
-                        e.position - 1
-                    ),
+                    Phrase::FollowGap {
+                        from: p.position + 1,
+                        to: e.position - 1,
+                    },
                 );
                 p.position = e.position - 1;
             }
@@ -1047,7 +1077,9 @@ impl Shell {
                     notice(
                         "follow",
                         Level::Warning,
-                        format!("an entry from the leading tab was not believed: {err}"),
+                        Phrase::EntryNotBelieved {
+                            detail: err.to_string(),
+                        },
                     );
                     p.position = e.position;
                 }

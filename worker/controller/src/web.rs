@@ -38,13 +38,21 @@ fn get(target: &JsValue, name: &str) -> Result<JsValue, String> {
 /// Waits until this worker holds the exclusive Web Lock `name`, then keeps it
 /// for the worker's whole life: the browser releases it when the worker
 /// dies, which is exactly when another controller may write.
-pub async fn hold_lock_for_life(name: &str) -> Result<(), String> {
-    let navigator = get(&scope().into(), "navigator")?;
-    let locks = get(&navigator, "locks")?;
+pub async fn hold_lock_for_life(name: &str) -> Result<(), lifeline_core::phrase::Phrase> {
+    use lifeline_core::phrase::Phrase;
+    let navigator =
+        get(&scope().into(), "navigator").map_err(|detail| Phrase::LockFailed { detail })?;
+    let locks = get(&navigator, "locks").map_err(|detail| Phrase::LockFailed { detail })?;
     if locks.is_undefined() {
-        return Err("this browser has no Web Locks; two tabs could not be kept from writing the journal at once".into());
+        return Err(Phrase::NoWebLocks);
     }
-    let request: Function = get(&locks, "request")?
+    hold_lock(name, &locks)
+        .await
+        .map_err(|detail| Phrase::LockFailed { detail })
+}
+
+async fn hold_lock(name: &str, locks: &JsValue) -> Result<(), String> {
+    let request: Function = get(locks, "request")?
         .dyn_into()
         .map_err(|_| "navigator.locks.request is not a function".to_string())?;
     let mut granted_resolve: Option<Function> = None;
@@ -57,7 +65,7 @@ pub async fn hold_lock_for_life(name: &str) -> Result<(), String> {
     })
     .into_js_value();
     let pending: Promise = request
-        .call2(&locks, &JsValue::from_str(name), &on_grant)
+        .call2(locks, &JsValue::from_str(name), &on_grant)
         .map_err(|_| format!("requesting the lock {name} failed"))?
         .dyn_into()
         .map_err(|_| "navigator.locks.request returned no promise".to_string())?;

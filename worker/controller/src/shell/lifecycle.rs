@@ -32,6 +32,7 @@ use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
 use crate::config::ConfigStore;
 use crate::provider;
 use crate::web::{after, now, random_bytes, random_u128};
+use lifeline_core::phrase::Phrase;
 
 /// What a running execution works with, from the launch checkpoint.
 pub(super) struct Active {
@@ -96,7 +97,9 @@ impl Shell {
                 notice(
                     "profiles",
                     Level::Error,
-                    format!("profiles and keys cannot be opened: {e}"),
+                    Phrase::ProfilesCannotOpen {
+                        detail: e.to_string(),
+                    },
                 );
                 return;
             }
@@ -111,7 +114,9 @@ impl Shell {
                 notice(
                     "profiles",
                     Level::Error,
-                    format!("no profile could be made: {e}"),
+                    Phrase::NoProfileMade {
+                        detail: e.to_string(),
+                    },
                 );
                 return;
             }
@@ -194,26 +199,27 @@ impl Shell {
     // ----- the page's requests ---------------------------------------------
 
     pub fn prompt(self: &Rc<Self>, turn: TurnId, text: String) {
-        let refuse = |message: String| post(&ControllerToPage::PromptRefused { turn, message });
+        let refuse = |message: Phrase| post(&ControllerToPage::PromptRefused { turn, message });
         if self.role.get() != lifeline_protocol::Role::Leader {
-            return refuse("this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over".into());
+            return refuse(Phrase::FollowingCannotSend);
         }
         if let Some(reason) = self.stopped.borrow().clone() {
             return refuse(reason);
         }
         if text.trim().is_empty() {
-            return refuse("the message is empty".into());
+            return refuse(Phrase::MessageEmpty);
         }
         if text.len() > lifeline_core::schema::limits::MAX_PROMPT_BYTES {
-            return refuse(format!(
-                "the message is {} bytes; the limit is {}",
-                text.len(),
-                lifeline_core::schema::limits::MAX_PROMPT_BYTES
-            ));
+            return refuse(Phrase::MessageTooLong {
+                bytes: text.len() as u64,
+                limit: lifeline_core::schema::limits::MAX_PROMPT_BYTES as u64,
+            });
         }
         if let Some(core) = self.core.borrow().as_ref() {
             if let Some(degraded) = core.degraded() {
-                return refuse(format!("the journal cannot be written: {degraded}"));
+                return refuse(Phrase::JournalDegraded {
+                    detail: degraded.to_string(),
+                });
             }
             // The same turn again (a page resending after a controller
             // restart): it is in the journal, so it is not submitted twice.
@@ -230,7 +236,7 @@ impl Shell {
         let disposition = {
             let mut guard = self.sessions.borrow_mut();
             let (Some(sessions), Some(session)) = (guard.as_mut(), self.session.get()) else {
-                return refuse("there is no session to send to".into());
+                return refuse(Phrase::NoSessionToSend);
             };
             self.prompts.borrow_mut().insert(turn, text);
             sessions.submit_prompt(session, turn, now())
@@ -239,12 +245,14 @@ impl Shell {
             Ok(PromptDisposition::Queued { position }) => notice(
                 "queue",
                 Level::Info,
-                format!("your message waits for the agent ({position} waiting)"),
+                Phrase::MessageWaits {
+                    waiting: u32::try_from(position).unwrap_or(u32::MAX),
+                },
             ),
             Ok(_) => {}
             Err(refusal) => {
                 self.prompts.borrow_mut().remove(&turn);
-                return refuse(refusal.to_string());
+                return refuse(Phrase::Refused { refusal });
             }
         }
         self.pump();
@@ -338,7 +346,7 @@ impl Shell {
             )
         };
         if let Err(refusal) = result {
-            notice("resume", Level::Warning, refusal.to_string());
+            notice("resume", Level::Warning, Phrase::Refused { refusal });
         }
         self.pump();
     }
@@ -509,8 +517,8 @@ impl Shell {
                         env: wire_env(&prepared.env),
                     });
                 }
-                if let Some(note) = &prepared.note {
-                    notice("resume", Level::Info, note.clone());
+                if prepared.note.is_some() {
+                    notice("resume", Level::Info, Phrase::ResumedWithoutProfile);
                 }
                 *self.active.borrow_mut() = Some(Active {
                     session,
@@ -524,7 +532,9 @@ impl Shell {
                         notice(
                             "workspace",
                             Level::Warning,
-                            format!("the workspace folder could not be deleted: {e}"),
+                            Phrase::WorkspaceNotDeleted {
+                                detail: e.to_string(),
+                            },
                         );
                     }
                 });
@@ -645,7 +655,10 @@ impl Shell {
             notice(
                 "launch",
                 Level::Info,
-                format!("an earlier launch (runtime {runtime}, generation {generation}) had not been acknowledged; it answered and is used — nothing was launched twice"),
+                Phrase::EarlierLaunchAnswered {
+                    runtime: runtime.to_string(),
+                    generation: generation.0,
+                },
             );
             self.with_sessions(|s| {
                 s.handle_launched(attempt, execution, generation, runtime, now())
@@ -656,7 +669,10 @@ impl Shell {
             notice(
                 "launch",
                 Level::Warning,
-                format!("an earlier launch (runtime {runtime}, generation {generation}) was recorded but never answered; whether it ran is unknown. It is retired and a new runtime starts"),
+                Phrase::EarlierLaunchRetired {
+                    runtime: runtime.to_string(),
+                    generation: generation.0,
+                },
             );
             return self.start_runtime(attempt, workspace, env, existing_workspace);
         }
@@ -952,12 +968,18 @@ impl Shell {
         let agent_and_plan = {
             let active = self.active.borrow();
             let Some(a) = active.as_ref().filter(|a| a.binding.execution == execution) else {
-                return self.refuse_turn(session, turn, execution, generation, "the session stopped before the message could be given to the agent; send it again".into());
+                return self.refuse_turn(
+                    session,
+                    turn,
+                    execution,
+                    generation,
+                    Phrase::SessionStoppedResend,
+                );
             };
             match (&a.prepared.provider, a.binding.profile.clone()) {
                 (Provider::BuiltIn, _) | (_, None) => agent::plan(&text)
                     .map(|plan| (TurnAgent::BuiltIn, plan.commands))
-                    .map_err(|e| e.to_string()),
+                    .map_err(|error| Phrase::Plan { error }),
                 (provider, Some(profile)) => Ok((
                     TurnAgent::Model {
                         profile,
@@ -989,7 +1011,15 @@ impl Shell {
             )
         });
         if let Some(Err(rejection)) = result {
-            self.refuse_turn(session, turn, execution, generation, rejection.to_string());
+            self.refuse_turn(
+                session,
+                turn,
+                execution,
+                generation,
+                Phrase::RequestRejected {
+                    detail: rejection.to_string(),
+                },
+            );
         }
     }
 
@@ -999,7 +1029,7 @@ impl Shell {
         turn: TurnId,
         execution: ExecutionId,
         generation: Generation,
-        message: String,
+        message: Phrase,
     ) {
         post(&ControllerToPage::PromptRefused { turn, message });
         self.with_sessions(|s| {
@@ -1283,7 +1313,9 @@ impl Shell {
                 notice(
                     "profiles",
                     Level::Error,
-                    format!("profiles cannot be read: {e}"),
+                    Phrase::ProfilesUnreadable {
+                        detail: e.to_string(),
+                    },
                 );
                 return;
             }
@@ -1302,16 +1334,12 @@ impl Shell {
 
     pub fn save_profile(self: &Rc<Self>, input: ProfileInput) {
         let Some(config) = self.config() else {
-            return notice(
-                "profiles",
-                Level::Error,
-                "profiles are not open yet; try again in a moment",
-            );
+            return notice("profiles", Level::Error, Phrase::ProfilesNotOpen);
         };
         let shell = self.clone();
         spawn_local(async move {
             match save(&config, input).await {
-                Ok(name) => notice("profiles", Level::Info, format!("profile {name:?} saved")),
+                Ok(name) => notice("profiles", Level::Info, Phrase::ProfileSaved { name }),
                 Err(e) => notice("profiles", Level::Error, e),
             }
             shell.publish_profiles().await;
@@ -1332,7 +1360,9 @@ impl Shell {
                 notice(
                     "profiles",
                     Level::Error,
-                    format!("the profile was not deleted: {e}"),
+                    Phrase::ProfileNotDeleted {
+                        detail: e.to_string(),
+                    },
                 );
             }
             shell.publish_profiles().await;
@@ -1359,7 +1389,7 @@ impl Shell {
             })
         };
         if let Err(r) = result {
-            notice("profiles", Level::Warning, r.to_string());
+            notice("profiles", Level::Warning, Phrase::Refused { refusal: r });
         }
         self.pump();
     }
@@ -1432,11 +1462,11 @@ fn summary(p: &Profile) -> ProfileSummary {
 
 /// Creates or edits a profile. The key is stored first under a fresh
 /// credential id, so a failed profile write leaves the old profile whole.
-async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, String> {
+async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Phrase> {
     let existing = match input.id {
         Some(id) => match config.lookup_profile(id).await {
             ProfileLookup::Found(p) => Some(p),
-            ProfileLookup::Deleted => return Err("that profile was deleted meanwhile".into()),
+            ProfileLookup::Deleted => return Err(Phrase::ProfileDeletedMeanwhile),
             // An unreadable record may be repaired by saving over it.
             ProfileLookup::Failed { .. } => None,
         },
@@ -1444,7 +1474,7 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Strin
     };
     let id = match input.id.or_else(|| mint(ProfileId::from_u128)) {
         Some(id) => id,
-        None => return Err("no profile id could be made".into()),
+        None => return Err(Phrase::NoIdMade),
     };
     let old_key = existing.as_ref().and_then(|p| p.api_key);
     let (api_key, new_key) = match input.api_key {
@@ -1452,13 +1482,15 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Strin
         KeyInput::Clear => (None, None),
         KeyInput::Set(secret) => {
             let Some(cid) = mint(CredentialId::from_u128) else {
-                return Err("no credential id could be made".into());
+                return Err(Phrase::NoIdMade);
             };
             let label = format!("{} key", input.name.trim());
             config
                 .put_credential(cid, &label, &Secret::new(secret.0))
                 .await
-                .map_err(|e| format!("the key was not stored: {e}"))?;
+                .map_err(|e| Phrase::KeyNotStored {
+                    detail: e.to_string(),
+                })?;
             (Some(cid), Some(cid))
         }
     };
@@ -1472,9 +1504,7 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Strin
         .collect();
     if let Some(name) = input.key_env.filter(|n| !n.trim().is_empty()) {
         let Some(key) = api_key else {
-            return Err(
-                "there is no API key to give commands; enter one or clear that field".into(),
-            );
+            return Err(Phrase::NoKeyForCommands);
         };
         env.push(EnvVar {
             name: name.trim().to_string(),
@@ -1501,13 +1531,17 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Strin
         if let Some(k) = new_key {
             let _ = config.delete_credential(k).await;
         }
-        return Err(e.to_string());
+        return Err(Phrase::ProfileInvalid {
+            detail: e.to_string(),
+        });
     }
     if let Err(e) = config.put_profile(&profile).await {
         if let Some(k) = new_key {
             let _ = config.delete_credential(k).await;
         }
-        return Err(format!("the profile was not saved: {e}"));
+        return Err(Phrase::ProfileNotSaved {
+            detail: e.to_string(),
+        });
     }
     // The replaced key is no longer referenced by anything.
     if old_key != api_key {

@@ -20,6 +20,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
 use crate::web::{now, random_u128};
+use lifeline_core::phrase::Phrase;
 
 /// Entries listed at most, and bytes of one file shown.
 const MAX_ENTRIES: usize = 2_000;
@@ -253,11 +254,14 @@ impl Shell {
                 return notice(
                     "recovery",
                     Level::Warning,
-                    format!("{}: {reason}", action.label()),
+                    Phrase::ActionNotPossible {
+                        action,
+                        reason: Box::new(reason),
+                    },
                 );
             }
         } else if action != Action::InspectWorkspace {
-            return notice("recovery", Level::Info, "there is nothing to recover");
+            return notice("recovery", Level::Info, Phrase::NothingToRecover);
         }
         match action {
             Action::Resume => self.resume(),
@@ -271,7 +275,7 @@ impl Shell {
                     .as_mut()
                     .map(|s| s.archive(session));
                 if let Some(Err(r)) = result {
-                    notice("recovery", Level::Warning, r.to_string());
+                    notice("recovery", Level::Warning, Phrase::Refused { refusal: r });
                 }
                 self.pump();
             }
@@ -305,7 +309,7 @@ impl Shell {
             .map(|s| s.begin(session, Purpose::Launch, None, Some(turn), now()));
         if let Some(Err(r)) = result {
             self.prompts.borrow_mut().remove(&turn);
-            notice("recovery", Level::Warning, r.to_string());
+            notice("recovery", Level::Warning, Phrase::Refused { refusal: r });
         }
         self.pump();
     }
@@ -333,7 +337,7 @@ impl Shell {
             return notice(
                 "environment",
                 Level::Warning,
-                "the agent is working on a message; choose the environment when it is done, or press Stop",
+                Phrase::EnvironmentWhileWorking,
             );
         }
         self.start_fresh_in(session, Some(environment));
@@ -383,7 +387,7 @@ impl Shell {
                 post(&ControllerToPage::Workspace { listing: None });
                 self.show_session(session);
             }
-            Some(Err(r)) => notice("recovery", Level::Warning, r.to_string()),
+            Some(Err(r)) => notice("recovery", Level::Warning, Phrase::Refused { refusal: r }),
             None => {}
         }
         self.pump();
@@ -398,11 +402,7 @@ impl Shell {
         let Some(access) = self.workspace_access(session) else {
             self.inspecting.set(false);
             post(&ControllerToPage::Workspace { listing: None });
-            return notice(
-                "workspace",
-                Level::Warning,
-                "the workspace cannot be opened: the session is gone or archived",
-            );
+            return notice("workspace", Level::Warning, Phrase::WorkspaceCannotOpen);
         };
         self.inspecting.set(true);
         let shell = self.clone();
@@ -423,11 +423,7 @@ impl Shell {
                 Err(e) => {
                     shell.inspecting.set(false);
                     post(&ControllerToPage::Workspace { listing: None });
-                    notice(
-                        "workspace",
-                        Level::Warning,
-                        format!("the workspace cannot be read: {e}"),
-                    );
+                    notice("workspace", Level::Warning, e);
                 }
             }
             shell.publish_recovery();
@@ -485,7 +481,7 @@ impl Shell {
             return;
         };
         if !self.is_uncertain(session, command) {
-            return notice("recovery", Level::Warning, "that command is not uncertain");
+            return notice("recovery", Level::Warning, Phrase::NotUncertain);
         }
         let result = self
             .sessions
@@ -493,7 +489,7 @@ impl Shell {
             .as_mut()
             .map(|s| s.record_verdict(session, command, done));
         if let Some(Err(r)) = result {
-            notice("recovery", Level::Warning, r.to_string());
+            notice("recovery", Level::Warning, Phrase::Refused { refusal: r });
         }
         self.pump();
     }
@@ -520,14 +516,10 @@ impl Shell {
             return;
         };
         if !self.is_uncertain(session, command) {
-            return notice("recovery", Level::Warning, "that command is not uncertain");
+            return notice("recovery", Level::Warning, Phrase::NotUncertain);
         }
         let (Some(raw), true) = (random_u128().ok(), self.active.borrow().is_some()) else {
-            return notice(
-                "recovery",
-                Level::Warning,
-                "Re-issue needs a running session: Resume first, then re-issue",
-            );
+            return notice("recovery", Level::Warning, Phrase::ReissueNeedsRunning);
         };
         let Ok(key) = IdempotencyKey::from_u128(raw) else {
             return;
@@ -545,11 +537,7 @@ impl Shell {
                 return;
             };
             if agent::open_turn(p, session).is_some() {
-                return notice(
-                    "recovery",
-                    Level::Warning,
-                    "the agent is working on a message; re-issue when it is done",
-                );
+                return notice("recovery", Level::Warning, Phrase::ReissueAgentWorking);
             }
             Binding {
                 workspace: original.binding.workspace,
@@ -632,18 +620,20 @@ async fn open_files(
     }
 }
 
-fn folder_refusal(environment: &Environment, access: FolderAccess) -> String {
+fn unreadable(e: FsError) -> Phrase {
+    Phrase::WorkspaceUnreadable {
+        detail: e.to_string(),
+    }
+}
+
+fn folder_refusal(environment: &Environment, access: FolderAccess) -> Phrase {
     let name = match environment {
-        Environment::LocalFolder { name, .. } => name.as_str(),
-        Environment::Worker => "",
+        Environment::LocalFolder { name, .. } => name.clone(),
+        Environment::Worker => String::new(),
     };
     match access {
-        FolderAccess::NeedsPermission => format!(
-            "the browser needs your permission to read the folder \u{201c}{name}\u{201d}; press Inspect workspace again and allow it"
-        ),
-        _ => format!(
-            "the folder \u{201c}{name}\u{201d} is no longer available in this browser"
-        ),
+        FolderAccess::NeedsPermission => Phrase::FolderNeedsPermissionToRead { name },
+        _ => Phrase::FolderGone { name },
     }
 }
 
@@ -652,19 +642,19 @@ async fn list(
     session: SessionId,
     (workspace, environment): &(WorkspaceId, Environment),
     file: Option<String>,
-) -> Result<WorkspaceListing, String> {
+) -> Result<WorkspaceListing, Phrase> {
     let ws = match open_files(Some(environment), *workspace).await {
         (Ok(ws), _) => ws,
         (Err(_), Some(access)) if access != FolderAccess::Granted => {
             return Err(folder_refusal(environment, access))
         }
-        (Err(e), _) => return Err(e.to_string()),
+        (Err(e), _) => return Err(unreadable(e)),
     };
     let mut entries = Vec::new();
     let mut stack = vec![WorkspacePath::root()];
     let mut truncated = false;
     while let Some(dir) = stack.pop() {
-        let mut items = ws.list(&dir).await.map_err(|e| e.to_string())?;
+        let mut items = ws.list(&dir).await.map_err(unreadable)?;
         items.sort_by(|a, b| b.name.cmp(&a.name));
         for item in items {
             if entries.len() >= MAX_ENTRIES {

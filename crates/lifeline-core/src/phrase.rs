@@ -1,0 +1,822 @@
+//! Structured phrases: every text the core and the controller compose for a
+//! person, as a message identity with typed arguments.
+//!
+//! The core has no locale. It says *which* message and with *what*
+//! arguments; the page renders each phrase from its catalogs in the reader's
+//! language (`web/src/i18n.rs`, an exhaustive `match`, so a new phrase
+//! without a translation does not compile). [`Phrase`]'s `Display` is the
+//! English rendering, for native tests, logs and the evidence export.
+//!
+//! Free text that came from outside (a browser's error message, a file
+//! name, a command line, a provider's error) stays an argument and is never
+//! translated.
+
+use core::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::PlanError;
+use crate::id::{ErrorStamp, ExecutionId, ProviderRequestId, TurnId};
+use crate::outcome::Outcome;
+use crate::recovery::Action;
+use crate::session::{FailureCause, Refusal};
+
+/// What the journal could not do, as the controller's `JournalError` says
+/// it, with its free-text details as arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JournalFault {
+    Unavailable {
+        detail: String,
+    },
+    NewerSchema {
+        schema: u32,
+    },
+    Blocked,
+    Operation {
+        detail: String,
+    },
+    QuotaExceeded,
+    Superseded,
+    VersionChange,
+    Corrupt {
+        detail: String,
+    },
+    Invalid {
+        detail: String,
+    },
+    Closed,
+    /// Recovery from the journal failed.
+    NotRecovered {
+        detail: String,
+    },
+}
+
+/// A text for a person, before it has words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phrase {
+    // ---- the recovery card: summaries ----
+    SummaryAgentFailed,
+    SummaryRuntimeLost,
+    SummaryCleanupFailed,
+    SummaryCredential,
+    SummaryProfile,
+    SummaryRecoveryFailed,
+    SummaryUnknownFailure,
+    SummaryDetached,
+    SummaryCancelled,
+    SummaryArchived,
+    SummaryUncertain,
+    SummaryInterruptedEarlier,
+    SummaryRecovery,
+    // ---- busy ----
+    BusyStarting,
+    BusyCancelling,
+    // ---- why an action is not possible now ----
+    /// The busy state, then "Wait for it, or press Stop."
+    WaitOrStop {
+        starting: bool,
+    },
+    SessionArchived,
+    NeverRan,
+    SessionRunning,
+    WorkspaceGoneStartFresh,
+    NoHistory,
+    AgentWorking,
+    AgentRunningLive,
+    NoWorkspaceFolder,
+    AgentWorkingStopFirst,
+    /// A local folder the browser no longer has.
+    FolderGone {
+        name: String,
+    },
+    /// This browser cannot open local folders.
+    FoldersUnsupported,
+    /// A following tab offers no recovery action.
+    AnotherTabInControl,
+    /// Workspace-only access to a folder the browser will ask about again.
+    FolderNeedsPermissionToRead {
+        name: String,
+    },
+    /// The environment cannot change during a turn.
+    EnvironmentWhileWorking,
+    // ---- rows' evidence ----
+    NoMessagesYet,
+    TurnsRepliesLost {
+        turns: u32,
+        lost: u32,
+    },
+    TurnsSomeUnreadable {
+        turns: u32,
+    },
+    TurnsRecorded {
+        turns: u32,
+    },
+    WorkspaceThere,
+    WorkspaceThereEntries {
+        entries: u32,
+    },
+    WorkspaceGone,
+    NoWorkspaceYet,
+    NotChecked,
+    NoStoredKey,
+    KeysPresent {
+        total: u32,
+    },
+    KeysMissing {
+        missing: u32,
+        total: u32,
+    },
+    NoRuntimeRan,
+    RuntimeAttached,
+    CommandMayHaveStarted,
+    RuntimeStopped,
+    TabAttached,
+    TabNotAttached,
+    // ---- what is missing ----
+    OutputEvicted {
+        commands: u32,
+    },
+    RecordsSetAside {
+        records: u32,
+    },
+    OutputNeverRecorded {
+        commands: u32,
+    },
+    // ---- storage ----
+    Storage {
+        persisted: bool,
+        used: u64,
+        quota: u64,
+    },
+    // ---- details and history ----
+    ErrorStampIs {
+        stamp: ErrorStamp,
+    },
+    ExecutionIs {
+        execution: ExecutionId,
+    },
+    /// `resolution`: `Some(true)` marked done, `Some(false)` marked not
+    /// done; `reissued` when re-issued; otherwise check before repeating.
+    UncertainCommand {
+        line: String,
+        outcome: Outcome,
+        verdict: Option<bool>,
+        reissued: bool,
+    },
+    ReplyLost {
+        request: ProviderRequestId,
+        turn: TurnId,
+    },
+    StorageDetail {
+        storage: Box<Phrase>,
+    },
+    EarlierFailure {
+        cause: FailureCause,
+        stamp: ErrorStamp,
+    },
+    // ---- causes and refusals ----
+    Cause {
+        cause: FailureCause,
+    },
+    Refused {
+        refusal: Refusal,
+    },
+    Journal {
+        fault: JournalFault,
+    },
+    // ---- controller notices ----
+    ActionNotPossible {
+        action: Action,
+        reason: Box<Phrase>,
+    },
+    NothingToRecover,
+    WorkspaceCannotOpen,
+    WorkspaceUnreadable {
+        detail: String,
+    },
+    NotUncertain,
+    ReissueNeedsRunning,
+    ReissueAgentWorking,
+    ProfilesCannotOpen {
+        detail: String,
+    },
+    NoProfileMade {
+        detail: String,
+    },
+    MessageWaits {
+        waiting: u32,
+    },
+    ResumedWithoutProfile,
+    WorkspaceNotDeleted {
+        detail: String,
+    },
+    EarlierLaunchAnswered {
+        runtime: String,
+        generation: u64,
+    },
+    EarlierLaunchRetired {
+        runtime: String,
+        generation: u64,
+    },
+    ProfilesUnreadable {
+        detail: String,
+    },
+    ProfilesNotOpen,
+    ProfileSaved {
+        name: String,
+    },
+    ProfileNotSaved {
+        detail: String,
+    },
+    ProfileDeletedMeanwhile,
+    ProfileNotDeleted {
+        detail: String,
+    },
+    NoIdMade,
+    KeyNotStored {
+        detail: String,
+    },
+    NoKeyForCommands,
+    ProfileInvalid {
+        detail: String,
+    },
+    MessageTooLong {
+        bytes: u64,
+        limit: u64,
+    },
+    JournalDegraded {
+        detail: String,
+    },
+    Plan {
+        error: PlanError,
+    },
+    SessionStoppedResend,
+    NoSessionToSend,
+    FollowingCannotSend,
+    MessageEmpty,
+    Stopped {
+        reason: Box<Phrase>,
+    },
+    RequestRejected {
+        detail: String,
+    },
+    NoWebLocks,
+    NoRandomness {
+        detail: String,
+    },
+    LockFailed {
+        detail: String,
+    },
+    SnapshotFallback {
+        bad: u64,
+        loaded: u64,
+    },
+    SnapshotsUnreadable {
+        count: u32,
+        newest: u64,
+    },
+    SnapshotNotSaved {
+        detail: String,
+    },
+    RecordsQuarantined {
+        count: u32,
+        detail: String,
+    },
+    QuarantineNotMoved {
+        detail: String,
+    },
+    ReplayRefused {
+        count: u32,
+        detail: String,
+    },
+    PersistConfirmFailed {
+        detail: String,
+    },
+    RuntimeNotJson {
+        runtime: String,
+    },
+    RuntimeMessageRejected {
+        runtime: String,
+        detail: String,
+    },
+    FollowerUnreadable {
+        count: u32,
+    },
+    NoBroadcastChannel,
+    OtherBuild,
+    BroadcastRejected {
+        detail: String,
+    },
+    CatchUpFailed {
+        detail: String,
+    },
+    FollowGap {
+        from: u64,
+        to: u64,
+    },
+    EntryNotBelieved {
+        detail: String,
+    },
+    PageNotJson,
+    PageMessageRejected {
+        detail: String,
+    },
+    PortMissing,
+    ExportNoJournal,
+    Exporting,
+    ExportFailed {
+        detail: String,
+    },
+    ExportNoSession,
+    ExportHandOff {
+        detail: String,
+    },
+    ExportedWithGaps {
+        unreadable: u32,
+        missing: u32,
+    },
+    ImportTooLarge {
+        file: String,
+        bytes: u64,
+        limit: u64,
+    },
+    UnaskedFile,
+    ImportTruncated {
+        file: String,
+        got: u64,
+        expected: u64,
+    },
+    ImportFailed {
+        file: String,
+        detail: String,
+    },
+}
+
+impl fmt::Display for JournalFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JournalFault::Unavailable { detail } => write!(
+                f,
+                "the journal could not be opened or was closed by the browser ({detail}); history cannot be kept in this browser profile until it is available again — reload to retry"
+            ),
+            JournalFault::NewerSchema { schema } => write!(
+                f,
+                "the journal was written by a newer Lifeline (schema above {schema}); reload to get the newer version — nothing was changed"
+            ),
+            JournalFault::Blocked => f.write_str(
+                "another Lifeline tab is holding an older journal open; close or reload the other tabs",
+            ),
+            JournalFault::Operation { detail } => write!(
+                f,
+                "journal operation failed: {detail}; nothing of it was written — it can be retried"
+            ),
+            JournalFault::QuotaExceeded => f.write_str(
+                "the browser's storage for Lifeline is full: the journal is intact and everything already recorded is kept, but new work is refused until space is freed (delete old sessions or artifacts, or free disk space)",
+            ),
+            JournalFault::Superseded => f.write_str(
+                "another Lifeline controller (another tab or a restarted worker) took over the journal; this one wrote nothing and must stop writing — reload this tab to follow it",
+            ),
+            JournalFault::VersionChange => f.write_str(
+                "a newer Lifeline in another tab is upgrading the journal, so this tab closed its connection; reload this tab to continue",
+            ),
+            JournalFault::Corrupt { detail } => write!(
+                f,
+                "the journal is damaged: {detail}; records already written are kept — export the evidence and start a fresh profile if this persists"
+            ),
+            JournalFault::Invalid { detail } => write!(
+                f,
+                "refused to write an invalid record ({detail}); this is a bug in Lifeline — nothing was written"
+            ),
+            JournalFault::Closed => f.write_str("the journal connection was closed by this tab"),
+            JournalFault::NotRecovered { detail } => {
+                write!(f, "the journal could not be recovered: {detail}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for Phrase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Phrase as P;
+        match self {
+            P::SummaryAgentFailed => f.write_str("The last turn failed. The workspace and keys are kept."),
+            P::SummaryRuntimeLost => f.write_str("The runtime stopped. The workspace is kept."),
+            P::SummaryCleanupFailed => f.write_str("Stopping did not finish."),
+            P::SummaryCredential => f.write_str("A key this session needs is missing."),
+            P::SummaryProfile => f.write_str("The session's profile cannot be used."),
+            P::SummaryRecoveryFailed => f.write_str("Recovery failed."),
+            P::SummaryUnknownFailure => f.write_str("Something stopped this session."),
+            P::SummaryDetached => f.write_str(
+                "The session stopped when the page or its worker did. Its history and workspace are kept.",
+            ),
+            P::SummaryCancelled => f.write_str("The start was cancelled."),
+            P::SummaryArchived => f.write_str("This session is archived."),
+            P::SummaryUncertain => {
+                f.write_str("Some actions may or may not have happened. Nothing was repeated.")
+            }
+            P::SummaryInterruptedEarlier => {
+                f.write_str("Something stopped this session earlier; details are in its history.")
+            }
+            P::SummaryRecovery => f.write_str("Recovery"),
+            P::BusyStarting => f.write_str("Recovering: starting the session…"),
+            P::BusyCancelling => f.write_str("Stopping the start…"),
+            P::WaitOrStop { starting } => write!(
+                f,
+                "{} Wait for it, or press Stop.",
+                if *starting { P::BusyStarting } else { P::BusyCancelling }
+            ),
+            P::SessionArchived => f.write_str("the session is archived"),
+            P::NeverRan => f.write_str(
+                "this session has never run, so there is nothing to resume; send a message",
+            ),
+            P::SessionRunning => f.write_str("the session is running"),
+            P::WorkspaceGoneStartFresh => f.write_str("the workspace is gone; Start fresh instead"),
+            P::NoHistory => f.write_str("there is no recorded history to continue from"),
+            P::AgentWorking => f.write_str("the agent is working on a message"),
+            P::AgentRunningLive => {
+                f.write_str("the agent is running; its workspace is live, not stopped")
+            }
+            P::NoWorkspaceFolder => f.write_str("there is no workspace folder to inspect"),
+            P::AgentWorkingStopFirst => {
+                f.write_str("the agent is working on a message; stop it first")
+            }
+            P::FolderGone { name } => write!(
+                f,
+                "the folder \u{201c}{name}\u{201d} is no longer available in this browser; choose a folder under Environment"
+            ),
+            P::FolderNeedsPermissionToRead { name } => write!(
+                f,
+                "the browser needs your permission to read the folder \u{201c}{name}\u{201d}; press Inspect workspace again and allow it"
+            ),
+            P::EnvironmentWhileWorking => f.write_str(
+                "the agent is working on a message; choose the environment when it is done, or press Stop",
+            ),
+            P::AnotherTabInControl => f.write_str(
+                "another tab is in control; act there, or close that tab and this one takes over",
+            ),
+            P::FoldersUnsupported => f.write_str(
+                "this browser cannot open local folders; open Lifeline in a browser that can",
+            ),
+            P::NoMessagesYet => f.write_str("no messages yet"),
+            P::TurnsRepliesLost { turns, lost } => write!(
+                f,
+                "{turns} turn(s) recorded; {lost} model reply(ies) lost while streaming — never resent"
+            ),
+            P::TurnsSomeUnreadable { turns } => {
+                write!(f, "{turns} turn(s) recorded; some records unreadable")
+            }
+            P::TurnsRecorded { turns } => write!(f, "{turns} turn(s) recorded in the journal"),
+            P::WorkspaceThere => f.write_str("the workspace folder is there"),
+            P::WorkspaceThereEntries { entries } => {
+                write!(f, "the workspace folder is there ({entries} entries)")
+            }
+            P::WorkspaceGone => {
+                f.write_str("the workspace folder is gone from this browser's storage")
+            }
+            P::NoWorkspaceYet => {
+                f.write_str("nothing has run yet, so there is no workspace folder")
+            }
+            P::NotChecked => f.write_str("not checked"),
+            P::NoStoredKey => f.write_str("the profile uses no stored key"),
+            P::KeysPresent { total } => write!(f, "{total} stored key(s) present, encrypted"),
+            P::KeysMissing { missing, total } => {
+                write!(f, "{missing} of {total} stored key(s) missing")
+            }
+            P::NoRuntimeRan => f.write_str("no runtime has run for this session"),
+            P::RuntimeAttached => f.write_str("the runtime is attached"),
+            P::CommandMayHaveStarted => {
+                f.write_str("a command may have started before its runtime stopped")
+            }
+            P::RuntimeStopped => f.write_str("the runtime that ran this session stopped"),
+            P::TabAttached => f.write_str("this tab is attached to the journal"),
+            P::TabNotAttached => f.write_str("this tab is not attached to the journal"),
+            P::OutputEvicted { commands } => write!(
+                f,
+                "older output events of {commands} command(s) are not kept in detail (their collapsed output is)"
+            ),
+            P::RecordsSetAside { records } => write!(
+                f,
+                "{records} journal record(s) could not be read and were set aside"
+            ),
+            P::OutputNeverRecorded { commands } => write!(
+                f,
+                "output after the last recorded event of {commands} lost command(s) was never recorded"
+            ),
+            P::Storage {
+                persisted,
+                used,
+                quota,
+            } => write!(
+                f,
+                "{}; {used} of {quota} bytes used",
+                if *persisted {
+                    "persistent storage"
+                } else {
+                    "best-effort storage (the browser may clear it under pressure)"
+                }
+            ),
+            P::ErrorStampIs { stamp } => write!(f, "Error stamp {stamp}"),
+            P::ExecutionIs { execution } => write!(f, "Execution {execution}"),
+            P::UncertainCommand {
+                line,
+                outcome,
+                verdict,
+                reissued,
+            } => write!(
+                f,
+                "`{line}` {}{}",
+                outcome.label(),
+                match (verdict, reissued) {
+                    (Some(true), _) => " — you marked it done",
+                    (Some(false), _) => " — you marked it not done",
+                    (None, true) => " — re-issued",
+                    (None, false) => " — check before repeating it",
+                }
+            ),
+            P::ReplyLost { request, turn } => write!(
+                f,
+                "The model's reply to request {request} (turn {turn}) was lost; it was not resent"
+            ),
+            P::StorageDetail { storage } => write!(f, "Storage: {storage}"),
+            P::EarlierFailure { cause, stamp } => write!(f, "{cause} (stamp {stamp})"),
+            P::Cause { cause } => cause.fmt(f),
+            P::Refused { refusal } => refusal.fmt(f),
+            P::Journal { fault } => fault.fmt(f),
+            P::ActionNotPossible { action, reason } => {
+                write!(f, "{} is not possible now: {reason}", action.label())
+            }
+            P::NothingToRecover => f.write_str("there is nothing to recover"),
+            P::WorkspaceCannotOpen => {
+                f.write_str("the workspace cannot be opened: the session is gone or archived")
+            }
+            P::WorkspaceUnreadable { detail } => {
+                write!(f, "the workspace cannot be read: {detail}")
+            }
+            P::NotUncertain => f.write_str("that command is not uncertain"),
+            P::ReissueNeedsRunning => {
+                f.write_str("Re-issue needs a running session: Resume first, then re-issue")
+            }
+            P::ReissueAgentWorking => {
+                f.write_str("the agent is working on a message; re-issue when it is done")
+            }
+            P::ProfilesCannotOpen { detail } => {
+                write!(f, "profiles and keys cannot be opened: {detail}")
+            }
+            P::NoProfileMade { detail } => write!(f, "no profile could be made: {detail}"),
+            P::MessageWaits { waiting } => {
+                write!(f, "your message waits for the agent ({waiting} waiting)")
+            }
+            P::ResumedWithoutProfile => f.write_str(
+                "the profile this session ran with was deleted; it resumes without that profile's environment variables",
+            ),
+            P::WorkspaceNotDeleted { detail } => {
+                write!(f, "the workspace folder could not be deleted: {detail}")
+            }
+            P::EarlierLaunchAnswered {
+                runtime,
+                generation,
+            } => write!(
+                f,
+                "an earlier launch (runtime {runtime}, generation {generation}) had not been acknowledged; it answered and is used — nothing was launched twice"
+            ),
+            P::EarlierLaunchRetired {
+                runtime,
+                generation,
+            } => write!(
+                f,
+                "an earlier launch (runtime {runtime}, generation {generation}) was recorded but never answered; whether it ran is unknown. It is retired and a new runtime starts"
+            ),
+            P::ProfilesUnreadable { detail } => write!(f, "profiles cannot be read: {detail}"),
+            P::ProfilesNotOpen => f.write_str("profiles are not open yet; try again in a moment"),
+            P::ProfileSaved { name } => write!(f, "profile {name:?} saved"),
+            P::ProfileNotSaved { detail } => write!(f, "the profile was not saved: {detail}"),
+            P::ProfileDeletedMeanwhile => f.write_str("that profile was deleted meanwhile"),
+            P::ProfileNotDeleted { detail } => write!(f, "the profile was not deleted: {detail}"),
+            P::NoIdMade => f.write_str("no identifier could be made"),
+            P::KeyNotStored { detail } => write!(f, "the key was not stored: {detail}"),
+            P::NoKeyForCommands => f.write_str(
+                "there is no API key to give commands; enter one or clear that field",
+            ),
+            P::ProfileInvalid { detail } => write!(f, "the profile is not valid: {detail}"),
+            P::MessageTooLong { bytes, limit } => {
+                write!(f, "the message is {bytes} bytes; the limit is {limit}")
+            }
+            P::JournalDegraded { detail } => {
+                write!(f, "the journal cannot be written: {detail}")
+            }
+            P::Plan { error } => error.fmt(f),
+            P::SessionStoppedResend => f.write_str(
+                "the session stopped before the message could be given to the agent; send it again",
+            ),
+            P::NoSessionToSend => f.write_str("there is no session to send to"),
+            P::FollowingCannotSend => f.write_str(
+                "this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over",
+            ),
+            P::MessageEmpty => f.write_str("the message is empty"),
+            P::Stopped { reason } => reason.fmt(f),
+            P::RequestRejected { detail } => write!(f, "the request was refused: {detail}"),
+            P::NoWebLocks => f.write_str(
+                "this browser has no Web Locks; two tabs could not be kept from writing the journal at once",
+            ),
+            P::NoRandomness { detail } => {
+                write!(f, "this browser gives no secure randomness: {detail}")
+            }
+            P::LockFailed { detail } => write!(f, "the journal's writer lock failed: {detail}"),
+            P::SnapshotFallback { bad, loaded } => write!(
+                f,
+                "snapshot at position {bad} is unreadable; loaded the previous snapshot at position {loaded} and the entries after it"
+            ),
+            P::SnapshotsUnreadable { count, newest } => write!(
+                f,
+                "{count} snapshot(s) unreadable (newest at position {newest}); the journal is replayed from its first entry"
+            ),
+            P::SnapshotNotSaved { detail } => write!(
+                f,
+                "a projection snapshot was not saved ({detail}); the next start replays more of the journal"
+            ),
+            P::RecordsQuarantined { count, detail } => write!(
+                f,
+                "{count} journal record(s) could not be read and were set aside in quarantine; the rest of the history loaded. {detail}"
+            ),
+            P::QuarantineNotMoved { detail } => {
+                write!(f, "the unreadable records stay where they are: {detail}")
+            }
+            P::ReplayRefused { count, detail } => write!(
+                f,
+                "{count} journal entry(ies) could not be replayed and are not believed (they stay in the journal): {detail}"
+            ),
+            P::PersistConfirmFailed { detail } => {
+                write!(f, "a confirmed write could not be applied: {detail}")
+            }
+            P::RuntimeNotJson { runtime } => write!(
+                f,
+                "runtime {runtime} sent a message that is not a JSON string; it was ignored"
+            ),
+            P::RuntimeMessageRejected { runtime, detail } => {
+                write!(f, "a message from runtime {runtime} was rejected: {detail}")
+            }
+            P::FollowerUnreadable { count } => write!(
+                f,
+                "{count} journal record(s) could not be read; the tab that leads sets them aside"
+            ),
+            P::NoBroadcastChannel => f.write_str(
+                "this browser has no BroadcastChannel; other tabs will not follow live",
+            ),
+            P::OtherBuild => {
+                f.write_str("another tab runs a different Lifeline build; reload both tabs")
+            }
+            P::BroadcastRejected { detail } => write!(f, "a broadcast was rejected: {detail}"),
+            P::CatchUpFailed { detail } => {
+                write!(f, "could not read the journal to catch up: {detail}")
+            }
+            P::FollowGap { from, to } => write!(
+                f,
+                "journal entries {from} to {to} could not be read while following"
+            ),
+            P::EntryNotBelieved { detail } => {
+                write!(f, "an entry from the leading tab was not believed: {detail}")
+            }
+            P::PageNotJson => {
+                f.write_str("the page sent a message that is not a JSON string; it was ignored")
+            }
+            P::PageMessageRejected { detail } => {
+                write!(f, "a message from the page was rejected: {detail}")
+            }
+            P::PortMissing => f.write_str(
+                "a runtime port message arrived without its port; the runtime cannot dial in",
+            ),
+            P::ExportNoJournal => f.write_str("Export failed: the journal is not open."),
+            P::Exporting => f.write_str("Exporting evidence…"),
+            P::ExportFailed { detail } => write!(f, "Export failed: {detail}"),
+            P::ExportNoSession => f.write_str("Export failed: the journal has no such session."),
+            P::ExportHandOff { detail } => {
+                write!(f, "Export failed: could not hand the file to the page: {detail}")
+            }
+            P::ExportedWithGaps {
+                unreadable,
+                missing,
+            } => match (unreadable, missing) {
+                (0, m) => write!(f, "Exported, but {m} artifacts were missing from storage."),
+                (u, 0) => write!(
+                    f,
+                    "Exported, but {u} unreadable journal values were left out."
+                ),
+                (u, m) => write!(
+                    f,
+                    "Exported, but {u} unreadable journal values were left out and {m} artifacts were missing from storage."
+                ),
+            },
+            P::ImportTooLarge { file, bytes, limit } => write!(
+                f,
+                "Import refused: {file} is {bytes} bytes; the limit is {limit}."
+            ),
+            P::UnaskedFile => f.write_str("The page sent a file nobody asked for; it was ignored."),
+            P::ImportTruncated {
+                file,
+                got,
+                expected,
+            } => write!(
+                f,
+                "Import failed: {file} arrived with {got} of {expected} bytes."
+            ),
+            P::ImportFailed { file, detail } => write!(f, "Import of {file} failed: {detail}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_english_rendering_is_what_the_tests_expect() {
+        assert_eq!(
+            Phrase::TurnsRecorded { turns: 2 }.to_string(),
+            "2 turn(s) recorded in the journal"
+        );
+        assert_eq!(
+            Phrase::WorkspaceThereEntries { entries: 3 }.to_string(),
+            "the workspace folder is there (3 entries)"
+        );
+        assert_eq!(
+            Phrase::KeysMissing {
+                missing: 1,
+                total: 2
+            }
+            .to_string(),
+            "1 of 2 stored key(s) missing"
+        );
+        assert_eq!(
+            Phrase::WaitOrStop { starting: true }.to_string(),
+            "Recovering: starting the session… Wait for it, or press Stop."
+        );
+        assert_eq!(
+            Phrase::Storage {
+                persisted: false,
+                used: 10,
+                quota: 100
+            }
+            .to_string(),
+            "best-effort storage (the browser may clear it under pressure); 10 of 100 bytes used"
+        );
+        assert_eq!(
+            Phrase::UncertainCommand {
+                line: "sleep 60".into(),
+                outcome: Outcome::MayHaveStarted,
+                verdict: None,
+                reissued: false
+            }
+            .to_string(),
+            "`sleep 60` may have started — check before repeating it"
+        );
+        assert_eq!(
+            Phrase::Refused {
+                refusal: Refusal::Archived
+            }
+            .to_string(),
+            "the session is archived"
+        );
+        assert_eq!(
+            Phrase::Cause {
+                cause: FailureCause::AgentFailed {
+                    detail: "HTTP 500".into()
+                }
+            }
+            .to_string(),
+            "the turn failed: HTTP 500"
+        );
+        assert_eq!(
+            Phrase::ActionNotPossible {
+                action: Action::Resume,
+                reason: Box::new(Phrase::NeverRan)
+            }
+            .to_string(),
+            "Resume is not possible now: this session has never run, so there is nothing to resume; send a message"
+        );
+        assert_eq!(
+            Phrase::ExportedWithGaps {
+                unreadable: 2,
+                missing: 0
+            }
+            .to_string(),
+            "Exported, but 2 unreadable journal values were left out."
+        );
+    }
+
+    #[test]
+    fn phrases_cross_the_wire_as_they_are() {
+        let p = Phrase::ActionNotPossible {
+            action: Action::Archive,
+            reason: Box::new(Phrase::WaitOrStop { starting: false }),
+        };
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(serde_json::from_str::<Phrase>(&json).unwrap(), p);
+        let j = Phrase::Journal {
+            fault: JournalFault::QuotaExceeded,
+        };
+        let json = serde_json::to_string(&j).unwrap();
+        assert_eq!(serde_json::from_str::<Phrase>(&json).unwrap(), j);
+    }
+}
