@@ -15,12 +15,15 @@ use std::{
 const LAYERS: [&str; 3] = ["native", "wasm", "e2e"];
 
 /// Host crates; the browser shells are tested in the wasm layer instead.
-const NATIVE_PACKAGES: [&str; 6] = [
+const NATIVE_PACKAGES: [&str; 7] = [
     "lifeline-core",
     "lifeline-protocol",
     "lifeline-provider",
     "lifeline-shell",
     "lifeline-tests",
+    // The page's catalogs and how it words phrases are plain Rust: tested
+    // natively, not in a browser.
+    "lifeline-web",
     "xtask",
 ];
 
