@@ -70,11 +70,11 @@ use wasm_bindgen::{closure::Closure, JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
     AesGcmParams, AesKeyGenParams, Crypto, CryptoKey, DomException, Event, IdbDatabase, IdbFactory,
-    IdbObjectStore, IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction,
-    IdbVersionChangeEvent, SubtleCrypto,
+    IdbObjectStore, IdbObjectStoreParameters, IdbRequest, IdbTransaction, SubtleCrypto,
 };
 
 use crate::durability::{self, Durability};
+use crate::idb::{open_database, OpenError};
 
 pub const DATABASE_NAME: &str = "lifeline-config";
 
@@ -349,102 +349,21 @@ impl ConfigStore {
     /// [`ConfigError::Unavailable`] when IndexedDB is missing or creating
     /// the stores failed.
     pub async fn open_named(name: &str) -> Result<ConfigStore, ConfigError> {
-        let request: IdbOpenDbRequest = factory()?
-            .open_with_u32(name, SCHEMA_VERSION)
-            .map_err(|e| ConfigError::Unavailable(exception_message(&e)))?;
-
-        let blocked = Rc::new(Cell::new(false));
-        let migration_error: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
-        let (promise, resolve, reject) = promise();
-        let on_upgrade = {
-            let request = request.clone();
-            let migration_error = migration_error.clone();
-            Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(move |event: IdbVersionChangeEvent| {
-                let old = event.old_version() as u32;
-                let result = match request.result() {
-                    Ok(database) => migrate(&database.unchecked_into(), old).map_err(|e| {
-                        if let Some(transaction) = request.transaction() {
-                            let _ = transaction.abort();
-                        }
-                        exception_message(&e)
-                    }),
-                    Err(_) => Err("no database in the upgrade".into()),
-                };
-                if let Err(detail) = result {
-                    *migration_error.borrow_mut() = Some(format!(
-                        "creating schema from version {old} failed: {detail}"
-                    ));
-                }
-            })
+        let upgrade = |database: &IdbDatabase, _: &IdbTransaction, old: u32| {
+            migrate(database, old).map_err(|e| exception_message(&e))
         };
-        let on_success = {
-            let request = request.clone();
-            let blocked = blocked.clone();
-            Closure::<dyn FnMut(Event)>::new(move |_| {
-                let database = request.result().unwrap_or(JsValue::UNDEFINED);
-                if blocked.get() {
-                    if let Some(db) = database.dyn_ref::<IdbDatabase>() {
-                        db.close();
-                    }
-                    return;
-                }
-                let _ = resolve.call1(&JsValue::UNDEFINED, &database);
-            })
-        };
-        let on_error = {
-            let request = request.clone();
-            let reject = reject.clone();
-            Closure::<dyn FnMut(Event)>::new(move |event: Event| {
-                event.prevent_default();
-                let error = request
-                    .error()
-                    .ok()
-                    .flatten()
-                    .map(JsValue::from)
-                    .unwrap_or_else(|| JsValue::from_str("UnknownError"));
-                let _ = reject.call1(&JsValue::UNDEFINED, &error);
-            })
-        };
-        let on_blocked = {
-            let blocked = blocked.clone();
-            Closure::<dyn FnMut(Event)>::new(move |_| {
-                blocked.set(true);
-                let _ = reject.call1(&JsValue::UNDEFINED, &JsValue::from_str("Blocked"));
-            })
-        };
-        request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-        request.set_onsuccess(Some(on_success.as_ref().unchecked_ref()));
-        request.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        request.set_onblocked(Some(on_blocked.as_ref().unchecked_ref()));
-
-        let outcome = JsFuture::from(promise).await;
-        if blocked.get() {
-            // The request may still complete; its handlers must outlive this
-            // call so that the late connection gets closed.
-            on_upgrade.forget();
-            on_success.forget();
-            on_error.forget();
-            on_blocked.forget();
-            return Err(ConfigError::Blocked);
+        match open_database(&factory()?, name, SCHEMA_VERSION, upgrade).await {
+            Ok(database) => Ok(ConfigStore::from_database(database)),
+            Err(OpenError::Blocked) => Err(ConfigError::Blocked),
+            Err(OpenError::Upgrade { old, detail }) => Err(ConfigError::Unavailable(format!(
+                "creating schema from version {old} failed: {detail}"
+            ))),
+            Err(OpenError::Failed(error)) => Err(match exception_name(&error).as_str() {
+                "VersionError" => ConfigError::NewerSchema,
+                "QuotaExceededError" => ConfigError::QuotaExceeded,
+                _ => ConfigError::Unavailable(exception_message(&error)),
+            }),
         }
-        request.set_onupgradeneeded(None);
-        request.set_onsuccess(None);
-        request.set_onerror(None);
-        request.set_onblocked(None);
-        let database: IdbDatabase = match outcome {
-            Ok(database) => database.unchecked_into(),
-            Err(error) => {
-                if let Some(detail) = migration_error.borrow_mut().take() {
-                    return Err(ConfigError::Unavailable(detail));
-                }
-                return Err(match exception_name(&error).as_str() {
-                    "VersionError" => ConfigError::NewerSchema,
-                    "QuotaExceededError" => ConfigError::QuotaExceeded,
-                    _ => ConfigError::Unavailable(exception_message(&error)),
-                });
-            }
-        };
-        Ok(ConfigStore::from_database(database))
     }
 
     fn from_database(database: IdbDatabase) -> ConfigStore {

@@ -77,11 +77,12 @@ use wasm_bindgen::{closure::Closure, JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
     DomException, Event, IdbDatabase, IdbFactory, IdbIndexParameters, IdbKeyRange, IdbObjectStore,
-    IdbObjectStoreParameters, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbVersionChangeEvent,
+    IdbObjectStoreParameters, IdbRequest, IdbTransaction,
 };
 
 pub use crate::durability::Durability;
 use crate::durability::{self};
+use crate::idb::{open_database, OpenError};
 
 pub const DATABASE_NAME: &str = "lifeline";
 
@@ -421,104 +422,21 @@ impl Journal {
     /// [`JournalError::Unavailable`] when IndexedDB is missing or a
     /// migration failed (the database is then left as it was).
     pub async fn open(name: &str) -> Result<Journal, JournalError> {
-        let request: IdbOpenDbRequest = factory()?
-            .open_with_u32(name, SCHEMA_VERSION)
-            .map_err(|e| JournalError::Unavailable(exception_message(&e)))?;
-
-        let blocked = Rc::new(Cell::new(false));
-        let migration_error: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
-
-        let (promise, resolve, reject) = promise();
-        let on_upgrade = {
-            let request = request.clone();
-            let migration_error = migration_error.clone();
-            Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(move |event: IdbVersionChangeEvent| {
-                let old = event.old_version() as u32;
-                let result = match (request.result(), request.transaction()) {
-                    (Ok(database), Some(transaction)) => {
-                        migrate(&database.unchecked_into(), &transaction, old).map_err(|e| {
-                            let _ = transaction.abort();
-                            exception_message(&e)
-                        })
-                    }
-                    _ => Err("no versionchange transaction".into()),
-                };
-                if let Err(detail) = result {
-                    *migration_error.borrow_mut() =
-                        Some(format!("migration from schema {old} failed: {detail}"));
-                }
-            })
+        let upgrade = |database: &IdbDatabase, transaction: &IdbTransaction, old: u32| {
+            migrate(database, transaction, old).map_err(|e| exception_message(&e))
         };
-        let on_success = {
-            let request = request.clone();
-            let blocked = blocked.clone();
-            Closure::<dyn FnMut(Event)>::new(move |_| {
-                let database = request.result().unwrap_or(JsValue::UNDEFINED);
-                if blocked.get() {
-                    // We already told the caller it was blocked; nobody holds
-                    // this late connection, so it must not block others.
-                    if let Some(db) = database.dyn_ref::<IdbDatabase>() {
-                        db.close();
-                    }
-                    return;
-                }
-                let _ = resolve.call1(&JsValue::UNDEFINED, &database);
-            })
-        };
-        let on_error = {
-            let request = request.clone();
-            let reject = reject.clone();
-            Closure::<dyn FnMut(Event)>::new(move |event: Event| {
-                event.prevent_default();
-                let error = request
-                    .error()
-                    .ok()
-                    .flatten()
-                    .map(JsValue::from)
-                    .unwrap_or_else(|| JsValue::from_str("UnknownError"));
-                let _ = reject.call1(&JsValue::UNDEFINED, &error);
-            })
-        };
-        let on_blocked = {
-            let blocked = blocked.clone();
-            Closure::<dyn FnMut(Event)>::new(move |_| {
-                blocked.set(true);
-                let _ = reject.call1(&JsValue::UNDEFINED, &JsValue::from_str("Blocked"));
-            })
-        };
-        request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-        request.set_onsuccess(Some(on_success.as_ref().unchecked_ref()));
-        request.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        request.set_onblocked(Some(on_blocked.as_ref().unchecked_ref()));
-
-        let outcome = JsFuture::from(promise).await;
-        if blocked.get() {
-            // The request may still complete later; its handlers must outlive
-            // this call so that the late connection gets closed.
-            on_upgrade.forget();
-            on_success.forget();
-            on_error.forget();
-            on_blocked.forget();
-            return Err(JournalError::Blocked);
+        match open_database(&factory()?, name, SCHEMA_VERSION, upgrade).await {
+            Ok(database) => Ok(Journal::from_database(database)),
+            Err(OpenError::Blocked) => Err(JournalError::Blocked),
+            Err(OpenError::Upgrade { old, detail }) => Err(JournalError::Unavailable(format!(
+                "migration from schema {old} failed: {detail}"
+            ))),
+            Err(OpenError::Failed(error)) => Err(match exception_name(&error).as_str() {
+                "VersionError" => JournalError::NewerSchema,
+                "QuotaExceededError" => JournalError::QuotaExceeded,
+                _ => JournalError::Unavailable(exception_message(&error)),
+            }),
         }
-        request.set_onupgradeneeded(None);
-        request.set_onsuccess(None);
-        request.set_onerror(None);
-        request.set_onblocked(None);
-        let database: IdbDatabase = match outcome {
-            Ok(database) => database.unchecked_into(),
-            Err(error) => {
-                if let Some(detail) = migration_error.borrow_mut().take() {
-                    return Err(JournalError::Unavailable(detail));
-                }
-                return Err(match exception_name(&error).as_str() {
-                    "VersionError" => JournalError::NewerSchema,
-                    "QuotaExceededError" => JournalError::QuotaExceeded,
-                    _ => JournalError::Unavailable(exception_message(&error)),
-                });
-            }
-        };
-        Ok(Journal::from_database(database))
     }
 
     fn from_database(database: IdbDatabase) -> Journal {

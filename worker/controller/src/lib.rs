@@ -9,6 +9,7 @@
 //! | [`journal`] | the IndexedDB schema, migrations, batched reads and writes |
 //! | [`config`] | profiles and encrypted credentials, in their own IndexedDB database |
 //! | [`export`] | evidence export (a tar of JSON Lines and artifacts) and read-only import |
+//! | `idb` | opening an IndexedDB database (upgrade, blocked, late connections), for both stores |
 //! | [`durability`] | the one place that opens transactions with a durability hint |
 //! | [`storage`] | `navigator.storage` estimate and persistence, as seen from a worker |
 //! | [`shell`] | leader and follower: effects out of the core, events into it |
@@ -17,6 +18,7 @@
 pub mod config;
 pub mod durability;
 pub mod export;
+mod idb;
 pub mod journal;
 pub mod provider;
 pub mod shell;
