@@ -947,7 +947,7 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
     .await;
     let loaded = journal.load().await.unwrap();
     assert_eq!(loaded.snapshot.as_ref().unwrap().position, older.position);
-    let note = loaded.snapshot_note.clone().unwrap();
+    let note = loaded.snapshot_note.clone().unwrap().to_string();
     assert!(note.contains("previous snapshot"), "{note}");
     assert_eq!(loaded.quarantined.len(), 1);
     assert_eq!(loaded.quarantined[0].store, store::SNAPSHOTS);
@@ -971,6 +971,7 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
     assert!(loaded
         .snapshot_note
         .unwrap()
+        .to_string()
         .contains("replayed from its first entry"));
     assert_eq!(loaded.quarantined.len(), 2);
     assert!(loaded.quarantined[1].reason.contains("99"));
