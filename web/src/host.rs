@@ -178,7 +178,8 @@ impl Ui {
             ..
         }) = &status
         {
-            return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[reason]));
+            let reason = i18n::phrase(i18n::locale(), reason);
+            return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[&reason]));
         }
         if !self.started.get() {
             return Connection::Connecting;
