@@ -536,6 +536,7 @@ impl Host {
             }
             ControllerToPage::Streaming { turn, text } => transcript::streaming(turn, text),
             ControllerToPage::Recovery { card } => {
+                let card = card.map(|c| *c);
                 if self.ui.recovery.with_untracked(|c| *c != card) {
                     self.ui.recovery.set(card);
                 }

@@ -729,7 +729,7 @@ pub fn num(locale: Locale, n: u64) -> String {
     let sep = if locale == Locale::De { '.' } else { ',' };
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(sep);
         }
         out.push(c);

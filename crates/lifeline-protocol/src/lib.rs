@@ -299,7 +299,7 @@ pub enum ControllerToPage {
     /// The recovery card for the session, or none when there is nothing to
     /// recover from. Built by the core; the page only renders it.
     Recovery {
-        card: Option<lifeline_core::recovery::Card>,
+        card: Option<Box<lifeline_core::recovery::Card>>,
     },
     /// Workspace-only access: the stopped session's files, read-only.
     Workspace {

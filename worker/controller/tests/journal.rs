@@ -948,7 +948,14 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
     let loaded = journal.load().await.unwrap();
     assert_eq!(loaded.snapshot.as_ref().unwrap().position, older.position);
     let note = loaded.snapshot_note.clone().unwrap();
-    assert!(note.contains("previous snapshot"), "{note}");
+    assert_eq!(
+        note,
+        lifeline_core::phrase::Phrase::SnapshotFallback {
+            bad: newer.position,
+            loaded: older.position,
+        }
+    );
+    assert!(note.to_string().contains("previous snapshot"), "{note}");
     assert_eq!(loaded.quarantined.len(), 1);
     assert_eq!(loaded.quarantined[0].store, store::SNAPSHOTS);
     assert_eq!(loaded.quarantined[0].position, Some(newer.position));
@@ -971,6 +978,7 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
     assert!(loaded
         .snapshot_note
         .unwrap()
+        .to_string()
         .contains("replayed from its first entry"));
     assert_eq!(loaded.quarantined.len(), 2);
     assert!(loaded.quarantined[1].reason.contains("99"));

@@ -120,7 +120,9 @@ impl Shell {
                 self.inspecting.get(),
             )
         };
-        let message = ControllerToPage::Recovery { card };
+        let message = ControllerToPage::Recovery {
+            card: card.map(Box::new),
+        };
         let text = lifeline_protocol::encode(&message);
         if *self.last_card.borrow() != text {
             post(&message);
