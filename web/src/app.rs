@@ -482,7 +482,9 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
                 tf(Msg::JournalOpen, &[&schema_version.to_string()])
             }
             Some(JournalStatus::Opening) => tr(Msg::JournalOpening).to_owned(),
-            Some(JournalStatus::Unavailable { reason }) => tf(Msg::Unavailable, &[reason]),
+            Some(JournalStatus::Unavailable { reason }) => {
+                tf(Msg::Unavailable, &[&i18n::phrase(i18n::locale(), reason)])
+            }
             None => tr(Msg::JournalNotOpen).to_owned(),
         })
     };

@@ -178,7 +178,8 @@ impl Ui {
             ..
         }) = &status
         {
-            return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[reason]));
+            let reason = i18n::phrase(i18n::locale(), reason);
+            return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[&reason]));
         }
         if !self.started.get() {
             return Connection::Connecting;
@@ -538,6 +539,7 @@ impl Host {
             }
             ControllerToPage::Streaming { turn, text } => transcript::streaming(turn, text),
             ControllerToPage::Recovery { card } => {
+                let card = card.map(|c| *c);
                 if self.ui.recovery.with_untracked(|c| *c != card) {
                     self.ui.recovery.set(card);
                 }

@@ -6,9 +6,15 @@
 //! accessible names of DESIGN.md are these English texts, exactly, and the
 //! end-to-end tests find things by them.
 //!
-//! Texts composed elsewhere (controller notices, the recovery card's summary
-//! and evidence, failure causes, browser error messages) arrive as they are
-//! and are not translated here; only their frames are.
+//! Texts composed by the core and the controller (the recovery card's
+//! summary, cause, details, rows' evidence and reasons; controller notices
+//! and prompt refusals) arrive as structured phrases
+//! (`lifeline_core::phrase::Phrase`: a message identity with typed
+//! arguments) and are worded here by [`phrase`], an exhaustive `match`: a
+//! new phrase without a text in every locale does not compile. Numbers and
+//! sizes are formatted per locale ([`num`], [`bytes`]). Free text from
+//! outside (a browser's or a provider's error message, a file name, a
+//! command line) stays an argument and is not translated.
 //!
 //! The locale lives in one page-wide signal: components read it through
 //! [`tr`] and [`text`] (tracked), so a switch re-renders the texts in place
@@ -660,6 +666,7 @@ pub fn fill(template: &str, args: &[&str]) -> String {
 }
 
 /// `msg` in `locale`, filled with `args`.
+#[inline(never)]
 pub fn tf_in(locale: Locale, msg: Msg, args: &[&str]) -> String {
     fill(t(locale, msg), args)
 }
@@ -763,7 +770,7 @@ pub fn num(locale: Locale, n: u64) -> String {
     let sep = if locale == Locale::De { '.' } else { ',' };
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(sep);
         }
         out.push(c);
@@ -776,9 +783,14 @@ pub fn num(locale: Locale, n: u64) -> String {
 /// (details, file names, command lines) is passed through untranslated.
 pub fn phrase(l: Locale, p: &Phrase) -> String {
     use Phrase as P;
-    let n = |v: u32| num(l, u64::from(v));
+    // Out of line, so each arm is a call or two (the UI's wasm budget).
+    #[inline(never)]
+    fn count(l: Locale, v: u32) -> String {
+        num(l, u64::from(v))
+    }
+    let n = |v: u32| count(l, v);
     let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
-    let s = |msg: Msg| t(l, msg).to_owned();
+    let s = |msg: Msg| owned(l, msg);
     match p {
         P::SummaryAgentFailed => s(Msg::PhSummaryAgentFailed),
         P::SummaryRuntimeLost => s(Msg::PhSummaryRuntimeLost),
@@ -926,7 +938,6 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::NoSessionToSend => s(Msg::PhNoSessionToSend),
         P::FollowingCannotSend => s(Msg::PhFollowingCannotSend),
         P::MessageEmpty => s(Msg::PhMessageEmpty),
-        P::Stopped { reason } => phrase(l, reason),
         P::RequestRejected { detail } => f(Msg::PhRequestRejected, &[detail]),
         P::NoWebLocks => s(Msg::PhNoWebLocks),
         P::NoRandomness { detail } => f(Msg::PhNoRandomness, &[detail]),
@@ -990,6 +1001,11 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         ),
         P::ImportFailed { file, detail } => f(Msg::PhImportFailed, &[file, detail]),
     }
+}
+
+#[inline(never)]
+fn owned(l: Locale, msg: Msg) -> String {
+    t(l, msg).to_owned()
 }
 
 /// A durable failure cause, in `l`.
@@ -1572,11 +1588,6 @@ mod tests {
             Phrase::NoSessionToSend,
             Phrase::FollowingCannotSend,
             Phrase::MessageEmpty,
-            Phrase::Stopped {
-                reason: Box::new(Phrase::Journal {
-                    fault: JournalFault::Superseded,
-                }),
-            },
             Phrase::RequestRejected { detail: s("x") },
             Phrase::NoWebLocks,
             Phrase::NoRandomness { detail: s("x") },
@@ -1846,45 +1857,44 @@ mod tests {
             P::NoSessionToSend => 84,
             P::FollowingCannotSend => 85,
             P::MessageEmpty => 86,
-            P::Stopped { .. } => 87,
-            P::RequestRejected { .. } => 88,
-            P::NoWebLocks => 89,
-            P::NoRandomness { .. } => 90,
-            P::LockFailed { .. } => 91,
-            P::SnapshotFallback { .. } => 92,
-            P::SnapshotsUnreadable { .. } => 93,
-            P::SnapshotNotSaved { .. } => 94,
-            P::RecordsQuarantined { .. } => 95,
-            P::QuarantineNotMoved { .. } => 96,
-            P::ReplayRefused { .. } => 97,
-            P::PersistConfirmFailed { .. } => 98,
-            P::RuntimeNotJson { .. } => 99,
-            P::RuntimeMessageRejected { .. } => 100,
-            P::FollowerUnreadable { .. } => 101,
-            P::NoBroadcastChannel => 102,
-            P::OtherBuild => 103,
-            P::BroadcastRejected { .. } => 104,
-            P::CatchUpFailed { .. } => 105,
-            P::FollowGap { .. } => 106,
-            P::EntryNotBelieved { .. } => 107,
-            P::PageNotJson => 108,
-            P::PageMessageRejected { .. } => 109,
-            P::PortMissing => 110,
-            P::ExportNoJournal => 111,
-            P::Exporting => 112,
-            P::ExportFailed { .. } => 113,
-            P::ExportNoSession => 114,
-            P::ExportHandOff { .. } => 115,
-            P::ExportedWithGaps { .. } => 116,
-            P::ImportTooLarge { .. } => 117,
-            P::UnaskedFile => 118,
-            P::ImportTruncated { .. } => 119,
-            P::ImportFailed { .. } => 120,
-            P::FolderGone { .. } => 121,
-            P::FoldersUnsupported => 122,
-            P::AnotherTabInControl => 123,
-            P::FolderNeedsPermissionToRead { .. } => 124,
-            P::EnvironmentWhileWorking => 125,
+            P::RequestRejected { .. } => 87,
+            P::NoWebLocks => 88,
+            P::NoRandomness { .. } => 89,
+            P::LockFailed { .. } => 90,
+            P::SnapshotFallback { .. } => 91,
+            P::SnapshotsUnreadable { .. } => 92,
+            P::SnapshotNotSaved { .. } => 93,
+            P::RecordsQuarantined { .. } => 94,
+            P::QuarantineNotMoved { .. } => 95,
+            P::ReplayRefused { .. } => 96,
+            P::PersistConfirmFailed { .. } => 97,
+            P::RuntimeNotJson { .. } => 98,
+            P::RuntimeMessageRejected { .. } => 99,
+            P::FollowerUnreadable { .. } => 100,
+            P::NoBroadcastChannel => 101,
+            P::OtherBuild => 102,
+            P::BroadcastRejected { .. } => 103,
+            P::CatchUpFailed { .. } => 104,
+            P::FollowGap { .. } => 105,
+            P::EntryNotBelieved { .. } => 106,
+            P::PageNotJson => 107,
+            P::PageMessageRejected { .. } => 108,
+            P::PortMissing => 109,
+            P::ExportNoJournal => 110,
+            P::Exporting => 111,
+            P::ExportFailed { .. } => 112,
+            P::ExportNoSession => 113,
+            P::ExportHandOff { .. } => 114,
+            P::ExportedWithGaps { .. } => 115,
+            P::ImportTooLarge { .. } => 116,
+            P::UnaskedFile => 117,
+            P::ImportTruncated { .. } => 118,
+            P::ImportFailed { .. } => 119,
+            P::FolderGone { .. } => 120,
+            P::FoldersUnsupported => 121,
+            P::AnotherTabInControl => 122,
+            P::FolderNeedsPermissionToRead { .. } => 123,
+            P::EnvironmentWhileWorking => 124,
         }
     }
 
@@ -1973,6 +1983,29 @@ mod tests {
             }
             assert_ne!(phrase(Locale::De, &p), page, "{p:?} is not translated");
         }
+    }
+
+    #[test]
+    fn every_phrase_crosses_the_protocol_unchanged() {
+        use lifeline_protocol::{decode, encode, ControllerToPage, Level};
+        for p in every_phrase() {
+            let message = ControllerToPage::Notice {
+                key: "k".into(),
+                level: Level::Info,
+                message: Some(p.clone()),
+            };
+            let text = encode(&message);
+            assert_eq!(
+                decode::<ControllerToPage>(&text).unwrap(),
+                message,
+                "{text}"
+            );
+        }
+        // A malformed phrase is a decode error, not a panic.
+        let bad = r#"{"notice":{"key":"k","level":"info","message":[9999,[],[],[]]}}"#;
+        assert!(decode::<ControllerToPage>(bad).is_err());
+        let short = r#"{"notice":{"key":"k","level":"info","message":[26,[],[3],[]]}}"#;
+        assert!(decode::<ControllerToPage>(short).is_err());
     }
 
     #[test]

@@ -32,8 +32,7 @@ pub struct Plan {
 }
 
 /// Why a prompt cannot be planned.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanError {
     Empty,
     TooManyCommands { count: usize },

@@ -16,15 +16,18 @@ use core::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::PlanError;
-use crate::id::{ErrorStamp, ExecutionId, ProviderRequestId, TurnId};
+use crate::environment::FolderAccess;
+use crate::id::{
+    CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
+};
 use crate::outcome::Outcome;
+use crate::profile::{CredentialFailure, ProfileBlock};
 use crate::recovery::Action;
-use crate::session::{FailureCause, Refusal};
+use crate::session::{FailureCause, LaunchFailure, LoadError, Refusal};
 
 /// What the journal could not do, as the controller's `JournalError` says
 /// it, with its free-text details as arguments.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JournalFault {
     Unavailable {
         detail: String,
@@ -54,7 +57,7 @@ pub enum JournalFault {
 
 /// A text for a person, before it has words.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "Wire", try_from = "Wire")]
 pub enum Phrase {
     // ---- the recovery card: summaries ----
     SummaryAgentFailed,
@@ -256,9 +259,6 @@ pub enum Phrase {
     NoSessionToSend,
     FollowingCannotSend,
     MessageEmpty,
-    Stopped {
-        reason: Box<Phrase>,
-    },
     RequestRejected {
         detail: String,
     },
@@ -615,7 +615,6 @@ impl fmt::Display for Phrase {
                 "this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over",
             ),
             P::MessageEmpty => f.write_str("the message is empty"),
-            P::Stopped { reason } => reason.fmt(f),
             P::RequestRejected { detail } => write!(f, "the request was refused: {detail}"),
             P::NoWebLocks => f.write_str(
                 "this browser has no Web Locks; two tabs could not be kept from writing the journal at once",
@@ -723,6 +722,440 @@ impl fmt::Display for Phrase {
             ),
             P::ImportFailed { file, detail } => write!(f, "Import of {file} failed: {detail}"),
         }
+    }
+}
+
+// ---- the wire form ----
+//
+// A phrase crosses the protocol as a compact array `[kind, [texts],
+// [numbers], [phrases]]` rather than serde's derived enum form: the page
+// decodes one small struct instead of a visitor per variant (the derived
+// form, buffered inside the protocol's internally tagged messages, cost
+// the UI's wasm budget tens of KB). The variant list below is the one
+// place that gives each phrase its kind number; `encode`'s `match` is
+// exhaustive, so a new phrase must be listed to compile.
+
+/// The serialized form of a [`Phrase`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wire(u16, Vec<String>, Vec<u64>, Vec<Wire>);
+
+/// A wire phrase that does not decode (an unknown kind, a missing or
+/// malformed argument).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireError;
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("malformed phrase")
+    }
+}
+
+struct Reader {
+    s: std::vec::IntoIter<String>,
+    n: std::vec::IntoIter<u64>,
+    p: std::vec::IntoIter<Wire>,
+}
+
+// Out of line: one call per argument keeps `decode` small in the UI's wasm.
+impl Reader {
+    #[inline(never)]
+    fn s(&mut self) -> Result<String, WireError> {
+        self.s.next().ok_or(WireError)
+    }
+    #[inline(never)]
+    fn n(&mut self) -> Result<u64, WireError> {
+        self.n.next().ok_or(WireError)
+    }
+    #[inline(never)]
+    fn n32(&mut self) -> Result<u32, WireError> {
+        u32::try_from(self.n()?).map_err(|_| WireError)
+    }
+    fn p(&mut self) -> Result<Wire, WireError> {
+        self.p.next().ok_or(WireError)
+    }
+}
+
+/// One argument of a phrase on the wire.
+trait Arg: Sized {
+    fn put(&self, w: &mut Wire);
+    fn take(r: &mut Reader) -> Result<Self, WireError>;
+}
+
+impl Arg for String {
+    fn put(&self, w: &mut Wire) {
+        w.1.push(self.clone());
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        r.s()
+    }
+}
+
+impl Arg for u64 {
+    fn put(&self, w: &mut Wire) {
+        w.2.push(*self);
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        r.n()
+    }
+}
+
+impl Arg for u32 {
+    fn put(&self, w: &mut Wire) {
+        w.2.push(u64::from(*self));
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        r.n32()
+    }
+}
+
+impl Arg for usize {
+    fn put(&self, w: &mut Wire) {
+        w.2.push(*self as u64);
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        usize::try_from(r.n()?).map_err(|_| WireError)
+    }
+}
+
+impl Arg for bool {
+    fn put(&self, w: &mut Wire) {
+        w.2.push(u64::from(*self));
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        Ok(r.n()? != 0)
+    }
+}
+
+impl Arg for Option<bool> {
+    fn put(&self, w: &mut Wire) {
+        w.2.push(match self {
+            None => 0,
+            Some(false) => 1,
+            Some(true) => 2,
+        });
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        match r.n()? {
+            0 => Ok(None),
+            1 => Ok(Some(false)),
+            2 => Ok(Some(true)),
+            _ => Err(WireError),
+        }
+    }
+}
+
+impl Arg for Box<Phrase> {
+    fn put(&self, w: &mut Wire) {
+        w.3.push(encode(self));
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        decode(r.p()?).map(Box::new)
+    }
+}
+
+impl Arg for Outcome {
+    fn put(&self, w: &mut Wire) {
+        let i = Outcome::ALL.iter().position(|o| o == self).unwrap_or(0);
+        w.2.push(i as u64);
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        let i = usize::take(r)?;
+        Outcome::ALL.get(i).copied().ok_or(WireError)
+    }
+}
+
+impl Arg for Action {
+    fn put(&self, w: &mut Wire) {
+        let i = Action::ALL.iter().position(|a| a == self).unwrap_or(0);
+        w.2.push(i as u64);
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        let i = usize::take(r)?;
+        Action::ALL.get(i).copied().ok_or(WireError)
+    }
+}
+
+macro_rules! id_arg {
+    ($($t:ty),*) => {$(
+        impl Arg for $t {
+            fn put(&self, w: &mut Wire) {
+                w.1.push(self.to_string());
+            }
+            fn take(r: &mut Reader) -> Result<Self, WireError> {
+                r.s()?.parse().map_err(|_| WireError)
+            }
+        }
+    )*};
+}
+id_arg!(
+    ErrorStamp,
+    ExecutionId,
+    ProviderRequestId,
+    TurnId,
+    CredentialId,
+    StartupAttemptId
+);
+
+/// A nested enum on the wire: a kind number, then its arguments.
+macro_rules! nested {
+    ($t:ident { $($k:literal => $v:ident $({ $($f:ident),* })?,)* }) => {
+        impl Arg for $t {
+            fn put(&self, w: &mut Wire) {
+                match self {
+                    $($t::$v $({ $($f),* })? => {
+                        w.2.push($k);
+                        $($( $f.put(w); )*)?
+                    })*
+                }
+            }
+            fn take(r: &mut Reader) -> Result<Self, WireError> {
+                Ok(match r.n()? {
+                    $($k => $t::$v $({ $($f: Arg::take(r)?),* })?,)*
+                    _ => return Err(WireError),
+                })
+            }
+        }
+    };
+}
+
+nested!(ProfileBlock {
+    0 => Unreadable { detail },
+    1 => OtherOwner { owner },
+});
+nested!(CredentialFailure {
+    0 => Missing,
+    1 => Unreadable { detail },
+});
+nested!(FolderAccess {
+    0 => Granted,
+    1 => NeedsPermission,
+    2 => Gone,
+    3 => Unsupported,
+});
+nested!(LaunchFailure {
+    0 => WorkspaceMissing,
+    1 => Failed { detail },
+    2 => Folder { name, access },
+});
+nested!(LoadError {
+    0 => Unsupported,
+    1 => CapabilityAbsent,
+    2 => UnknownSession,
+    3 => Timeout,
+    4 => Cancelled,
+    5 => Auth,
+    6 => Transport { detail },
+    7 => Unclassified { detail },
+});
+nested!(FailureCause {
+    0 => ProfileBlocked { block },
+    1 => ProfileDeleted,
+    2 => Credential { credential, failure },
+    3 => Launch { failure },
+    4 => Load { error },
+    5 => CleanupFailed { detail },
+    6 => AgentFailed { detail },
+    7 => RuntimeLost { detail },
+});
+nested!(Refusal {
+    0 => UnknownSession,
+    1 => Archived,
+    2 => Busy { attempt },
+    3 => CancellationPending { attempt },
+    4 => NothingToResume,
+    5 => QueueFull,
+    6 => AlreadyRunning,
+    7 => TurnRunning,
+});
+nested!(JournalFault {
+    0 => Unavailable { detail },
+    1 => NewerSchema { schema },
+    2 => Blocked,
+    3 => Operation { detail },
+    4 => QuotaExceeded,
+    5 => Superseded,
+    6 => VersionChange,
+    7 => Corrupt { detail },
+    8 => Invalid { detail },
+    9 => Closed,
+    10 => NotRecovered { detail },
+});
+nested!(PlanError {
+    0 => Empty,
+    1 => TooManyCommands { count },
+    2 => CommandTooLong { line },
+    3 => PromptTooLong { bytes },
+});
+
+macro_rules! phrase_wire {
+    ($($k:literal => $v:ident $({ $($f:ident),* })?,)*) => {
+        /// A phrase in its wire form.
+        pub fn encode(p: &Phrase) -> Wire {
+            match p {
+                $(Phrase::$v $({ $($f),* })? => {
+                    #[allow(unused_mut)]
+                    let mut w = Wire($k, Vec::new(), Vec::new(), Vec::new());
+                    $($( $f.put(&mut w); )*)?
+                    w
+                })*
+            }
+        }
+
+        /// A phrase from its wire form.
+        pub fn decode(w: Wire) -> Result<Phrase, WireError> {
+            let Wire(kind, s, n, p) = w;
+            let r = &mut Reader {
+                s: s.into_iter(),
+                n: n.into_iter(),
+                p: p.into_iter(),
+            };
+            let _ = &r;
+            Ok(match kind {
+                $($k => Phrase::$v $({ $($f: Arg::take(r)?),* })?,)*
+                _ => return Err(WireError),
+            })
+        }
+    };
+}
+
+phrase_wire! {
+    0 => SummaryAgentFailed,
+    1 => SummaryRuntimeLost,
+    2 => SummaryCleanupFailed,
+    3 => SummaryCredential,
+    4 => SummaryProfile,
+    5 => SummaryRecoveryFailed,
+    6 => SummaryUnknownFailure,
+    7 => SummaryDetached,
+    8 => SummaryCancelled,
+    9 => SummaryArchived,
+    10 => SummaryUncertain,
+    11 => SummaryInterruptedEarlier,
+    12 => SummaryRecovery,
+    13 => BusyStarting,
+    14 => BusyCancelling,
+    15 => WaitOrStop { starting },
+    16 => SessionArchived,
+    17 => NeverRan,
+    18 => SessionRunning,
+    19 => WorkspaceGoneStartFresh,
+    20 => NoHistory,
+    21 => AgentWorking,
+    22 => AgentRunningLive,
+    23 => NoWorkspaceFolder,
+    24 => AgentWorkingStopFirst,
+    25 => NoMessagesYet,
+    26 => TurnsRepliesLost { turns, lost },
+    27 => TurnsSomeUnreadable { turns },
+    28 => TurnsRecorded { turns },
+    29 => WorkspaceThere,
+    30 => WorkspaceThereEntries { entries },
+    31 => WorkspaceGone,
+    32 => NoWorkspaceYet,
+    33 => NotChecked,
+    34 => NoStoredKey,
+    35 => KeysPresent { total },
+    36 => KeysMissing { missing, total },
+    37 => NoRuntimeRan,
+    38 => RuntimeAttached,
+    39 => CommandMayHaveStarted,
+    40 => RuntimeStopped,
+    41 => TabAttached,
+    42 => TabNotAttached,
+    43 => OutputEvicted { commands },
+    44 => RecordsSetAside { records },
+    45 => OutputNeverRecorded { commands },
+    46 => Storage { persisted, used, quota },
+    47 => ErrorStampIs { stamp },
+    48 => ExecutionIs { execution },
+    49 => UncertainCommand { line, outcome, verdict, reissued },
+    50 => ReplyLost { request, turn },
+    51 => StorageDetail { storage },
+    52 => EarlierFailure { cause, stamp },
+    53 => Cause { cause },
+    54 => Refused { refusal },
+    55 => Journal { fault },
+    56 => ActionNotPossible { action, reason },
+    57 => NothingToRecover,
+    58 => WorkspaceCannotOpen,
+    59 => WorkspaceUnreadable { detail },
+    60 => NotUncertain,
+    61 => ReissueNeedsRunning,
+    62 => ReissueAgentWorking,
+    63 => ProfilesCannotOpen { detail },
+    64 => NoProfileMade { detail },
+    65 => MessageWaits { waiting },
+    66 => ResumedWithoutProfile,
+    67 => WorkspaceNotDeleted { detail },
+    68 => EarlierLaunchAnswered { runtime, generation },
+    69 => EarlierLaunchRetired { runtime, generation },
+    70 => ProfilesUnreadable { detail },
+    71 => ProfilesNotOpen,
+    72 => ProfileSaved { name },
+    73 => ProfileNotSaved { detail },
+    74 => ProfileDeletedMeanwhile,
+    75 => ProfileNotDeleted { detail },
+    76 => NoIdMade,
+    77 => KeyNotStored { detail },
+    78 => NoKeyForCommands,
+    79 => ProfileInvalid { detail },
+    80 => MessageTooLong { bytes, limit },
+    81 => JournalDegraded { detail },
+    82 => Plan { error },
+    83 => SessionStoppedResend,
+    84 => NoSessionToSend,
+    85 => FollowingCannotSend,
+    86 => MessageEmpty,
+    88 => RequestRejected { detail },
+    89 => NoWebLocks,
+    90 => NoRandomness { detail },
+    91 => LockFailed { detail },
+    92 => SnapshotFallback { bad, loaded },
+    93 => SnapshotsUnreadable { count, newest },
+    94 => SnapshotNotSaved { detail },
+    95 => RecordsQuarantined { count, detail },
+    96 => QuarantineNotMoved { detail },
+    97 => ReplayRefused { count, detail },
+    98 => PersistConfirmFailed { detail },
+    99 => RuntimeNotJson { runtime },
+    100 => RuntimeMessageRejected { runtime, detail },
+    101 => FollowerUnreadable { count },
+    102 => NoBroadcastChannel,
+    103 => OtherBuild,
+    104 => BroadcastRejected { detail },
+    105 => CatchUpFailed { detail },
+    106 => FollowGap { from, to },
+    107 => EntryNotBelieved { detail },
+    108 => PageNotJson,
+    109 => PageMessageRejected { detail },
+    110 => PortMissing,
+    111 => ExportNoJournal,
+    112 => Exporting,
+    113 => ExportFailed { detail },
+    114 => ExportNoSession,
+    115 => ExportHandOff { detail },
+    116 => ExportedWithGaps { unreadable, missing },
+    117 => ImportTooLarge { file, bytes, limit },
+    118 => UnaskedFile,
+    119 => ImportTruncated { file, got, expected },
+    120 => ImportFailed { file, detail },
+    121 => FolderGone { name },
+    122 => FoldersUnsupported,
+    123 => AnotherTabInControl,
+    124 => FolderNeedsPermissionToRead { name },
+    125 => EnvironmentWhileWorking,
+}
+
+impl From<Phrase> for Wire {
+    fn from(p: Phrase) -> Wire {
+        encode(&p)
+    }
+}
+
+impl TryFrom<Wire> for Phrase {
+    type Error = WireError;
+    fn try_from(w: Wire) -> Result<Phrase, WireError> {
+        decode(w)
     }
 }
 

@@ -533,8 +533,7 @@ pub enum Handled {
 }
 
 /// Why a request was refused.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Refusal {
     UnknownSession,
     Archived,

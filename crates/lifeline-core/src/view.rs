@@ -25,8 +25,10 @@ pub enum Stream {
     Stderr,
 }
 
+// Externally tagged: the page decodes it without serde's buffered content
+// tree (the UI's wasm budget). It is never stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "delta", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum ViewDelta {
     Session {
         session: SessionId,

@@ -18,7 +18,7 @@ use std::fmt;
 
 /// Bumped whenever a message changes shape; peers with another version refuse
 /// each other rather than misreading fields.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Upper bound on an encoded message. Output streams are chunked well below
 /// this, so anything larger is a bug or hostile input, not data to parse.
@@ -229,8 +229,13 @@ pub struct SessionStatus {
 }
 
 /// Controller → page.
+///
+/// Externally tagged (`{"notice": {…}}`), unlike the other messages: the
+/// page decodes it without buffering each message into serde's generic
+/// content tree first, which kept the UI's wasm within its budget once
+/// the phrases arrived.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ControllerToPage {
     /// The controller's module has loaded and its message handler is
     /// installed; messages sent earlier could have been lost.
@@ -307,7 +312,7 @@ pub enum ControllerToPage {
     /// The recovery card for the session, or none when there is nothing to
     /// recover from. Built by the core; the page only renders it.
     Recovery {
-        card: Option<lifeline_core::recovery::Card>,
+        card: Option<Box<lifeline_core::recovery::Card>>,
     },
     /// After a controller restart, once known: how many commands were
     /// running and how many of them continued in their runtime. The page
@@ -400,9 +405,9 @@ pub enum PageToRuntime {
     Environment { env: Vec<(String, SecretText)> },
 }
 
-/// Runtime → page.
+/// Runtime → page. Externally tagged like [`ControllerToPage`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum RuntimeToPage {
     Ready { protocol: u32 },
     Error { message: String },
@@ -421,11 +426,16 @@ pub enum Broadcast {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum JournalStatus {
     Opening,
-    Open { schema_version: u32 },
-    Unavailable { reason: String },
+    Open {
+        schema_version: u32,
+    },
+    /// Why, as a phrase the page words.
+    Unavailable {
+        reason: lifeline_core::phrase::Phrase,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,14 +15,14 @@ use std::{
 const LAYERS: [&str; 3] = ["native", "wasm", "e2e"];
 
 /// Host crates; the browser shells are tested in the wasm layer instead.
+/// The UI's unit tests (locale catalogs, phrase wording, profile form) need
+/// no browser and run here too.
 const NATIVE_PACKAGES: [&str; 7] = [
     "lifeline-core",
     "lifeline-protocol",
     "lifeline-provider",
     "lifeline-shell",
     "lifeline-tests",
-    // The page's catalogs and how it words phrases are plain Rust: tested
-    // natively, not in a browser.
     "lifeline-web",
     "xtask",
 ];

@@ -266,7 +266,7 @@ impl Shell {
             }
             Err(e) => {
                 *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
-                    reason: e.to_string(),
+                    reason: journal_fault(&e),
                 };
                 notice("journal", Level::Error, journal_fault(&e));
                 self.publish_status();
@@ -313,7 +313,7 @@ impl Shell {
             j.close();
         }
         *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
-            reason: reason.to_string(),
+            reason: reason.clone(),
         };
         notice("journal", Level::Error, reason);
         self.publish_status();

@@ -947,8 +947,15 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
     .await;
     let loaded = journal.load().await.unwrap();
     assert_eq!(loaded.snapshot.as_ref().unwrap().position, older.position);
-    let note = loaded.snapshot_note.clone().unwrap().to_string();
-    assert!(note.contains("previous snapshot"), "{note}");
+    let note = loaded.snapshot_note.clone().unwrap();
+    assert_eq!(
+        note,
+        lifeline_core::phrase::Phrase::SnapshotFallback {
+            bad: newer.position,
+            loaded: older.position,
+        }
+    );
+    assert!(note.to_string().contains("previous snapshot"), "{note}");
     assert_eq!(loaded.quarantined.len(), 1);
     assert_eq!(loaded.quarantined[0].store, store::SNAPSHOTS);
     assert_eq!(loaded.quarantined[0].position, Some(newer.position));

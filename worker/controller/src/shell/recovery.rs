@@ -203,7 +203,9 @@ impl Shell {
             *self.card_inputs.borrow_mut() = Some(inputs);
             card
         };
-        let message = ControllerToPage::Recovery { card };
+        let message = ControllerToPage::Recovery {
+            card: card.map(Box::new),
+        };
         let text = lifeline_protocol::encode(&message);
         if *self.last_card.borrow() != text {
             post(&message);
