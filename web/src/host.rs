@@ -499,9 +499,9 @@ impl Host {
                 if self
                     .ui
                     .status
-                    .with_untracked(|s| s.as_ref() != Some(&status))
+                    .with_untracked(|s| s.as_ref() != Some(&*status))
                 {
-                    self.ui.status.set(Some(status));
+                    self.ui.status.set(Some(*status));
                 }
             }
             ControllerToPage::SpawnRuntime {

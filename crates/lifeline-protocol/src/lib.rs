@@ -246,7 +246,7 @@ pub enum ControllerToPage {
     Heartbeat {
         beat: u64,
     },
-    Status(Status),
+    Status(Box<Status>),
     /// Start a runtime worker with this identity; then hand it a port.
     SpawnRuntime {
         identity: RuntimeIdentity,

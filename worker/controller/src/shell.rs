@@ -1158,7 +1158,7 @@ impl Shell {
             lifecycle: self.lifecycle_status().0,
             position,
         };
-        let message = ControllerToPage::Status(status);
+        let message = ControllerToPage::Status(Box::new(status));
         let text = encode(&message);
         if *self.last_status.borrow() != text {
             let _ = scope().post_message(&JsValue::from_str(&text));
