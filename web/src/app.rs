@@ -301,7 +301,12 @@ fn RequestBlock(request: RequestView) -> impl IntoView {
                     .get()
                     .map(|f| {
                         view! {
-                            <p class="evidence">{format!("{}: {} {}", f.label, f.message, f.advice)}</p>
+                            <p class="evidence">
+                                {move || {
+                                    let (label, advice) = i18n::provider_failure(f.class);
+                                    format!("{}: {} {}", tr(label), f.message, tr(advice))
+                                }}
+                            </p>
                         }
                     })
             }}

@@ -23,6 +23,7 @@
 use leptos::prelude::*;
 use lifeline_core::agent::PlanError;
 use lifeline_core::environment::FolderAccess;
+use lifeline_core::journal::ProviderFailureClass;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{CredentialFailure, ProfileBlock};
 use lifeline_core::recovery::{Action, Dimension, Verdict};
@@ -438,6 +439,36 @@ catalog! {
         "der Browser braucht deine Erlaubnis, um den Ordner „{0}“ zu lesen; drücke erneut auf Arbeitsbereich ansehen und erlaube es";
     PhEnvironmentWhileWorking => "the agent is working on a message; choose the environment when it is done, or press Stop",
         "der Agent arbeitet an einer Nachricht; wähle die Umgebung, wenn er fertig ist, oder drücke Stopp";
+    // A provider failure in the transcript: the class's label and advice.
+    ProviderAuth => "authentication failed", "Anmeldung fehlgeschlagen";
+    ProviderRateLimit => "rate limited", "Anfragelimit erreicht";
+    ProviderContextLength => "conversation too long", "Unterhaltung zu lang";
+    ProviderTransport => "provider unreachable", "Anbieter nicht erreichbar";
+    ProviderServer => "provider error", "Fehler beim Anbieter";
+    ProviderInvalidRequest => "request refused", "Anfrage abgelehnt";
+    ProviderNotFound => "model or endpoint not found", "Modell oder Endpunkt nicht gefunden";
+    ProviderCut => "reply cut off", "Antwort abgebrochen";
+    ProviderMalformed => "reply not understood", "Antwort nicht verstanden";
+    ProviderCancelled => "cancelled", "abgebrochen";
+    AdviceAuth => "Check the API key in the environment's credentials, then send the message again.",
+        "Prüfe den API-Schlüssel in den Zugangsdaten der Umgebung und sende die Nachricht dann erneut.";
+    AdviceRateLimit => "Wait a minute (or raise the provider account's limits), then send the message again.",
+        "Warte eine Minute (oder erhöhe die Limits des Anbieterkontos) und sende die Nachricht dann erneut.";
+    AdviceContextLength => "Start a new session, or choose a model with a larger context window, and send a shorter message.",
+        "Beginne eine neue Sitzung oder wähle ein Modell mit größerem Kontextfenster und sende eine kürzere Nachricht.";
+    AdviceTransport => "Check the network and the environment's base URL (a local server must allow this page's origin), then send the message again.",
+        "Prüfe das Netzwerk und die Basis-URL der Umgebung (ein lokaler Server muss den Ursprung dieser Seite erlauben) und sende die Nachricht dann erneut.";
+    AdviceServer => "The provider had a problem on its side; try again in a little while.",
+        "Der Anbieter hatte ein Problem auf seiner Seite; versuche es in einer Weile erneut.";
+    AdviceInvalidRequest => "The provider refused the request as sent; check the environment's model and settings, or start a new session.",
+        "Der Anbieter hat die Anfrage so nicht angenommen; prüfe Modell und Einstellungen der Umgebung oder beginne eine neue Sitzung.";
+    AdviceNotFound => "Check the model name and base URL in the environment.",
+        "Prüfe den Modellnamen und die Basis-URL in der Umgebung.";
+    AdviceCut => "The connection dropped mid-reply; nothing was resent. Send the message again to ask anew.",
+        "Die Verbindung brach mitten in der Antwort ab; nichts wurde erneut gesendet. Sende die Nachricht erneut, um neu zu fragen.";
+    AdviceMalformed => "The provider sent something this app cannot read; check that the base URL points at a compatible API.",
+        "Der Anbieter hat etwas gesendet, das diese App nicht lesen kann; prüfe, ob die Basis-URL auf eine kompatible API zeigt.";
+    AdviceCancelled => "Send a new message when you are ready.", "Sende eine neue Nachricht, wenn du so weit bist.";
     PhFolderNeedsPermissionLaunch => "the browser needs your permission again to use the folder “{0}”; press Resume and allow it",
         "der Browser braucht erneut deine Erlaubnis, um den Ordner „{0}“ zu verwenden; drücke Fortsetzen und erlaube es";
     PhFolderGoneLaunch => "the folder “{0}” is no longer available in this browser (moved, deleted or forgotten); Start fresh, or choose it again under Environment",
@@ -713,6 +744,24 @@ pub fn turn_status(s: TurnStatus) -> Msg {
         TurnStatus::Failed => Msg::TurnFailed,
         TurnStatus::Interrupted => Msg::TurnInterrupted,
         TurnStatus::Cancelled => Msg::TurnCancelled,
+    }
+}
+
+/// A provider failure's label and advice, from its class (the core's
+/// English `label()` and `advice()` are the same texts).
+pub fn provider_failure(class: ProviderFailureClass) -> (Msg, Msg) {
+    use ProviderFailureClass as C;
+    match class {
+        C::Auth => (Msg::ProviderAuth, Msg::AdviceAuth),
+        C::RateLimit => (Msg::ProviderRateLimit, Msg::AdviceRateLimit),
+        C::ContextLength => (Msg::ProviderContextLength, Msg::AdviceContextLength),
+        C::Transport => (Msg::ProviderTransport, Msg::AdviceTransport),
+        C::Server => (Msg::ProviderServer, Msg::AdviceServer),
+        C::InvalidRequest => (Msg::ProviderInvalidRequest, Msg::AdviceInvalidRequest),
+        C::NotFound => (Msg::ProviderNotFound, Msg::AdviceNotFound),
+        C::Cut => (Msg::ProviderCut, Msg::AdviceCut),
+        C::Malformed => (Msg::ProviderMalformed, Msg::AdviceMalformed),
+        C::Cancelled => (Msg::ProviderCancelled, Msg::AdviceCancelled),
     }
 }
 
@@ -1895,6 +1944,28 @@ mod tests {
             P::AnotherTabInControl => 122,
             P::FolderNeedsPermissionToRead { .. } => 123,
             P::EnvironmentWhileWorking => 124,
+        }
+    }
+
+    #[test]
+    fn provider_failures_read_as_the_core_says_them_in_english_and_differ_in_german() {
+        use ProviderFailureClass as C;
+        for class in [
+            C::Auth,
+            C::RateLimit,
+            C::ContextLength,
+            C::Transport,
+            C::Server,
+            C::InvalidRequest,
+            C::NotFound,
+            C::Cut,
+            C::Malformed,
+            C::Cancelled,
+        ] {
+            let (label, advice) = provider_failure(class);
+            assert_eq!(t(Locale::En, label), class.label());
+            assert_eq!(t(Locale::En, advice), class.advice());
+            assert_ne!(t(Locale::De, advice), class.advice(), "{class:?}");
         }
     }
 
