@@ -59,7 +59,7 @@ pub(super) struct Live {
     pub abort: AbortController,
 }
 
-fn mint<T>(make: fn(u128) -> Result<T, lifeline_core::IdError>) -> Option<T> {
+pub(super) fn mint<T>(make: fn(u128) -> Result<T, lifeline_core::IdError>) -> Option<T> {
     random_u128().ok().and_then(|raw| make(raw).ok())
 }
 
@@ -141,24 +141,9 @@ impl Shell {
                 sessions.create(s, w, Environment::Worker, default.id);
             }
             _ => {
-                let (Some(session), Some(workspace)) =
-                    (mint(SessionId::from_u128), mint(WorkspaceId::from_u128))
-                else {
+                let Some((session, workspace)) = self.open_session() else {
                     return;
                 };
-                let opened = {
-                    let mut guard = self.core.borrow_mut();
-                    let Some(core) = guard.as_mut() else { return };
-                    self.ask(core, |request| ClientRequest::OpenSession {
-                        request,
-                        session,
-                        workspace,
-                        title: "Session".into(),
-                    })
-                };
-                if !opened {
-                    return;
-                }
                 self.session.set(Some(session));
                 sessions.create(session, workspace, Environment::Worker, default.id);
             }
@@ -194,6 +179,21 @@ impl Shell {
             self.prompt(turn, text);
         }
         self.publish_profiles().await;
+    }
+
+    /// Opens a new session on a new workspace in the journal, under fresh
+    /// identities; `None` if either could not be minted or the core refused.
+    pub(super) fn open_session(self: &Rc<Self>) -> Option<(SessionId, WorkspaceId)> {
+        let (session, workspace) = (mint(SessionId::from_u128)?, mint(WorkspaceId::from_u128)?);
+        let mut guard = self.core.borrow_mut();
+        let core = guard.as_mut()?;
+        self.ask(core, |request| ClientRequest::OpenSession {
+            request,
+            session,
+            workspace,
+            title: "Session".into(),
+        })
+        .then_some((session, workspace))
     }
 
     // ----- the page's requests ---------------------------------------------

@@ -18,6 +18,7 @@ use lifeline_protocol::{ControllerToPage, Level, Role, WorkspaceListing};
 use lifeline_shell::{EntryKind, FsError, Host, WorkspacePath};
 use wasm_bindgen_futures::spawn_local;
 
+use super::lifecycle::mint;
 use super::{notice, post, Shell, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS};
 use crate::web::{now, random_u128};
 use lifeline_core::phrase::Phrase;
@@ -44,10 +45,6 @@ fn profile_of(sessions: &Sessions, session: SessionId) -> Option<lifeline_core::
         .binding(session)
         .and_then(|b| b.profile.as_ref().map(|p| p.id))
         .or_else(|| sessions.selected_profile(session))
-}
-
-fn mint<T>(make: fn(u128) -> Result<T, lifeline_core::IdError>) -> Option<T> {
-    random_u128().ok().and_then(|raw| make(raw).ok())
 }
 
 impl Shell {
@@ -352,24 +349,9 @@ impl Shell {
     }
 
     fn start_fresh_in(self: &Rc<Self>, old: SessionId, environment: Option<Environment>) {
-        let (Some(session), Some(workspace)) =
-            (mint(SessionId::from_u128), mint(WorkspaceId::from_u128))
-        else {
+        let Some((session, workspace)) = self.open_session() else {
             return;
         };
-        let opened = {
-            let mut guard = self.core.borrow_mut();
-            let Some(core) = guard.as_mut() else { return };
-            self.ask(core, |request| ClientRequest::OpenSession {
-                request,
-                session,
-                workspace,
-                title: "Session".into(),
-            })
-        };
-        if !opened {
-            return;
-        }
         let result = self
             .sessions
             .borrow_mut()
@@ -476,15 +458,9 @@ impl Shell {
     }
 
     pub fn command_verdict(self: &Rc<Self>, command: CommandId, done: bool) {
-        if self.role.get() == Role::Follower {
-            return notice("recovery", Level::Info, recovery::FOLLOWING);
-        }
-        let Some(session) = self.session.get() else {
+        let Some(session) = self.uncertain_in_session(command) else {
             return;
         };
-        if !self.is_uncertain(session, command) {
-            return notice("recovery", Level::Warning, Phrase::NotUncertain);
-        }
         let result = self
             .sessions
             .borrow_mut()
@@ -494,6 +470,22 @@ impl Shell {
             notice("recovery", Level::Warning, Phrase::Refused { refusal: r });
         }
         self.pump();
+    }
+
+    /// The session whose uncertain `command` a verdict or re-issue may act
+    /// on: only the leader acts, and only on a command of its session that
+    /// is uncertain. Says why not otherwise.
+    fn uncertain_in_session(&self, command: CommandId) -> Option<SessionId> {
+        if self.role.get() == Role::Follower {
+            notice("recovery", Level::Info, recovery::FOLLOWING);
+            return None;
+        }
+        let session = self.session.get()?;
+        if !self.is_uncertain(session, command) {
+            notice("recovery", Level::Warning, Phrase::NotUncertain);
+            return None;
+        }
+        Some(session)
     }
 
     fn is_uncertain(&self, session: SessionId, command: CommandId) -> bool {
@@ -511,15 +503,9 @@ impl Shell {
     /// Runs an uncertain command again, deliberately, under a new key in
     /// the running execution; the original keeps its evidence.
     pub fn reissue(self: &Rc<Self>, command: CommandId) {
-        if self.role.get() == Role::Follower {
-            return notice("recovery", Level::Info, recovery::FOLLOWING);
-        }
-        let Some(session) = self.session.get() else {
+        let Some(session) = self.uncertain_in_session(command) else {
             return;
         };
-        if !self.is_uncertain(session, command) {
-            return notice("recovery", Level::Warning, Phrase::NotUncertain);
-        }
         let (Some(raw), true) = (random_u128().ok(), self.active.borrow().is_some()) else {
             return notice("recovery", Level::Warning, Phrase::ReissueNeedsRunning);
         };
