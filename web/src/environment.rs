@@ -15,7 +15,7 @@ use lifeline_core::environment::{EnvironmentState, FolderAccess, FolderRef, Reop
 use lifeline_core::recovery::Action;
 use lifeline_core::session::Environment;
 use lifeline_core::FolderId;
-use lifeline_opfs::folders;
+use lifeline_opfs::folders::{self, error_name};
 use lifeline_protocol::{PageToController, Role};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -61,13 +61,6 @@ async fn pick_folder() -> Result<Option<FileSystemDirectoryHandle>, String> {
         Err(e) if error_name(&e) == "AbortError" => Ok(None),
         Err(e) => Err(error_text(&e)),
     }
-}
-
-fn error_name(error: &JsValue) -> String {
-    js_sys::Reflect::get(error, &"name".into())
-        .ok()
-        .and_then(|n| n.as_string())
-        .unwrap_or_default()
 }
 
 fn error_text(error: &JsValue) -> String {
@@ -198,25 +191,11 @@ pub fn EnvironmentSelect(ui: Ui) -> impl IntoView {
     }
 }
 
-/// The actions that open the session's files, so a folder's access is
-/// asked for first.
-fn opens_files(action: Action) -> bool {
-    matches!(
-        action,
-        Action::Resume
-            | Action::ContinueFromHistory
-            | Action::InspectWorkspace
-            | Action::StartFresh
-    )
-}
-
 /// Carries out a card action, first asking the user for access to the
 /// session's folder when the core says the browser will ask: this click is
 /// the user activation the browser requires.
 pub fn act(ui: Ui, action: Action, environment: Option<&EnvironmentState>) {
-    let folder = environment
-        .filter(|e| e.needs_permission() && opens_files(action))
-        .and_then(|e| e.folder.clone());
+    let folder = environment.and_then(|e| e.ask_before(action)).cloned();
     let Some(FolderRef { folder, name }) = folder else {
         return send(ui, action);
     };

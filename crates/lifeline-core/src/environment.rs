@@ -126,14 +126,7 @@ impl EnvironmentState {
     /// actions that open the session's files are affected; Start fresh
     /// keeps the environment, so an unusable folder blocks it too.
     pub fn blocks(&self, action: Action) -> Option<Phrase> {
-        let opens_files = matches!(
-            action,
-            Action::Resume
-                | Action::ContinueFromHistory
-                | Action::InspectWorkspace
-                | Action::StartFresh
-        );
-        if !opens_files {
+        if !opens_files(action) {
             return None;
         }
         let FolderRef { name, .. } = self.folder.as_ref()?;
@@ -148,6 +141,27 @@ impl EnvironmentState {
     pub fn needs_permission(&self) -> bool {
         self.access == Some(FolderAccess::NeedsPermission)
     }
+
+    /// The folder the page must ask access to, on the click, before
+    /// `action` runs; `None` when the action goes ahead as it is.
+    pub fn ask_before(&self, action: Action) -> Option<&FolderRef> {
+        if self.needs_permission() && opens_files(action) {
+            self.folder.as_ref()
+        } else {
+            None
+        }
+    }
+}
+
+/// The actions that open the session's files.
+fn opens_files(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Resume
+            | Action::ContinueFromHistory
+            | Action::InspectWorkspace
+            | Action::StartFresh
+    )
 }
 
 #[cfg(test)]
@@ -220,6 +234,15 @@ mod tests {
         assert!(s.needs_permission());
         for action in Action::ALL {
             assert_eq!(s.blocks(action), None);
+            // Archive does not open the folder, so it asks nothing.
+            assert_eq!(
+                s.ask_before(action).map(|f| f.name.as_str()),
+                (action != Action::Archive).then_some("project"),
+                "{action:?}"
+            );
         }
+        // Granted: nothing to ask.
+        let granted = state(&folder(), Some(FolderAccess::Granted), None);
+        assert!(Action::ALL.iter().all(|a| granted.ask_before(*a).is_none()));
     }
 }

@@ -149,7 +149,8 @@ async fn permission(handle: &FileSystemDirectoryHandle, method: &str) -> Option<
     })
 }
 
-fn error_name(error: &JsValue) -> String {
+/// A rejection's `name` (`NotFoundError`, `AbortError`, ...), or empty.
+pub fn error_name(error: &JsValue) -> String {
     Reflect::get(error, &"name".into())
         .ok()
         .and_then(|n| n.as_string())
