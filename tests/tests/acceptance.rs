@@ -2429,3 +2429,146 @@ fn a_launch_whose_acknowledgement_was_lost_is_found_before_any_relaunch() {
     let found = unacknowledged_launch(w.c().projection(), ws, Some(s1.runtime)).expect("found");
     assert_eq!(found.0, s2.runtime);
 }
+
+impl World {
+    fn reissue(
+        &mut self,
+        key: IdempotencyKey,
+        original: CommandId,
+        binding: Binding,
+    ) -> Result<(CommandId, bool), Rejection> {
+        let (request, r) = self.request(|request| ClientRequest::Reissue {
+            request,
+            key,
+            original,
+            binding,
+        });
+        r?;
+        Ok(self
+            .inbox
+            .iter()
+            .find_map(|(_, m)| match m {
+                ClientMessage::Admitted {
+                    request: q,
+                    command,
+                    existing,
+                    ..
+                } if *q == request => Some((*command, *existing)),
+                _ => None,
+            })
+            .expect("admitted reply"))
+    }
+}
+
+/// A re-issue is one admission record that carries its link: no crash can
+/// leave an unlinked command that could be re-issued again, and the core
+/// refuses every re-issue the user did not deliberately ask for.
+#[test]
+fn a_reissue_is_one_linked_admission_and_runs_only_an_uncertain_command_once() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xA3));
+    let (settled, _) = w.admit(id(0xD1), w.binding(rt, "true")).unwrap();
+    w.exit(rt.runtime, settled, 0);
+    assert_eq!(w.outcome(settled), Outcome::Completed);
+    w.mute.insert(rt.runtime);
+    let (command, _) = w.admit(id(0xD0), w.binding(rt, "touch once")).unwrap();
+    let now = w.now;
+    w.c().handle_transport_lost(rt.runtime, now).unwrap();
+    w.settle();
+    w.runtimes.remove(&rt.runtime);
+    w.cut(rt.runtime);
+    let now = w.now;
+    w.c()
+        .handle_runtime_crashed(rt.runtime, rt.generation, now)
+        .unwrap();
+    w.settle();
+    assert_eq!(w.outcome(command), Outcome::MayHaveStarted);
+    let fresh = w.start_runtime(rt.workspace);
+
+    // Refused: a command that is not uncertain, another command line.
+    let not_uncertain = w.reissue(id(0xD2), settled, w.binding(fresh, "true"));
+    assert!(
+        matches!(not_uncertain, Err(Rejection::NotReissuable { .. })),
+        "{not_uncertain:?}"
+    );
+    let other_line = w.reissue(id(0xD3), command, w.binding(fresh, "rm -r /"));
+    assert!(
+        matches!(other_line, Err(Rejection::NotReissuable { .. })),
+        "{other_line:?}"
+    );
+
+    let before = w.journal.len();
+    let (replacement, existing) = w
+        .reissue(id(0xD4), command, w.binding(fresh, "touch once"))
+        .unwrap();
+    assert!(!existing);
+    // The admission itself names the original, in one record.
+    let admitted: Vec<&CommandRecord> = w.journal[before..]
+        .iter()
+        .filter_map(|e| match &e.record {
+            JournalRecord::CommandAdmitted(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(admitted.len(), 1);
+    assert_eq!(admitted[0].command, replacement);
+    assert_eq!(admitted[0].reissue_of, Some(command));
+    let p = w.replayed();
+    assert_eq!(p.command(command).unwrap().reissued_as, Some(replacement));
+    assert_eq!(p.command(replacement).unwrap().reissue_of, Some(command));
+    assert_eq!(w.starts_of(replacement), 1);
+
+    // The same request again (a client retrying) is the same command.
+    let again = w
+        .reissue(id(0xD4), command, w.binding(fresh, "touch once"))
+        .unwrap();
+    assert_eq!(again, (replacement, true));
+    // A second, different re-issue of the same command is refused: the
+    // user's one deliberate repeat happened.
+    let twice = w.reissue(id(0xD5), command, w.binding(fresh, "touch once"));
+    assert!(
+        matches!(twice, Err(Rejection::NotReissuable { .. })),
+        "{twice:?}"
+    );
+    // The key of a plain admission cannot pass for a re-issue.
+    let reused = w.reissue(id(0xD1), command, w.binding(fresh, "touch once"));
+    assert!(matches!(reused, Err(Rejection::IdReused { .. })), "{reused:?}");
+
+    // After a controller restart the link is folded from the journal.
+    w.crash_controller();
+    w.restart_controller(StartCause::ControllerRestart);
+    let p = w.replayed();
+    assert_eq!(p.command(command).unwrap().reissued_as, Some(replacement));
+    assert_eq!(w.outcome(command), Outcome::MayHaveStarted);
+    assert_eq!(w.starts_of(command), 1, "the original never ran again");
+}
+
+/// A journal that links one command to two re-issues is not believed.
+#[test]
+fn a_second_reissue_link_in_the_journal_is_refused_on_replay() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xA4));
+    w.mute.insert(rt.runtime);
+    let (command, _) = w.admit(id(0xE0), w.binding(rt, "touch twice")).unwrap();
+    let now = w.now;
+    w.c().handle_transport_lost(rt.runtime, now).unwrap();
+    w.settle();
+    let mut p = w.replayed();
+    let admitted = |n: u128, key: u128| JournalEntry {
+        v: V1,
+        position: p.position + n as u64,
+        at: Millis(1),
+        record: JournalRecord::CommandAdmitted(CommandRecord {
+            v: V1,
+            command: id(0xE100 + n),
+            key: id(key),
+            binding: w.binding(rt, "touch twice"),
+            admitted_at: Millis(1),
+            reissue_of: Some(command),
+        }),
+    };
+    let (first, second) = (admitted(1, 0xE1), admitted(2, 0xE2));
+    p.apply(&first).expect("the first link is believed");
+    let err = p.apply(&second).unwrap_err().to_string();
+    assert!(err.contains("already re-issued"), "{err}");
+}

@@ -338,6 +338,12 @@ fn CommandBlock(command: CommandView) -> impl IntoView {
                     command.exit_code.get().map(|code| view! { <span class="exit">{move || tf(Msg::Exit, &[&code.to_string()])}</span> })
                 }}
             </div>
+            {move || command.reissue_of.get().map(|line| view! {
+                <p class="origin">{move || tf(Msg::ReissueOf, &[&line])}</p>
+            })}
+            <Show when=move || command.reissued.get()>
+                <p class="origin">{text(Msg::ReissuedLater)}</p>
+            </Show>
             {move || command.evidence.get().map(|note| view! { <p class="evidence">{note}</p> })}
             <Show when=move || command.gap.get() || command.trimmed.get()>
                 <p class="note">{text(Msg::EarlierOutput)}</p>

@@ -286,6 +286,9 @@ catalog! {
     StartFresh => "Start fresh", "Neu beginnen";
     InspectWorkspace => "Inspect workspace", "Arbeitsbereich ansehen";
     Archive => "Archive", "Archivieren";
+    Unarchive => "Unarchive", "Zurückholen";
+    ReissueOf => "You re-issued `{0}`: it runs again as a new command.", "Sie haben `{0}` erneut ausgeführt: Es läuft als neuer Befehl.";
+    ReissuedLater => "You re-issued this command; it runs again below.", "Sie haben diesen Befehl erneut ausgeführt; er läuft unten noch einmal.";
     Confirm => "Confirm", "Bestätigen";
     ConfirmStartFresh => "Confirm start fresh", "Neu beginnen bestätigen";
     ConfirmArchive => "Confirm archive", "Archivieren bestätigen";
@@ -406,7 +409,7 @@ catalog! {
     PhSummaryDetached => "The session stopped when the page or its worker did. Its history and workspace are kept.",
         "Die Sitzung endete mit der Seite oder ihrem Worker. Verlauf und Arbeitsbereich bleiben erhalten.";
     PhSummaryCancelled => "The start was cancelled.", "Der Start wurde abgebrochen.";
-    PhSummaryArchived => "This session is archived.", "Diese Sitzung ist archiviert.";
+    PhSummaryArchived => "This session is archived. Unarchive it to go on, or start fresh in a new session.", "Diese Sitzung ist archiviert. Holen Sie sie zurück, um weiterzumachen, oder beginnen Sie neu in einer neuen Sitzung.";
     PhSummaryUncertain => "Some actions may or may not have happened. Nothing was repeated.",
         "Einige Aktionen sind vielleicht geschehen, vielleicht nicht. Nichts wurde wiederholt.";
     PhSummaryInterruptedEarlier => "Something stopped this session earlier; details are in its history.",
@@ -414,7 +417,8 @@ catalog! {
     PhBusyStarting => "Recovering: starting the session…", "Wiederherstellung: Die Sitzung startet…";
     PhBusyCancelling => "Stopping the start…", "Der Start wird angehalten…";
     PhWaitOrStop => "{0} Wait for it, or press Stop.", "{0} Warte darauf oder drücke Stopp.";
-    PhSessionArchived => "the session is archived", "die Sitzung ist archiviert";
+    PhSessionArchived => "the session is archived; Unarchive it to go on, or Start fresh", "die Sitzung ist archiviert; holen Sie sie zurück, um weiterzumachen, oder beginnen Sie neu";
+    PhSessionDeleted => "the session was deleted; start a new one", "die Sitzung wurde gelöscht; beginnen Sie eine neue";
     PhNeverRan => "this session has never run, so there is nothing to resume; send a message",
         "diese Sitzung lief noch nie, es gibt also nichts fortzusetzen; sende eine Nachricht";
     PhSessionRunning => "the session is running", "die Sitzung läuft";
@@ -781,6 +785,7 @@ pub fn action(a: Action) -> Msg {
         Action::StartFresh => Msg::StartFresh,
         Action::InspectWorkspace => Msg::InspectWorkspace,
         Action::Archive => Msg::Archive,
+        Action::Unarchive => Msg::Unarchive,
     }
 }
 
@@ -1108,6 +1113,7 @@ pub fn refusal(l: Locale, r: &Refusal) -> String {
     match r {
         Refusal::UnknownSession => t(l, Msg::PhNoSuchSession).to_owned(),
         Refusal::Archived => t(l, Msg::PhSessionArchived).to_owned(),
+        Refusal::Deleted => t(l, Msg::PhSessionDeleted).to_owned(),
         Refusal::Busy { .. } => t(l, Msg::PhAlreadyStarting).to_owned(),
         Refusal::CancellationPending { .. } => t(l, Msg::PhCancellationPending).to_owned(),
         Refusal::NothingToResume => t(l, Msg::PhNothingToResume).to_owned(),
@@ -1788,6 +1794,7 @@ mod tests {
         for refusal in [
             Refusal::UnknownSession,
             Refusal::Archived,
+            Refusal::Deleted,
             Refusal::Busy { attempt },
             Refusal::CancellationPending { attempt },
             Refusal::NothingToResume,

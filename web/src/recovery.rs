@@ -101,8 +101,16 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                 actions,
                 busy,
                 history,
+                reissue,
                 ..
             } = c;
+            // Verify opens the workspace: possible exactly when Inspect is.
+            let verify = actions
+                .iter()
+                .find(|a| a.action == Action::InspectWorkspace)
+                .and_then(|a| a.unavailable.as_ref())
+                .map(|why| i18n::phrase(l, why));
+            let reissue = reissue.as_ref().map(|why| i18n::phrase(l, why));
             let offered: Vec<Action> = actions
                 .iter()
                 .filter(|a| a.unavailable.is_none())
@@ -204,7 +212,11 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                                 <ul class="recovery-uncertain" aria-label=t(l, Msg::UncertainActions)>
                                     {uncertain
                                         .into_iter()
-                                        .map(|u| view! { <UncertainItem ui u l following /> })
+                                        .map(|u| {
+                                            let verify = verify.clone();
+                                            let reissue = reissue.clone();
+                                            view! { <UncertainItem ui u l following verify reissue /> }
+                                        })
                                         .collect_view()}
                                 </ul>
                             }
@@ -247,7 +259,25 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
 
 /// One uncertain command: check it, then say what happened or run it again.
 #[component]
-fn UncertainItem(ui: Ui, u: UncertainCommand, l: i18n::Locale, following: bool) -> impl IntoView {
+fn UncertainItem(
+    ui: Ui,
+    u: UncertainCommand,
+    l: i18n::Locale,
+    following: bool,
+    /// Why Verify cannot open the workspace now, if it cannot.
+    verify: Option<String>,
+    /// Why Re-issue is not possible now, if it is not.
+    reissue: Option<String>,
+) -> impl IntoView {
+    let verify_off = verify.is_some();
+    let reissue_off = reissue.is_some();
+    let why: Vec<String> = [
+        verify.map(|w| tf_in(l, Msg::NotPossibleNow, &[t(l, Msg::Verify), &w])),
+        reissue.map(|w| tf_in(l, Msg::NotPossibleNow, &[t(l, Msg::Reissue), &w])),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let command = u.command;
     let confirming = RwSignal::new(false);
     let state = match (u.verdict, u.reissued_as) {
@@ -270,6 +300,7 @@ fn UncertainItem(ui: Ui, u: UncertainCommand, l: i18n::Locale, following: bool) 
                     <span class="uncertain-actions">
                         <button
                             type="button"
+                            disabled=verify_off
                             on:click=move |_| {
                                 // Verify: the command's own evidence and the
                                 // workspace, side by side.
@@ -296,7 +327,7 @@ fn UncertainItem(ui: Ui, u: UncertainCommand, l: i18n::Locale, following: bool) 
                         <Show
                             when=move || confirming.get()
                             fallback=move || view! {
-                                <button type="button" on:click=move |_| confirming.set(true)>{t(l, Msg::Reissue)}</button>
+                                <button type="button" disabled=reissue_off on:click=move |_| confirming.set(true)>{t(l, Msg::Reissue)}</button>
                             }
                         >
                             <button
@@ -311,6 +342,9 @@ fn UncertainItem(ui: Ui, u: UncertainCommand, l: i18n::Locale, following: bool) 
                             </button>
                             <button type="button" on:click=move |_| confirming.set(false)>{t(l, Msg::Cancel)}</button>
                         </Show>
+                        {(!why.is_empty()).then(|| view! {
+                            <span class="reason">{why.join(" ")}</span>
+                        })}
                     </span>
                 }
                 .into_any(),

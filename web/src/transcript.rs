@@ -84,6 +84,10 @@ pub struct CommandView {
     pub outcome: RwSignal<Outcome>,
     pub exit_code: RwSignal<Option<i32>>,
     pub evidence: RwSignal<Option<String>>,
+    /// The command line this one re-issues, when the user re-issued it.
+    pub reissue_of: RwSignal<Option<String>>,
+    /// A later command re-issued this one.
+    pub reissued: RwSignal<bool>,
     /// Earlier output is in the journal but not held for display (a `Gap`).
     pub gap: RwSignal<bool>,
     /// Bytes the controller kept only as artifacts or dropped by the budget.
@@ -277,6 +281,8 @@ impl Model {
                 outcome: RwSignal::new(Outcome::Admitted),
                 exit_code: RwSignal::new(None),
                 evidence: RwSignal::new(None),
+                reissue_of: RwSignal::new(None),
+                reissued: RwSignal::new(false),
                 gap: RwSignal::new(false),
                 not_shown: RwSignal::new(0),
                 trimmed: RwSignal::new(false),
@@ -360,15 +366,26 @@ impl Model {
                 outcome,
                 exit_code,
                 evidence,
+                reissue_of,
+                reissued_as,
                 ..
             } => {
                 let turn_view = turn.map(|t| self.turn(t));
+                // The controller sends the original before its re-issue.
+                let origin = reissue_of.map(|o| {
+                    self.commands
+                        .get(&o)
+                        .map(|e| e.view.line.get_untracked())
+                        .unwrap_or_else(|| o.to_string())
+                });
                 let entry = self.command(command);
                 let view = entry.view;
                 set_if_changed(view.line, line);
                 set_if_changed(view.outcome, outcome);
                 set_if_changed(view.exit_code, exit_code);
                 set_if_changed(view.evidence, evidence);
+                set_if_changed(view.reissue_of, origin);
+                set_if_changed(view.reissued, reissued_as.is_some());
                 if !entry.placed {
                     entry.placed = true;
                     if !entry.pending.is_empty() && !self.dirty.contains(&command) {

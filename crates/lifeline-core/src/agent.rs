@@ -199,6 +199,31 @@ pub fn open_turn(projection: &Projection, session: crate::id::SessionId) -> Opti
         .find(|t| projection.turns.get(t).is_some_and(|t| t.end.is_none()))
 }
 
+/// Re-issued commands of a session that have not ended: work the user
+/// started outside any turn, which Stop ends like a turn's and which keeps
+/// the session busy while it runs.
+pub fn running_reissues(
+    projection: &Projection,
+    session: crate::id::SessionId,
+) -> impl Iterator<Item = &crate::projection::CommandView> {
+    projection.commands.values().filter(move |c| {
+        c.reissue_of.is_some()
+            && c.binding.session == session
+            && matches!(
+                c.outcome,
+                crate::outcome::Outcome::Admitted
+                    | crate::outcome::Outcome::Dispatched
+                    | crate::outcome::Outcome::Running
+            )
+    })
+}
+
+/// The session has work in flight: an open turn or a running re-issue.
+pub fn busy(projection: &Projection, session: crate::id::SessionId) -> bool {
+    open_turn(projection, session).is_some()
+        || running_reissues(projection, session).next().is_some()
+}
+
 fn exit_code(projection: &Projection, command: CommandId) -> Option<i32> {
     let c = projection.command(command)?;
     match &c.terminal.as_ref()?.body {

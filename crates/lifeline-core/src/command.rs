@@ -206,6 +206,11 @@ pub struct CommandRecord {
     pub key: IdempotencyKey,
     pub binding: Binding,
     pub admitted_at: Millis,
+    /// The uncertain command this one deliberately runs again (a user's
+    /// re-issue). Recorded in the admission itself, so no crash can leave a
+    /// re-issue unlinked. Absent in journals from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reissue_of: Option<CommandId>,
 }
 
 impl Schema for CommandRecord {

@@ -800,7 +800,25 @@ impl Controller {
                 request,
                 key,
                 binding,
-            } => self.admit(client, request, key, binding, now),
+            } => self.admit(client, request, key, binding, None, now),
+            ClientRequest::Reissue {
+                request,
+                key,
+                original,
+                binding,
+            } => {
+                // A repeat of the same re-issue answers like a repeated admit.
+                match self.working.keys.get(&key).and_then(|c| self.working.command(*c)) {
+                    Some(c) if c.reissue_of != Some(original) => {
+                        return Err(Rejection::IdReused {
+                            id: key.to_string(),
+                        })
+                    }
+                    Some(_) => {}
+                    None => self.check_reissue(original, &binding)?,
+                }
+                self.admit(client, request, key, binding, Some(original), now)
+            }
             ClientRequest::Cancel {
                 request,
                 command,
@@ -1331,12 +1349,45 @@ impl Controller {
         Ok(())
     }
 
+    /// A re-issue runs only an uncertain command, once, in its own session
+    /// and with its own command line: anything else would be a replay the
+    /// user did not ask for.
+    fn check_reissue(
+        &self,
+        original: CommandId,
+        binding: &crate::command::Binding,
+    ) -> Result<(), Rejection> {
+        let refuse = |detail: &str| Rejection::NotReissuable {
+            command: original,
+            detail: detail.into(),
+        };
+        let o = self
+            .working
+            .command(original)
+            .ok_or(Rejection::UnknownCommand { command: original })?;
+        if !matches!(o.outcome, Outcome::MayHaveStarted | Outcome::Lost) {
+            return Err(refuse("only a command whose outcome is uncertain is re-issued"));
+        }
+        if let Some(replacement) = o.reissued_as {
+            return Err(Rejection::NotReissuable {
+                command: original,
+                detail: format!("it was already re-issued as {replacement}"),
+            });
+        }
+        if o.binding.session != binding.session || o.binding.command_line != binding.command_line
+        {
+            return Err(refuse("a re-issue runs the same command line in the same session"));
+        }
+        Ok(())
+    }
+
     fn admit(
         &mut self,
         client: ClientId,
         request: RequestId,
         key: crate::id::IdempotencyKey,
         binding: crate::command::Binding,
+        reissue_of: Option<CommandId>,
         now: Millis,
     ) -> Result<(), Rejection> {
         if let Some(existing) = self.working.keys.get(&key).copied() {
@@ -1427,6 +1478,7 @@ impl Controller {
                 key,
                 binding,
                 admitted_at: now,
+                reissue_of,
             }),
         );
         self.defer(ControllerEffect::SetTimer {

@@ -227,6 +227,7 @@ mod tests {
                 assert!(s.blocks(action).is_some(), "{access:?} {action:?}");
             }
             assert_eq!(s.blocks(Action::Archive), None);
+            assert_eq!(s.blocks(Action::Unarchive), None);
             assert!(!s.needs_permission());
         }
         // Permission can be asked for on the click: nothing is blocked.
@@ -234,10 +235,10 @@ mod tests {
         assert!(s.needs_permission());
         for action in Action::ALL {
             assert_eq!(s.blocks(action), None);
-            // Archive does not open the folder, so it asks nothing.
+            // Archive and Unarchive do not open the folder: they ask nothing.
             assert_eq!(
                 s.ask_before(action).map(|f| f.name.as_str()),
-                (action != Action::Archive).then_some("project"),
+                (!matches!(action, Action::Archive | Action::Unarchive)).then_some("project"),
                 "{action:?}"
             );
         }

@@ -95,6 +95,7 @@ impl J {
                     command_line: line.to_string(),
                 },
                 admitted_at: Millis(5),
+                reissue_of: None,
             }));
             self.push(JournalRecord::DispatchExposed {
                 command,

@@ -376,6 +376,17 @@ pub enum ClientRequest {
         key: IdempotencyKey,
         binding: Binding,
     },
+    /// Runs an uncertain command (`may_have_started` or `lost`) again,
+    /// deliberately, under a new key: admitted like `Admit`, with the link
+    /// to `original` in the same record. Refused unless `original` is
+    /// uncertain, not yet re-issued, and the binding is its session's and
+    /// command line.
+    Reissue {
+        request: RequestId,
+        key: IdempotencyKey,
+        original: CommandId,
+        binding: Binding,
+    },
     /// Names the exact command and the generation the client believes it is bound to.
     Cancel {
         request: RequestId,
@@ -463,6 +474,7 @@ impl ClientRequest {
         match self {
             ClientRequest::StartRuntime { request, .. }
             | ClientRequest::Admit { request, .. }
+            | ClientRequest::Reissue { request, .. }
             | ClientRequest::Cancel { request, .. }
             | ClientRequest::Join { request, .. }
             | ClientRequest::OpenSession { request, .. }
@@ -569,6 +581,12 @@ pub enum Rejection {
     ProviderOutcomeConflict {
         provider_request: ProviderRequestId,
     },
+    /// A re-issue named a command that may not be run again: not
+    /// uncertain, already re-issued, or another session's or line.
+    NotReissuable {
+        command: CommandId,
+        detail: String,
+    },
 }
 
 impl fmt::Display for Rejection {
@@ -643,6 +661,9 @@ impl fmt::Display for Rejection {
                 f,
                 "provider request {provider_request} already has a different outcome recorded; the first one stands"
             ),
+            Rejection::NotReissuable { command, detail } => {
+                write!(f, "command {command} cannot be re-issued: {detail}; nothing was run")
+            }
         }
     }
 }
@@ -743,7 +764,9 @@ pub enum ClientMessage {
 /// Validates a client request's free-form parts.
 pub(crate) fn validate_request(req: &ClientRequest) -> Result<(), String> {
     match req {
-        ClientRequest::Admit { binding, .. } => binding.validate(),
+        ClientRequest::Admit { binding, .. } | ClientRequest::Reissue { binding, .. } => {
+            binding.validate()
+        }
         ClientRequest::Join { cursor, .. } => cursor.validate(),
         ClientRequest::OpenSession { title, .. } => {
             crate::schema::check_text("session title", title, limits::MAX_TEXT_BYTES)

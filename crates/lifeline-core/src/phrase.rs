@@ -412,7 +412,9 @@ impl fmt::Display for Phrase {
                 "The session stopped when the page or its worker did. Its history and workspace are kept.",
             ),
             P::SummaryCancelled => f.write_str("The start was cancelled."),
-            P::SummaryArchived => f.write_str("This session is archived."),
+            P::SummaryArchived => f.write_str(
+                "This session is archived. Unarchive it to go on, or start fresh in a new session.",
+            ),
             P::SummaryUncertain => {
                 f.write_str("Some actions may or may not have happened. Nothing was repeated.")
             }
@@ -427,7 +429,9 @@ impl fmt::Display for Phrase {
                 "{} Wait for it, or press Stop.",
                 if *starting { P::BusyStarting } else { P::BusyCancelling }
             ),
-            P::SessionArchived => f.write_str("the session is archived"),
+            P::SessionArchived => {
+                f.write_str("the session is archived; Unarchive it to go on, or Start fresh")
+            }
             P::NeverRan => f.write_str(
                 "this session has never run, so there is nothing to resume; send a message",
             ),
@@ -966,6 +970,7 @@ nested!(Refusal {
     5 => QueueFull,
     6 => AlreadyRunning,
     7 => TurnRunning,
+    8 => Deleted,
 });
 nested!(JournalFault {
     0 => Unavailable { detail },
@@ -1209,7 +1214,7 @@ mod tests {
                 refusal: Refusal::Archived
             }
             .to_string(),
-            "the session is archived"
+            "the session is archived; Unarchive it to go on, or Start fresh"
         );
         assert_eq!(
             Phrase::Cause {

@@ -164,6 +164,12 @@ pub struct CommandView {
     /// A settled command's retained output, collapsed (see [`SettledOutput`]).
     #[serde(default)]
     pub settled: Option<SettledOutput>,
+    /// The uncertain command this one re-issues.
+    #[serde(default)]
+    pub reissue_of: Option<CommandId>,
+    /// The command that re-issued this one; at most one.
+    #[serde(default)]
+    pub reissued_as: Option<CommandId>,
 }
 
 /// The inline output of a settled command that left the recent window
@@ -784,8 +790,24 @@ impl Projection {
                 {
                     return Err("command bound to a runtime generation the lease never had".into());
                 }
+                if let Some(original) = rec.reissue_of {
+                    let o = self.commands.get(&original).ok_or_else(|| {
+                        format!("command re-issues {original}, which the journal does not hold")
+                    })?;
+                    if let Some(other) = o.reissued_as {
+                        return Err(format!("command {original} was already re-issued as {other}"));
+                    }
+                    if o.binding.session != b.session {
+                        return Err(format!("command re-issues {original} of another session"));
+                    }
+                }
                 self.fresh(rec.command.as_u128(), "command")?;
                 self.fresh(rec.key.as_u128(), "idempotency key")?;
+                if let Some(original) = rec.reissue_of {
+                    if let Some(o) = self.commands.get_mut(&original) {
+                        o.reissued_as = Some(rec.command);
+                    }
+                }
                 self.keys.insert(rec.key, rec.command);
                 self.commands.insert(
                     rec.command,
@@ -808,6 +830,8 @@ impl Projection {
                         recent_digests: VecDeque::new(),
                         evidence: Vec::new(),
                         settled: None,
+                        reissue_of: rec.reissue_of,
+                        reissued_as: None,
                     },
                 );
             }

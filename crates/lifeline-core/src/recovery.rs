@@ -189,11 +189,15 @@ pub fn inspect(
                 .rev()
                 .find(|(k, _)| *k == c.command)
                 .map(|(_, d)| *d),
-            reissued_as: reissued
-                .iter()
-                .rev()
-                .find(|(k, _)| *k == c.command)
-                .map(|(_, r)| *r),
+            // The link in the re-issue's own admission; older journals
+            // linked it with a separate session record.
+            reissued_as: c.reissued_as.or_else(|| {
+                reissued
+                    .iter()
+                    .rev()
+                    .find(|(k, _)| *k == c.command)
+                    .map(|(_, r)| *r)
+            }),
         })
         .collect();
     uncertain_commands.sort_by_key(|u| u.command);
@@ -404,15 +408,18 @@ pub enum Action {
     StartFresh,
     InspectWorkspace,
     Archive,
+    /// Brings an archived session back; offered only on one.
+    Unarchive,
 }
 
 impl Action {
-    pub const ALL: [Action; 5] = [
+    pub const ALL: [Action; 6] = [
         Action::Resume,
         Action::ContinueFromHistory,
         Action::StartFresh,
         Action::InspectWorkspace,
         Action::Archive,
+        Action::Unarchive,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -421,6 +428,7 @@ impl Action {
             Action::StartFresh => "Start fresh",
             Action::InspectWorkspace => "Inspect workspace",
             Action::Archive => "Archive",
+            Action::Unarchive => "Unarchive",
         }
     }
     /// Needs a second, explicit confirmation.
@@ -461,6 +469,10 @@ pub struct Card {
     pub history: Vec<Phrase>,
     /// The workspace-only view is open (the agent is stopped).
     pub inspecting: bool,
+    /// Whether an uncertain command can be re-issued now: `None` when it
+    /// can, otherwise why not (the page disables Re-issue with it).
+    #[serde(default)]
+    pub reissue: Option<Phrase>,
 }
 
 /// A durable failure record of the session.
@@ -554,6 +566,7 @@ pub fn card(
         return None;
     }
     let bound = trace.and_then(|t| t.token).is_some();
+    let running = matches!(state, Some(SessionState::Running));
     let running_turn = trace.and_then(|t| t.active_turn).is_some();
     let has_history = projection
         .sessions
@@ -573,7 +586,9 @@ pub fn card(
                     starting: *b == Phrase::BusyStarting,
                 });
             }
-            if archived && a != Action::InspectWorkspace {
+            // An archived session still leaves a way forward: bring it
+            // back, or go on in a new session.
+            if archived && !matches!(a, Action::Unarchive | Action::StartFresh) {
                 return Some(Phrase::SessionArchived);
             }
             match a {
@@ -601,7 +616,10 @@ pub fn card(
                 }
                 Action::StartFresh => None,
                 Action::InspectWorkspace => {
-                    if !stopped {
+                    // Reading the files is safe whenever no turn is changing
+                    // them: before deciding what to repeat after a crash,
+                    // whether or not a new runtime has been started since.
+                    if running_turn {
                         Some(Phrase::AgentRunningLive)
                     } else if !needs_permission
                         && report.rows.iter().any(|r| {
@@ -620,10 +638,17 @@ pub fn card(
                         None
                     }
                 }
+                Action::Unarchive => None,
             }
         };
-    let actions = Action::ALL
+    let actions: Vec<ActionView> = Action::ALL
         .into_iter()
+        // Archive and Unarchive are one switch: only the one that applies.
+        .filter(|a| match a {
+            Action::Archive => !archived,
+            Action::Unarchive => archived,
+            _ => true,
+        })
         .map(|action| ActionView {
             action,
             // The environment's reason is the more specific one: a folder
@@ -721,6 +746,27 @@ pub fn card(
             None
         },
     };
+    // Re-issue runs in the session's live runtime; when there is none the
+    // card names the action that gives one (or why none can).
+    let resume_reason = actions
+        .iter()
+        .find(|a| a.action == Action::Resume)
+        .and_then(|a| a.unavailable.clone());
+    let reissue = if let Some(b) = &why_busy {
+        Some(Phrase::WaitOrStop {
+            starting: *b == Phrase::BusyStarting,
+        })
+    } else if archived {
+        Some(Phrase::SessionArchived)
+    } else if running_turn {
+        Some(Phrase::ReissueAgentWorking)
+    } else if running {
+        None
+    } else if resume_reason.is_none() {
+        Some(Phrase::ReissueNeedsRunning)
+    } else {
+        resume_reason
+    };
     Some(Card {
         key,
         summary,
@@ -731,6 +777,7 @@ pub fn card(
         busy,
         history,
         inspecting,
+        reissue,
     })
 }
 
@@ -883,6 +930,7 @@ pub fn follower_card(projection: &Projection, session: SessionId, facts: &Facts)
     for a in &mut card.actions {
         a.unavailable = Some(FOLLOWING);
     }
+    card.reissue = Some(FOLLOWING);
     Some(card)
 }
 

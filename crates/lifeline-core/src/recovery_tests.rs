@@ -564,6 +564,7 @@ fn output_changes_the_card_only_through_eviction() {
                 command_line: "seq 1 9999".into(),
             },
             admitted_at: T0,
+            reissue_of: None,
         }),
         JournalRecord::DispatchExposed {
             command,
@@ -651,4 +652,142 @@ fn a_following_tab_shows_the_same_card_with_every_action_unavailable() {
     for a in &following.actions {
         assert_eq!(a.unavailable.as_ref(), Some(&FOLLOWING), "{:?}", a.action);
     }
+}
+
+/// Appends a command of the session's current execution that is uncertain
+/// (`may_have_started`): exposed to its runtime, no acknowledgement.
+fn uncertain_command(f: &mut Fixture, n: u128) -> crate::id::CommandId {
+    use crate::command::{Binding, Budget, CommandRecord};
+    use crate::id::{AttemptId, CommandId, LeaseId};
+    use crate::outcome::OutcomeEvent;
+    let (execution, generation) = f.sessions.trace(sid()).unwrap().token.unwrap();
+    let lease = LeaseId::from_u128(0x4e).unwrap();
+    let runtime = RuntimeId::from_u128(0xf0 + generation.0 as u128).unwrap();
+    let command = CommandId::from_u128(0xc00 + n).unwrap();
+    if !f.projection.workspaces.contains_key(&ws()) {
+        f.append(JournalRecord::LeaseGranted {
+            workspace: ws(),
+            lease,
+        });
+    }
+    if f.projection.runtime(runtime).is_none() {
+        f.append(JournalRecord::RuntimeAssigned {
+            lease,
+            runtime,
+            generation,
+            execution,
+        });
+    }
+    f.append(JournalRecord::CommandAdmitted(CommandRecord {
+        v: V1,
+        command,
+        key: crate::id::IdempotencyKey::from_u128(0xcc00 + n).unwrap(),
+        binding: Binding {
+            workspace: ws(),
+            lease,
+            generation,
+            runtime,
+            session: sid(),
+            working_directory: "/".into(),
+            capabilities: Default::default(),
+            budget: Budget {
+                deadline: Millis(1 << 40),
+                max_output_bytes: 1 << 20,
+            },
+            command_line: format!("echo {n} >> log"),
+        },
+        admitted_at: T0,
+        reissue_of: None,
+    }));
+    f.append(JournalRecord::DispatchExposed {
+        command,
+        attempt: AttemptId::from_u128(0xa00 + n).unwrap(),
+        runtime,
+        generation,
+    });
+    f.append(JournalRecord::OutcomeChanged {
+        command,
+        event: OutcomeEvent::ExposureUncertain,
+        from: Outcome::Admitted,
+        to: Outcome::MayHaveStarted,
+    });
+    command
+}
+
+#[test]
+fn after_a_crash_the_workspace_can_be_inspected_and_the_command_reissued_while_idle() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    uncertain_command(&mut f, 1);
+    // A new runtime is up (the session resumed by itself) and no turn runs:
+    // the user can look at the files before deciding what to repeat.
+    let mut running = facts();
+    running.runtime_attached = true;
+    let c = f.card(&running).expect("an uncertain command shows the card");
+    assert_eq!(unavailable(&c, Action::InspectWorkspace), None);
+    assert_eq!(c.reissue, None, "re-issue runs in the live runtime");
+    assert_eq!(c.report.uncertain_commands.len(), 1);
+}
+
+#[test]
+fn while_a_turn_runs_neither_inspection_nor_reissue_is_offered() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    uncertain_command(&mut f, 1);
+    let turn = TurnId::from_u128(0x777).unwrap();
+    f.sessions.submit_prompt(sid(), turn, T0).unwrap();
+    f.flush();
+    assert_eq!(f.sessions.trace(sid()).unwrap().active_turn, Some(turn));
+    let c = f.card(&facts()).unwrap();
+    assert_eq!(
+        unavailable(&c, Action::InspectWorkspace),
+        Some(Phrase::AgentRunningLive)
+    );
+    assert_eq!(c.reissue, Some(Phrase::ReissueAgentWorking));
+}
+
+#[test]
+fn a_stopped_session_names_resume_before_a_reissue() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    uncertain_command(&mut f, 1);
+    f.fail_turn(1);
+    let c = f.card(&facts()).unwrap();
+    assert_eq!(unavailable(&c, Action::Resume), None);
+    assert_eq!(c.reissue, Some(Phrase::ReissueNeedsRunning));
+    // With the workspace gone Resume is impossible, and re-issue says why.
+    let mut gone = facts();
+    gone.workspace_exists = Some(false);
+    let c = f.card(&gone).unwrap();
+    assert_eq!(c.reissue, Some(Phrase::WorkspaceGoneStartFresh));
+}
+
+#[test]
+fn an_archived_session_offers_unarchive_and_start_fresh_and_nothing_it_would_refuse() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    uncertain_command(&mut f, 1);
+    f.sessions.archive(sid()).unwrap();
+    f.flush();
+    let c = f.card(&facts()).expect("an archived session has a card");
+    assert_eq!(c.summary, Phrase::SummaryArchived);
+    let offered: Vec<Action> = c
+        .actions
+        .iter()
+        .filter(|a| a.unavailable.is_none())
+        .map(|a| a.action)
+        .collect();
+    assert_eq!(offered, vec![Action::StartFresh, Action::Unarchive]);
+    assert!(c.actions.iter().all(|a| a.action != Action::Archive));
+    assert_eq!(c.reissue, Some(Phrase::SessionArchived));
+    // Every offered action is accepted by the session layer.
+    let mut sessions = Sessions::recover(b"x", f.projection.lifecycles[&sid()].iter());
+    assert_eq!(sessions.unarchive(sid()), Ok(()));
+    f.sessions.unarchive(sid()).unwrap();
+    f.flush();
+    let c = f.card(&facts()).expect("still stopped, still uncertain");
+    assert!(c.actions.iter().all(|a| a.action != Action::Unarchive));
+    assert_eq!(unavailable(&c, Action::Archive), None);
+    assert_eq!(unavailable(&c, Action::Resume), None);
+    assert_eq!(c.reissue, Some(Phrase::ReissueNeedsRunning));
 }

@@ -134,6 +134,7 @@ mod tests {
                     command_line: format!("sleep {i}"),
                 },
                 admitted_at: Millis(1),
+                reissue_of: None,
             }));
             j.push(JournalRecord::DispatchExposed {
                 command,

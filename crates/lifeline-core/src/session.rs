@@ -338,6 +338,11 @@ pub enum SessionRecord {
     Archived {
         session: SessionId,
     },
+    /// Archive undone: the session is back as it was left, its runtime
+    /// stopped (archive stopped it), its workspace and history kept.
+    Unarchived {
+        session: SessionId,
+    },
     Deleted {
         session: SessionId,
         workspace_removed: bool,
@@ -350,7 +355,9 @@ pub enum SessionRecord {
         done: bool,
     },
     /// An uncertain command was deliberately run again under a new
-    /// idempotency key, as `replacement`.
+    /// idempotency key, as `replacement`. Older journals only: the link is
+    /// now part of the replacement's admission record
+    /// ([`crate::command::CommandRecord::reissue_of`]), written in one batch.
     Reissued {
         session: SessionId,
         command: CommandId,
@@ -375,6 +382,7 @@ impl SessionRecord {
             | SessionRecord::StartupFailed { session, .. }
             | SessionRecord::StartupCancelled { session, .. }
             | SessionRecord::Archived { session }
+            | SessionRecord::Unarchived { session }
             | SessionRecord::Deleted { session, .. }
             | SessionRecord::Verdict { session, .. }
             | SessionRecord::Reissued { session, .. }
@@ -537,6 +545,8 @@ pub enum Handled {
 pub enum Refusal {
     UnknownSession,
     Archived,
+    /// Deleted for good.
+    Deleted,
     /// Another attempt owns the session.
     Busy {
         attempt: StartupAttemptId,
@@ -558,7 +568,10 @@ impl core::fmt::Display for Refusal {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Refusal::UnknownSession => f.write_str("there is no such session"),
-            Refusal::Archived => f.write_str("the session is archived"),
+            Refusal::Archived => f.write_str(
+                "the session is archived; Unarchive it to go on, or Start fresh",
+            ),
+            Refusal::Deleted => f.write_str("the session was deleted; start a new one"),
             Refusal::Busy { .. } => f.write_str("the session is already starting"),
             Refusal::CancellationPending { .. } => f.write_str(
                 "the previous start is still being cancelled; try again when it has stopped",
@@ -686,6 +699,8 @@ struct Entry {
     accepted: Vec<TurnId>,
     active_turn: Option<TurnId>,
     auto_run: bool,
+    /// Deleted for good: never brought back.
+    deleted: bool,
 }
 
 /// Every session's lifecycle in this controller.
@@ -742,6 +757,7 @@ impl Sessions {
                     accepted: Vec::new(),
                     active_turn: None,
                     auto_run: true,
+                    deleted: false,
                 });
             }
             record => {
@@ -817,9 +833,22 @@ impl Sessions {
                         self.used.insert(attempt.as_u128());
                         e.state = SessionState::Cancelled;
                     }
-                    SessionRecord::Archived { .. } | SessionRecord::Deleted { .. } => {
+                    SessionRecord::Archived { .. } => e.state = SessionState::Archived,
+                    SessionRecord::Deleted { .. } => {
                         e.state = SessionState::Archived;
+                        e.deleted = true;
                     }
+                    SessionRecord::Unarchived { .. } if !e.deleted => {
+                        // Archive stopped its runtime: a bound session is
+                        // detached (the next message or Resume brings it
+                        // up on its workspace), an unbound one is new.
+                        e.state = if e.binding.is_some() {
+                            SessionState::Detached
+                        } else {
+                            SessionState::New
+                        };
+                    }
+                    SessionRecord::Unarchived { .. } => {}
                     SessionRecord::Verdict { .. }
                     | SessionRecord::Reissued { .. }
                     | SessionRecord::Succeeded { .. } => {}
@@ -1810,22 +1839,6 @@ impl Sessions {
         Ok(())
     }
 
-    /// Links an uncertain command to the command that re-issued it.
-    pub fn record_reissue(
-        &mut self,
-        session: SessionId,
-        command: CommandId,
-        replacement: CommandId,
-    ) -> Result<(), Refusal> {
-        self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
-        self.record(SessionRecord::Reissued {
-            session,
-            command,
-            replacement,
-        });
-        Ok(())
-    }
-
     /// Start fresh: a new session on a new workspace, linked from this one.
     /// The old session's evidence and workspace stay; it is not archived.
     /// `environment` is where the successor runs; `None` keeps this
@@ -1876,6 +1889,21 @@ impl Sessions {
         self.retire(session)?;
         self.record(SessionRecord::Archived { session });
         self.publish(session);
+        Ok(())
+    }
+
+    /// Unarchive: the session comes back stopped, as archive left it; a
+    /// deleted one never does. Unarchiving one that is not archived
+    /// changes nothing.
+    pub fn unarchive(&mut self, session: SessionId) -> Result<(), Refusal> {
+        let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        if e.deleted {
+            return Err(Refusal::Deleted);
+        }
+        if e.state == SessionState::Archived {
+            self.record(SessionRecord::Unarchived { session });
+            self.publish(session);
+        }
         Ok(())
     }
 

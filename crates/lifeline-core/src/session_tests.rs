@@ -1417,3 +1417,58 @@ fn choosing_an_environment_stops_the_old_runtime_by_identity_and_starts_there() 
         Err(Refusal::Busy { .. })
     ));
 }
+
+#[test]
+fn archive_is_undone_by_unarchive_which_leaves_a_way_forward() {
+    let mut w = World::new();
+    w.launch_with(&profile(1, 1, &[]), Some(turn(1)), 1);
+    w.fail_turn(turn(1), 1);
+    w.s.archive(sid(1)).unwrap();
+    w.take();
+    assert_eq!(
+        w.s.submit_prompt(sid(1), turn(2), T0),
+        Err(Refusal::Archived),
+        "an archived session takes no message"
+    );
+    assert_eq!(w.s.unarchive(sid(1)), Ok(()));
+    // Archive stopped its runtime: the session is bound but detached, so
+    // Resume (or the next message) brings it up on its workspace.
+    assert_eq!(w.s.state(sid(1)), Some(&SessionState::Detached));
+    w.take();
+    assert!(w
+        .records()
+        .contains(&SessionRecord::Unarchived { session: sid(1) }));
+    let a = w.s.begin(sid(1), Purpose::Resume, None, None, T0);
+    assert!(a.is_ok(), "Resume is possible again: {a:?}");
+    // The journal folds the same way after a restart.
+    let folded = Sessions::recover(b"again", &w.records());
+    assert_eq!(folded.state(sid(1)), Some(&SessionState::Detached));
+}
+
+#[test]
+fn an_unbound_session_unarchives_as_new_and_a_deleted_one_never() {
+    let mut w = World::new();
+    w.s.archive(sid(1)).unwrap();
+    w.s.unarchive(sid(1)).unwrap();
+    assert_eq!(w.s.state(sid(1)), Some(&SessionState::New));
+    assert_eq!(w.s.unarchive(sid(1)), Ok(()), "unarchiving twice is harmless");
+    w.take();
+    assert_eq!(
+        w.records()
+            .iter()
+            .filter(|r| matches!(r, SessionRecord::Unarchived { .. }))
+            .count(),
+        1,
+        "only the first unarchive is recorded"
+    );
+    w.s.delete(sid(1)).unwrap();
+    w.take();
+    assert_eq!(w.s.unarchive(sid(1)), Err(Refusal::Deleted));
+    assert_eq!(w.s.state(sid(1)), Some(&SessionState::Archived));
+    // Even a forged record after the deletion cannot bring it back.
+    let mut records = w.records();
+    records.push(SessionRecord::Unarchived { session: sid(1) });
+    let folded = Sessions::recover(b"again", &records);
+    assert_eq!(folded.state(sid(1)), Some(&SessionState::Archived));
+    assert_eq!(w.s.unarchive(sid(9)), Err(Refusal::UnknownSession));
+}

@@ -46,6 +46,7 @@ pub(crate) fn examples() -> Vec<(&'static str, String)> {
         key: "01JF8Z6BZJ3H5K7M9P1R3T5V7X".parse().unwrap(),
         binding: b,
         admitted_at: Millis(1_767_225_000_000),
+        reissue_of: None,
     };
     let (chunk, blob) = crate::event::retain_output("3 nums.txt\n", 0, 4, 1_048_576);
     let stdout = EventRecord {

@@ -51,6 +51,12 @@ pub enum ViewDelta {
         exit_code: Option<i32>,
         /// The latest recovery observation naming this command.
         evidence: Option<String>,
+        /// The uncertain command this one deliberately runs again.
+        #[serde(default)]
+        reissue_of: Option<CommandId>,
+        /// The command that re-issued this one.
+        #[serde(default)]
+        reissued_as: Option<CommandId>,
     },
     /// Output appended to a command, in sequence order.
     Output {
@@ -277,7 +283,9 @@ pub fn batch_deltas(projection: &Projection, entries: &[JournalEntry]) -> Vec<Vi
                 out.extend(provider_delta(projection, *request));
             }
             JournalRecord::CommandAdmitted(rec) => {
-                if let Some(c) = projection.command(rec.command) {
+                // A re-issue changes its original too: it now links to it.
+                let original = rec.reissue_of.and_then(|o| projection.command(o));
+                for c in original.into_iter().chain(projection.command(rec.command)) {
                     out.push(command_delta(projection, c));
                 }
             }
@@ -363,6 +371,8 @@ fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
         generation: c.binding.generation,
         exit_code,
         evidence,
+        reissue_of: c.reissue_of,
+        reissued_as: c.reissued_as,
     }
 }
 

@@ -154,8 +154,6 @@ pub struct Shell {
     /// After a controller restart: the commands that were running, until
     /// the page is told which of them continued.
     restart: RefCell<Option<lifeline_core::restart::RestartTally>>,
-    /// Re-issue admissions waiting for their command id: request → original.
-    reissues: RefCell<BTreeMap<RequestId, lifeline_core::CommandId>>,
     /// Prompts that arrived before the session layer was up.
     early_prompts: RefCell<Vec<(TurnId, String)>>,
     /// What a recorded provider request sends once it is durable.
@@ -206,7 +204,6 @@ impl Shell {
             last_card: RefCell::new(String::new()),
             card_dirty: Cell::new(true),
             card_inputs: RefCell::new(None),
-            reissues: RefCell::new(BTreeMap::new()),
             restart: RefCell::new(None),
         })
     }
@@ -1131,9 +1128,7 @@ impl Shell {
                             generation: r.generation,
                             attached: core.is_attached(r.runtime),
                         });
-                    let busy = session
-                        .and_then(|s| agent::open_turn(core.pending_projection(), s))
-                        .is_some();
+                    let busy = session.is_some_and(|s| agent::busy(core.pending_projection(), s));
                     (true, runtime, busy || self.lifecycle_status().1, p.position)
                 }
                 _ => {
@@ -1141,8 +1136,7 @@ impl Shell {
                     let p = f.as_ref();
                     let busy = p
                         .zip(self.session.get())
-                        .and_then(|(p, s)| agent::open_turn(p, s))
-                        .is_some();
+                        .is_some_and(|(p, s)| agent::busy(p, s));
                     (false, None, busy, p.map_or(0, |p| p.position))
                 }
             }

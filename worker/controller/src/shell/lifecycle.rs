@@ -282,7 +282,20 @@ impl Shell {
             };
             let p = core.pending_projection();
             let Some(turn) = agent::open_turn(p, session) else {
-                return;
+                // No turn: Stop ends the user's re-issued commands.
+                let running: Vec<_> = agent::running_reissues(p, session)
+                    .filter(|c| c.cancel.is_none())
+                    .map(|c| (c.command, c.binding.generation))
+                    .collect();
+                for (command, generation) in running {
+                    self.ask(core, |request| ClientRequest::Cancel {
+                        request,
+                        command,
+                        generation,
+                    });
+                }
+                drop(guard);
+                return self.pump();
             };
             let step = model::next_turn_step(p, turn, None, now());
             let waiting = match step {
@@ -887,9 +900,6 @@ impl Shell {
                 ..
             } => self.send_provider_request(*provider_request, *existing),
             ClientMessage::TurnFinished { turn, .. } => self.turn_finished(*turn),
-            ClientMessage::Admitted {
-                request, command, ..
-            } => self.reissue_admitted(*request, *command),
             _ => {}
         }
     }

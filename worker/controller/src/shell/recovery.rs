@@ -267,12 +267,18 @@ impl Shell {
             Action::ContinueFromHistory => self.continue_from_history(session),
             Action::StartFresh => self.start_fresh(session),
             Action::InspectWorkspace => self.inspect_workspace(session, None),
-            Action::Archive => {
-                let result = self
-                    .sessions
-                    .borrow_mut()
-                    .as_mut()
-                    .map(|s| s.archive(session));
+            Action::Archive | Action::Unarchive => {
+                if action == Action::Archive {
+                    // Archived sessions cannot be inspected (004 005).
+                    self.close_workspace();
+                }
+                let result = self.sessions.borrow_mut().as_mut().map(|s| {
+                    if action == Action::Archive {
+                        s.archive(session)
+                    } else {
+                        s.unarchive(session)
+                    }
+                });
                 if let Some(Err(r)) = result {
                     notice("recovery", Level::Warning, Phrase::Refused { refusal: r });
                 }
@@ -542,43 +548,16 @@ impl Shell {
                 command_line: original.binding.command_line.clone(),
             }
         };
-        let request = self.request_id();
-        let result = self.core.borrow_mut().as_mut().map(|core| {
-            core.handle_client(
-                super::SELF,
-                ClientRequest::Admit {
-                    request,
-                    key,
-                    binding,
-                },
-                now(),
-            )
-        });
-        match result {
-            Some(Ok(())) => {
-                self.reissues.borrow_mut().insert(request, command);
-            }
-            Some(Err(r)) => self.rejected(&r),
-            None => {}
+        // The link travels in the admission record itself: one write.
+        if let Some(core) = self.core.borrow_mut().as_mut() {
+            self.ask(core, |request| ClientRequest::Reissue {
+                request,
+                key,
+                original: command,
+                binding,
+            });
         }
         self.pump();
-    }
-
-    /// The re-issued command is admitted: link it to the original.
-    pub(super) fn reissue_admitted(
-        self: &Rc<Self>,
-        request: lifeline_core::RequestId,
-        replacement: CommandId,
-    ) {
-        let Some(original) = self.reissues.borrow_mut().remove(&request) else {
-            return;
-        };
-        let Some(session) = self.session.get() else {
-            return;
-        };
-        if let Some(s) = self.sessions.borrow_mut().as_mut() {
-            let _ = s.record_reissue(session, original, replacement);
-        }
     }
 }
 
