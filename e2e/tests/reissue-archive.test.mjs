@@ -5,15 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
-
-const transcript = (page) => page.getByRole('log', { name: 'Transcript' });
-const card = (page) => transcript(page).getByRole('region', { name: 'Recovery' });
-const block = (page, line) => transcript(page).getByRole('group', { name: `Command: ${line}` });
-
-async function send(page, text) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
+import { card, commandBlock as block, send } from '../lib/ui.mjs';
 
 /** A command is running when the page reloads: it becomes uncertain. */
 async function reloadMidCommand(page, line) {

@@ -2572,3 +2572,80 @@ fn a_second_reissue_link_in_the_journal_is_refused_on_replay() {
     let err = p.apply(&second).unwrap_err().to_string();
     assert!(err.contains("already re-issued"), "{err}");
 }
+
+/// Stop decides from the projection and what is live: the waiting command
+/// by identity and generation, once; a turn between steps ends saying what
+/// did not run; a request in flight is aborted; with no turn, the user's
+/// running re-issue is cancelled.
+#[test]
+fn stop_plans_what_is_in_flight_and_never_asks_twice() {
+    use lifeline_core::stop::{plan, StopPlan};
+    let mut w = World::new();
+    let s = w.start_runtime(id(0x3101));
+    open_session(&mut w, s);
+    let session: SessionId = id(SESSION);
+    let now = w.now;
+    assert_eq!(plan(w.c().projection(), session, None, now), StopPlan::Nothing);
+
+    let turn: TurnId = id(0x7101);
+    record_turn(&mut w, turn, "$ sleep 9\n$ echo a\n$ echo b");
+    // Between recording and the first admission: nothing runs yet.
+    let p = w.c().pending_projection().clone();
+    assert_eq!(
+        plan(&p, session, None, now),
+        StopPlan::FinishTurn {
+            turn,
+            reply: "Stopped before `sleep 9` ran; 3 planned commands were not run.".into()
+        }
+    );
+    let live: ProviderRequestId = id(0x9101);
+    assert_eq!(plan(&p, session, Some(live), now), StopPlan::AbortRequest(live));
+
+    let waiting = waiting_on(drive(&mut w, s, turn));
+    let p = w.c().pending_projection().clone();
+    assert_eq!(
+        plan(&p, session, None, now),
+        StopPlan::Cancel(vec![(waiting, s.generation)])
+    );
+    w.cancel(waiting, s.generation).expect("cancel accepted");
+    let p = w.c().pending_projection().clone();
+    assert_eq!(
+        plan(&p, session, None, now),
+        StopPlan::Nothing,
+        "a cancel already asked for is not asked again"
+    );
+}
+
+#[test]
+fn stop_cancels_a_running_reissue_outside_any_turn() {
+    use lifeline_core::stop::{plan, StopPlan};
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xA5));
+    w.mute.insert(rt.runtime);
+    let (command, _) = w.admit(id(0xF0), w.binding(rt, "sleep 5")).unwrap();
+    let now = w.now;
+    w.c().handle_transport_lost(rt.runtime, now).unwrap();
+    w.settle();
+    w.runtimes.remove(&rt.runtime);
+    w.cut(rt.runtime);
+    w.c()
+        .handle_runtime_crashed(rt.runtime, rt.generation, now)
+        .unwrap();
+    w.settle();
+    let fresh = w.start_runtime(rt.workspace);
+    let (replacement, _) = w
+        .reissue(id(0xF1), command, w.binding(fresh, "sleep 5"))
+        .unwrap();
+    let session: SessionId = id(SESSION);
+    let p = w.c().pending_projection().clone();
+    assert!(lifeline_core::agent::busy(&p, session));
+    assert_eq!(
+        plan(&p, session, None, now),
+        StopPlan::Cancel(vec![(replacement, fresh.generation)]),
+        "only the re-issue, never the uncertain original"
+    );
+    w.cancel(replacement, fresh.generation).unwrap();
+    w.settle();
+    let p = w.c().pending_projection().clone();
+    assert_eq!(plan(&p, session, None, now), StopPlan::Nothing);
+}

@@ -26,6 +26,7 @@
 //! | [`restart`] | what a controller restart did to the commands that were running (the page's notice) |
 //! | [`agent`] | the built-in local agent: plans a prompt, derives each next step from the projection |
 //! | [`model`] | model-backed turns: provider requests, tool calls as commands, each next step from the projection |
+//! | [`stop`] | what Stop does at this moment: abort a request, cancel commands, or end the turn |
 //! | [`projection`] | [`Projection`]: the pure fold of durable entries (what the UI shows), snapshots |
 //! | [`controller`] | [`Controller`]: admission, dispatch, ACKs, events, cancel, recovery |
 //! | [`runtime`] | [`Runtime`]: one runtime worker's protocol state |
@@ -65,6 +66,7 @@ pub mod restart;
 pub mod runtime;
 pub mod schema;
 pub mod session;
+pub mod stop;
 pub mod view;
 
 pub use command::{Binding, BindingField, BindingMismatch, Budget, CommandRecord};

@@ -33,6 +33,7 @@ use crate::config::ConfigStore;
 use crate::provider;
 use crate::web::{after, now, random_bytes, random_u128};
 use lifeline_core::phrase::Phrase;
+use lifeline_core::stop::StopPlan;
 
 /// What a running execution works with, from the launch checkpoint.
 pub(super) struct Active {
@@ -270,76 +271,45 @@ impl Shell {
         if cancelled != lifeline_core::session::CancelOutcome::NoAttempt {
             return self.pump();
         }
-        if let Some(live) = self.live.borrow().as_ref() {
-            // The fetch ends with an AbortError, recorded as cancelled.
-            live.abort.abort();
+        let Some(session) = self.session.get() else {
             return;
-        }
-        {
-            let mut guard = self.core.borrow_mut();
-            let (Some(core), Some(session)) = (guard.as_mut(), self.session.get()) else {
+        };
+        let live = self.live.borrow().as_ref().map(|l| l.request);
+        let plan = match self.core.borrow().as_ref() {
+            Some(core) => lifeline_core::stop::plan(core.pending_projection(), session, live, now()),
+            None => return,
+        };
+        match plan {
+            StopPlan::AbortRequest(request) => {
+                // The fetch ends with an AbortError, recorded as cancelled
+                // with its partial text.
+                if let Some(l) = self.live.borrow().as_ref().filter(|l| l.request == request) {
+                    l.abort.abort();
+                }
                 return;
-            };
-            let p = core.pending_projection();
-            let Some(turn) = agent::open_turn(p, session) else {
-                // No turn: Stop ends the user's re-issued commands.
-                let running: Vec<_> = agent::running_reissues(p, session)
-                    .filter(|c| c.cancel.is_none())
-                    .map(|c| (c.command, c.binding.generation))
-                    .collect();
-                for (command, generation) in running {
-                    self.ask(core, |request| ClientRequest::Cancel {
-                        request,
-                        command,
-                        generation,
-                    });
-                }
-                drop(guard);
-                return self.pump();
-            };
-            let step = model::next_turn_step(p, turn, None, now());
-            let waiting = match step {
-                Some(TurnStep::BuiltIn(agent::Step::Wait { command })) => Some(command),
-                _ => p
-                    .turns
-                    .get(&turn)
-                    .and_then(|t| t.agent.is_model().then_some(()))
-                    .and_then(|_| {
-                        p.commands
-                            .values()
-                            .filter(|c| c.binding.session == session && !c.outcome.is_terminal())
-                            .map(|c| c.command)
-                            .next()
-                    }),
-            };
-            if let Some(command) = waiting {
-                let Some(c) = p.command(command) else { return };
-                let generation = c.binding.generation;
-                if c.cancel.is_none() {
-                    self.ask(core, |request| ClientRequest::Cancel {
-                        request,
-                        command,
-                        generation,
-                    });
-                }
-            } else if let Some(t) = p.turns.get(&turn) {
-                let reply = match step {
-                    Some(TurnStep::BuiltIn(agent::Step::Admit { index, line })) => {
-                        let left = t.plan.len() - index;
-                        format!(
-                            "Stopped before `{line}` ran; {left} planned command{} not run.",
-                            if left == 1 { " was" } else { "s were" }
-                        )
-                    }
-                    _ => "Stopped before the agent's next step.".into(),
-                };
-                self.ask(core, |request| ClientRequest::FinishTurn {
-                    request,
-                    turn,
-                    status: TurnStatus::Cancelled,
-                    reply,
-                });
             }
+            StopPlan::Cancel(commands) => {
+                if let Some(core) = self.core.borrow_mut().as_mut() {
+                    for (command, generation) in commands {
+                        self.ask(core, |request| ClientRequest::Cancel {
+                            request,
+                            command,
+                            generation,
+                        });
+                    }
+                }
+            }
+            StopPlan::FinishTurn { turn, reply } => {
+                if let Some(core) = self.core.borrow_mut().as_mut() {
+                    self.ask(core, |request| ClientRequest::FinishTurn {
+                        request,
+                        turn,
+                        status: TurnStatus::Cancelled,
+                        reply,
+                    });
+                }
+            }
+            StopPlan::Nothing => return,
         }
         self.pump();
     }

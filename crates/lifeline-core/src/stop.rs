@@ -1,0 +1,95 @@
+//! What Stop does at this moment: the one decision behind the Stop button,
+//! made from the durable projection and what the shell holds live (a start
+//! in progress, a provider request in flight), never from the page.
+//!
+//! Stop works at every moment a turn is active:
+//! * a start or resume in progress is cancelled (the session layer's own
+//!   [`crate::session::Sessions::cancel`], checked first by the shell);
+//! * a provider request in flight (streaming or stalled) is aborted at once;
+//!   its partial text is kept and recorded as stopped by the user;
+//! * a command the turn waits for is cancelled, by its exact identity and
+//!   generation (a cancel already asked for is not asked again);
+//! * a turn with nothing in flight ends as cancelled, saying what did not run;
+//! * with no turn, the user's running re-issues are cancelled.
+
+use crate::agent::{self, Step};
+use crate::id::{CommandId, Generation, ProviderRequestId, SessionId, TurnId};
+use crate::model::{next_turn_step, TurnStep};
+use crate::projection::Projection;
+
+/// What the shell carries out for one press of Stop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopPlan {
+    /// Abort the fetch of this request (an `AbortController` in the shell).
+    AbortRequest(ProviderRequestId),
+    /// Cancel these commands, each by identity and generation.
+    Cancel(Vec<(CommandId, Generation)>),
+    /// End the turn as cancelled with this reply.
+    FinishTurn { turn: TurnId, reply: String },
+    /// Nothing is in flight: nothing to stop.
+    Nothing,
+}
+
+/// Decides what Stop does for `session` now. `live` is the provider request
+/// whose fetch the shell holds, if any.
+pub fn plan(
+    projection: &Projection,
+    session: SessionId,
+    live: Option<ProviderRequestId>,
+    now: crate::id::Millis,
+) -> StopPlan {
+    if let Some(request) = live {
+        return StopPlan::AbortRequest(request);
+    }
+    let Some(turn) = agent::open_turn(projection, session) else {
+        let running: Vec<(CommandId, Generation)> = agent::running_reissues(projection, session)
+            .filter(|c| c.cancel.is_none())
+            .map(|c| (c.command, c.binding.generation))
+            .collect();
+        return if running.is_empty() {
+            StopPlan::Nothing
+        } else {
+            StopPlan::Cancel(running)
+        };
+    };
+    let step = next_turn_step(projection, turn, None, now);
+    let waiting = match &step {
+        Some(TurnStep::BuiltIn(Step::Wait { command })) => Some(*command),
+        // A model turn waits on whichever of its tool commands is open.
+        _ if projection
+            .turns
+            .get(&turn)
+            .is_some_and(|t| t.agent.is_model()) =>
+        {
+            projection
+                .commands
+                .values()
+                .find(|c| c.binding.session == session && !c.outcome.is_terminal())
+                .map(|c| c.command)
+        }
+        _ => None,
+    };
+    if let Some(command) = waiting {
+        return match projection.command(command) {
+            Some(c) if c.cancel.is_none() => {
+                StopPlan::Cancel(vec![(command, c.binding.generation)])
+            }
+            // Already being cancelled: the turn ends when the command does.
+            _ => StopPlan::Nothing,
+        };
+    }
+    let Some(t) = projection.turns.get(&turn) else {
+        return StopPlan::Nothing;
+    };
+    let reply = match step {
+        Some(TurnStep::BuiltIn(Step::Admit { index, line })) => {
+            let left = t.plan.len().saturating_sub(index);
+            format!(
+                "Stopped before `{line}` ran; {left} planned command{} not run.",
+                if left == 1 { " was" } else { "s were" }
+            )
+        }
+        _ => "Stopped before the agent's next step.".into(),
+    };
+    StopPlan::FinishTurn { turn, reply }
+}
