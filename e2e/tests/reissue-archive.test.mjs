@@ -41,7 +41,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         const reissued = blocks.filter({ hasText: 'You re-issued' });
         await reissued.getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
         await blocks
-          .filter({ hasText: 'You re-issued this command; it runs again below.' })
+          .filter({ hasText: 'Re-issued: it runs again below, as a new command.' })
           .waitFor();
         await card(page).getByText('re-issued').first().waitFor();
 

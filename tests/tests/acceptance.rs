@@ -2649,3 +2649,51 @@ fn stop_cancels_a_running_reissue_outside_any_turn() {
     let p = w.c().pending_projection().clone();
     assert_eq!(plan(&p, session, None, now), StopPlan::Nothing);
 }
+
+/// A re-issue stands outside any turn; a tab that rebuilds its view (a
+/// reload, a follower joining) shows it, linked both ways, as the batches did.
+#[test]
+fn a_reissue_is_in_the_rebuilt_view_linked_both_ways() {
+    use lifeline_core::view::{batch_deltas, session_deltas, ViewDelta};
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xA6));
+    open_session(&mut w, rt);
+    w.mute.insert(rt.runtime);
+    let turn: TurnId = id(0x7006);
+    record_turn(&mut w, turn, "$ touch x");
+    let command = waiting_on(drive(&mut w, rt, turn));
+    let now = w.now;
+    w.c().handle_transport_lost(rt.runtime, now).unwrap();
+    w.settle();
+    w.runtimes.remove(&rt.runtime);
+    w.cut(rt.runtime);
+    w.c()
+        .handle_runtime_crashed(rt.runtime, rt.generation, now)
+        .unwrap();
+    w.settle();
+    let fresh = w.start_runtime(rt.workspace);
+    let (replacement, _) = w
+        .reissue(id(0xF3), command, w.binding(fresh, "touch x"))
+        .unwrap();
+    w.exit(fresh.runtime, replacement, 0);
+    let p = w.replayed();
+    let links = |ds: &[ViewDelta]| -> Vec<(CommandId, Option<CommandId>, Option<CommandId>)> {
+        let mut last = BTreeMap::new();
+        for d in ds {
+            if let ViewDelta::Command {
+                command,
+                reissue_of,
+                reissued_as,
+                ..
+            } = d
+            {
+                last.insert(*command, (*command, *reissue_of, *reissued_as));
+            }
+        }
+        last.into_values().collect()
+    };
+    let full = links(&session_deltas(&p, id(SESSION)));
+    assert_eq!(links(&batch_deltas(&p, &w.journal)), full);
+    assert!(full.contains(&(command, None, Some(replacement))), "{full:?}");
+    assert!(full.contains(&(replacement, Some(command), None)), "{full:?}");
+}

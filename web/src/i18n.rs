@@ -288,7 +288,7 @@ catalog! {
     Archive => "Archive", "Archivieren";
     Unarchive => "Unarchive", "Zurückholen";
     ReissueOf => "You re-issued `{0}`: it runs again as a new command.", "Sie haben `{0}` erneut ausgeführt: Es läuft als neuer Befehl.";
-    ReissuedLater => "You re-issued this command; it runs again below.", "Sie haben diesen Befehl erneut ausgeführt; er läuft unten noch einmal.";
+    ReissuedLater => "Re-issued: it runs again below, as a new command.", "Erneut ausgeführt: Er läuft unten noch einmal, als neuer Befehl.";
     Confirm => "Confirm", "Bestätigen";
     ConfirmStartFresh => "Confirm start fresh", "Neu beginnen bestätigen";
     ConfirmArchive => "Confirm archive", "Archivieren bestätigen";

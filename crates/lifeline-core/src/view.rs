@@ -165,6 +165,17 @@ pub fn session_deltas(projection: &Projection, session: SessionId) -> Vec<ViewDe
             push_command(projection, *command, &mut out);
         }
     }
+    // Commands outside any turn (the user's re-issues), in admission order:
+    // batch deltas showed them as they came, so a rebuilt view shows them too.
+    let mut loose: Vec<&CommandView> = projection
+        .commands
+        .values()
+        .filter(|c| c.binding.session == session && c.reissue_of.is_some())
+        .collect();
+    loose.sort_by_key(|c| c.admitted_position);
+    for c in loose {
+        push_command(projection, c.command, &mut out);
+    }
     out
 }
 
