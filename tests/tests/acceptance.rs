@@ -2532,7 +2532,10 @@ fn a_reissue_is_one_linked_admission_and_runs_only_an_uncertain_command_once() {
     );
     // The key of a plain admission cannot pass for a re-issue.
     let reused = w.reissue(id(0xD1), command, w.binding(fresh, "touch once"));
-    assert!(matches!(reused, Err(Rejection::IdReused { .. })), "{reused:?}");
+    assert!(
+        matches!(reused, Err(Rejection::IdReused { .. })),
+        "{reused:?}"
+    );
 
     // After a controller restart the link is folded from the journal.
     w.crash_controller();
@@ -2585,7 +2588,10 @@ fn stop_plans_what_is_in_flight_and_never_asks_twice() {
     open_session(&mut w, s);
     let session: SessionId = id(SESSION);
     let now = w.now;
-    assert_eq!(plan(w.c().projection(), session, None, now), StopPlan::Nothing);
+    assert_eq!(
+        plan(w.c().projection(), session, None, now),
+        StopPlan::Nothing
+    );
 
     let turn: TurnId = id(0x7101);
     record_turn(&mut w, turn, "$ sleep 9\n$ echo a\n$ echo b");
@@ -2599,7 +2605,10 @@ fn stop_plans_what_is_in_flight_and_never_asks_twice() {
         }
     );
     let live: ProviderRequestId = id(0x9101);
-    assert_eq!(plan(&p, session, Some(live), now), StopPlan::AbortRequest(live));
+    assert_eq!(
+        plan(&p, session, Some(live), now),
+        StopPlan::AbortRequest(live)
+    );
 
     let waiting = waiting_on(drive(&mut w, s, turn));
     let p = w.c().pending_projection().clone();
@@ -2694,6 +2703,12 @@ fn a_reissue_is_in_the_rebuilt_view_linked_both_ways() {
     };
     let full = links(&session_deltas(&p, id(SESSION)));
     assert_eq!(links(&batch_deltas(&p, &w.journal)), full);
-    assert!(full.contains(&(command, None, Some(replacement))), "{full:?}");
-    assert!(full.contains(&(replacement, Some(command), None)), "{full:?}");
+    assert!(
+        full.contains(&(command, None, Some(replacement))),
+        "{full:?}"
+    );
+    assert!(
+        full.contains(&(replacement, Some(command), None)),
+        "{full:?}"
+    );
 }

@@ -808,7 +808,12 @@ impl Controller {
                 binding,
             } => {
                 // A repeat of the same re-issue answers like a repeated admit.
-                match self.working.keys.get(&key).and_then(|c| self.working.command(*c)) {
+                match self
+                    .working
+                    .keys
+                    .get(&key)
+                    .and_then(|c| self.working.command(*c))
+                {
                     Some(c) if c.reissue_of != Some(original) => {
                         return Err(Rejection::IdReused {
                             id: key.to_string(),
@@ -1366,7 +1371,9 @@ impl Controller {
             .command(original)
             .ok_or(Rejection::UnknownCommand { command: original })?;
         if !matches!(o.outcome, Outcome::MayHaveStarted | Outcome::Lost) {
-            return Err(refuse("only a command whose outcome is uncertain is re-issued"));
+            return Err(refuse(
+                "only a command whose outcome is uncertain is re-issued",
+            ));
         }
         if let Some(replacement) = o.reissued_as {
             return Err(Rejection::NotReissuable {
@@ -1374,9 +1381,10 @@ impl Controller {
                 detail: format!("it was already re-issued as {replacement}"),
             });
         }
-        if o.binding.session != binding.session || o.binding.command_line != binding.command_line
-        {
-            return Err(refuse("a re-issue runs the same command line in the same session"));
+        if o.binding.session != binding.session || o.binding.command_line != binding.command_line {
+            return Err(refuse(
+                "a re-issue runs the same command line in the same session",
+            ));
         }
         Ok(())
     }

@@ -795,7 +795,9 @@ impl Projection {
                         format!("command re-issues {original}, which the journal does not hold")
                     })?;
                     if let Some(other) = o.reissued_as {
-                        return Err(format!("command {original} was already re-issued as {other}"));
+                        return Err(format!(
+                            "command {original} was already re-issued as {other}"
+                        ));
                     }
                     if o.binding.session != b.session {
                         return Err(format!("command re-issues {original} of another session"));

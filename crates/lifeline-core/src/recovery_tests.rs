@@ -723,7 +723,9 @@ fn after_a_crash_the_workspace_can_be_inspected_and_the_command_reissued_while_i
     // the user can look at the files before deciding what to repeat.
     let mut running = facts();
     running.runtime_attached = true;
-    let c = f.card(&running).expect("an uncertain command shows the card");
+    let c = f
+        .card(&running)
+        .expect("an uncertain command shows the card");
     assert_eq!(unavailable(&c, Action::InspectWorkspace), None);
     assert_eq!(c.reissue, None, "re-issue runs in the live runtime");
     assert_eq!(c.report.uncertain_commands.len(), 1);

@@ -48,6 +48,8 @@ pub const READINESS_TIMEOUT_MS: u64 = 15_000;
 pub const CANCEL_GRACE_MS: u64 = 2_000;
 /// How long termination has before cleanup counts as failed.
 pub const TERMINATE_GRACE_MS: u64 = 3_000;
+/// How long a rejoin waits for the retained runtime to dial back in.
+pub const REJOIN_TIMEOUT_MS: u64 = 5_000;
 /// Internal retries of a transport failure while rejoining a runtime.
 pub const LOAD_RETRIES: u8 = 1;
 /// Queued prompts per session.
@@ -73,6 +75,29 @@ pub fn unacknowledged_launch(
         current.generation,
         current.execution,
     ))
+}
+
+/// Whether a rejoin of `runtime` at `generation` has its answer: the
+/// retained runtime counts only while the journal holds it as its lease's
+/// current generation and it is `attached`; a generation the journal holds
+/// as replaced, retired or gone is a positive "unknown session" (which
+/// permits a new launch on the same workspace). `None`: still waiting, until
+/// [`AttemptTimer::Rejoin`] fires.
+pub fn rejoin_verdict(
+    projection: &crate::projection::Projection,
+    runtime: RuntimeId,
+    generation: Generation,
+    attached: bool,
+) -> Option<Result<(), LoadError>> {
+    match projection.runtime(runtime) {
+        Some((_, view))
+            if view.generation == generation
+                && view.status == crate::projection::RuntimeStatus::Current =>
+        {
+            attached.then_some(Ok(()))
+        }
+        _ => Some(Err(LoadError::UnknownSession)),
+    }
 }
 
 /// Where a session's files live and who owns them.
@@ -437,6 +462,9 @@ pub enum SessionState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AttemptTimer {
     Readiness,
+    /// The retained runtime did not dial back in time: a timeout, never a
+    /// fallback to a new launch.
+    Rejoin,
     CancelGrace,
     TerminateGrace,
 }
@@ -651,6 +679,8 @@ enum Phase {
     Loading {
         retries_left: u8,
         prepared: Prepared,
+        /// When the wait for the retained runtime ends.
+        deadline: Millis,
     },
     Launching {
         prepared: Prepared,
@@ -1196,16 +1226,7 @@ impl Sessions {
             (Purpose::Resume, Some(b)) => {
                 // Rejoin first; a new execution only on a positive
                 // classification that the retained one is gone.
-                self.attempt_mut(session).phase = Phase::Loading {
-                    retries_left: LOAD_RETRIES,
-                    prepared,
-                };
-                self.effects.push_back(SessionEffect::LoadExecution {
-                    attempt,
-                    execution: b.execution,
-                    generation: b.generation,
-                    runtime: b.runtime,
-                });
+                self.load(session, attempt, &b, LOAD_RETRIES, prepared, now);
             }
             // A relaunch or a continuation links the new execution to the
             // one it replaces.
@@ -1244,6 +1265,36 @@ impl Sessions {
         self.effects.push_back(effect);
     }
 
+    /// Asks the shell to rejoin the retained runtime, and arms the timer
+    /// that ends the wait.
+    fn load(
+        &mut self,
+        session: SessionId,
+        attempt: StartupAttemptId,
+        binding: &ExecutionBinding,
+        retries_left: u8,
+        prepared: Prepared,
+        now: Millis,
+    ) {
+        let deadline = now.plus(REJOIN_TIMEOUT_MS);
+        self.attempt_mut(session).phase = Phase::Loading {
+            retries_left,
+            prepared,
+            deadline,
+        };
+        self.effects.push_back(SessionEffect::LoadExecution {
+            attempt,
+            execution: binding.execution,
+            generation: binding.generation,
+            runtime: binding.runtime,
+        });
+        self.effects.push_back(SessionEffect::SetTimer {
+            attempt,
+            timer: AttemptTimer::Rejoin,
+            at: deadline,
+        });
+    }
+
     /// The answer to [`SessionEffect::LoadExecution`].
     pub fn handle_loaded(
         &mut self,
@@ -1257,6 +1308,7 @@ impl Sessions {
         let Phase::Loading {
             retries_left,
             prepared,
+            ..
         } = self.attempt_mut(session).phase.clone()
         else {
             return Handled::Stale;
@@ -1292,16 +1344,7 @@ impl Sessions {
             // The retry keeps this attempt's identity; a failure after it
             // reports the later, more specific cause.
             Err(LoadError::Transport { .. }) if retries_left > 0 => {
-                self.attempt_mut(session).phase = Phase::Loading {
-                    retries_left: retries_left - 1,
-                    prepared,
-                };
-                self.effects.push_back(SessionEffect::LoadExecution {
-                    attempt,
-                    execution: binding.execution,
-                    generation: binding.generation,
-                    runtime: binding.runtime,
-                });
+                self.load(session, attempt, &binding, retries_left - 1, prepared, now);
             }
             Err(error) => self.fail(session, FailureCause::Load { error }, now),
         }
@@ -1769,6 +1812,18 @@ impl Sessions {
         now: Millis,
     ) -> Handled {
         match timer {
+            AttemptTimer::Rejoin => {
+                let Some(session) = self.owner_of(attempt) else {
+                    return Handled::Stale;
+                };
+                // A timer of an earlier wait (before a retry) is stale.
+                match self.attempt_mut(session).phase {
+                    Phase::Loading { deadline, .. } if now >= deadline => {
+                        self.handle_loaded(attempt, Err(LoadError::Timeout), now)
+                    }
+                    _ => Handled::Stale,
+                }
+            }
             AttemptTimer::Readiness => {
                 let Some(session) = self.owner_of(attempt) else {
                     return Handled::Stale;

@@ -1451,7 +1451,11 @@ fn an_unbound_session_unarchives_as_new_and_a_deleted_one_never() {
     w.s.archive(sid(1)).unwrap();
     w.s.unarchive(sid(1)).unwrap();
     assert_eq!(w.s.state(sid(1)), Some(&SessionState::New));
-    assert_eq!(w.s.unarchive(sid(1)), Ok(()), "unarchiving twice is harmless");
+    assert_eq!(
+        w.s.unarchive(sid(1)),
+        Ok(()),
+        "unarchiving twice is harmless"
+    );
     w.take();
     assert_eq!(
         w.records()
@@ -1471,4 +1475,81 @@ fn an_unbound_session_unarchives_as_new_and_a_deleted_one_never() {
     let folded = Sessions::recover(b"again", &records);
     assert_eq!(folded.state(sid(1)), Some(&SessionState::Archived));
     assert_eq!(w.s.unarchive(sid(9)), Err(Refusal::UnknownSession));
+}
+
+#[test]
+fn a_rejoin_waits_on_an_engine_timer_and_ends_as_a_timeout_never_a_new_launch() {
+    let mut w = World::new();
+    let p = profile(1, 1, &[]);
+    w.launch_with(&p, Some(turn(1)), 1);
+    w.fail_turn(turn(1), 1);
+    let a =
+        w.s.begin(sid(1), Purpose::Resume, Some(ResumeCause::User), None, T0)
+            .unwrap();
+    let effects = w.resume_to_load(a, ProfileLookup::Found(p));
+    let at = effects
+        .iter()
+        .find_map(|e| match e {
+            SessionEffect::SetTimer {
+                attempt,
+                timer: AttemptTimer::Rejoin,
+                at,
+            } if *attempt == a => Some(*at),
+            _ => None,
+        })
+        .expect("the wait is a timer the shell sets, not a poll");
+    assert_eq!(at, T0.plus(REJOIN_TIMEOUT_MS));
+    // Early: nothing happens.
+    assert_eq!(
+        w.s.handle_timer(a, AttemptTimer::Rejoin, T0.plus(1)),
+        Handled::Stale
+    );
+    assert!(matches!(w.trace().state, SessionState::Starting { .. }));
+    assert_eq!(w.s.handle_timer(a, AttemptTimer::Rejoin, at), Handled::Applied);
+    let effects = w.take();
+    assert!(launch_effect(&effects).is_none(), "a timeout is not a fallback");
+    assert!(matches!(
+        &w.trace().state,
+        SessionState::Failed(f) if f.cause == FailureCause::Load { error: LoadError::Timeout }
+    ));
+    // A late timer of the same attempt changes nothing.
+    assert_eq!(w.s.handle_timer(a, AttemptTimer::Rejoin, at), Handled::Stale);
+}
+
+#[test]
+fn the_rejoin_verdict_needs_the_current_generation_attached() {
+    use crate::id::{LeaseId, WorkspaceId};
+    use crate::journal::{JournalEntry, JournalRecord};
+    use crate::projection::{Projection, RetentionPolicy};
+    let mut p = Projection::new(RetentionPolicy::default());
+    let lease = LeaseId::from_u128(9).unwrap();
+    let workspace = WorkspaceId::from_u128(WS).unwrap();
+    let records = [
+        JournalRecord::LeaseGranted { workspace, lease },
+        JournalRecord::RuntimeAssigned {
+            lease,
+            runtime: rt(1),
+            generation: Generation(1),
+            execution: exec(1),
+        },
+    ];
+    for (i, record) in records.into_iter().enumerate() {
+        p.apply(&JournalEntry {
+            v: crate::schema::V1,
+            position: i as u64 + 1,
+            at: T0,
+            record,
+        })
+        .unwrap();
+    }
+    assert_eq!(rejoin_verdict(&p, rt(1), Generation(1), false), None);
+    assert_eq!(rejoin_verdict(&p, rt(1), Generation(1), true), Some(Ok(())));
+    assert_eq!(
+        rejoin_verdict(&p, rt(1), Generation(2), true),
+        Some(Err(LoadError::UnknownSession))
+    );
+    assert_eq!(
+        rejoin_verdict(&p, rt(2), Generation(1), true),
+        Some(Err(LoadError::UnknownSession))
+    );
 }

@@ -136,6 +136,8 @@ pub struct Shell {
     /// start).
     prompts: RefCell<BTreeMap<TurnId, String>>,
     launching: RefCell<Option<lifecycle::Launching>>,
+    /// The rejoin an attempt waits for: attempt, runtime, generation.
+    rejoining: Cell<Option<(lifeline_core::StartupAttemptId, RuntimeId, Generation)>>,
     active: RefCell<Option<lifecycle::Active>>,
     /// Session records whose durability an attempt waits for.
     awaiting_record: RefCell<BTreeMap<RequestId, lifeline_core::StartupAttemptId>>,
@@ -193,6 +195,7 @@ impl Shell {
             config: RefCell::new(None),
             prompts: RefCell::new(BTreeMap::new()),
             launching: RefCell::new(None),
+            rejoining: Cell::new(None),
             active: RefCell::new(None),
             awaiting_record: RefCell::new(BTreeMap::new()),
             stopping: RefCell::new(BTreeMap::new()),
@@ -521,7 +524,11 @@ impl Shell {
             if self.drive_sessions() {
                 continue;
             }
-            if !(self.check_ready() || self.check_active_runtime() || self.drive_turn()) {
+            if !(self.check_ready()
+                || self.check_rejoin()
+                || self.check_active_runtime()
+                || self.drive_turn())
+            {
                 break;
             }
         }

@@ -14,8 +14,8 @@ use lifeline_core::profile::{
     AgentBudget, EnvValue, EnvVar, Profile, ProfileLookup, Provider, Secret, OWNER,
 };
 use lifeline_core::session::{
-    Environment, ExecutionBinding, FailureCause, LaunchFailure, LoadError, Prepared,
-    PromptDisposition, Purpose, ResumeCause, SessionEffect, SessionState, Sessions,
+    Environment, ExecutionBinding, FailureCause, LaunchFailure, Prepared, PromptDisposition,
+    Purpose, ResumeCause, SessionEffect, SessionState, Sessions,
 };
 use lifeline_core::{
     agent, Binding, Budget, ClientMessage, ClientRequest, CredentialId, ExecutionId, Generation,
@@ -276,7 +276,9 @@ impl Shell {
         };
         let live = self.live.borrow().as_ref().map(|l| l.request);
         let plan = match self.core.borrow().as_ref() {
-            Some(core) => lifeline_core::stop::plan(core.pending_projection(), session, live, now()),
+            Some(core) => {
+                lifeline_core::stop::plan(core.pending_projection(), session, live, now())
+            }
             None => return,
         };
         match plan {
@@ -385,7 +387,7 @@ impl Shell {
                 runtime,
                 generation,
                 ..
-            } => self.load_execution(attempt, runtime, generation, 0),
+            } => self.rejoining.set(Some((attempt, runtime, generation))),
             SessionEffect::Launch {
                 attempt,
                 workspace,
@@ -433,6 +435,9 @@ impl Shell {
                 });
             }
             SessionEffect::CancelWaits { attempt } => {
+                if self.rejoining.get().is_some_and(|(a, _, _)| a == attempt) {
+                    self.rejoining.set(None);
+                }
                 let mut launching = self.launching.borrow_mut();
                 if launching.as_ref().is_some_and(|l| l.attempt == attempt) {
                     *launching = None;
@@ -525,52 +530,31 @@ impl Shell {
         }
     }
 
-    /// Rejoin: the retained runtime counts only while the journal holds it
-    /// as the lease's current generation and it is attached. A generation
-    /// the journal confirms gone (or retired) is a positive "unknown
-    /// session"; one that never dials back is a timeout, not a fallback.
-    fn load_execution(
-        self: &Rc<Self>,
-        attempt: StartupAttemptId,
-        runtime: RuntimeId,
-        generation: Generation,
-        waited_ms: u64,
-    ) {
-        const STEP_MS: u64 = 200;
-        const LIMIT_MS: u64 = 5_000;
+    /// A rejoin waits for its runtime to dial in: checked after every pump
+    /// round (a hello is a runtime message, which pumps); the core's
+    /// `AttemptTimer::Rejoin` ends the wait.
+    pub(super) fn check_rejoin(self: &Rc<Self>) -> bool {
         let verdict = {
-            let guard = self.core.borrow();
-            let Some(core) = guard.as_ref() else { return };
-            match core.projection().runtime(runtime) {
-                Some((_, view)) if view.generation != generation => {
-                    Some(Err(LoadError::UnknownSession))
-                }
-                Some((_, view)) if view.status == lifeline_core::RuntimeStatus::Current => {
-                    if core.is_attached(runtime) {
-                        Some(Ok(()))
-                    } else if waited_ms >= LIMIT_MS {
-                        Some(Err(LoadError::Timeout))
-                    } else {
-                        None
-                    }
-                }
-                _ => Some(Err(LoadError::UnknownSession)),
-            }
+            let rejoining = self.rejoining.get();
+            let core = self.core.borrow();
+            let (Some((attempt, runtime, generation)), Some(core)) = (rejoining, core.as_ref())
+            else {
+                return false;
+            };
+            lifeline_core::session::rejoin_verdict(
+                core.projection(),
+                runtime,
+                generation,
+                core.is_attached(runtime),
+            )
+            .map(|result| (attempt, result))
         };
-        match verdict {
-            Some(result) => {
-                self.with_sessions(|s| s.handle_loaded(attempt, result, now()));
-                self.pump();
-            }
-            None => {
-                let weak = Rc::downgrade(self);
-                after(STEP_MS, move || {
-                    if let Some(shell) = weak.upgrade() {
-                        shell.load_execution(attempt, runtime, generation, waited_ms + STEP_MS);
-                    }
-                });
-            }
-        }
+        let Some((attempt, result)) = verdict else {
+            return false;
+        };
+        self.rejoining.set(None);
+        self.with_sessions(|s| s.handle_loaded(attempt, result, now()));
+        true
     }
 
     /// Before a launch: a launch whose acknowledgement was lost is looked
