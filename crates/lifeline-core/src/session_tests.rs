@@ -1075,8 +1075,11 @@ fn r007_internal_retry_keeps_the_attempt_identity_and_the_real_cause() {
     );
     let retry = w.take();
     assert!(
-        matches!(&retry[..], [SessionEffect::LoadExecution { attempt, .. }] if *attempt == a),
-        "same identity"
+        matches!(&retry[..], [
+            SessionEffect::LoadExecution { attempt, .. },
+            SessionEffect::SetTimer { attempt: t, timer: AttemptTimer::Rejoin, .. },
+        ] if *attempt == a && *t == a),
+        "same identity, a new wait: {retry:?}"
     );
     assert_eq!(w.trace().owner, Some(a));
     // The retry fails with a more specific cause: that one is reported,
