@@ -9,10 +9,34 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::action::Action;
 use crate::id::FolderId;
-use crate::phrase::Phrase;
-use crate::recovery::Action;
-use crate::session::Environment;
+
+/// Where a session's files live and who owns them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Environment {
+    /// This tab's worker sandbox: an OPFS folder Lifeline created and owns.
+    Worker,
+    /// A local folder the user opened (File System Access API). The user
+    /// owns it: no cleanup ever deletes it (an operator-owned claim).
+    /// `folder` names the directory handle stored in this browser; `name`
+    /// is the folder's own name, for people.
+    LocalFolder { folder: FolderId, name: String },
+}
+
+impl Environment {
+    pub fn owned_by_lifeline(&self) -> bool {
+        matches!(self, Environment::Worker)
+    }
+
+    pub fn folder(&self) -> Option<FolderId> {
+        match self {
+            Environment::Worker => None,
+            Environment::LocalFolder { folder, .. } => Some(*folder),
+        }
+    }
+}
 
 /// What the shell saw of a local folder's stored handle, without prompting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,18 +145,27 @@ pub fn state(
     }
 }
 
+/// Why an environment cannot serve an action now (the card words it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Blocked {
+    /// The browser no longer knows the user's folder `name`.
+    FolderGone { name: String },
+    /// This browser cannot open local folders.
+    FoldersUnsupported,
+}
+
 impl EnvironmentState {
     /// Why `action` cannot use this environment now, if it cannot. Only
     /// actions that open the session's files are affected; Start fresh
     /// keeps the environment, so an unusable folder blocks it too.
-    pub fn blocks(&self, action: Action) -> Option<Phrase> {
+    pub fn blocks(&self, action: Action) -> Option<Blocked> {
         if !opens_files(action) {
             return None;
         }
         let FolderRef { name, .. } = self.folder.as_ref()?;
         match self.access {
-            Some(FolderAccess::Gone) => Some(Phrase::FolderGone { name: name.clone() }),
-            Some(FolderAccess::Unsupported) => Some(Phrase::FoldersUnsupported),
+            Some(FolderAccess::Gone) => Some(Blocked::FolderGone { name: name.clone() }),
+            Some(FolderAccess::Unsupported) => Some(Blocked::FoldersUnsupported),
             _ => None,
         }
     }

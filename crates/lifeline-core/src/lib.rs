@@ -11,6 +11,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
+//! | [`action`] | the recovery actions a person can take ([`action::Action`]): domain values the card offers |
 //! | [`id`] | identities (128-bit, ULID text), [`Generation`], [`EventSeq`], [`Millis`], [`Digest`], [`IdMinter`] |
 //! | [`outcome`] | the ten [`Outcome`]s and [`transition`], the only legal way between them |
 //! | [`schema`] | `"v": 1` versioning, limits, strict [`decode`]/[`encode`] |
@@ -47,6 +48,7 @@
 //!   [`Controller::recover`] takes them (or [`Controller::recover_from_snapshot`])
 //!   and runs the recovery procedure for the [`StartCause`].
 
+pub mod action;
 pub mod agent;
 pub mod command;
 pub mod controller;

@@ -15,6 +15,7 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::action::Action;
 use crate::agent::PlanError;
 use crate::environment::FolderAccess;
 use crate::id::{
@@ -22,7 +23,6 @@ use crate::id::{
 };
 use crate::outcome::Outcome;
 use crate::profile::{CredentialFailure, ProfileBlock};
-use crate::recovery::Action;
 use crate::session::{FailureCause, LaunchFailure, LoadError, Refusal};
 
 /// What the journal could not do, as the controller's `JournalError` says
@@ -1149,6 +1149,15 @@ phrase_wire! {
     123 => AnotherTabInControl,
     124 => FolderNeedsPermissionToRead { name },
     125 => EnvironmentWhileWorking,
+}
+
+impl From<crate::environment::Blocked> for Phrase {
+    fn from(b: crate::environment::Blocked) -> Phrase {
+        match b {
+            crate::environment::Blocked::FolderGone { name } => Phrase::FolderGone { name },
+            crate::environment::Blocked::FoldersUnsupported => Phrase::FoldersUnsupported,
+        }
+    }
 }
 
 impl From<Phrase> for Wire {

@@ -399,43 +399,7 @@ pub fn inspect(
     }
 }
 
-/// A recovery action the card can offer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    Resume,
-    ContinueFromHistory,
-    StartFresh,
-    InspectWorkspace,
-    Archive,
-    /// Brings an archived session back; offered only on one.
-    Unarchive,
-}
-
-impl Action {
-    pub const ALL: [Action; 6] = [
-        Action::Resume,
-        Action::ContinueFromHistory,
-        Action::StartFresh,
-        Action::InspectWorkspace,
-        Action::Archive,
-        Action::Unarchive,
-    ];
-    pub fn label(self) -> &'static str {
-        match self {
-            Action::Resume => "Resume",
-            Action::ContinueFromHistory => "Continue from history",
-            Action::StartFresh => "Start fresh",
-            Action::InspectWorkspace => "Inspect workspace",
-            Action::Archive => "Archive",
-            Action::Unarchive => "Unarchive",
-        }
-    }
-    /// Needs a second, explicit confirmation.
-    pub fn confirms(self) -> bool {
-        matches!(self, Action::StartFresh | Action::Archive)
-    }
-}
+pub use crate::action::Action;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionView {
@@ -657,6 +621,7 @@ pub fn card(
                 .environment
                 .as_ref()
                 .and_then(|e| e.blocks(action))
+                .map(Phrase::from)
                 .or_else(|| unavailable(action)),
         })
         .collect();

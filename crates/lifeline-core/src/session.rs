@@ -34,8 +34,8 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::id::{
-    CommandId, CredentialId, ErrorStamp, ExecutionId, FolderId, Generation, IdError, IdMinter,
-    Millis, ProfileId, RuntimeId, SessionId, StartupAttemptId, TurnId, WorkspaceId,
+    CommandId, CredentialId, ErrorStamp, ExecutionId, Generation, IdError, IdMinter, Millis,
+    ProfileId, RuntimeId, SessionId, StartupAttemptId, TurnId, WorkspaceId,
 };
 use crate::profile::{
     launch_environment, resolve_for_resume, AgentBudget, Capabilities, CredentialFailure,
@@ -100,31 +100,7 @@ pub fn rejoin_verdict(
     }
 }
 
-/// Where a session's files live and who owns them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Environment {
-    /// This tab's worker sandbox: an OPFS folder Lifeline created and owns.
-    Worker,
-    /// A local folder the user opened (File System Access API). The user
-    /// owns it: no cleanup ever deletes it (an operator-owned claim).
-    /// `folder` names the directory handle stored in this browser; `name`
-    /// is the folder's own name, for people.
-    LocalFolder { folder: FolderId, name: String },
-}
-
-impl Environment {
-    pub fn owned_by_lifeline(&self) -> bool {
-        matches!(self, Environment::Worker)
-    }
-
-    pub fn folder(&self) -> Option<FolderId> {
-        match self {
-            Environment::Worker => None,
-            Environment::LocalFolder { folder, .. } => Some(*folder),
-        }
-    }
-}
+pub use crate::environment::Environment;
 
 /// Why a session is being started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1508,15 +1508,24 @@ fn a_rejoin_waits_on_an_engine_timer_and_ends_as_a_timeout_never_a_new_launch() 
         Handled::Stale
     );
     assert!(matches!(w.trace().state, SessionState::Starting { .. }));
-    assert_eq!(w.s.handle_timer(a, AttemptTimer::Rejoin, at), Handled::Applied);
+    assert_eq!(
+        w.s.handle_timer(a, AttemptTimer::Rejoin, at),
+        Handled::Applied
+    );
     let effects = w.take();
-    assert!(launch_effect(&effects).is_none(), "a timeout is not a fallback");
+    assert!(
+        launch_effect(&effects).is_none(),
+        "a timeout is not a fallback"
+    );
     assert!(matches!(
         &w.trace().state,
         SessionState::Failed(f) if f.cause == FailureCause::Load { error: LoadError::Timeout }
     ));
     // A late timer of the same attempt changes nothing.
-    assert_eq!(w.s.handle_timer(a, AttemptTimer::Rejoin, at), Handled::Stale);
+    assert_eq!(
+        w.s.handle_timer(a, AttemptTimer::Rejoin, at),
+        Handled::Stale
+    );
 }
 
 #[test]

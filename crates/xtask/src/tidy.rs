@@ -156,3 +156,46 @@ fn the_tree_is_formatted() {
         String::from_utf8_lossy(&output.stdout)
     );
 }
+
+/// Presentation sits above the domain: the modules of `lifeline-core` that
+/// word things for a person (`phrase`), build the card (`recovery`) or the
+/// transcript view (`view`) may import the domain; no domain module imports
+/// them. (docs/ARCHITECTURE.md, "Architecture Invariant" at lifeline-core.)
+#[test]
+fn the_cores_domain_never_imports_its_presentation() {
+    const PRESENTATION: [&str; 3] = ["phrase", "recovery", "view"];
+    let src = root().join("crates/lifeline-core/src");
+    let mut offenders = Vec::new();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&src).expect("core sources").flatten() {
+        let path = entry.path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let is_test = stem == "tests" || stem.ends_with("_tests");
+        if path.extension().is_none_or(|e| e != "rs")
+            || is_test
+            || stem == "lib"
+            || PRESENTATION.contains(&stem)
+        {
+            continue;
+        }
+        checked += 1;
+        let text = std::fs::read_to_string(&path).expect("readable source");
+        for module in PRESENTATION {
+            if text.contains(&format!("crate::{module}::"))
+                || text.contains(&format!("crate::{module};"))
+            {
+                offenders.push(format!("{stem} imports {module}"));
+            }
+        }
+    }
+    assert!(
+        checked > 10,
+        "only {checked} domain modules found: is the path right?"
+    );
+    assert!(
+        offenders.is_empty(),
+        "the domain imports presentation: {offenders:?}"
+    );
+}
