@@ -48,6 +48,9 @@ pub const READINESS_TIMEOUT_MS: u64 = 15_000;
 pub const CANCEL_GRACE_MS: u64 = 2_000;
 /// How long termination has before cleanup counts as failed.
 pub const TERMINATE_GRACE_MS: u64 = 3_000;
+/// How long a launch waits for a runtime whose launch acknowledgement was
+/// lost to dial in before its outcome is called unknown and it is replaced.
+pub const ADOPTION_TIMEOUT_MS: u64 = 5_000;
 /// How long a rejoin waits for the retained runtime to dial back in.
 pub const REJOIN_TIMEOUT_MS: u64 = 5_000;
 /// Internal retries of a transport failure while rejoining a runtime.
@@ -75,6 +78,23 @@ pub fn unacknowledged_launch(
         current.generation,
         current.execution,
     ))
+}
+
+/// Whether the wait for a lost launch has its answer: `Some(true)` when it
+/// dialed in (adopt it: the existing run is found), `Some(false)` when the
+/// journal no longer holds it as its lease's current generation (nothing to
+/// wait for), `None` while waiting, until [`AttemptTimer::Adoption`].
+pub fn adoption_verdict(
+    projection: &crate::projection::Projection,
+    runtime: RuntimeId,
+    generation: Generation,
+    attached: bool,
+) -> Option<bool> {
+    match rejoin_verdict(projection, runtime, generation, attached) {
+        Some(Ok(())) => Some(true),
+        Some(Err(_)) => Some(false),
+        None => None,
+    }
 }
 
 /// Whether a rejoin of `runtime` at `generation` has its answer: the
@@ -441,6 +461,9 @@ pub enum AttemptTimer {
     /// The retained runtime did not dial back in time: a timeout, never a
     /// fallback to a new launch.
     Rejoin,
+    /// A lost launch did not dial in: its outcome is unknown and a new
+    /// generation replaces it ([`SessionEffect::ReplaceLostLaunch`]).
+    Adoption,
     CancelGrace,
     TerminateGrace,
 }
@@ -452,6 +475,13 @@ pub enum SessionEffect {
     LookupProfile {
         attempt: StartupAttemptId,
         profile: ProfileId,
+    },
+    /// The wait for a lost launch ended without it dialing in: start a new
+    /// generation (after saying the earlier one's outcome is unknown).
+    ReplaceLostLaunch {
+        attempt: StartupAttemptId,
+        runtime: RuntimeId,
+        generation: Generation,
     },
     /// Try to rejoin the retained execution's live runtime; answer with
     /// [`Sessions::handle_loaded`].
@@ -683,6 +713,9 @@ struct Attempt {
     phase: Phase,
     /// A runtime this attempt launched and so owns the cleanup of.
     launched: Option<ExecutionBinding>,
+    /// A lost launch this attempt waits for before launching anew, and
+    /// when the wait ends.
+    adopting: Option<(RuntimeId, Generation, Millis)>,
 }
 
 #[derive(Clone, Debug)]
@@ -1013,6 +1046,7 @@ impl Sessions {
             prompt,
             phase: Phase::Profile,
             launched: None,
+            adopting: None,
         });
         e.state = SessionState::Starting {
             attempt: id,
@@ -1241,6 +1275,46 @@ impl Sessions {
         self.effects.push_back(effect);
     }
 
+    /// Before launching, the shell found a generation whose launch
+    /// acknowledgement may have been lost (`unacknowledged_launch`): the
+    /// attempt waits for it to dial in, on a timer, instead of launching a
+    /// second one unnoticed.
+    pub fn wait_for_lost_launch(
+        &mut self,
+        attempt: StartupAttemptId,
+        runtime: RuntimeId,
+        generation: Generation,
+        now: Millis,
+    ) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            return Handled::Stale;
+        };
+        let a = self.attempt_mut(session);
+        if !matches!(a.phase, Phase::Launching { .. }) {
+            return Handled::Stale;
+        }
+        let deadline = now.plus(ADOPTION_TIMEOUT_MS);
+        a.adopting = Some((runtime, generation, deadline));
+        self.effects.push_back(SessionEffect::SetTimer {
+            attempt,
+            timer: AttemptTimer::Adoption,
+            at: deadline,
+        });
+        Handled::Applied
+    }
+
+    /// The wait for a lost launch ended before its timer: the runtime was
+    /// adopted, or the journal no longer holds it.
+    pub fn end_lost_launch_wait(&mut self, attempt: StartupAttemptId) -> Handled {
+        let Some(session) = self.owner_of(attempt) else {
+            return Handled::Stale;
+        };
+        match self.attempt_mut(session).adopting.take() {
+            Some(_) => Handled::Applied,
+            None => Handled::Stale,
+        }
+    }
+
     /// Asks the shell to rejoin the retained runtime, and arms the timer
     /// that ends the wait.
     fn load(
@@ -1349,6 +1423,8 @@ impl Sessions {
             });
             return Handled::Stale;
         };
+        // A launch that was found (adopted) or made ends any wait for one.
+        self.attempt_mut(session).adopting = None;
         let Phase::Launching {
             prepared,
             resumed_from,
@@ -1788,6 +1864,24 @@ impl Sessions {
         now: Millis,
     ) -> Handled {
         match timer {
+            AttemptTimer::Adoption => {
+                let Some(session) = self.owner_of(attempt) else {
+                    return Handled::Stale;
+                };
+                let a = self.attempt_mut(session);
+                match a.adopting {
+                    Some((runtime, generation, deadline)) if now >= deadline => {
+                        a.adopting = None;
+                        self.effects.push_back(SessionEffect::ReplaceLostLaunch {
+                            attempt,
+                            runtime,
+                            generation,
+                        });
+                        Handled::Applied
+                    }
+                    _ => Handled::Stale,
+                }
+            }
             AttemptTimer::Rejoin => {
                 let Some(session) = self.owner_of(attempt) else {
                     return Handled::Stale;

@@ -1565,3 +1565,83 @@ fn the_rejoin_verdict_needs_the_current_generation_attached() {
         Some(Err(LoadError::UnknownSession))
     );
 }
+
+#[test]
+fn a_lost_launch_is_waited_for_on_an_engine_timer_then_replaced_once() {
+    let mut w = World::new();
+    let p = profile(1, 1, &[]);
+    let a = w.s.begin(sid(1), Purpose::Launch, None, None, T0).unwrap();
+    w.take();
+    w.s.handle_profile(a, ProfileLookup::Found(p), T0);
+    let effects = w.answer_credentials(a);
+    assert!(launch_effect(&effects).is_some());
+    // The shell found an earlier generation nobody is bound to.
+    assert_eq!(
+        w.s.wait_for_lost_launch(a, rt(7), Generation(7), T0),
+        Handled::Applied
+    );
+    let at = w
+        .take()
+        .iter()
+        .find_map(|e| match e {
+            SessionEffect::SetTimer {
+                timer: AttemptTimer::Adoption,
+                at,
+                ..
+            } => Some(*at),
+            _ => None,
+        })
+        .expect("the wait is an engine timer");
+    assert_eq!(at, T0.plus(ADOPTION_TIMEOUT_MS));
+    assert_eq!(
+        w.s.handle_timer(a, AttemptTimer::Adoption, T0),
+        Handled::Stale
+    );
+    assert_eq!(
+        w.s.handle_timer(a, AttemptTimer::Adoption, at),
+        Handled::Applied
+    );
+    let replaced = w.take();
+    assert!(
+        matches!(&replaced[..], [SessionEffect::ReplaceLostLaunch { attempt, runtime, generation }]
+            if *attempt == a && *runtime == rt(7) && *generation == Generation(7)),
+        "{replaced:?}"
+    );
+    // Only once: a second firing finds no wait.
+    assert_eq!(
+        w.s.handle_timer(a, AttemptTimer::Adoption, at),
+        Handled::Stale
+    );
+    assert!(w.take().is_empty());
+}
+
+#[test]
+fn an_adopted_lost_launch_ends_the_wait_and_its_timer_does_nothing() {
+    let mut w = World::new();
+    let p = profile(1, 1, &[]);
+    let a = w.s.begin(sid(1), Purpose::Launch, None, None, T0).unwrap();
+    w.take();
+    w.s.handle_profile(a, ProfileLookup::Found(p), T0);
+    w.answer_credentials(a);
+    w.s.wait_for_lost_launch(a, rt(7), Generation(7), T0);
+    w.take();
+    // It dialed in: the shell adopts it as this attempt's launch.
+    assert_eq!(
+        w.s.handle_launched(a, exec(7), Generation(7), rt(7), T0),
+        Handled::Applied
+    );
+    assert_eq!(
+        w.s.handle_timer(a, AttemptTimer::Adoption, T0.plus(ADOPTION_TIMEOUT_MS)),
+        Handled::Stale,
+        "no replacement after an adoption"
+    );
+    assert!(!w
+        .take()
+        .iter()
+        .any(|e| matches!(e, SessionEffect::ReplaceLostLaunch { .. })));
+    // A stale attempt cannot start a wait.
+    assert_eq!(
+        w.s.wait_for_lost_launch(a, rt(8), Generation(8), T0),
+        Handled::Stale
+    );
+}

@@ -136,6 +136,8 @@ pub struct Shell {
     /// start).
     prompts: RefCell<BTreeMap<TurnId, String>>,
     launching: RefCell<Option<lifecycle::Launching>>,
+    /// The lost launch an attempt waits for before launching anew.
+    adopting: RefCell<Option<lifecycle::PendingLaunch>>,
     /// The rejoin an attempt waits for: attempt, runtime, generation.
     rejoining: Cell<Option<(lifeline_core::StartupAttemptId, RuntimeId, Generation)>>,
     active: RefCell<Option<lifecycle::Active>>,
@@ -196,6 +198,7 @@ impl Shell {
             prompts: RefCell::new(BTreeMap::new()),
             launching: RefCell::new(None),
             rejoining: Cell::new(None),
+            adopting: RefCell::new(None),
             active: RefCell::new(None),
             awaiting_record: RefCell::new(BTreeMap::new()),
             stopping: RefCell::new(BTreeMap::new()),
@@ -526,6 +529,7 @@ impl Shell {
             }
             if !(self.check_ready()
                 || self.check_rejoin()
+                || self.check_adoption()
                 || self.check_active_runtime()
                 || self.drive_turn())
             {

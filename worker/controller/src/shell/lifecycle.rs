@@ -60,6 +60,16 @@ pub(super) struct Live {
     pub abort: AbortController,
 }
 
+/// A launch waiting for a lost launch to dial in: what it launches with
+/// if it does not (its environment holds secrets, kept only until then).
+pub(super) struct PendingLaunch {
+    attempt: StartupAttemptId,
+    workspace: WorkspaceId,
+    env: Vec<(String, Secret)>,
+    existing_workspace: bool,
+    found: (RuntimeId, Generation, ExecutionId),
+}
+
 pub(super) fn mint<T>(make: fn(u128) -> Result<T, lifeline_core::IdError>) -> Option<T> {
     random_u128().ok().and_then(|raw| make(raw).ok())
 }
@@ -434,7 +444,16 @@ impl Shell {
                     }
                 });
             }
+            SessionEffect::ReplaceLostLaunch { attempt, .. } => self.replace_lost_launch(attempt),
             SessionEffect::CancelWaits { attempt } => {
+                if self
+                    .adopting
+                    .borrow()
+                    .as_ref()
+                    .is_some_and(|p| p.attempt == attempt)
+                {
+                    self.adopting.borrow_mut().take();
+                }
                 if self.rejoining.get().is_some_and(|(a, _, _)| a == attempt) {
                     self.rejoining.set(None);
                 }
@@ -578,93 +597,94 @@ impl Shell {
             })
         };
         match candidate {
-            Some(found) => {
-                self.find_lost_launch(attempt, workspace, env, existing_workspace, found, 0)
+            Some((runtime, generation, execution)) => {
+                *self.adopting.borrow_mut() = Some(PendingLaunch {
+                    attempt,
+                    workspace,
+                    env,
+                    existing_workspace,
+                    found: (runtime, generation, execution),
+                });
+                self.with_sessions(|s| s.wait_for_lost_launch(attempt, runtime, generation, now()));
+                self.pump();
             }
             None => self.start_runtime(attempt, workspace, env, existing_workspace),
         }
     }
 
-    /// Waits a bounded time for the earlier launch to dial in. If it does,
-    /// this attempt adopts it (the existing run is found) and gives it the
-    /// current environment; if not, its outcome is unknown — said so — and
-    /// only then does a new generation replace it.
-    fn find_lost_launch(
-        self: &Rc<Self>,
-        attempt: StartupAttemptId,
-        workspace: WorkspaceId,
-        env: Vec<(String, Secret)>,
-        existing_workspace: bool,
-        found: (RuntimeId, Generation, ExecutionId),
-        waited_ms: u64,
-    ) {
-        const STEP_MS: u64 = 200;
-        const LIMIT_MS: u64 = 5_000;
-        let (runtime, generation, execution) = found;
-        let attached = self
-            .core
-            .borrow()
-            .as_ref()
-            .is_some_and(|c| c.is_attached(runtime));
-        if attached {
-            post(&ControllerToPage::RuntimeEnvironment {
+    /// The wait for a lost launch (see `session::unacknowledged_launch`):
+    /// checked after every pump round; if it dialed in, this attempt adopts
+    /// it (the existing run is found) and gives it the current environment;
+    /// the core's `AttemptTimer::Adoption` ends the wait otherwise
+    /// (`SessionEffect::ReplaceLostLaunch`).
+    pub(super) fn check_adoption(self: &Rc<Self>) -> bool {
+        let verdict = {
+            let pending = self.adopting.borrow();
+            let core = self.core.borrow();
+            let (Some(p), Some(core)) = (pending.as_ref(), core.as_ref()) else {
+                return false;
+            };
+            let (runtime, generation, _) = p.found;
+            lifeline_core::session::adoption_verdict(
+                core.projection(),
                 runtime,
                 generation,
-                env: wire_env(&env),
-            });
-            *self.launching.borrow_mut() = Some(Launching {
-                attempt,
-                request: self.request_id(),
-                env,
-                existing_workspace,
-                runtime: Some((runtime, generation)),
-            });
-            notice(
-                "launch",
-                Level::Info,
-                Phrase::EarlierLaunchAnswered {
-                    runtime: runtime.to_string(),
-                    generation: generation.0,
-                },
-            );
-            self.with_sessions(|s| {
-                s.handle_launched(attempt, execution, generation, runtime, now())
-            });
-            return self.pump();
+                core.is_attached(runtime),
+            )
+        };
+        let Some(adopt) = verdict else {
+            return false;
+        };
+        let Some(p) = self.adopting.borrow_mut().take() else {
+            return false;
+        };
+        self.with_sessions(|s| s.end_lost_launch_wait(p.attempt));
+        let (runtime, generation, execution) = p.found;
+        if !adopt {
+            self.start_runtime(p.attempt, p.workspace, p.env, p.existing_workspace);
+            return true;
         }
-        if waited_ms >= LIMIT_MS {
-            notice(
-                "launch",
-                Level::Warning,
-                Phrase::EarlierLaunchRetired {
-                    runtime: runtime.to_string(),
-                    generation: generation.0,
-                },
-            );
-            return self.start_runtime(attempt, workspace, env, existing_workspace);
-        }
-        let weak = Rc::downgrade(self);
-        after(STEP_MS, move || {
-            if let Some(shell) = weak.upgrade() {
-                // The attempt may have been cancelled meanwhile.
-                let owned = shell
-                    .sessions
-                    .borrow()
-                    .as_ref()
-                    .and_then(|s| shell.session.get().and_then(|id| s.trace(id)))
-                    .is_some_and(|t| t.owner == Some(attempt));
-                if owned {
-                    shell.find_lost_launch(
-                        attempt,
-                        workspace,
-                        env,
-                        existing_workspace,
-                        found,
-                        waited_ms + STEP_MS,
-                    );
-                }
-            }
+        post(&ControllerToPage::RuntimeEnvironment {
+            runtime,
+            generation,
+            env: wire_env(&p.env),
         });
+        *self.launching.borrow_mut() = Some(Launching {
+            attempt: p.attempt,
+            request: self.request_id(),
+            env: p.env,
+            existing_workspace: p.existing_workspace,
+            runtime: Some((runtime, generation)),
+        });
+        notice(
+            "launch",
+            Level::Info,
+            Phrase::EarlierLaunchAnswered {
+                runtime: runtime.to_string(),
+                generation: generation.0,
+            },
+        );
+        self.with_sessions(|s| s.handle_launched(p.attempt, execution, generation, runtime, now()));
+        true
+    }
+
+    /// The core ended the wait for a lost launch: its outcome is unknown,
+    /// said so, and only now does a new generation replace it.
+    fn replace_lost_launch(self: &Rc<Self>, attempt: StartupAttemptId) {
+        let pending = self.adopting.borrow_mut().take();
+        let Some(p) = pending.filter(|p| p.attempt == attempt) else {
+            return;
+        };
+        let (runtime, generation, _) = p.found;
+        notice(
+            "launch",
+            Level::Warning,
+            Phrase::EarlierLaunchRetired {
+                runtime: runtime.to_string(),
+                generation: generation.0,
+            },
+        );
+        self.start_runtime(attempt, p.workspace, p.env, p.existing_workspace);
     }
 
     fn start_runtime(
