@@ -6,6 +6,7 @@
 
 mod bench;
 mod dist;
+mod mutants;
 mod probe;
 mod serve;
 mod test;
@@ -22,6 +23,9 @@ commands:
   test [LAYER...]            run every test layer: native, wasm, e2e (default: all three)
   bench [--rounds N]         build and run the store benchmarks in headless Chromium (default 5 rounds)
   probe [--only 1,3]         build and run the recovery probes of reference 001; writes docs/recovery-probes.md
+  mutants [--seeds N] [--re R] [--list]
+                             mutation-test the controller's dispatch, ACK, reattach, cancel and timer code
+                             against the whole native suite (simulation with N seeds, default 2000)
 ";
 
 fn main() -> ExitCode {
@@ -35,6 +39,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("probe") => probe::run(&args[1..]),
+        Some("mutants") => mutants::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
