@@ -118,6 +118,12 @@ catalog! {
     // Notices.
     Stopped => "Lifeline stopped: {0}.", "Lifeline wurde angehalten: {0}.";
     Reload => "Reload", "Neu laden";
+    NewJournal => "Start a new journal", "Neues Journal beginnen";
+    RepairJournal => "Repair journal", "Journal reparieren";
+    JournalGoneStatus => "the stored history cannot be reached", "der gespeicherte Verlauf ist nicht erreichbar";
+    JournalReadOnlyStatus => "read-only, the journal is damaged", "nur lesen, das Journal ist beschädigt";
+    HistoryGoneSinceLastVisit => "The history this browser stored for Lifeline on an earlier visit is gone (the site's data was cleared or the journal was deleted). This is a new, empty journal. Nothing can bring the old history back unless you exported its evidence.",
+        "Der Verlauf, den dieser Browser bei einem früheren Besuch für Lifeline gespeichert hat, ist weg (die Websitedaten wurden gelöscht oder das Journal wurde gelöscht). Dies ist ein neues, leeres Journal. Nichts bringt den alten Verlauf zurück, außer du hast seine Nachweise exportiert.";
     StorageNotice => "Storage is best-effort: the browser may clear this history under storage pressure.",
         "Der Speicher ist nicht dauerhaft: Der Browser kann diesen Verlauf bei Speicherknappheit löschen.";
     KeepData => "Keep data on this device", "Daten auf diesem Gerät behalten";
@@ -577,6 +583,12 @@ catalog! {
         "ein ungültiger Eintrag wurde nicht geschrieben ({0}); das ist ein Fehler in Lifeline — nichts wurde geschrieben";
     PhJournalClosed => "the journal connection was closed by this tab", "die Journal-Verbindung wurde von diesem Tab geschlossen";
     PhJournalNotRecovered => "the journal could not be recovered: {0}", "das Journal konnte nicht wiederhergestellt werden: {0}";
+    PhJournalRemoved => "the stored history is gone: the site's data was cleared or the journal's database was deleted while Lifeline was open. A message not yet recorded stays in the message box. Start a new journal to go on, or reload the page",
+        "der gespeicherte Verlauf ist weg: Die Websitedaten wurden gelöscht oder die Datenbank des Journals wurde gelöscht, während Lifeline offen war. Eine noch nicht aufgezeichnete Nachricht bleibt im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen, oder lade die Seite neu";
+    PhJournalConnectionLost => "the browser closed the journal (the site's data was cleared, or the disk failed), so the stored history cannot be reached from this page. A message not yet recorded stays in the message box. Start a new journal to go on: the history is loaded again if it is still there",
+        "der Browser hat das Journal geschlossen (die Websitedaten wurden gelöscht oder der Datenträger ist ausgefallen), daher ist der gespeicherte Verlauf von dieser Seite aus nicht erreichbar. Eine noch nicht aufgezeichnete Nachricht bleibt im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen: Der Verlauf wird wieder geladen, falls er noch da ist";
+    PhJournalWriterUnreadable => "the journal's writer record (in meta) cannot be read, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence to keep a copy, then choose Repair journal — the damaged record is set aside (kept in the journal's quarantine) and writing goes on",
+        "der Schreiber-Eintrag des Journals (in meta) ist nicht lesbar, daher kann nichts sicher geschrieben werden. Der Verlauf wird nur lesend gezeigt und nichts wurde gelöscht: Exportiere die Nachweise, um eine Kopie zu behalten, und wähle dann „Journal reparieren“ — der beschädigte Eintrag wird beiseitegelegt (in der Quarantäne des Journals aufbewahrt) und das Schreiben geht weiter";
     // Controller notices.
     PhNothingToRecover => "there is nothing to recover", "es gibt nichts wiederherzustellen";
     PhWorkspaceCannotOpen => "the workspace cannot be opened: the session is gone or archived",
@@ -1133,6 +1145,9 @@ fn journal_fault(l: Locale, j: &JournalFault) -> String {
         JournalFault::Invalid { detail } => f(Msg::PhJournalInvalid, &[detail]),
         JournalFault::Closed => t(l, Msg::PhJournalClosed).to_owned(),
         JournalFault::NotRecovered { detail } => f(Msg::PhJournalNotRecovered, &[detail]),
+        JournalFault::Removed => t(l, Msg::PhJournalRemoved).to_owned(),
+        JournalFault::ConnectionLost => t(l, Msg::PhJournalConnectionLost).to_owned(),
+        JournalFault::WriterUnreadable => t(l, Msg::PhJournalWriterUnreadable).to_owned(),
     }
 }
 
@@ -1809,6 +1824,9 @@ mod tests {
             JournalFault::Invalid { detail: s("x") },
             JournalFault::Closed,
             JournalFault::NotRecovered { detail: s("x") },
+            JournalFault::Removed,
+            JournalFault::ConnectionLost,
+            JournalFault::WriterUnreadable,
         ] {
             all.push(Phrase::Journal { fault });
         }
