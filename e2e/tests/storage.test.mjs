@@ -133,7 +133,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         // localStorage survived the deletion, so the next visit can tell.
         await page.reload();
         await waitConnected(page);
-        await page.getByText(/The history this browser stored for Lifeline on an earlier visit is gone/).waitFor();
+        await page.getByText(/The history Lifeline stored in this browser before is gone/).waitFor();
         assert.equal(await command(page, 'echo kept once').count(), 0);
         await send(page, '$ echo fresh');
         await completed(page, 'echo fresh');

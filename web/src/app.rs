@@ -187,23 +187,17 @@ fn JournalBanner(ui: Ui) -> impl IntoView {
             Some(JournalStatus::ReadOnly { reason }) => (reason, false),
             _ => return None,
         };
-        let action = if gone {
-            view! {
-                <button type="button" class="primary" on:click=|_| host::new_journal()>
-                    {text(Msg::NewJournal)}
-                </button>
-            }
+        let (label, act): (Msg, fn()) = if gone {
+            (Msg::NewJournal, host::new_journal)
         } else {
-            view! {
-                <button type="button" class="primary" on:click=|_| host::repair_journal()>
-                    {text(Msg::RepairJournal)}
-                </button>
-            }
+            (Msg::RepairJournal, host::repair_journal)
         };
         Some(view! {
             <div class="notice journal-banner" data-level="error" role="alert">
                 <p>{move || i18n::phrase(i18n::locale(), &reason)}</p>
-                {action}
+                <button type="button" class="primary" on:click=move |_| act()>
+                    {text(label)}
+                </button>
             </div>
         })
     }

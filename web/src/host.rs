@@ -630,7 +630,7 @@ impl Host {
                     self.notice(
                         "history-gone",
                         Level::Warning,
-                        i18n::now(Msg::HistoryGoneSinceLastVisit).into(),
+                        i18n::now(Msg::HistoryGone).into(),
                     );
                 }
                 // Remembered once it holds something: an empty journal's

@@ -122,8 +122,8 @@ catalog! {
     RepairJournal => "Repair journal", "Journal reparieren";
     JournalGoneStatus => "the stored history cannot be reached", "der gespeicherte Verlauf ist nicht erreichbar";
     JournalReadOnlyStatus => "read-only, the journal is damaged", "nur lesen, das Journal ist beschädigt";
-    HistoryGoneSinceLastVisit => "The history this browser stored for Lifeline on an earlier visit is gone (the site's data was cleared or the journal was deleted). This is a new, empty journal. Nothing can bring the old history back unless you exported its evidence.",
-        "Der Verlauf, den dieser Browser bei einem früheren Besuch für Lifeline gespeichert hat, ist weg (die Websitedaten wurden gelöscht oder das Journal wurde gelöscht). Dies ist ein neues, leeres Journal. Nichts bringt den alten Verlauf zurück, außer du hast seine Nachweise exportiert.";
+    HistoryGone => "The history Lifeline stored in this browser before is gone (the site's data was cleared or the journal was deleted); this is a new journal. Only evidence you exported keeps what it held.",
+        "Der Verlauf, den Lifeline zuvor in diesem Browser gespeichert hat, ist weg (die Websitedaten wurden gelöscht oder das Journal wurde gelöscht); dies ist ein neues Journal. Nur exportierte Nachweise bewahren, was er enthielt.";
     StorageNotice => "Storage is best-effort: the browser may clear this history under storage pressure.",
         "Der Speicher ist nicht dauerhaft: Der Browser kann diesen Verlauf bei Speicherknappheit löschen.";
     KeepData => "Keep data on this device", "Daten auf diesem Gerät behalten";

@@ -685,7 +685,11 @@ impl Journal {
                 let fresh: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
                 let value = Object::new();
                 set(&value, &keys.key, &JsValue::from_str(ID_KEY));
-                set(&value, &JsValue::from_str(ID_KEY), &JsValue::from_str(&fresh));
+                set(
+                    &value,
+                    &JsValue::from_str(ID_KEY),
+                    &JsValue::from_str(&fresh),
+                );
                 if meta.put(&value).is_ok() {
                     id = Some(fresh);
                 }
@@ -704,8 +708,7 @@ impl Journal {
     /// counter starting at 1 reached. A readable record is claimed as
     /// [`Journal::claim_writer`] does.
     pub async fn repair_writer(&self, at: u64) -> Result<WriterEpoch, JournalError> {
-        let transaction =
-            self.readwrite(&[store::META, store::QUARANTINE], Durability::Strict)?;
+        let transaction = self.readwrite(&[store::META, store::QUARANTINE], Durability::Strict)?;
         let watch = TxWatch::new(&transaction);
         let (meta, quarantine) = match (
             object_store(&transaction, store::META),
@@ -735,7 +738,11 @@ impl Journal {
             Ok(epoch) => epoch.checked_add(1).filter(|n| *n <= MAX_SAFE_INTEGER),
             Err(()) => {
                 let moved = Object::new();
-                set(&moved, &JsValue::from_str("store"), &JsValue::from_str(store::META));
+                set(
+                    &moved,
+                    &JsValue::from_str("store"),
+                    &JsValue::from_str(store::META),
+                );
                 set(&moved, &keys.key, &JsValue::from_str("\"writer\""));
                 set(&moved, &keys.position, &JsValue::NULL);
                 set(

@@ -397,7 +397,10 @@ impl Shell {
     /// The page's Repair journal: sets the damaged writer record aside
     /// (kept in quarantine) and leads as if just started.
     pub fn repair_journal(self: &Rc<Self>) {
-        let read_only = matches!(*self.journal_status.borrow(), JournalStatus::ReadOnly { .. });
+        let read_only = matches!(
+            *self.journal_status.borrow(),
+            JournalStatus::ReadOnly { .. }
+        );
         let (Some(journal), true, Some(cause)) = (self.journal(), read_only, self.cause.get())
         else {
             return;

@@ -643,7 +643,9 @@ async fn a_damaged_writer_record_leaves_the_rest_readable_and_repair_keeps_it() 
     db.close();
     assert_eq!(field(&kept[0], "store").as_string().unwrap(), "meta");
     assert_eq!(
-        field(&field(&kept[0], "value"), "epoch").as_string().unwrap(),
+        field(&field(&kept[0], "value"), "epoch")
+            .as_string()
+            .unwrap(),
         "seven"
     );
     journal.write_batch(&batch, epoch).await.unwrap();
