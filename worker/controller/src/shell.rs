@@ -389,9 +389,11 @@ impl Shell {
         });
         *self.follower.borrow_mut() = Some(projection);
         *self.journal_status.borrow_mut() = JournalStatus::ReadOnly { reason };
-        self.card_dirty.set(true);
+        // No card: its actions would all be refused, for a reason (another
+        // tab leads) that is not this one; the banner says what is.
+        post(&ControllerToPage::Recovery { card: None });
+        *self.last_card.borrow_mut() = String::new();
         self.publish_status();
-        self.publish_recovery();
     }
 
     /// The page's Repair journal: sets the damaged writer record aside
