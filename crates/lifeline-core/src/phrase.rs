@@ -360,9 +360,9 @@ pub enum Phrase {
     },
 }
 
-const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal's database was deleted while Lifeline was open. A message not yet recorded stays in the message box. Start a new journal to go on, or reload the page";
-const JOURNAL_CONNECTION_LOST: &str = "the browser closed the journal (the site's data was cleared, or the disk failed), so the stored history cannot be reached from this page. A message not yet recorded stays in the message box. Start a new journal to go on: the history is loaded again if it is still there";
-const JOURNAL_WRITER_UNREADABLE: &str = "the journal's writer record (in meta) cannot be read, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence to keep a copy, then choose Repair journal — the damaged record is set aside (kept in the journal's quarantine) and writing goes on";
+const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
+const JOURNAL_CONNECTION_LOST: &str = "the browser closed the journal (site data cleared, or a disk error), so the stored history cannot be reached. Unrecorded messages stay in the message box. Start a new journal to go on; the history loads again if it is still there";
+const JOURNAL_WRITER_UNREADABLE: &str = "the journal's writer record (in meta) is unreadable, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence, then choose Repair journal to set the damaged record aside (it is kept) and go on writing";
 
 impl fmt::Display for JournalFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

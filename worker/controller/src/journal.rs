@@ -310,10 +310,12 @@ enum State {
     Removed,
 }
 
+type OnLost = Box<dyn Fn(JournalError)>;
+
 struct Shared {
     state: Cell<State>,
     on_version_change: RefCell<Option<Box<dyn Fn()>>>,
-    on_lost: RefCell<Option<Box<dyn Fn(JournalError)>>>,
+    on_lost: RefCell<Option<OnLost>>,
     /// The journal's identity, known after a claim (`meta` `journal`).
     id: RefCell<Option<String>>,
 }
@@ -682,7 +684,12 @@ impl Journal {
         // ours to overwrite) and the journal goes without an identity.
         if stored.as_ref().is_some_and(JsValue::is_undefined) {
             if let Ok(bytes) = crate::web::random_bytes::<16>() {
-                let fresh: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let fresh: String = bytes
+                    .iter()
+                    .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
+                    .map(char::from)
+                    .collect();
                 let value = Object::new();
                 set(&value, &keys.key, &JsValue::from_str(ID_KEY));
                 set(
@@ -710,59 +717,41 @@ impl Journal {
     pub async fn repair_writer(&self, at: u64) -> Result<WriterEpoch, JournalError> {
         let transaction = self.readwrite(&[store::META, store::QUARANTINE], Durability::Strict)?;
         let watch = TxWatch::new(&transaction);
-        let (meta, quarantine) = match (
-            object_store(&transaction, store::META),
-            object_store(&transaction, store::QUARANTINE),
-        ) {
-            (Ok(m), Ok(q)) => (m, q),
-            (Err(e), _) | (_, Err(e)) => {
-                let _ = transaction.abort();
-                let _ = watch.await;
-                return Err(self.failure("repair", &e));
-            }
-        };
         let keys = &self.inner.keys;
-        let current = match meta.get(&JsValue::from_str(WRITER_KEY)) {
-            Ok(request) => await_request(&request).await,
-            Err(e) => Err(e),
+        // Only IndexedDB is awaited in here: the transaction stays active.
+        let read = async {
+            let meta = object_store(&transaction, store::META)?;
+            let current = await_request(&meta.get(&JsValue::from_str(WRITER_KEY))?).await?;
+            let next = match epoch_of(&current, keys) {
+                Ok(epoch) => epoch.checked_add(1).filter(|n| *n <= MAX_SAFE_INTEGER),
+                Err(()) => {
+                    let moved = Object::new();
+                    let text = JsValue::from_str;
+                    set(&moved, &text("store"), &text(store::META));
+                    set(&moved, &keys.key, &text("\"writer\""));
+                    set(&moved, &keys.position, &JsValue::NULL);
+                    set(
+                        &moved,
+                        &text("reason"),
+                        &text("its epoch is not a whole number"),
+                    );
+                    set(&moved, &text("value"), &current);
+                    object_store(&transaction, store::QUARANTINE)?.add(&moved)?;
+                    Some(at.clamp(1, MAX_SAFE_INTEGER))
+                }
+            };
+            Ok::<_, JsValue>((meta, next))
         };
-        let current = match current {
-            Ok(v) => v,
-            Err(e) => {
+        let (meta, next) = match read.await {
+            Ok((meta, Some(next))) => (meta, next),
+            failed => {
                 let _ = transaction.abort();
                 let _ = watch.await;
-                return Err(self.failure("repair", &e));
+                return Err(match failed {
+                    Err(e) => self.failure("repair", &e),
+                    Ok(_) => JournalError::WriterUnreadable,
+                });
             }
-        };
-        let next = match epoch_of(&current, keys) {
-            Ok(epoch) => epoch.checked_add(1).filter(|n| *n <= MAX_SAFE_INTEGER),
-            Err(()) => {
-                let moved = Object::new();
-                set(
-                    &moved,
-                    &JsValue::from_str("store"),
-                    &JsValue::from_str(store::META),
-                );
-                set(&moved, &keys.key, &JsValue::from_str("\"writer\""));
-                set(&moved, &keys.position, &JsValue::NULL);
-                set(
-                    &moved,
-                    &JsValue::from_str("reason"),
-                    &JsValue::from_str("the writer record's epoch is not a whole number"),
-                );
-                set(&moved, &JsValue::from_str("value"), &current);
-                if let Err(e) = quarantine.add(&moved) {
-                    let _ = transaction.abort();
-                    let _ = watch.await;
-                    return Err(self.failure("repair", &e));
-                }
-                Some(at.clamp(1, MAX_SAFE_INTEGER))
-            }
-        };
-        let Some(next) = next else {
-            let _ = transaction.abort();
-            let _ = watch.await;
-            return Err(JournalError::WriterUnreadable);
         };
         self.put_writer(&transaction, watch, &meta, next).await
     }

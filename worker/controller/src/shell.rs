@@ -407,16 +407,25 @@ impl Shell {
         else {
             return;
         };
+        // Not read-only while it runs: a second click is not a second repair.
+        let read_only = std::mem::replace(
+            &mut *self.journal_status.borrow_mut(),
+            JournalStatus::Opening,
+        );
+        self.publish_status();
         let shell = self.clone();
         spawn_local(async move {
             match journal.repair_writer(now().0).await {
                 Ok(epoch) => {
                     shell.follower.borrow_mut().take();
                     shell.stopped.borrow_mut().take();
-                    clear_notice("journal");
                     shell.lead_as(journal, epoch, cause).await;
                 }
-                Err(e) => notice("journal", Level::Error, journal_fault(&e)),
+                Err(e) => {
+                    *shell.journal_status.borrow_mut() = read_only;
+                    shell.publish_status();
+                    notice("journal", Level::Error, journal_fault(&e));
+                }
             }
         });
     }
