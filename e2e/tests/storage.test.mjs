@@ -94,8 +94,8 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         // way the text must come back to (or stay in) the box.
         await box.press('Enter');
 
-        await banner(page).getByText(/the stored history is gone|stored history cannot be reached/).waitFor();
         await page.getByRole('status').filter({ hasText: /^Not connected/ }).waitFor();
+        await banner(page).getByText(/the stored history is gone|stored history cannot be reached/).waitFor();
         assert.equal(await box.inputValue(), '$ echo after');
         assert.equal(await page.getByRole('button', { name: 'Send' }).isDisabled(), true);
 
@@ -155,9 +155,10 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         await damageWriterRecord(page);
         await page.reload();
 
+        // The rest of the history loads.
+        await completed(page, 'echo recorded');
         await banner(page).getByText(/writer record \(in meta\) is unreadable/).waitFor();
         await page.getByRole('status').filter({ hasText: /read-only, the journal is damaged/ }).waitFor();
-        await completed(page, 'echo recorded');
         const box = page.getByRole('textbox', { name: 'Message' });
         await box.fill('$ echo waits');
         assert.equal(await page.getByRole('button', { name: 'Send' }).isDisabled(), true);
