@@ -151,6 +151,7 @@ fn Notices(ui: Ui) -> impl IntoView {
                         }
                     })
             }}
+            <JournalBanner ui />
             <Show when=unpersisted>
                 <div class="notice" data-level="warning">
                     <p>{text(Msg::StorageNotice)}</p>
@@ -172,6 +173,33 @@ fn Notices(ui: Ui) -> impl IntoView {
                 <NoticeRow ui notice />
             </For>
         </div>
+    }
+}
+
+/// What happened to the journal and the one way on: a new journal when it
+/// is gone, Repair when it is damaged (Export works meanwhile).
+#[component]
+fn JournalBanner(ui: Ui) -> impl IntoView {
+    let journal = Memo::new(move |_| ui.status.with(|s| s.as_ref().map(|s| s.journal.clone())));
+    move || {
+        let (reason, gone) = match journal.get() {
+            Some(JournalStatus::Gone { reason }) => (reason, true),
+            Some(JournalStatus::ReadOnly { reason }) => (reason, false),
+            _ => return None,
+        };
+        let (label, act): (Msg, fn()) = if gone {
+            (Msg::NewJournal, host::new_journal)
+        } else {
+            (Msg::RepairJournal, host::repair_journal)
+        };
+        Some(view! {
+            <div class="notice journal-banner" data-level="error" role="alert">
+                <p>{move || i18n::phrase(i18n::locale(), &reason)}</p>
+                <button type="button" class="primary" on:click=move |_| act()>
+                    {text(label)}
+                </button>
+            </div>
+        })
     }
 }
 
@@ -489,13 +517,15 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
     };
     let journal = move || {
         ui.status.with(|s| match s.as_ref().map(|s| &s.journal) {
-            Some(JournalStatus::Open { schema_version }) => {
+            Some(JournalStatus::Open { schema_version, .. }) => {
                 tf(Msg::JournalOpen, &[&schema_version.to_string()])
             }
             Some(JournalStatus::Opening) => tr(Msg::JournalOpening).to_owned(),
-            Some(JournalStatus::Unavailable { reason }) => {
-                tf(Msg::Unavailable, &[&i18n::phrase(i18n::locale(), reason)])
-            }
+            Some(
+                JournalStatus::Unavailable { reason }
+                | JournalStatus::Gone { reason }
+                | JournalStatus::ReadOnly { reason },
+            ) => tf(Msg::Unavailable, &[&i18n::phrase(i18n::locale(), reason)]),
             None => tr(Msg::JournalNotOpen).to_owned(),
         })
     };

@@ -37,6 +37,8 @@ const TICK_MS: i32 = 1_000;
 /// background): silence during it is no evidence against a worker.
 const STALL_MS: f64 = 3_000.0;
 const LEADER_LOCK: &str = "lifeline-leader";
+/// `localStorage`: the identity of the last journal that held something.
+const JOURNAL_SEEN_KEY: &str = "lifeline-journal";
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Offline {
@@ -173,13 +175,19 @@ impl Ui {
             return Connection::Failed(reason);
         }
         let status = self.status.get();
-        if let Some(Status {
-            journal: JournalStatus::Unavailable { reason },
-            ..
-        }) = &status
-        {
-            let reason = i18n::phrase(i18n::locale(), reason);
-            return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[&reason]));
+        match status.as_ref().map(|s| &s.journal) {
+            Some(JournalStatus::Unavailable { reason }) => {
+                let reason = i18n::phrase(i18n::locale(), reason);
+                return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[&reason]));
+            }
+            // The banner above the transcript explains and offers the way on.
+            Some(JournalStatus::Gone { .. }) => {
+                return Connection::Failed(i18n::tr(Msg::JournalGoneStatus).to_owned())
+            }
+            Some(JournalStatus::ReadOnly { .. }) => {
+                return Connection::Failed(i18n::tr(Msg::JournalReadOnlyStatus).to_owned())
+            }
+            _ => {}
         }
         if !self.started.get() {
             return Connection::Connecting;
@@ -273,6 +281,8 @@ struct Host {
     /// Prompts sent but not yet seen in the transcript, to give back if refused.
     prompts: HashMap<TurnId, String>,
     last_tick: f64,
+    /// The "history gone since the last visit" notice was shown.
+    gone_noticed: bool,
 }
 
 thread_local! {
@@ -351,6 +361,7 @@ pub fn start(ui: Ui) {
             outbox: Vec::new(),
             prompts: HashMap::new(),
             last_tick: now(),
+            gone_noticed: false,
         })
     });
     with_host(|h| h.spawn_controller(StartCause::HostLoss));
@@ -496,6 +507,7 @@ impl Host {
             }
             ControllerToPage::Heartbeat { .. } => {}
             ControllerToPage::Status(status) => {
+                self.journal_seen(&status);
                 if self
                     .ui
                     .status
@@ -575,17 +587,61 @@ impl Host {
                 self.ui
                     .refused
                     .set(Some(i18n::phrase(i18n::locale_untracked(), &message)));
-                if let Some(text) = self.prompts.remove(&turn) {
-                    self.ui.draft.update(|draft| {
-                        *draft = if draft.trim().is_empty() {
-                            text
-                        } else {
-                            format!("{text}\n{draft}")
-                        };
-                    });
-                }
+                self.give_back(turn);
                 transcript::content_changed();
             }
+        }
+    }
+
+    /// Puts a sent message that was not recorded back into the box.
+    fn give_back(&mut self, turn: TurnId) {
+        if let Some(text) = self.prompts.remove(&turn) {
+            self.ui.draft.update(|draft| {
+                *draft = if draft.trim().is_empty() {
+                    text
+                } else {
+                    format!("{text}\n{draft}")
+                };
+            });
+        }
+    }
+
+    /// What a status says about the journal itself: a journal that is gone
+    /// takes no message, so every one not yet recorded goes back to the
+    /// box; a journal other than the one this browser remembers means the
+    /// history of an earlier visit is gone. The memory is `localStorage`,
+    /// which survives deleting only the database but not "Clear site
+    /// data": after that nothing is known, and nothing is claimed.
+    fn journal_seen(&mut self, status: &Status) {
+        match &status.journal {
+            JournalStatus::Gone { .. } => {
+                let turns: Vec<TurnId> = self.prompts.keys().copied().collect();
+                for turn in turns {
+                    self.give_back(turn);
+                }
+            }
+            JournalStatus::Open { id: Some(id), .. } if status.role == Role::Leader => {
+                let storage = window().local_storage().ok().flatten();
+                let seen = storage
+                    .as_ref()
+                    .and_then(|s| s.get_item(JOURNAL_SEEN_KEY).ok().flatten());
+                if seen.as_ref().is_some_and(|seen| seen != id) && !self.gone_noticed {
+                    self.gone_noticed = true;
+                    self.notice(
+                        "history-gone",
+                        Level::Warning,
+                        i18n::now(Msg::HistoryGone).into(),
+                    );
+                }
+                // Remembered once it holds something: an empty journal's
+                // loss is no loss to report.
+                if status.position > 0 && seen.as_ref() != Some(id) {
+                    if let Some(s) = storage {
+                        let _ = s.set_item(JOURNAL_SEEN_KEY, id);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -1080,6 +1136,39 @@ pub fn send_prompt() {
 
 pub fn stop_turn() {
     with_host(|h| h.send(PageToController::Stop));
+}
+
+/// Starts a new journal after the old one is gone: a new controller opens
+/// the database again (empty if it was wiped, as it was if it is still
+/// there). The runtimes belonged to the old journal and are ended; the
+/// message box is left alone.
+pub fn new_journal() {
+    with_host(|h| {
+        for (_, slot) in h.runtimes.drain() {
+            slot.worker.set_onmessage(None);
+            slot.worker.set_onerror(None);
+            slot.worker.terminate();
+        }
+        h.outbox.clear();
+        if let Some(old) = h.controller.take() {
+            old.worker.set_onmessage(None);
+            old.worker.set_onerror(None);
+            old.worker.terminate();
+        }
+        h.ui.started.set(false);
+        h.ui.status.set(None);
+        h.ui.refused.set(None);
+        h.ui.recovery.set(None);
+        h.ui.workspace.set(None);
+        h.ui.notices
+            .update(|list| list.retain(|n| !n.key.starts_with("controller:")));
+        h.spawn_controller(StartCause::HostLoss);
+    });
+}
+
+/// Asks the controller to set the damaged writer record aside and write.
+pub fn repair_journal() {
+    with_host(|h| h.send(PageToController::RepairJournal));
 }
 
 /// Resumes the session's retained execution. False if not sent.

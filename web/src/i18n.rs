@@ -118,6 +118,12 @@ catalog! {
     // Notices.
     Stopped => "Lifeline stopped: {0}.", "Lifeline wurde angehalten: {0}.";
     Reload => "Reload", "Neu laden";
+    NewJournal => "Start a new journal", "Neues Journal beginnen";
+    RepairJournal => "Repair journal", "Journal reparieren";
+    JournalGoneStatus => "the stored history cannot be reached", "der gespeicherte Verlauf ist nicht erreichbar";
+    JournalReadOnlyStatus => "read-only, the journal is damaged", "nur lesen, das Journal ist beschädigt";
+    HistoryGone => "The history Lifeline stored in this browser before is gone (the site's data was cleared or the journal was deleted); this is a new journal. Only evidence you exported keeps what it held.",
+        "Der Verlauf, den Lifeline zuvor in diesem Browser gespeichert hat, ist weg (die Websitedaten wurden gelöscht oder das Journal wurde gelöscht); dies ist ein neues Journal. Nur exportierte Nachweise bewahren, was er enthielt.";
     StorageNotice => "Storage is best-effort: the browser may clear this history under storage pressure.",
         "Der Speicher ist nicht dauerhaft: Der Browser kann diesen Verlauf bei Speicherknappheit löschen.";
     KeepData => "Keep data on this device", "Daten auf diesem Gerät behalten";
@@ -581,6 +587,12 @@ catalog! {
         "ein ungültiger Eintrag wurde nicht geschrieben ({0}); das ist ein Fehler in Lifeline — nichts wurde geschrieben";
     PhJournalClosed => "the journal connection was closed by this tab", "die Journal-Verbindung wurde von diesem Tab geschlossen";
     PhJournalNotRecovered => "the journal could not be recovered: {0}", "das Journal konnte nicht wiederhergestellt werden: {0}";
+    PhJournalRemoved => "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on",
+        "der gespeicherte Verlauf ist weg: Die Websitedaten wurden gelöscht oder das Journal wurde gelöscht, während Lifeline offen war. Nicht aufgezeichnete Nachrichten bleiben im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen";
+    PhJournalConnectionLost => "the browser closed the journal (site data cleared, or a disk error), so the stored history cannot be reached. Unrecorded messages stay in the message box. Start a new journal to go on; the history loads again if it is still there",
+        "der Browser hat das Journal geschlossen (Websitedaten gelöscht oder ein Datenträgerfehler), daher ist der gespeicherte Verlauf nicht erreichbar. Nicht aufgezeichnete Nachrichten bleiben im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen; der Verlauf wird wieder geladen, falls er noch da ist";
+    PhJournalWriterUnreadable => "the journal's writer record (in meta) is unreadable, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence, then choose Repair journal to set the damaged record aside (it is kept) and go on writing",
+        "der Schreiber-Eintrag des Journals (in meta) ist unlesbar, daher kann nichts sicher geschrieben werden. Der Verlauf wird nur lesend gezeigt und nichts wurde gelöscht: Exportiere die Nachweise und wähle dann „Journal reparieren“, um den beschädigten Eintrag beiseitezulegen (er bleibt erhalten) und weiterzuschreiben";
     // Controller notices.
     PhNothingToRecover => "there is nothing to recover", "es gibt nichts wiederherzustellen";
     PhWorkspaceCannotOpen => "the workspace cannot be opened: the session is gone or archived",
@@ -1139,6 +1151,9 @@ fn journal_fault(l: Locale, j: &JournalFault) -> String {
         JournalFault::Invalid { detail } => f(Msg::PhJournalInvalid, &[detail]),
         JournalFault::Closed => t(l, Msg::PhJournalClosed).to_owned(),
         JournalFault::NotRecovered { detail } => f(Msg::PhJournalNotRecovered, &[detail]),
+        JournalFault::Removed => t(l, Msg::PhJournalRemoved).to_owned(),
+        JournalFault::ConnectionLost => t(l, Msg::PhJournalConnectionLost).to_owned(),
+        JournalFault::WriterUnreadable => t(l, Msg::PhJournalWriterUnreadable).to_owned(),
     }
 }
 
@@ -1816,6 +1831,9 @@ mod tests {
             JournalFault::Invalid { detail: s("x") },
             JournalFault::Closed,
             JournalFault::NotRecovered { detail: s("x") },
+            JournalFault::Removed,
+            JournalFault::ConnectionLost,
+            JournalFault::WriterUnreadable,
         ] {
             all.push(Phrase::Journal { fault });
         }

@@ -53,6 +53,12 @@ pub enum JournalFault {
     NotRecovered {
         detail: String,
     },
+    /// The database was deleted while the app was open.
+    Removed,
+    /// The browser closed the database by itself.
+    ConnectionLost,
+    /// The `meta` writer record is unreadable: read-only until repaired.
+    WriterUnreadable,
 }
 
 /// A text for a person, before it has words.
@@ -354,6 +360,10 @@ pub enum Phrase {
     },
 }
 
+const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
+const JOURNAL_CONNECTION_LOST: &str = "the browser closed the journal (site data cleared, or a disk error), so the stored history cannot be reached. Unrecorded messages stay in the message box. Start a new journal to go on; the history loads again if it is still there";
+const JOURNAL_WRITER_UNREADABLE: &str = "the journal's writer record (in meta) is unreadable, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence, then choose Repair journal to set the damaged record aside (it is kept) and go on writing";
+
 impl fmt::Display for JournalFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -393,6 +403,9 @@ impl fmt::Display for JournalFault {
             JournalFault::NotRecovered { detail } => {
                 write!(f, "the journal could not be recovered: {detail}")
             }
+            JournalFault::Removed => f.write_str(JOURNAL_REMOVED),
+            JournalFault::ConnectionLost => f.write_str(JOURNAL_CONNECTION_LOST),
+            JournalFault::WriterUnreadable => f.write_str(JOURNAL_WRITER_UNREADABLE),
         }
     }
 }
@@ -984,6 +997,9 @@ nested!(JournalFault {
     8 => Invalid { detail },
     9 => Closed,
     10 => NotRecovered { detail },
+    11 => Removed,
+    12 => ConnectionLost,
+    13 => WriterUnreadable,
 });
 nested!(PlanError {
     0 => Empty,

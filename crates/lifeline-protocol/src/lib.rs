@@ -118,6 +118,9 @@ pub enum PageToController {
     Reissue {
         command: lifeline_core::CommandId,
     },
+    /// Set the damaged record aside and start writing (only while the
+    /// journal is `ReadOnly`).
+    RepairJournal,
     /// Workspace-only access: read one file of the stopped session's
     /// workspace (after `Recover { action: InspectWorkspace }`).
     ReadWorkspaceFile {
@@ -431,9 +434,24 @@ pub enum JournalStatus {
     Opening,
     Open {
         schema_version: u32,
+        /// The journal's identity once the leader claimed it: a page that
+        /// remembers another one knows the history it saw is gone.
+        #[serde(default)]
+        id: Option<String>,
     },
     /// Why, as a phrase the page words.
     Unavailable {
+        reason: lifeline_core::phrase::Phrase,
+    },
+    /// The database was deleted or closed under the app: nothing more is
+    /// read or written through this connection. The page keeps unrecorded
+    /// messages and offers a new journal (a new controller opens it again).
+    Gone {
+        reason: lifeline_core::phrase::Phrase,
+    },
+    /// The history loaded, but a record writing needs is damaged: it is
+    /// shown read-only, Export works, and the page offers `RepairJournal`.
+    ReadOnly {
         reason: lifeline_core::phrase::Phrase,
     },
 }

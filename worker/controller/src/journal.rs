@@ -16,7 +16,7 @@
 //! | `records` | `position` | every other record kind |
 //! | `artifacts` | `digest` (hex) | `{ digest, data }`: output named by `ArtifactStored` |
 //! | `snapshots` | `position` | `{ position, json }`: projection snapshots, newest [`SNAPSHOTS_KEPT`] kept |
-//! | `meta` | `key` | `{ key, ... }`: the writer epoch (`{ key: "writer", epoch }`) |
+//! | `meta` | `key` | `{ key, ... }`: the writer epoch (`{ key: "writer", epoch }`) and the journal's identity (`{ key: "id", id }`, stamped by the first claim) |
 //! | `quarantine` | auto-increment | records that could not be read, moved aside with the reason |
 //!
 //! `commands`, `events` and `evidence` have an index `position`, so the tail
@@ -127,6 +127,8 @@ pub mod store {
 
 /// The `meta` key of the writer fence.
 const WRITER_KEY: &str = "writer";
+/// The `meta` key (and field) of the journal's identity: `{ key: "id", id }`.
+const ID_KEY: &str = "id";
 
 /// Largest integer a JavaScript number carries exactly.
 const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
@@ -165,6 +167,15 @@ pub enum JournalError {
     Invalid(String),
     /// [`Journal::close`] was called.
     Closed,
+    /// The database was deleted while open (site data cleared, or
+    /// `deleteDatabase` from another context): what it held is gone.
+    Removed,
+    /// The browser closed the connection by itself (site data cleared, or a
+    /// disk error); whether the data is still there is not known yet.
+    ConnectionLost,
+    /// The `meta` `writer` record cannot be read, so no write can be fenced;
+    /// the rest of the journal may still be readable.
+    WriterUnreadable,
 }
 
 impl JournalError {
@@ -191,6 +202,9 @@ impl JournalError {
                 detail: detail.clone(),
             },
             JournalError::Closed => JournalFault::Closed,
+            JournalError::Removed => JournalFault::Removed,
+            JournalError::ConnectionLost => JournalFault::ConnectionLost,
+            JournalError::WriterUnreadable => JournalFault::WriterUnreadable,
         }
     }
 }
@@ -292,11 +306,18 @@ enum State {
     VersionChange,
     /// Closed by the browser (storage cleared, disk error).
     Lost,
+    /// Deleted under us: a `versionchange` without a new version.
+    Removed,
 }
+
+type OnLost = Box<dyn Fn(JournalError)>;
 
 struct Shared {
     state: Cell<State>,
     on_version_change: RefCell<Option<Box<dyn Fn()>>>,
+    on_lost: RefCell<Option<OnLost>>,
+    /// The journal's identity, known after a claim (`meta` `journal`).
+    id: RefCell<Option<String>>,
 }
 
 struct Inner {
@@ -443,23 +464,46 @@ impl Journal {
         let shared = Rc::new(Shared {
             state: Cell::new(State::Open),
             on_version_change: RefCell::new(None),
+            on_lost: RefCell::new(None),
+            id: RefCell::new(None),
         });
         let on_version_change = {
             let shared = shared.clone();
             let database = database.clone();
-            Closure::<dyn FnMut(Event)>::new(move |_| {
-                // Close first: the other tab's upgrade waits for us. Running
-                // transactions still finish (close waits for them).
+            Closure::<dyn FnMut(Event)>::new(move |event: Event| {
+                // Close first: the other tab's upgrade (or deletion) waits
+                // for us. Running transactions still finish.
                 database.close();
-                shared.state.set(State::VersionChange);
+                // A deletion asks for no new version: that tells an upgrade
+                // by a newer build (the data stays) from a wipe (it goes).
+                let deleted = event
+                    .dyn_ref::<web_sys::IdbVersionChangeEvent>()
+                    .is_some_and(|e| e.new_version().is_none());
+                let (state, error) = if deleted {
+                    (State::Removed, JournalError::Removed)
+                } else {
+                    (State::VersionChange, JournalError::VersionChange)
+                };
+                shared.state.set(state);
                 if let Some(f) = shared.on_version_change.borrow().as_ref() {
                     f();
+                }
+                if let Some(f) = shared.on_lost.borrow().as_ref() {
+                    f(error);
                 }
             })
         };
         let on_close = {
             let shared = shared.clone();
-            Closure::<dyn FnMut(Event)>::new(move |_| shared.state.set(State::Lost))
+            Closure::<dyn FnMut(Event)>::new(move |_| {
+                if shared.state.get() != State::Open {
+                    return;
+                }
+                shared.state.set(State::Lost);
+                if let Some(f) = shared.on_lost.borrow().as_ref() {
+                    f(JournalError::ConnectionLost);
+                }
+            })
         };
         database.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
         database.set_onclose(Some(on_close.as_ref().unchecked_ref()));
@@ -487,6 +531,23 @@ impl Journal {
         *self.inner.shared.on_version_change.borrow_mut() = Some(Box::new(f));
     }
 
+    /// Called once when the connection is lost for good: with
+    /// [`JournalError::VersionChange`] (a newer build upgrades; the data
+    /// stays), [`JournalError::Removed`] (the database was deleted) or
+    /// [`JournalError::ConnectionLost`] (the browser closed it: see
+    /// [`database_exists`] for whether the data is gone). Every later call
+    /// returns that error. Replaces an earlier callback.
+    pub fn on_lost(&self, f: impl Fn(JournalError) + 'static) {
+        *self.inner.shared.on_lost.borrow_mut() = Some(Box::new(f));
+    }
+
+    /// The journal's identity (a random id stamped by the first claim),
+    /// once [`Journal::claim_writer`] or [`Journal::repair_writer`] read it;
+    /// `None` before, or if its record is unreadable.
+    pub fn id(&self) -> Option<String> {
+        self.inner.shared.id.borrow().clone()
+    }
+
     /// Closes the connection (after running transactions finish).
     pub fn close(&self) {
         if self.inner.shared.state.get() == State::Open {
@@ -500,9 +561,8 @@ impl Journal {
             State::Open => Ok(()),
             State::Closed => Err(JournalError::Closed),
             State::VersionChange => Err(JournalError::VersionChange),
-            State::Lost => Err(JournalError::Unavailable(
-                "the browser closed the database (site data cleared or a disk error)".into(),
-            )),
+            State::Lost => Err(JournalError::ConnectionLost),
+            State::Removed => Err(JournalError::Removed),
         }
     }
 
@@ -549,9 +609,7 @@ impl Journal {
             return Err(JournalError::Superseded);
         }
         if fence.is_some_and(Fence::unreadable) {
-            return Err(JournalError::Corrupt(
-                "the writer record in meta is unreadable".into(),
-            ));
+            return Err(JournalError::WriterUnreadable);
         }
         if committed {
             return Ok(());
@@ -589,19 +647,113 @@ impl Journal {
             let _ = watch.await;
             return Err(match current {
                 Err(e) => self.failure("claim", &e),
-                Ok(_) => JournalError::Corrupt("the writer record in meta is unreadable".into()),
+                Ok(_) => JournalError::WriterUnreadable,
             });
         };
+        self.put_writer(&transaction, watch, &meta, next).await
+    }
+
+    /// Puts `epoch` as the writer record and stamps the journal's identity
+    /// if it has none, in `transaction`; then waits for it to commit.
+    async fn put_writer(
+        &self,
+        transaction: &IdbTransaction,
+        watch: TxWatch,
+        meta: &IdbObjectStore,
+        epoch: u64,
+    ) -> Result<WriterEpoch, JournalError> {
+        let keys = &self.inner.keys;
         let value = Object::new();
         set(&value, &keys.key, &JsValue::from_str(WRITER_KEY));
-        set(&value, &keys.epoch, &JsValue::from_f64(next as f64));
+        set(&value, &keys.epoch, &JsValue::from_f64(epoch as f64));
         if let Err(e) = meta.put(&value) {
             let _ = transaction.abort();
             let _ = watch.await;
             return Err(self.failure("claim", &e));
         }
-        self.finish("claim", &transaction, watch, None).await?;
-        Ok(WriterEpoch(next))
+        let stored = match meta.get(&JsValue::from_str(ID_KEY)) {
+            Ok(request) => await_request(&request).await.ok(),
+            Err(_) => None,
+        };
+        let mut id = stored.as_ref().and_then(|v| {
+            Reflect::get(v, &JsValue::from_str(ID_KEY))
+                .ok()
+                .and_then(|id| id.as_string())
+        });
+        // Stamped once; an unreadable stamp is left where it is (it is not
+        // ours to overwrite) and the journal goes without an identity.
+        if stored.as_ref().is_some_and(JsValue::is_undefined) {
+            if let Ok(bytes) = crate::web::random_bytes::<16>() {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let fresh: String = bytes
+                    .iter()
+                    .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
+                    .map(char::from)
+                    .collect();
+                let value = Object::new();
+                set(&value, &keys.key, &JsValue::from_str(ID_KEY));
+                set(
+                    &value,
+                    &JsValue::from_str(ID_KEY),
+                    &JsValue::from_str(&fresh),
+                );
+                if meta.put(&value).is_ok() {
+                    id = Some(fresh);
+                }
+            }
+        }
+        self.finish("claim", transaction, watch, None).await?;
+        *self.inner.shared.id.borrow_mut() = id;
+        Ok(WriterEpoch(epoch))
+    }
+
+    /// Claims the right to write over an unreadable writer record
+    /// ([`JournalError::WriterUnreadable`]): in one strict transaction the
+    /// damaged value is moved into `quarantine` (kept, with the reason, for
+    /// an export or a person to look at) and a new writer record is put,
+    /// with an epoch of `at` — the clock in milliseconds, above any epoch a
+    /// counter starting at 1 reached. A readable record is claimed as
+    /// [`Journal::claim_writer`] does.
+    pub async fn repair_writer(&self, at: u64) -> Result<WriterEpoch, JournalError> {
+        let transaction = self.readwrite(&[store::META, store::QUARANTINE], Durability::Strict)?;
+        let watch = TxWatch::new(&transaction);
+        let keys = &self.inner.keys;
+        // Only IndexedDB is awaited in here: the transaction stays active.
+        let read = async {
+            let meta = object_store(&transaction, store::META)?;
+            let current = await_request(&meta.get(&JsValue::from_str(WRITER_KEY))?).await?;
+            let next = match epoch_of(&current, keys) {
+                Ok(epoch) => epoch.checked_add(1).filter(|n| *n <= MAX_SAFE_INTEGER),
+                Err(()) => {
+                    let moved = Object::new();
+                    let text = JsValue::from_str;
+                    set(&moved, &text("store"), &text(store::META));
+                    set(&moved, &keys.key, &text("\"writer\""));
+                    set(&moved, &keys.position, &JsValue::NULL);
+                    set(
+                        &moved,
+                        &text("reason"),
+                        &text("its epoch is not a whole number"),
+                    );
+                    set(&moved, &text("value"), &current);
+                    object_store(&transaction, store::QUARANTINE)?.add(&moved)?;
+                    Some(at.clamp(1, MAX_SAFE_INTEGER))
+                }
+            };
+            Ok::<_, JsValue>((meta, next))
+        };
+        let (meta, next) = match read.await {
+            Ok((meta, Some(next))) => (meta, next),
+            failed => {
+                let _ = transaction.abort();
+                let _ = watch.await;
+                return Err(match failed {
+                    Err(e) => self.failure("repair", &e),
+                    Ok(_) => JournalError::WriterUnreadable,
+                });
+            }
+        };
+        self.put_writer(&transaction, watch, &meta, next).await
     }
 
     /// Writes one persist batch in one transaction; resolves when its
@@ -1073,6 +1225,25 @@ impl Journal {
         }
         Ok(Some(data))
     }
+}
+
+/// Whether the browser still lists a database `name`
+/// (`indexedDB.databases()`); `None` where it cannot tell.
+pub async fn database_exists(name: &str) -> Option<bool> {
+    let factory = factory().ok()?;
+    let databases: Function = Reflect::get(&factory, &JsValue::from_str("databases"))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let promise: Promise = databases.call0(&factory).ok()?.dyn_into().ok()?;
+    let list: Array = JsFuture::from(promise).await.ok()?.dyn_into().ok()?;
+    let name_key = JsValue::from_str("name");
+    Some(list.iter().any(|d| {
+        Reflect::get(&d, &name_key)
+            .ok()
+            .and_then(|n| n.as_string())
+            .is_some_and(|n| n == name)
+    }))
 }
 
 // ---------------------------------------------------------------------------

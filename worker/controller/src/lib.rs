@@ -144,6 +144,7 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         PageToController::Recover { action } => shell.recover(action),
         PageToController::CommandVerdict { command, done } => shell.command_verdict(command, done),
         PageToController::Reissue { command } => shell.reissue(command),
+        PageToController::RepairJournal => shell.repair_journal(),
         PageToController::ReadWorkspaceFile { path } => shell.read_workspace_file(path),
         PageToController::CloseWorkspace => shell.close_workspace(),
         PageToController::ChooseEnvironment { environment } => {

@@ -28,7 +28,7 @@ use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{BroadcastChannel, MessageEvent, MessagePort};
 
-use crate::journal::{Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
+use crate::journal::{database_exists, Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
 
 mod lifecycle;
 mod recovery;
@@ -127,6 +127,8 @@ pub struct Shell {
     snapshotting: Cell<bool>,
     /// Writing stopped for good (superseded, version change): say so once.
     stopped: RefCell<Option<Phrase>>,
+    /// The start cause, kept for leading after a repair.
+    cause: Cell<Option<StartCause>>,
     last_status: RefCell<String>,
     pumping: Cell<bool>,
     // ----- sessions and turns (lifecycle.rs) -----
@@ -191,6 +193,7 @@ impl Shell {
             last_snapshot: Cell::new(0),
             snapshotting: Cell::new(false),
             stopped: RefCell::new(None),
+            cause: Cell::new(None),
             last_status: RefCell::new(String::new()),
             pumping: Cell::new(false),
             sessions: RefCell::new(None),
@@ -255,13 +258,14 @@ impl Shell {
         match Journal::open(DATABASE_NAME).await {
             Ok(journal) => {
                 let weak = Rc::downgrade(self);
-                journal.on_version_change(move || {
+                journal.on_lost(move |e| {
                     if let Some(shell) = weak.upgrade() {
-                        shell.stop(journal_fault(&JournalError::VersionChange));
+                        shell.journal_lost(e);
                     }
                 });
                 *self.journal_status.borrow_mut() = JournalStatus::Open {
                     schema_version: journal.version(),
+                    id: None,
                 };
                 *self.journal.borrow_mut() = Some(Rc::new(journal));
                 self.publish_status();
@@ -304,22 +308,152 @@ impl Shell {
 
     /// Writing stopped for good; this tab must be reloaded to go on.
     fn stop(&self, reason: Phrase) {
+        if self.halt(&reason, true) {
+            *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
+                reason: reason.clone(),
+            };
+            notice("journal", Level::Error, reason);
+            self.publish_status();
+        }
+    }
+
+    /// Ends writing: no core, no timers, prompts refused with `reason`
+    /// from now on; closes the journal unless it is kept for reading
+    /// (export). False if writing had already stopped.
+    fn halt(&self, reason: &Phrase, close: bool) -> bool {
         if self.stopped.borrow().is_some() {
-            return;
+            return false;
         }
         *self.stopped.borrow_mut() = Some(reason.clone());
         self.core.borrow_mut().take();
         for (_, t) in std::mem::take(&mut *self.timers.borrow_mut()) {
             t.cancel();
         }
-        if let Some(j) = self.journal.borrow_mut().take() {
-            j.close();
+        if close {
+            if let Some(j) = self.journal.borrow_mut().take() {
+                j.close();
+            }
         }
-        *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
-            reason: reason.clone(),
-        };
-        notice("journal", Level::Error, reason);
+        // Messages not yet recorded go back to the page's message box:
+        // none is dropped silently.
+        let held: Vec<TurnId> = self.prompts.borrow_mut().keys().copied().collect();
+        self.prompts.borrow_mut().clear();
+        let early = std::mem::take(&mut *self.early_prompts.borrow_mut());
+        for turn in held.into_iter().chain(early.into_iter().map(|(t, _)| t)) {
+            post(&ControllerToPage::PromptRefused {
+                turn,
+                message: reason.clone(),
+            });
+        }
+        true
+    }
+
+    /// The journal's connection is gone for good (a storage event): an
+    /// upgrade by a newer build stops this tab; a deletion or a close by
+    /// the browser says the history is gone, or unreachable, and the page
+    /// offers a new journal.
+    fn journal_lost(self: &Rc<Self>, error: JournalError) {
+        if error == JournalError::VersionChange {
+            return self.stop(journal_fault(&error));
+        }
+        self.gone(&error);
+        if error == JournalError::ConnectionLost {
+            // A close says nothing about the data; the browser's list of
+            // databases tells whether it was wiped.
+            let shell = self.clone();
+            spawn_local(async move {
+                if database_exists(DATABASE_NAME).await == Some(false) {
+                    shell.gone(&JournalError::Removed);
+                }
+            });
+        }
+    }
+
+    fn gone(&self, error: &JournalError) {
+        let reason = journal_fault(error);
+        self.halt(&reason, true);
+        *self.journal_status.borrow_mut() = JournalStatus::Gone { reason };
         self.publish_status();
+    }
+
+    /// A record writing needs is damaged: the rest is shown read-only from
+    /// `projection`, the journal stays open for Export, and the page offers
+    /// [`Shell::repair_journal`].
+    fn read_only(&self, projection: Projection) {
+        let reason = journal_fault(&JournalError::WriterUnreadable);
+        self.halt(&reason, false);
+        let session = self.pick_session(&projection);
+        self.session.set(session);
+        post(&ControllerToPage::View {
+            reset: true,
+            deltas: session
+                .map(|s| session_deltas(&projection, s))
+                .unwrap_or_default(),
+        });
+        *self.follower.borrow_mut() = Some(projection);
+        *self.journal_status.borrow_mut() = JournalStatus::ReadOnly { reason };
+        // No card: its actions would all be refused, for a reason (another
+        // tab leads) that is not this one; the banner says what is.
+        post(&ControllerToPage::Recovery { card: None });
+        *self.last_card.borrow_mut() = String::new();
+        self.publish_status();
+    }
+
+    /// The page's Repair journal: sets the damaged writer record aside
+    /// (kept in quarantine) and leads as if just started.
+    pub fn repair_journal(self: &Rc<Self>) {
+        let read_only = matches!(
+            *self.journal_status.borrow(),
+            JournalStatus::ReadOnly { .. }
+        );
+        let (Some(journal), true, Some(cause)) = (self.journal(), read_only, self.cause.get())
+        else {
+            return;
+        };
+        // Not read-only while it runs: a second click is not a second repair.
+        let read_only = std::mem::replace(
+            &mut *self.journal_status.borrow_mut(),
+            JournalStatus::Opening,
+        );
+        self.publish_status();
+        let shell = self.clone();
+        spawn_local(async move {
+            match journal.repair_writer(now().0).await {
+                Ok(epoch) => {
+                    shell.follower.borrow_mut().take();
+                    shell.stopped.borrow_mut().take();
+                    shell.lead_as(journal, epoch, cause).await;
+                }
+                Err(e) => {
+                    *shell.journal_status.borrow_mut() = read_only;
+                    shell.publish_status();
+                    notice("journal", Level::Error, journal_fault(&e));
+                }
+            }
+        });
+    }
+
+    /// Folds the journal without writing (a follower, or a leader that
+    /// cannot write), saying how many values could not be read.
+    async fn fold_read_only(&self, journal: &Journal) -> Result<Projection, JournalError> {
+        let loaded = journal.load().await?;
+        if !loaded.quarantined.is_empty() {
+            notice(
+                "quarantine",
+                Level::Warning,
+                Phrase::FollowerUnreadable {
+                    count: u32::try_from(loaded.quarantined.len()).unwrap_or(u32::MAX),
+                },
+            );
+        }
+        let (mut projection, _) = Projection::salvage(
+            RetentionPolicy::default(),
+            loaded.snapshot,
+            &loaded.tail,
+            MAX_REFUSED,
+        );
+        projection.position = projection.position.max(loaded.last_position);
+        Ok(projection)
     }
 
     // ----- leader --------------------------------------------------------
@@ -333,11 +467,25 @@ impl Shell {
         let Some(journal) = self.journal() else {
             return;
         };
-        let epoch = match journal.claim_writer().await {
-            Ok(epoch) => epoch,
-            Err(e) => return self.stop(journal_fault(&e)),
-        };
+        self.cause.set(Some(cause));
+        match journal.claim_writer().await {
+            Ok(epoch) => self.lead_as(journal, epoch, cause).await,
+            Err(JournalError::WriterUnreadable) => match self.fold_read_only(&journal).await {
+                Ok(projection) => self.read_only(projection),
+                Err(e) => self.stop(journal_fault(&e)),
+            },
+            Err(e) => self.stop(journal_fault(&e)),
+        }
+    }
+
+    /// Leads under a claimed `epoch`: recovers from the journal and starts
+    /// the core.
+    async fn lead_as(self: &Rc<Self>, journal: Rc<Journal>, epoch: WriterEpoch, cause: StartCause) {
         self.epoch.set(Some(epoch));
+        *self.journal_status.borrow_mut() = JournalStatus::Open {
+            schema_version: journal.version(),
+            id: journal.id(),
+        };
         let loaded = match journal.load().await {
             Ok(loaded) => loaded,
             Err(e) => return self.stop(journal_fault(&e)),
@@ -700,8 +848,18 @@ impl Shell {
             Err(JournalError::Superseded) => {
                 return self.stop(journal_fault(&JournalError::Superseded))
             }
-            Err(JournalError::VersionChange) => {
-                return self.stop(journal_fault(&JournalError::VersionChange))
+            Err(
+                e @ (JournalError::VersionChange
+                | JournalError::Removed
+                | JournalError::ConnectionLost),
+            ) => return self.journal_lost(e),
+            Err(JournalError::WriterUnreadable) => {
+                // Damaged while open: keep showing what is durable.
+                let projection = self.core.borrow().as_ref().map(|c| c.projection().clone());
+                if let Some(projection) = projection {
+                    self.read_only(projection);
+                }
+                return;
             }
             Err(e) => {
                 if let Some(core) = self.core.borrow_mut().as_mut() {
@@ -715,7 +873,14 @@ impl Shell {
                 };
                 notice(key, Level::Error, journal_fault(&e));
                 let shell = self.clone();
-                spawn_local(async move { shell.refresh_storage().await });
+                spawn_local(async move {
+                    // A browser that wiped the database without telling the
+                    // connection still stops listing it.
+                    if database_exists(DATABASE_NAME).await == Some(false) {
+                        shell.journal_lost(JournalError::Removed);
+                    }
+                    shell.refresh_storage().await
+                });
             }
         }
         self.pump();
@@ -906,26 +1071,10 @@ impl Shell {
         // Listen first so nothing written during the load is missed; what
         // arrives meanwhile waits in the queue and is deduplicated by position.
         self.open_channel(true);
-        let loaded = match journal.load().await {
-            Ok(l) => l,
+        let projection = match self.fold_read_only(&journal).await {
+            Ok(p) => p,
             Err(e) => return self.stop(journal_fault(&e)),
         };
-        if !loaded.quarantined.is_empty() {
-            notice(
-                "quarantine",
-                Level::Warning,
-                Phrase::FollowerUnreadable {
-                    count: u32::try_from(loaded.quarantined.len()).unwrap_or(u32::MAX),
-                },
-            );
-        }
-        let (mut projection, _) = Projection::salvage(
-            RetentionPolicy::default(),
-            loaded.snapshot,
-            &loaded.tail,
-            MAX_REFUSED,
-        );
-        projection.position = projection.position.max(loaded.last_position);
         if self.role.get() != Role::Follower {
             return;
         }

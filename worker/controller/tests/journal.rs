@@ -12,7 +12,8 @@ use idb::{DatabaseEvent, Factory, KeyPath, ObjectStoreParams, TransactionMode};
 use js_sys::{Object, Reflect};
 use lifeline_controller::durability::{self, Durability};
 use lifeline_controller::journal::{
-    durability_for, store, Journal, JournalError, Quarantined, WriterEpoch, SCHEMA_VERSION,
+    database_exists, durability_for, store, Journal, JournalError, Quarantined, WriterEpoch,
+    SCHEMA_VERSION,
 };
 use lifeline_controller::storage;
 use lifeline_core::schema::limits;
@@ -494,6 +495,9 @@ async fn another_tab_upgrading_closes_our_connection_and_tells_us() {
     let told = std::rc::Rc::new(std::cell::Cell::new(false));
     let seen = told.clone();
     journal.on_version_change(move || seen.set(true));
+    let lost = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let heard = lost.clone();
+    journal.on_lost(move |e| heard.borrow_mut().push(e));
     // A "newer build" opens at the next version; it is not blocked by us.
     let newer = Factory::new()
         .unwrap()
@@ -502,6 +506,8 @@ async fn another_tab_upgrading_closes_our_connection_and_tells_us() {
         .await
         .unwrap();
     assert!(told.get());
+    // An upgrade keeps the data: this is not a deletion.
+    assert_eq!(*lost.borrow(), vec![JournalError::VersionChange]);
     assert_eq!(
         journal.load().await.unwrap_err(),
         JournalError::VersionChange
@@ -511,6 +517,145 @@ async fn another_tab_upgrading_closes_our_connection_and_tells_us() {
         JournalError::VersionChange
     );
     newer.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_database_deleted_under_us_is_told_apart_from_an_upgrade() {
+    let name = "lifeline-test-deleted";
+    let mut world = World::new(name).await;
+    some_history(&mut world).await;
+    let journal = world.journal.clone();
+    let lost = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let heard = lost.clone();
+    journal.on_lost(move |e| heard.borrow_mut().push(e));
+    assert_eq!(database_exists(name).await, Some(true));
+    // What "Clear site data" or another tab's deleteDatabase does: the
+    // deletion waits for our connection, which closes at once.
+    Factory::new().unwrap().delete(name).unwrap().await.unwrap();
+    assert_eq!(*lost.borrow(), vec![JournalError::Removed]);
+    assert_eq!(database_exists(name).await, Some(false));
+    let next = world.written.len() as u64 + 1;
+    let batch = PersistBatch {
+        v: V1,
+        batch: BatchId(next),
+        entries: vec![JournalEntry {
+            v: V1,
+            position: next,
+            at: Millis(5),
+            record: JournalRecord::LeaseGranted {
+                workspace: id(0xDDD1),
+                lease: id(0xDDD2),
+            },
+        }],
+        artifacts: vec![],
+    };
+    let error = journal.write_batch(&batch, world.epoch).await.unwrap_err();
+    assert_eq!(error, JournalError::Removed);
+    assert!(error.to_string().contains("history is gone"), "{error}");
+    assert!(error.to_string().contains("Start a new journal"), "{error}");
+    assert_eq!(journal.load().await.unwrap_err(), JournalError::Removed);
+    // Opening again makes a new, empty journal with an identity of its own.
+    let first = journal.id().expect("the first claim stamped an identity");
+    let again = Journal::open(name).await.unwrap();
+    again.claim_writer().await.unwrap();
+    assert!(again.load().await.unwrap().tail.is_empty());
+    assert_ne!(again.id().unwrap(), first);
+    again.close();
+}
+
+#[wasm_bindgen_test]
+async fn the_journal_identity_is_stamped_once_and_kept() {
+    let name = "lifeline-test-identity";
+    fresh(name).await;
+    let journal = Journal::open(name).await.unwrap();
+    assert_eq!(journal.id(), None, "unknown before a claim");
+    journal.claim_writer().await.unwrap();
+    let id = journal.id().unwrap();
+    assert_eq!(id.len(), 32);
+    journal.close();
+    let journal = Journal::open(name).await.unwrap();
+    journal.claim_writer().await.unwrap();
+    assert_eq!(journal.id(), Some(id));
+    journal.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_damaged_writer_record_leaves_the_rest_readable_and_repair_keeps_it() {
+    let name = "lifeline-test-damaged-meta";
+    let mut world = World::new(name).await;
+    some_history(&mut world).await;
+    world.journal.close();
+    // The writer record as a disk error or a bug could leave it.
+    raw_put(
+        name,
+        store::META,
+        object(&[("key", "writer".into()), ("epoch", "seven".into())]),
+    )
+    .await;
+
+    let journal = Journal::open(name).await.unwrap();
+    assert_eq!(
+        journal.claim_writer().await.unwrap_err(),
+        JournalError::WriterUnreadable
+    );
+    // Everything else loads, and nothing was moved or deleted.
+    let loaded = journal.load().await.unwrap();
+    assert_eq!(loaded.tail, world.written);
+    assert!(loaded.quarantined.is_empty());
+    // No write gets past a fence it cannot read.
+    let next = world.written.len() as u64 + 1;
+    let batch = PersistBatch {
+        v: V1,
+        batch: BatchId(next),
+        entries: vec![JournalEntry {
+            v: V1,
+            position: next,
+            at: Millis(5),
+            record: JournalRecord::LeaseGranted {
+                workspace: id(0xEEE1),
+                lease: id(0xEEE2),
+            },
+        }],
+        artifacts: vec![],
+    };
+    assert_eq!(
+        journal.write_batch(&batch, world.epoch).await.unwrap_err(),
+        JournalError::WriterUnreadable
+    );
+    assert_eq!(raw_count(name, store::QUARANTINE).await, 0);
+
+    // Repair sets the damaged value aside, kept as it was, and writes again.
+    let at = 1_764_000_000_000;
+    let epoch = journal.repair_writer(at).await.unwrap();
+    assert_eq!(epoch, WriterEpoch(at));
+    assert_eq!(raw_count(name, store::QUARANTINE).await, 1);
+    let db = raw(name).await;
+    let tx = db
+        .transaction(&[store::QUARANTINE], TransactionMode::ReadOnly)
+        .unwrap();
+    let kept = tx
+        .object_store(store::QUARANTINE)
+        .unwrap()
+        .get_all(None, None)
+        .unwrap()
+        .await
+        .unwrap();
+    db.close();
+    assert_eq!(field(&kept[0], "store").as_string().unwrap(), "meta");
+    assert_eq!(
+        field(&field(&kept[0], "value"), "epoch")
+            .as_string()
+            .unwrap(),
+        "seven"
+    );
+    journal.write_batch(&batch, epoch).await.unwrap();
+    let loaded = journal.load().await.unwrap();
+    assert_eq!(loaded.tail.len(), world.written.len() + 1);
+    assert_eq!(loaded.tail[..world.written.len()], world.written[..]);
+    assert!(journal.id().is_some());
+    // The next claim goes on from the repaired epoch.
+    assert_eq!(journal.claim_writer().await.unwrap(), WriterEpoch(at + 1));
+    journal.close();
 }
 
 // ---------------------------------------------------------------------------

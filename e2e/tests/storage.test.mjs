@@ -1,0 +1,199 @@
+// Storage faults in a real browser: the journal's database wiped or deleted
+// while the app is open, and a damaged `meta` writer record. No message is
+// dropped silently, the page says what happened and offers the way on, and
+// that way works. Everything waits on what the page shows, never on sleeps.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+
+const DATABASE = 'lifeline';
+
+function transcript(page) {
+  return page.getByRole('log', { name: 'Transcript' });
+}
+
+function command(page, line) {
+  return transcript(page).getByRole('group', { name: `Command: ${line}` });
+}
+
+async function completed(page, line) {
+  await command(page, line).getByText('completed', { exact: true }).first().waitFor({ timeout: 30_000 });
+}
+
+async function send(page, text) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+/** Connected again after a way on was taken (the status line said "Not connected" before). */
+async function connectedAgain(page) {
+  await page.getByRole('status').filter({ hasText: /^Connected$/ }).waitFor({ timeout: 30_000 });
+}
+
+function banner(page) {
+  return page.getByRole('alert');
+}
+
+/** `indexedDB.deleteDatabase` from the page, as another context would. */
+async function deleteJournal(page) {
+  await page.evaluate(
+    (name) =>
+      new Promise((resolve, reject) => {
+        const request = indexedDB.deleteDatabase(name);
+        request.onsuccess = () => resolve();
+        request.onerror = () => reject(request.error);
+      }),
+    DATABASE,
+  );
+}
+
+/** Writes an undecodable writer epoch into `meta` with raw IndexedDB. */
+async function damageWriterRecord(page) {
+  await page.evaluate(
+    (name) =>
+      new Promise((resolve, reject) => {
+        const open = indexedDB.open(name);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          const tx = db.transaction('meta', 'readwrite');
+          tx.objectStore('meta').put({ key: 'writer', epoch: 'not a number' });
+          tx.oncomplete = () => {
+            db.close();
+            resolve();
+          };
+          tx.onabort = () => reject(tx.error);
+        };
+      }),
+    DATABASE,
+  );
+}
+
+for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+  const phone = viewport.width < 640;
+
+  describe(`storage faults at ${viewport.width}×${viewport.height} (${name})`, () => {
+    test('site data cleared while open: the message stays, the page says so, a new journal takes it', async () => {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        await send(page, '$ echo before');
+        await completed(page, 'echo before');
+
+        const box = page.getByRole('textbox', { name: 'Message' });
+        await box.fill('$ echo after');
+        // DevTools' "Clear site data" for IndexedDB; the page keeps running.
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Storage.clearDataForOrigin', {
+          origin: new URL(BASE_URL).origin,
+          storageTypes: 'indexeddb',
+        });
+        // Sent at once, before or after the controller heard of it: either
+        // way the text must come back to (or stay in) the box.
+        await box.press('Enter');
+
+        await page.getByRole('status').filter({ hasText: /^Not connected/ }).waitFor();
+        await banner(page).getByText(/the stored history is gone|stored history cannot be reached/).waitFor();
+        assert.equal(await box.inputValue(), '$ echo after');
+        assert.equal(await page.getByRole('button', { name: 'Send' }).isDisabled(), true);
+
+        await banner(page).getByRole('button', { name: 'Start a new journal' }).click();
+        await connectedAgain(page);
+        await banner(page).waitFor({ state: 'detached' });
+        assert.equal(await box.inputValue(), '$ echo after', 'the message waited in the box');
+        await page.getByRole('button', { name: 'Send' }).click();
+        await completed(page, 'echo after');
+        assert.equal(await command(page, 'echo before').count(), 0, 'the wiped history is not shown as if it were kept');
+
+        // Recorded in the new journal: a reload shows it.
+        await page.reload();
+        await waitConnected(page);
+        await completed(page, 'echo after');
+        assert.equal(await command(page, 'echo after').count(), 1);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('the journal deleted from another context: said at once, and again after a reload', async () => {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        await send(page, '$ echo kept once');
+        await completed(page, 'echo kept once');
+
+        await deleteJournal(page);
+        await banner(page).getByText(/the stored history is gone/).waitFor();
+        await banner(page).getByRole('button', { name: 'Start a new journal' }).waitFor();
+
+        // localStorage survived the deletion, so the next visit can tell.
+        await page.reload();
+        await waitConnected(page);
+        await page.getByText(/The history Lifeline stored in this browser before is gone/).waitFor();
+        assert.equal(await command(page, 'echo kept once').count(), 0);
+        await send(page, '$ echo fresh');
+        await completed(page, 'echo fresh');
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('a damaged writer record: history read-only, Export works, Repair journal writes again', async () => {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        await send(page, '$ echo recorded');
+        await completed(page, 'echo recorded');
+
+        await damageWriterRecord(page);
+        await page.reload();
+
+        // The rest of the history loads.
+        await completed(page, 'echo recorded');
+        await banner(page).getByText(/writer record \(in meta\) is unreadable/).waitFor();
+        await page.getByRole('status').filter({ hasText: /read-only, the journal is damaged/ }).waitFor();
+        const box = page.getByRole('textbox', { name: 'Message' });
+        await box.fill('$ echo waits');
+        assert.equal(await page.getByRole('button', { name: 'Send' }).isDisabled(), true);
+
+        if (phone) await page.getByRole('button', { name: 'Session details' }).click();
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          page.getByRole('button', { name: 'Export evidence' }).click(),
+        ]);
+        assert.match(download.suggestedFilename(), /^lifeline-evidence-.*\.tar$/);
+        const stream = await download.createReadStream();
+        const chunks = [];
+        for await (const chunk of stream) chunks.push(chunk);
+        const archive = Buffer.concat(chunks);
+        assert.ok(archive.includes(Buffer.from('session.jsonl')), 'the archive holds session.jsonl');
+        assert.ok(archive.includes(Buffer.from('echo recorded')), 'the export holds the recorded command');
+        if (phone) await page.getByRole('button', { name: 'Session details' }).click();
+
+        await banner(page).getByRole('button', { name: 'Repair journal' }).click();
+        await connectedAgain(page);
+        await banner(page).waitFor({ state: 'detached' });
+        await completed(page, 'echo recorded');
+        assert.equal(await box.inputValue(), '$ echo waits');
+        await page.getByRole('button', { name: 'Send' }).click();
+        await completed(page, 'echo waits');
+
+        await page.reload();
+        await waitConnected(page);
+        await completed(page, 'echo recorded');
+        await completed(page, 'echo waits');
+        assert.equal(await banner(page).count(), 0);
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+}
