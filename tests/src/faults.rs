@@ -320,3 +320,79 @@ impl Injector {
         }
     }
 }
+
+/// How often the recovery paths that a fault schedule can only reach
+/// indirectly were really taken, so that a check on them cannot pass
+/// vacuously (each must be taken at least once over a run of ≥ 1 000 seeds).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Paths {
+    /// `AckTimeout` evidence became durable.
+    pub ack_timeout: u64,
+    /// A client cancelled with a stale generation (and was refused).
+    pub stale_cancel: u64,
+    /// A zombie runtime's message reached the controller after its
+    /// generation was recorded gone.
+    pub zombie_after_gone: u64,
+    /// A process was killed for its deadline.
+    pub deadline_kill: u64,
+    /// A process was killed for a user's cancel.
+    pub user_kill: u64,
+    /// A completed command's output was compared in full with what its
+    /// process emitted, for one client.
+    pub output_compared: u64,
+    /// A command was still `admitted` or `not_dispatched` when the quiet
+    /// period began and was settled in it.
+    pub settled_in_quiet: u64,
+}
+
+impl Paths {
+    /// Adds another run's counts.
+    pub fn merge(&mut self, other: &Paths) {
+        for (a, (_, b)) in self.fields_mut().into_iter().zip(other.fields()) {
+            *a += b;
+        }
+    }
+
+    fn fields(&self) -> [(&'static str, u64); 7] {
+        [
+            ("ack timeout", self.ack_timeout),
+            ("stale-generation cancel", self.stale_cancel),
+            ("zombie message after gone", self.zombie_after_gone),
+            ("kill for a deadline", self.deadline_kill),
+            ("kill for a user cancel", self.user_kill),
+            ("completed output compared", self.output_compared),
+            ("settled in the quiet period", self.settled_in_quiet),
+        ]
+    }
+
+    fn fields_mut(&mut self) -> [&mut u64; 7] {
+        [
+            &mut self.ack_timeout,
+            &mut self.stale_cancel,
+            &mut self.zombie_after_gone,
+            &mut self.deadline_kill,
+            &mut self.user_kill,
+            &mut self.output_compared,
+            &mut self.settled_in_quiet,
+        ]
+    }
+
+    /// Paths never taken.
+    pub fn untaken(&self) -> Vec<&'static str> {
+        self.fields()
+            .into_iter()
+            .filter(|(_, n)| *n == 0)
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// One printable line.
+    pub fn line(&self) -> String {
+        let parts: Vec<String> = self
+            .fields()
+            .into_iter()
+            .map(|(name, n)| format!("{name}: {n}"))
+            .collect();
+        format!("paths taken: {}", parts.join(", "))
+    }
+}

@@ -7,17 +7,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use lifeline_core::{
-    AttemptId, BatchId, Binding, Budget, ClientId, ClientMessage, ClientRequest, CommandId,
-    Controller, ControllerConfig, ControllerEffect, ControllerToRuntime, Cursor, EventSeq,
-    Generation, IdempotencyKey, JournalEntry, JournalRecord, LeaseId, Millis, Outcome,
-    OutcomeEvent, ProcessOutput, RequestId, RetainedBody, RetentionPolicy, Runtime, RuntimeConfig,
-    RuntimeEffect, RuntimeId, RuntimeIdentity, RuntimeToController, SessionId, StartCause,
-    TerminalStatus, TimerId, WorkspaceId, V1,
+    AttemptId, BatchId, Binding, Budget, CancelReason, ClientId, ClientMessage, ClientRequest,
+    CommandId, Controller, ControllerConfig, ControllerEffect, ControllerToRuntime, Cursor,
+    EventSeq, Generation, IdempotencyKey, JournalEntry, JournalRecord, LeaseId, Millis, Outcome,
+    OutcomeEvent, ProcessOutput, RecoveryKind, RequestId, RetainedBody, RetentionPolicy, Runtime,
+    RuntimeConfig, RuntimeEffect, RuntimeId, RuntimeIdentity, RuntimeToController, SessionId,
+    StartCause, TerminalStatus, TimerId, WorkspaceId, V1,
 };
 
 use crate::client::StreamView;
 use crate::clock::Clock;
-use crate::faults::{Boundary, Coverage, Fault, FaultPlan, Injector};
+use crate::faults::{Boundary, Coverage, Fault, FaultPlan, Injector, Paths};
 use crate::journal::{BatchFate, JournalStore};
 use crate::net::{Network, PortId};
 use crate::rng::Rng;
@@ -126,6 +126,12 @@ struct CmdOracle {
     not_dispatched_at: Option<u64>,
     /// Journal position of each exposure, by attempt.
     exposure_positions: BTreeMap<AttemptId, u64>,
+    /// Uncertain or undispatched outcomes the journal gives a reason for
+    /// (recovery evidence listing the command with that outcome, or the
+    /// runtime's recorded refusal).
+    reasons: BTreeSet<Outcome>,
+    /// The durable cancel request, if any: why and when.
+    cancel: Option<(CancelReason, u64)>,
 }
 
 /// Summary of one run.
@@ -147,6 +153,8 @@ pub struct Report {
     pub fingerprint: u64,
     /// Known core findings this run ran into.
     pub known: BTreeSet<&'static str>,
+    /// Indirect recovery paths taken.
+    pub paths: Paths,
 }
 
 /// One simulation run.
@@ -170,8 +178,12 @@ pub struct Sim {
     /// What the page knows: the current runtime to bind commands to.
     known_runtime: Option<(LeaseId, RuntimeId, Generation)>,
     starting_runtime: bool,
+    /// A host loss struck while the controller was down.
+    host_lost_while_down: bool,
     clients: Vec<ClientState>,
     keys: Vec<(IdempotencyKey, Binding)>,
+    /// Last real-world action token handed out (one per new admission).
+    next_token: u64,
     key_to_command: BTreeMap<IdempotencyKey, CommandId>,
     // Oracle over the durable journal.
     seen_entries: usize,
@@ -181,6 +193,9 @@ pub struct Sim {
     retired: BTreeSet<(RuntimeId, Generation)>,
     durable_copy: Vec<JournalEntry>,
     violations: Vec<String>,
+    /// Commands still `admitted` / `not_dispatched` when the quiet period began.
+    unsettled_at_quiet: Option<BTreeSet<CommandId>>,
+    paths: Paths,
     /// Known core findings seen in this run (not failures unless `strict`).
     known: BTreeSet<&'static str>,
     strict: bool,
@@ -197,24 +212,6 @@ fn mix(h: u64, x: u64) -> u64 {
         .wrapping_mul(0x100_0000_01B3)
         .rotate_left(17)
         .wrapping_add(0x9E37_79B9)
-}
-
-fn parse_script(command_line: &str, label: &str) -> Script {
-    // "sim <chunks> <interval> <exit>"
-    let parts: Vec<u64> = command_line
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|p| p.parse().ok())
-        .collect();
-    let (n, interval, exit) = match parts.as_slice() {
-        [n, i, e] => (*n as usize, *i, *e as i32),
-        _ => (0, 1, 0),
-    };
-    Script {
-        chunks: (0..n).map(|i| format!("{label}:{i}\n")).collect(),
-        interval,
-        exit_code: exit,
-    }
 }
 
 fn nonzero(x: u64) -> u128 {
@@ -271,6 +268,7 @@ impl Sim {
             session,
             known_runtime: None,
             starting_runtime: false,
+            host_lost_while_down: false,
             clients: (0..CLIENTS)
                 .map(|_| ClientState {
                     attached: true,
@@ -278,6 +276,7 @@ impl Sim {
                 })
                 .collect(),
             keys: Vec::new(),
+            next_token: 0,
             key_to_command: BTreeMap::new(),
             seen_entries: 0,
             last_position: 0,
@@ -286,6 +285,8 @@ impl Sim {
             retired: BTreeSet::new(),
             durable_copy: Vec::new(),
             violations: Vec::new(),
+            unsettled_at_quiet: None,
+            paths: Paths::default(),
             known: BTreeSet::new(),
             strict: false,
             delivering: None,
@@ -370,6 +371,17 @@ impl Sim {
             if at > end {
                 break;
             }
+            if at >= self.active_end && self.unsettled_at_quiet.is_none() {
+                let waiting = self
+                    .commands
+                    .iter()
+                    .filter(|(_, c)| {
+                        matches!(c.outcome, Outcome::Admitted | Outcome::NotDispatched)
+                    })
+                    .map(|(id, _)| *id)
+                    .collect();
+                self.unsettled_at_quiet = Some(waiting);
+            }
             self.step += 1;
             self.fingerprint = mix(self.fingerprint, at ^ (self.step << 40));
             self.handle(ev);
@@ -395,6 +407,7 @@ impl Sim {
             starts: self.world.runs.values().map(Vec::len).sum(),
             fingerprint: mix(self.fingerprint, self.journal.durable().len() as u64),
             known: self.known.clone(),
+            paths: self.paths.clone(),
         })
     }
 
@@ -911,6 +924,18 @@ impl Sim {
 
     fn crash_controller(&mut self, host_loss: bool) {
         if self.ctl.is_none() {
+            // The controller is already down and being restarted; a host
+            // loss now still takes every runtime (and its processes) with
+            // it, and the restart becomes a host-loss recovery.
+            if host_loss {
+                self.log(|| "HOST LOSS while the controller is down".to_string());
+                let ids: Vec<RuntimeId> = self.runtimes.keys().copied().collect();
+                for id in ids {
+                    self.kill_runtime(id);
+                }
+                self.known_runtime = None;
+                self.host_lost_while_down = true;
+            }
             return;
         }
         let committed = self.journal.crash(&mut self.rng);
@@ -958,6 +983,11 @@ impl Sim {
 
     fn controller_start(&mut self, cause: StartCause) {
         let now = self.now();
+        let cause = if std::mem::take(&mut self.host_lost_while_down) {
+            StartCause::HostLoss
+        } else {
+            cause
+        };
         let mut config = self.config.clone();
         for b in config.entropy.iter_mut() {
             *b = self.rng.next_u64() as u8;
@@ -1119,6 +1149,23 @@ impl Sim {
                         "command {command} started a second time (runtime {runtime} gen {generation})"
                     ));
                 }
+                let Some(script) = Script::parse(&binding.command_line) else {
+                    self.violation(format!(
+                        "{command} started with a command line no client issued: {:?}",
+                        binding.command_line
+                    ));
+                    return;
+                };
+                // Starts are counted per real-world action, not per command
+                // id: a replay under a fresh id is the same action again, and
+                // the simulated clients never re-issue one.
+                if let Some(earlier) = self.world.actions.get(&script.token) {
+                    let earlier = earlier.join(", ");
+                    self.violation(format!(
+                        "action t{} ran twice: as {command} on {runtime} gen {generation}, earlier as {earlier}, and no client re-issued it",
+                        script.token
+                    ));
+                }
                 if binding.generation != generation || binding.runtime != runtime {
                     self.violation(format!(
                         "runtime {runtime} gen {generation} started {command} bound to {} gen {}",
@@ -1152,9 +1199,10 @@ impl Sim {
                         ));
                     }
                 }
-                let run_idx = self.world.start(&key, generation.0, self.clock.now());
+                let run_idx = self
+                    .world
+                    .start(&key, script.token, generation.0, self.clock.now());
                 self.world.run_mut(&key, run_idx).runtime = runtime.to_string();
-                let script = parse_script(&binding.command_line, &key[20..]);
                 self.log(|| {
                     format!("WORLD: {command} started on {runtime} gen {generation}: {script:?}")
                 });
@@ -1258,6 +1306,9 @@ impl Sim {
                     step: step + 1,
                 },
             );
+        } else if p.script.hang {
+            // Runs until killed: nothing more to schedule.
+            return;
         } else {
             let code = p.script.exit_code;
             p.done = true;
@@ -1333,8 +1384,18 @@ impl Sim {
                 if roll < 45 && self.keys.len() < 12 {
                     let mut krng = self.rng.fork();
                     let key = IdempotencyKey::from_u128(nonzero(krng.next_u64())).unwrap();
-                    let script = Script::random(&mut krng, "x");
-                    let deadline = self.clock.now() + krng.range(300, 2_500);
+                    self.next_token += 1;
+                    let script = Script::random(&mut krng, self.next_token);
+                    // Short deadlines alone settle every command sooner or
+                    // later and so hide commands the core forgot: mix in
+                    // deadlines that fall in the quiet period and ones past
+                    // the end of the run.
+                    let deadline = self.clock.now()
+                        + match krng.below(3) {
+                            0 => krng.range(300, 2_500),
+                            1 => krng.range(2_500, QUIET_MS),
+                            _ => krng.range(ACTIVE_MS + QUIET_MS, 10 * (ACTIVE_MS + QUIET_MS)),
+                        };
                     let binding = Binding {
                         workspace: self.workspace,
                         lease,
@@ -1347,12 +1408,7 @@ impl Sim {
                             deadline: Millis(deadline),
                             max_output_bytes: *krng.pick(&[4, 1 << 20]),
                         },
-                        command_line: format!(
-                            "sim {} {} {}",
-                            script.chunks.len(),
-                            script.interval,
-                            script.exit_code
-                        ),
+                        command_line: script.command_line(),
                     };
                     self.keys.push((key, binding.clone()));
                     self.admit(client, key, binding);
@@ -1664,6 +1720,8 @@ impl Sim {
                         last_seq: 0,
                         not_dispatched_at: None,
                         exposure_positions: BTreeMap::new(),
+                        reasons: BTreeSet::new(),
+                        cancel: None,
                     },
                 );
             }
@@ -1674,6 +1732,13 @@ impl Sim {
                 generation,
             } => {
                 if let Some(c) = self.commands.get_mut(command) {
+                    if c.outcome == Outcome::MayHaveStarted || c.outcome.is_terminal() {
+                        let o = c.outcome;
+                        self.violation(format!(
+                            "{command} exposed for dispatch again although it is {o}: an uncertain or settled command is never dispatched again"
+                        ));
+                        return;
+                    }
                     c.exposures.push((*attempt, *runtime, *generation));
                     c.exposure_positions.insert(*attempt, e.position);
                     if c.binding.generation != *generation || c.binding.runtime != *runtime {
@@ -1735,6 +1800,47 @@ impl Sim {
             } => {
                 self.gone.insert((*runtime, *generation));
             }
+            JournalRecord::Recovery(ev) => {
+                for r in &ev.outcomes {
+                    if let Some(c) = self.commands.get_mut(&r.command) {
+                        c.reasons.insert(r.after);
+                    }
+                }
+                if ev.kind == RecoveryKind::AckTimeout {
+                    self.paths.ack_timeout += 1;
+                    for r in &ev.outcomes {
+                        if r.after != Outcome::MayHaveStarted
+                            || !matches!(r.before, Outcome::Admitted | Outcome::NotDispatched)
+                        {
+                            self.violation(format!(
+                                "ACK timeout of {} recorded {} -> {}; it must make an unacknowledged dispatch may_have_started",
+                                r.command, r.before, r.after
+                            ));
+                        }
+                    }
+                }
+            }
+            JournalRecord::DispatchRefused { command, .. } => {
+                if let Some(c) = self.commands.get_mut(command) {
+                    c.reasons.insert(Outcome::NotDispatched);
+                }
+            }
+            JournalRecord::CancelRequested {
+                command, reason, ..
+            } => {
+                let at = e.at.0;
+                let deadline = self.commands.get_mut(command).map(|c| {
+                    c.cancel = Some((*reason, at));
+                    c.binding.budget.deadline.0
+                });
+                if let Some(deadline) = deadline {
+                    if *reason == CancelReason::Deadline && at < deadline {
+                        self.violation(format!(
+                            "{command} cancelled for its deadline at {at}ms, before the deadline {deadline}ms"
+                        ));
+                    }
+                }
+            }
             JournalRecord::RuntimeRetired {
                 runtime,
                 generation,
@@ -1757,10 +1863,17 @@ impl Sim {
                 };
                 let prior = c.outcome;
                 c.outcome = *to;
+                let deadline = c.binding.budget.deadline.0;
                 let exposed = !c.exposures.is_empty();
                 let acked = c.acked;
                 if *to == Outcome::NotDispatched {
                     c.not_dispatched_at = Some(e.position);
+                }
+                if *to == Outcome::TimedOut && e.at.0 < deadline {
+                    self.violation(format!(
+                        "{command} timed out at {}ms, before its deadline {deadline}ms",
+                        e.at.0
+                    ));
                 }
                 if prior != *from {
                     self.violation(format!(
@@ -1859,33 +1972,92 @@ impl Sim {
         }
     }
 
-    /// Checks at the end of the run, after the quiet period.
+    /// Liveness, checked at the end of the run, after the quiet period: every
+    /// command settled, none forgotten, and every command whose deadline
+    /// passed really ended.
     fn check_end(&mut self) {
+        let end = self.active_end + QUIET_MS;
+        // Enough for a deadline to fire, its cancel to be refused a grace
+        // period, the runtime to be terminated (with retries) or to dial back.
+        let margin = self.config.cancel_grace_ms
+            + self.config.heartbeat_timeout_ms
+            + self.config.reattach_timeout_ms
+            + self.config.terminate_retry_ms * u64::from(self.config.max_terminate_attempts);
+        if self.ctl.is_none() {
+            self.violation("no controller is running at the end of the quiet period".into());
+        }
         let mut problems = Vec::new();
-        let mut known = Vec::new();
         for (command, c) in &self.commands {
-            let settled = c.outcome.is_terminal()
-                || matches!(c.outcome, Outcome::NotDispatched | Outcome::MayHaveStarted);
-            if !settled && self.ctl.is_some() {
-                let bound = (c.binding.runtime, c.binding.generation);
-                let text = format!(
-                    "{command} still {} after {}ms of quiet",
-                    c.outcome, QUIET_MS
-                );
-                if self.retired.contains(&bound) && !self.gone.contains(&bound) {
-                    known.push(format!(
-                        "{text}: its generation was retired and cleanup failed; its runtime was detached and never asked to dial again"
-                    ));
-                } else {
-                    problems.push(text);
+            let key = command.to_string();
+            let run = self.world.run(&key);
+            let (runtime, generation) = (c.binding.runtime, c.binding.generation);
+            let alive = self
+                .runtimes
+                .get(&runtime)
+                .is_some_and(|s| s.generation == generation);
+            let current = !self.retired.contains(&(runtime, generation))
+                && !self.gone.contains(&(runtime, generation));
+            let deadline = c.binding.budget.deadline.0;
+            let o = c.outcome;
+            let problem = match o {
+                o if o.is_terminal() => None,
+                Outcome::Admitted => Some("still admitted: never dispatched, never settled".to_string()),
+                Outcome::NotDispatched | Outcome::MayHaveStarted if !c.reasons.contains(&o) => {
+                    Some(format!("{o} without a recorded reason"))
                 }
+                Outcome::NotDispatched if current && alive => Some(
+                    "not_dispatched although its runtime generation is current and alive: it was never dispatched"
+                        .to_string(),
+                ),
+                Outcome::NotDispatched | Outcome::MayHaveStarted => None,
+                _ => {
+                    let running = alive && run.is_some_and(|r| r.end == ProcessEnd::Running);
+                    if !running {
+                        Some(format!(
+                            "still {o} although its process {}",
+                            match run.map(|r| r.end) {
+                                None => "never started".to_string(),
+                                Some(e) => format!("ended ({e:?})"),
+                            }
+                        ))
+                    } else if let Some((reason, at)) = c.cancel.filter(|(_, at)| at + margin <= end) {
+                        Some(format!(
+                            "still {o}: its process runs although a cancel ({reason:?}) was recorded at {at}ms"
+                        ))
+                    } else if deadline + margin <= end {
+                        Some(format!("still {o} and running past its deadline {deadline}ms"))
+                    } else {
+                        None
+                    }
+                }
+            };
+            if let Some(p) = problem {
+                problems.push(format!("{command} {p} after {QUIET_MS}ms of quiet"));
             }
+            // Ground truth, whatever the journal says: past its deadline a
+            // command's process no longer runs.
+            if run.is_some_and(|r| r.end == ProcessEnd::Running)
+                && alive
+                && deadline + margin <= end
+            {
+                problems.push(format!(
+                    "{command}'s process is still running {}ms after its deadline",
+                    end - deadline
+                ));
+            }
+        }
+        if let Some(waiting) = &self.unsettled_at_quiet {
+            self.paths.settled_in_quiet += waiting
+                .iter()
+                .filter(|c| {
+                    self.commands
+                        .get(c)
+                        .is_some_and(|o| o.outcome.is_terminal())
+                })
+                .count() as u64;
         }
         for p in problems {
             self.violation(p);
-        }
-        for k in known {
-            self.finding("detached-runtime-never-redials", k);
         }
     }
 }

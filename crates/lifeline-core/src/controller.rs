@@ -2353,6 +2353,19 @@ impl Controller {
             return;
         }
         self.retire_if_current(lease, runtime, generation, status, cause, now);
+        // A retired generation is never given work, so what was never sent
+        // to it never will be: settle it now, not when the runtime is
+        // confirmed gone, which a failing cleanup may never confirm (found
+        // by the simulation, seed 875).
+        let mut never_sent = Vec::new();
+        for command in self.non_terminal_on(runtime, generation) {
+            let c = &self.working.commands[&command];
+            if matches!(c.exposure, Exposure::None | Exposure::Refused { .. })
+                && c.outcome == Outcome::Admitted
+            {
+                never_sent.extend(self.change(now, command, OutcomeEvent::NeverExposed));
+            }
+        }
         if requested {
             return;
         }
@@ -2367,7 +2380,13 @@ impl Controller {
         let outcomes = self
             .non_terminal_on(runtime, generation)
             .into_iter()
-            .filter_map(|c| self.unchanged(c))
+            .filter_map(|c| {
+                never_sent
+                    .iter()
+                    .find(|r| r.command == c)
+                    .cloned()
+                    .or_else(|| self.unchanged(c))
+            })
             .collect();
         let rref = self.runtime_ref(runtime);
         self.evidence(now, kind, rref, observed, outcomes);
