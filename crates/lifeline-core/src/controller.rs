@@ -54,6 +54,8 @@ pub struct ControllerConfig {
     /// Consecutive failed writes after which new admissions are refused.
     pub persist_failures_before_degraded: u32,
     pub terminate_retry_ms: u64,
+    /// Failed terminations journaled and retried every `terminate_retry_ms`;
+    /// later ones are retried with a backoff and not journaled.
     pub max_terminate_attempts: u32,
     pub max_commands: usize,
     pub max_clients: usize,
@@ -2283,28 +2285,39 @@ impl Controller {
             link.terminate_attempts += 1;
             link.terminate_attempts
         };
-        let retry = attempts < self.config.max_terminate_attempts;
-        let rref = self.runtime_ref(runtime);
-        self.evidence(
-            now,
-            RecoveryKind::CleanupFailure,
-            rref,
-            format!(
-                "termination of runtime {runtime} generation {generation} failed (attempt {attempts}): {}; its commands may still be running{}",
-                clip(reason),
-                if retry { "; retrying" } else { "; giving up retries" }
-            ),
-            outcomes,
-        );
-        if retry {
-            self.defer(ControllerEffect::SetTimer {
-                timer: TimerId::TerminateRetry {
-                    runtime,
-                    generation,
-                },
-                at: now.plus(self.config.terminate_retry_ms),
-            });
+        let max = self.config.max_terminate_attempts;
+        // Never giving up: until the runtime is confirmed gone (or dials back
+        // with its evidence) its commands cannot settle, so a runtime that
+        // died while its termination kept failing left them `running`
+        // forever (found by the simulation, seed 2357). Past the limit the
+        // retries slow down and are no longer journaled, which keeps the
+        // journal bounded.
+        if attempts <= max {
+            let rref = self.runtime_ref(runtime);
+            self.evidence(
+                now,
+                RecoveryKind::CleanupFailure,
+                rref,
+                format!(
+                    "termination of runtime {runtime} generation {generation} failed (attempt {attempts}): {}; its commands may still be running{}",
+                    clip(reason),
+                    if attempts < max {
+                        "; retrying"
+                    } else {
+                        "; retrying less often, further failures are not recorded"
+                    }
+                ),
+                outcomes,
+            );
         }
+        let shift = attempts.saturating_sub(max.saturating_sub(1)).min(5);
+        self.defer(ControllerEffect::SetTimer {
+            timer: TimerId::TerminateRetry {
+                runtime,
+                generation,
+            },
+            at: now.plus(self.config.terminate_retry_ms.saturating_mul(1 << shift)),
+        });
         self.flush();
         Ok(())
     }
