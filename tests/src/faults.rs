@@ -102,11 +102,14 @@ pub enum Fault {
     FailCleanup,
     /// The runtime's port breaks without either side dying; the page relays a new one.
     TransportLoss,
+    /// The runtime stalls (a busy worker): what it sends waits past the
+    /// controller's ACK timeout.
+    DelayMessage,
 }
 
 impl Fault {
     /// Every fault kind.
-    pub const ALL: [Fault; 10] = [
+    pub const ALL: [Fault; 11] = [
         Fault::CrashController,
         Fault::CrashRuntime,
         Fault::HostLoss,
@@ -117,6 +120,7 @@ impl Fault {
         Fault::ClientDisconnect,
         Fault::FailCleanup,
         Fault::TransportLoss,
+        Fault::DelayMessage,
     ];
 
     /// Index into tables.
@@ -141,6 +145,8 @@ pub struct FaultPlan {
     /// Budget of crashes (controller, runtime, host) for the whole run, so
     /// every run ends with a quiet period in which things settle.
     pub crash_budget: u32,
+    /// Probability (per mille) that a dying runtime leaves a zombie port.
+    pub zombie: u32,
 }
 
 impl FaultPlan {
@@ -170,6 +176,7 @@ impl FaultPlan {
             net,
             persist_fail: if quiet { 0 } else { *rng.pick(&[0, 0, 10, 50]) },
             crash_budget: rng.range(1, 4) as u32,
+            zombie: if quiet { 0 } else { *rng.pick(&[0, 300, 1000]) },
         }
     }
 
@@ -181,6 +188,7 @@ impl FaultPlan {
             net: NetFaults::default(),
             persist_fail: 0,
             crash_budget: 0,
+            zombie: 0,
         }
     }
 
@@ -220,7 +228,7 @@ impl Coverage {
     pub fn table(&self) -> String {
         let mut s = String::new();
         s.push_str(&format!(
-            "{:<46} {:>9} {:>7} | {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n",
+            "{:<46} {:>9} {:>7} | {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n",
             "boundary",
             "crossed",
             "faults",
@@ -233,7 +241,8 @@ impl Coverage {
             "cancel",
             "detach",
             "clean",
-            "port"
+            "port",
+            "stall"
         ));
         for b in Boundary::ALL {
             let i = b.index();

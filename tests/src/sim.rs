@@ -101,6 +101,11 @@ struct RtSlot {
     generation: Generation,
     port: Option<PortId>,
     procs: BTreeMap<CommandId, Proc>,
+    /// Its latest messages, which a zombie's port may deliver again.
+    sent: Vec<RuntimeToController>,
+    /// Everything it sends before this time waits until then (a busy
+    /// worker): long enough for the controller's ACK timeout to fire.
+    stalled_until: u64,
 }
 
 #[derive(Default)]
@@ -193,6 +198,12 @@ pub struct Sim {
     retired: BTreeSet<(RuntimeId, Generation)>,
     durable_copy: Vec<JournalEntry>,
     violations: Vec<String>,
+    /// The controller message a runtime is handling right now.
+    trigger: Option<ControllerToRuntime>,
+    /// Ports of dead runtimes that still deliver.
+    zombie_ports: BTreeSet<PortId>,
+    /// Commands a client cancelled (with the right generation).
+    user_cancelled: BTreeSet<CommandId>,
     /// Commands still `admitted` / `not_dispatched` when the quiet period began.
     unsettled_at_quiet: Option<BTreeSet<CommandId>>,
     paths: Paths,
@@ -285,6 +296,9 @@ impl Sim {
             retired: BTreeSet::new(),
             durable_copy: Vec::new(),
             violations: Vec::new(),
+            trigger: None,
+            zombie_ports: BTreeSet::new(),
+            user_cancelled: BTreeSet::new(),
             unsettled_at_quiet: None,
             paths: Paths::default(),
             known: BTreeSet::new(),
@@ -440,10 +454,28 @@ impl Sim {
                 if inc != self.inc || self.ctl.is_none() || !self.net.is_live(port) {
                     return;
                 }
-                self.log(|| format!("ctl <- {from}: {}", short_rt(&msg)));
+                // A zombie: its worker is dead, or replaced, yet its old port
+                // still delivers. Once its generation is durably gone the core
+                // must ignore it (the journal checks catch anything recorded).
+                let zombie = self.zombie_ports.contains(&port) && self.gone.contains(&msg.sender());
+                self.log(|| {
+                    format!(
+                        "ctl <- {from}{}: {}",
+                        if zombie { " (zombie)" } else { "" },
+                        short_rt(&msg)
+                    )
+                });
                 let r = self.ctl.as_mut().unwrap().handle_runtime(from, msg, now);
                 if let Err(e) = r {
                     self.log(|| format!("ctl refused: {e}"));
+                }
+                if zombie {
+                    self.paths.zombie_after_gone += 1;
+                    if self.ctl.as_ref().is_some_and(|c| c.is_attached(from)) {
+                        self.violation(format!(
+                            "zombie runtime {from}, whose generation is recorded gone, was attached"
+                        ));
+                    }
                 }
                 self.ctl_effects();
             }
@@ -496,12 +528,14 @@ impl Sim {
                     }
                     _ => None,
                 };
+                self.trigger = Some(msg.clone());
                 let slot = self.runtimes.get_mut(&to).unwrap();
                 let r = slot.rt.handle_controller(msg, now);
                 if let Err(e) = r {
                     self.log(|| format!("rt refused: {e}"));
                 }
                 self.rt_effects(to);
+                self.trigger = None;
             }
             Ev::PersistDone { inc, batch } => {
                 if inc != self.inc || self.ctl.is_none() {
@@ -816,6 +850,8 @@ impl Sim {
                         generation,
                         port: Some(port),
                         procs: BTreeMap::new(),
+                        sent: Vec::new(),
+                        stalled_until: 0,
                     },
                 );
                 self.known_runtime = Some((lease, runtime, generation));
@@ -847,7 +883,7 @@ impl Sim {
                         .get(&runtime)
                         .is_some_and(|s| s.generation == generation);
                     if matches {
-                        self.kill_runtime(runtime);
+                        self.kill_runtime_leaving_zombie(runtime);
                     }
                 }
                 let d = self.rng.range(1, 20);
@@ -1016,6 +1052,37 @@ impl Sim {
 
     // ----- runtime side ------------------------------------------------------
 
+    /// The worker dies but, some of the time, its port does not: the
+    /// messages it sent last arrive again later, while the controller that
+    /// should ignore them lives on (a zombie).
+    fn kill_runtime_leaving_zombie(&mut self, runtime: RuntimeId) {
+        let rate = self.injector.plan.zombie;
+        if self.ctl.is_some() && self.active() && self.rng.chance(rate) {
+            if let Some(slot) = self.runtimes.get_mut(&runtime) {
+                if let Some(port) = slot.port.take() {
+                    let sent = std::mem::take(&mut slot.sent);
+                    self.zombie_ports.insert(port);
+                    let n = self.rng.range(1, 5);
+                    for _ in 0..n.min(sent.len() as u64) {
+                        let msg = self.rng.pick(&sent).clone();
+                        let d = self.rng.range(1, 1_500);
+                        self.clock.schedule_in(
+                            d,
+                            Ev::ToController {
+                                inc: self.inc,
+                                port,
+                                from: runtime,
+                                msg,
+                            },
+                        );
+                    }
+                    self.log(|| format!("runtime {runtime} leaves a zombie port {port}"));
+                }
+            }
+        }
+        self.kill_runtime(runtime);
+    }
+
     fn kill_runtime(&mut self, runtime: RuntimeId) {
         if let Some(slot) = self.runtimes.remove(&runtime) {
             if let Some(p) = slot.port {
@@ -1032,7 +1099,7 @@ impl Sim {
             return;
         };
         self.log(|| format!("CRASH runtime {runtime} gen {generation}"));
-        self.kill_runtime(runtime);
+        self.kill_runtime_leaving_zombie(runtime);
         if self.rng.chance(800) {
             let d = self.rng.range(1, 50);
             self.clock.schedule_in(
@@ -1105,16 +1172,27 @@ impl Sim {
                     } => Some(Boundary::BeforeTerminalPersist),
                     _ => None,
                 };
+                let mut stall = None;
                 if let Some(b) = boundary {
-                    match self.strike(
-                        b,
+                    let delayable = matches!(msg, RuntimeToController::Ack { .. });
+                    let choices: &[Fault] = if delayable {
                         &[
                             Fault::DropMessage,
                             Fault::DuplicateMessage,
                             Fault::CrashController,
                             Fault::CrashRuntime,
-                        ],
-                    ) {
+                            Fault::DelayMessage,
+                        ]
+                    } else {
+                        &[
+                            Fault::DropMessage,
+                            Fault::DuplicateMessage,
+                            Fault::CrashController,
+                            Fault::CrashRuntime,
+                        ]
+                    };
+                    match self.strike(b, choices) {
+                        Some(Fault::DelayMessage) => stall = Some(Fault::DelayMessage),
                         Some(Fault::DropMessage) => force_drop = true,
                         Some(Fault::DuplicateMessage) => force_dup = true,
                         Some(Fault::CrashController) => {
@@ -1124,14 +1202,28 @@ impl Sim {
                         _ => {}
                     }
                 }
-                let Some(port) = self.runtimes.get(&runtime).and_then(|s| s.port) else {
+                if let Some(Fault::DelayMessage) = stall {
+                    if let Some(slot) = self.runtimes.get_mut(&runtime) {
+                        let until = now.0 + self.config.ack_timeout_ms + self.rng.range(50, 600);
+                        slot.stalled_until = slot.stalled_until.max(until);
+                    }
+                }
+                let Some(slot) = self.runtimes.get_mut(&runtime) else {
                     return;
                 };
+                let Some(port) = slot.port else {
+                    return;
+                };
+                if slot.sent.len() >= 8 {
+                    slot.sent.remove(0);
+                }
+                slot.sent.push(msg.clone());
+                let stalled = slot.stalled_until.saturating_sub(now.0);
                 self.log(|| format!("rt {runtime} -> ctl: {}", short_rt(&msg)));
                 let delays = self.net.transmit(&mut self.rng, force_drop, force_dup);
                 for d in delays {
                     self.clock.schedule_in(
-                        d,
+                        d + stalled,
                         Ev::ToController {
                             inc: self.inc,
                             port,
@@ -1225,6 +1317,7 @@ impl Sim {
                 );
             }
             RuntimeEffect::KillProcess { command } => {
+                self.check_kill(runtime, generation, command);
                 let key = command.to_string();
                 let slot = self.runtimes.get_mut(&runtime).unwrap();
                 if let Some(p) = slot.procs.get_mut(&command) {
@@ -1247,6 +1340,50 @@ impl Sim {
                 self.kill_runtime(runtime);
                 let _ = now;
             }
+        }
+    }
+
+    /// A runtime kills a process only on the controller's cancel of that
+    /// very command, for a cancel a client really asked for or a deadline
+    /// that really passed, or when the controller refuses the whole runtime.
+    fn check_kill(&mut self, runtime: RuntimeId, generation: Generation, command: CommandId) {
+        let now = self.clock.now();
+        match self.trigger.clone() {
+            Some(ControllerToRuntime::Cancel {
+                command: target,
+                generation: g,
+                reason,
+                ..
+            }) => {
+                if target != command || g != generation {
+                    self.violation(format!(
+                        "runtime {runtime} gen {generation} killed {command} on a cancel for {target} gen {g}"
+                    ));
+                    return;
+                }
+                let durable = self.commands.get(&command).and_then(|c| c.cancel);
+                let deadline = self.commands.get(&command).map(|c| c.binding.budget.deadline.0);
+                match (reason, durable) {
+                    (_, None) => self.violation(format!(
+                        "{command} killed on a cancel the journal does not hold"
+                    )),
+                    (CancelReason::User, _) if !self.user_cancelled.contains(&command) => self
+                        .violation(format!("{command} killed for a user cancel no client asked for")),
+                    (CancelReason::User, _) => self.paths.user_kill += 1,
+                    (CancelReason::Deadline, _) if deadline.is_none_or(|d| now < d) => {
+                        self.violation(format!(
+                            "{command} killed for its deadline {deadline:?} at {now}ms, before it"
+                        ))
+                    }
+                    (CancelReason::Deadline, _) => self.paths.deadline_kill += 1,
+                }
+            }
+            // The controller refused this runtime: it shuts down with every process.
+            Some(ControllerToRuntime::HelloRejected { .. }) => {}
+            other => self.violation(format!(
+                "runtime {runtime} gen {generation} killed {command} without a cancel for it (while handling {:?})",
+                other.as_ref().map(short_ctl)
+            )),
         }
     }
 
@@ -1420,7 +1557,9 @@ impl Sim {
                     let cmds: Vec<CommandId> = self.key_to_command.values().copied().collect();
                     if !cmds.is_empty() {
                         let c = *self.rng.pick(&cmds);
-                        if self.injector.plan.allows(Fault::ClientCancel) {
+                        if self.rng.chance(300) {
+                            self.client_stale_cancel(client, c);
+                        } else if self.injector.plan.allows(Fault::ClientCancel) {
                             self.client_cancel(client, c);
                         }
                     }
@@ -1472,6 +1611,7 @@ impl Sim {
             return;
         }
         let request = self.next_request(client);
+        self.user_cancelled.insert(command);
         self.log(|| format!("client {client} cancels {command}"));
         self.request(
             client,
@@ -1481,6 +1621,55 @@ impl Sim {
                 generation,
             },
         );
+    }
+
+    /// A client that holds an outdated (or not yet valid) generation for the
+    /// command: the core must refuse the cancel and record nothing.
+    fn client_stale_cancel(&mut self, client: usize, command: CommandId) {
+        let now = self.now();
+        let Some(actual) = self.commands.get(&command).map(|c| c.binding.generation) else {
+            return;
+        };
+        if !self.clients[client].attached {
+            return;
+        }
+        let generation = if actual.0 > 1 && self.rng.chance(500) {
+            Generation(actual.0 - 1)
+        } else {
+            actual.next()
+        };
+        let request = self.next_request(client);
+        self.log(|| {
+            format!("client {client} cancels {command} with stale generation {generation}")
+        });
+        let Some(ctl) = self.ctl.as_mut() else {
+            return;
+        };
+        let before = ctl.pending_projection().position;
+        let cancel_before = ctl.pending_projection().command(command).map(|c| c.cancel);
+        let r = ctl.handle_client(
+            ClientId(client as u64 + 1),
+            ClientRequest::Cancel {
+                request,
+                command,
+                generation,
+            },
+            now,
+        );
+        let after = ctl.pending_projection().position;
+        let cancel_after = ctl.pending_projection().command(command).map(|c| c.cancel);
+        self.paths.stale_cancel += 1;
+        if !matches!(r, Err(lifeline_core::Rejection::StaleGeneration { .. })) {
+            self.violation(format!(
+                "cancel of {command} (generation {actual}) with stale generation {generation} answered {r:?}"
+            ));
+        }
+        if after != before || cancel_after != cancel_before {
+            self.violation(format!(
+                "cancel of {command} with stale generation {generation} recorded something"
+            ));
+        }
+        self.ctl_effects();
     }
 
     fn client_detach(&mut self, client: usize) {
