@@ -117,6 +117,9 @@ struct ClientState {
     terminal_seen: BTreeMap<CommandId, Outcome>,
     /// Admissions this client made: request -> key.
     pending_admits: BTreeMap<u64, IdempotencyKey>,
+    /// Per command: the stdout byte offset the client expects next, and
+    /// whether the core announced a gap (evicted events) since.
+    out: BTreeMap<CommandId, (u64, bool)>,
 }
 
 /// What the oracle knows about one command from the durable journal alone.
@@ -198,6 +201,8 @@ pub struct Sim {
     retired: BTreeSet<(RuntimeId, Generation)>,
     durable_copy: Vec<JournalEntry>,
     violations: Vec<String>,
+    /// Artifact contents by digest, as the controller wrote them.
+    artifacts: BTreeMap<lifeline_core::Digest, String>,
     /// The controller message a runtime is handling right now.
     trigger: Option<ControllerToRuntime>,
     /// Ports of dead runtimes that still deliver.
@@ -296,6 +301,7 @@ impl Sim {
             retired: BTreeSet::new(),
             durable_copy: Vec::new(),
             violations: Vec::new(),
+            artifacts: BTreeMap::new(),
             trigger: None,
             zombie_ports: BTreeSet::new(),
             user_cancelled: BTreeSet::new(),
@@ -669,6 +675,9 @@ impl Sim {
                         batch.entries.iter().map(|e| short_rec(&e.record)).collect();
                     format!("persist batch {} [{}]", id.0, kinds.join(", "))
                 });
+                for a in &batch.artifacts {
+                    self.artifacts.insert(a.digest, a.data.clone());
+                }
                 self.journal.begin(id, batch.entries);
                 let delay = self.rng.range(1, 8);
                 self.clock.schedule_in(
@@ -1792,7 +1801,7 @@ impl Sim {
                     self.join(idx, command, 0);
                 }
             }
-            ClientMessage::Event { command, seq, .. } => {
+            ClientMessage::Event { command, seq, body } => {
                 let durable = self.durable_has(|r| {
                     matches!(r, JournalRecord::Event(e) if e.command == command && e.seq == seq)
                 });
@@ -1808,8 +1817,10 @@ impl Sim {
                 if let Err(e) = view.event(seq.0) {
                     self.violation(format!("client {idx} stream of {command}: {e:?}"));
                 }
+                self.check_output(idx, command, &body);
             }
             ClientMessage::Gap { command, from, to } => {
+                self.clients[idx].out.entry(command).or_default().1 = true;
                 let view = self.clients[idx]
                     .streams
                     .entry(command)
@@ -1858,6 +1869,84 @@ impl Sim {
             | ClientMessage::ProviderOutcomeRecorded { .. }
             | ClientMessage::SessionRecorded { .. }
             | ClientMessage::RuntimeStopping { .. } => {}
+        }
+    }
+
+    /// What a client is shown of a command's output against what its
+    /// process really emitted: every byte at its offset, no byte twice, no
+    /// byte skipped unless the core said so (a `Gap`, or bytes it reports
+    /// as dropped), and, once the command ended, all of it.
+    fn check_output(&mut self, idx: usize, command: CommandId, body: &RetainedBody) {
+        let key = command.to_string();
+        let emitted: String = self
+            .world
+            .run(&key)
+            .map(|r| r.emitted.concat())
+            .unwrap_or_default();
+        let ended = self.world.run(&key).map(|r| r.end);
+        let (expected, gap) = self.clients[idx]
+            .out
+            .get(&command)
+            .copied()
+            .unwrap_or_default();
+        match body {
+            RetainedBody::Stdout(chunk) | RetainedBody::Stderr(chunk) => {
+                self.clients[idx]
+                    .out
+                    .insert(command, (chunk.offset + chunk.len, false));
+                if chunk.offset != expected && !(gap && chunk.offset > expected) {
+                    self.violation(format!(
+                        "client {idx} shown {command}'s output at byte {} when it had bytes up to {expected}: output {}",
+                        chunk.offset,
+                        if chunk.offset < expected { "duplicated or reordered" } else { "lost without a gap" }
+                    ));
+                    return;
+                }
+                let start = chunk.offset as usize;
+                let inline_end = start + chunk.inline.len();
+                if emitted.get(start..inline_end) != Some(chunk.inline.as_str()) {
+                    self.violation(format!(
+                        "client {idx} shown {:?} as {command}'s output at byte {start}; the process emitted {:?}",
+                        chunk.inline, emitted
+                    ));
+                }
+                if let Some(a) = &chunk.artifact {
+                    match self.artifacts.get(&a.digest) {
+                        None => self.violation(format!(
+                            "client {idx} shown an artifact of {command} that was never written"
+                        )),
+                        Some(data) => {
+                            let end = inline_end + data.len();
+                            if emitted.get(inline_end..end) != Some(data.as_str()) {
+                                self.violation(format!(
+                                    "{command}'s artifact at byte {inline_end} holds {data:?}; the process emitted {emitted:?}"
+                                ));
+                            }
+                        }
+                    }
+                }
+                if chunk.offset + chunk.len > emitted.len() as u64 {
+                    self.violation(format!(
+                        "client {idx} shown {command}'s output through byte {}; the process emitted only {}",
+                        chunk.offset + chunk.len,
+                        emitted.len()
+                    ));
+                }
+            }
+            RetainedBody::Terminal(_) => {
+                let finished = matches!(ended, Some(ProcessEnd::Exited(_) | ProcessEnd::Killed));
+                // After an announced gap the bytes it covered are unknown
+                // to the client; the core reported them as missing.
+                if finished && !gap && expected != emitted.len() as u64 {
+                    self.violation(format!(
+                        "{command} ended, yet client {idx} was shown its output only up to byte {expected} of {}: output lost",
+                        emitted.len()
+                    ));
+                } else if ended == Some(ProcessEnd::Exited(0)) {
+                    self.paths.output_compared += 1;
+                }
+            }
+            _ => {}
         }
     }
 
@@ -2233,6 +2322,23 @@ impl Sim {
                     "{command}'s process is still running {}ms after its deadline",
                     end - deadline
                 ));
+            }
+        }
+        // Every attached client has been shown each settled command it
+        // follows to the end.
+        for (idx, client) in self.clients.iter().enumerate() {
+            if !client.attached {
+                continue;
+            }
+            for (command, view) in &client.streams {
+                if let Some(c) = self.commands.get(command) {
+                    if c.outcome.is_terminal() && view.next <= c.last_seq {
+                        problems.push(format!(
+                            "client {idx} was never shown events {}..={} of {command}, which is {}",
+                            view.next, c.last_seq, c.outcome
+                        ));
+                    }
+                }
             }
         }
         if let Some(waiting) = &self.unsettled_at_quiet {
