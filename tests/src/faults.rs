@@ -335,7 +335,8 @@ impl Injector {
 /// vacuously (each must be taken at least once over a run of ≥ 1 000 seeds).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Paths {
-    /// `AckTimeout` evidence became durable.
+    /// `AckTimeout` evidence became durable for a command whose process had
+    /// really started (its ACK, not its dispatch, was late or lost).
     pub ack_timeout: u64,
     /// A client cancelled with a stale generation (and was refused).
     pub stale_cancel: u64,
@@ -364,7 +365,7 @@ impl Paths {
 
     fn fields(&self) -> [(&'static str, u64); 7] {
         [
-            ("ack timeout", self.ack_timeout),
+            ("ack timeout after a start", self.ack_timeout),
             ("stale-generation cancel", self.stale_cancel),
             ("zombie message after gone", self.zombie_after_gone),
             ("kill for a deadline", self.deadline_kill),
