@@ -190,3 +190,27 @@ fn finding_detached_runtime_is_never_asked_to_dial_again() {
         panic!("{failure}");
     }
 }
+
+/// Finding 4 (docs/simulation.md), fixed: seed 875 — commands admitted while
+/// the runtime was detached stayed `admitted` forever once a cancel-grace
+/// escalation retired the generation and every termination failed. Retiring
+/// a generation now settles what was never sent to it as `not_dispatched`.
+#[test]
+fn finding_retired_generation_keeps_admitted_commands() {
+    let mut sim = Sim::new(875, false).strict();
+    if let Err(failure) = sim.run() {
+        panic!("{failure}");
+    }
+}
+
+/// Finding 5 (docs/simulation.md), fixed: seed 2357 — a runtime died, its
+/// termination failed `max_terminate_attempts` times, the controller gave up
+/// and the command stayed `running` forever. Termination is now retried
+/// until it succeeds.
+#[test]
+fn finding_termination_given_up_leaves_a_command_running() {
+    let mut sim = Sim::new(2357, false).strict();
+    if let Err(failure) = sim.run() {
+        panic!("{failure}");
+    }
+}
