@@ -147,6 +147,10 @@ pub struct FaultPlan {
     pub crash_budget: u32,
     /// Probability (per mille) that a dying runtime leaves a zombie port.
     pub zombie: u32,
+    /// Runtime terminations fail most of the time while clients are active
+    /// (a stubborn cleanup): enough failures in a row to pass the core's
+    /// journaled retry limit.
+    pub stubborn_cleanup: bool,
 }
 
 impl FaultPlan {
@@ -177,6 +181,7 @@ impl FaultPlan {
             persist_fail: if quiet { 0 } else { *rng.pick(&[0, 0, 10, 50]) },
             crash_budget: rng.range(1, 4) as u32,
             zombie: if quiet { 0 } else { *rng.pick(&[0, 300, 1000]) },
+            stubborn_cleanup: enabled[Fault::FailCleanup.index()] && rng.chance(300),
         }
     }
 
@@ -189,6 +194,7 @@ impl FaultPlan {
             persist_fail: 0,
             crash_budget: 0,
             zombie: 0,
+            stubborn_cleanup: false,
         }
     }
 
@@ -317,6 +323,12 @@ impl Injector {
         }
         self.coverage.injected[boundary.index()][fault.index()] += 1;
         Some(fault)
+    }
+
+    /// Records a fault injected at `boundary` outside [`Injector::strike`].
+    pub fn record(&mut self, boundary: Boundary, fault: Fault) {
+        self.coverage.crossed[boundary.index()] += 1;
+        self.coverage.injected[boundary.index()][fault.index()] += 1;
     }
 
     /// Spends one crash from the budget (for crashes injected off-boundary).

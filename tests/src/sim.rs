@@ -879,10 +879,21 @@ impl Sim {
                 runtime,
                 generation,
             } => {
-                let fail = match self.strike(
-                    Boundary::DuringCleanup,
-                    &[Fault::FailCleanup, Fault::CrashController, Fault::HostLoss],
-                ) {
+                let stubborn = self.injector.plan.stubborn_cleanup
+                    && self.active()
+                    && self.rng.chance(900);
+                let strike = if stubborn {
+                    self.injector
+                        .record(Boundary::DuringCleanup, Fault::FailCleanup);
+                    self.log(|| "FAULT FailCleanup (stubborn cleanup)".to_string());
+                    Some(Fault::FailCleanup)
+                } else {
+                    self.strike(
+                        Boundary::DuringCleanup,
+                        &[Fault::FailCleanup, Fault::CrashController, Fault::HostLoss],
+                    )
+                };
+                let fail = match strike {
                     Some(Fault::FailCleanup) => true,
                     Some(Fault::CrashController) => return self.crash_controller(false),
                     Some(Fault::HostLoss) => return self.crash_controller(true),
@@ -1972,6 +1983,9 @@ impl Sim {
     fn absorb_durable(&mut self) {
         let new: Vec<JournalEntry> = self.journal.durable()[self.seen_entries..].to_vec();
         self.seen_entries = self.journal.durable().len();
+        let retiring = new
+            .iter()
+            .any(|e| matches!(e.record, JournalRecord::RuntimeRetired { .. }));
         for e in new {
             self.fingerprint = mix(self.fingerprint, e.position);
             if e.position != self.last_position + 1 {
@@ -1983,6 +1997,28 @@ impl Sim {
             self.last_position = e.position;
             self.absorb(&e);
             self.durable_copy.push(e);
+        }
+        if retiring {
+            // A retired generation is never given work: a command bound to
+            // it and never exposed will never be dispatched, and must not be
+            // left claiming to wait for it.
+            let waiting: Vec<CommandId> = self
+                .commands
+                .iter()
+                .filter(|(_, c)| {
+                    c.outcome == Outcome::Admitted
+                        && c.exposures.is_empty()
+                        && self
+                            .retired
+                            .contains(&(c.binding.runtime, c.binding.generation))
+                })
+                .map(|(id, _)| *id)
+                .collect();
+            for command in waiting {
+                self.violation(format!(
+                    "{command} is still admitted although the generation it is bound to was retired: it will never be dispatched"
+                ));
+            }
         }
     }
 
