@@ -879,9 +879,8 @@ impl Sim {
                 runtime,
                 generation,
             } => {
-                let stubborn = self.injector.plan.stubborn_cleanup
-                    && self.active()
-                    && self.rng.chance(900);
+                let stubborn =
+                    self.injector.plan.stubborn_cleanup && self.active() && self.rng.chance(900);
                 let strike = if stubborn {
                     self.injector
                         .record(Boundary::DuringCleanup, Fault::FailCleanup);
