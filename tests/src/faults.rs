@@ -102,11 +102,14 @@ pub enum Fault {
     FailCleanup,
     /// The runtime's port breaks without either side dying; the page relays a new one.
     TransportLoss,
+    /// The runtime stalls (a busy worker): what it sends waits past the
+    /// controller's ACK timeout.
+    DelayMessage,
 }
 
 impl Fault {
     /// Every fault kind.
-    pub const ALL: [Fault; 10] = [
+    pub const ALL: [Fault; 11] = [
         Fault::CrashController,
         Fault::CrashRuntime,
         Fault::HostLoss,
@@ -117,6 +120,7 @@ impl Fault {
         Fault::ClientDisconnect,
         Fault::FailCleanup,
         Fault::TransportLoss,
+        Fault::DelayMessage,
     ];
 
     /// Index into tables.
@@ -141,6 +145,12 @@ pub struct FaultPlan {
     /// Budget of crashes (controller, runtime, host) for the whole run, so
     /// every run ends with a quiet period in which things settle.
     pub crash_budget: u32,
+    /// Probability (per mille) that a dying runtime leaves a zombie port.
+    pub zombie: u32,
+    /// Runtime terminations fail most of the time while clients are active
+    /// (a stubborn cleanup): enough failures in a row to pass the core's
+    /// journaled retry limit.
+    pub stubborn_cleanup: bool,
 }
 
 impl FaultPlan {
@@ -170,6 +180,8 @@ impl FaultPlan {
             net,
             persist_fail: if quiet { 0 } else { *rng.pick(&[0, 0, 10, 50]) },
             crash_budget: rng.range(1, 4) as u32,
+            zombie: if quiet { 0 } else { *rng.pick(&[0, 300, 1000]) },
+            stubborn_cleanup: enabled[Fault::FailCleanup.index()] && rng.chance(300),
         }
     }
 
@@ -181,6 +193,8 @@ impl FaultPlan {
             net: NetFaults::default(),
             persist_fail: 0,
             crash_budget: 0,
+            zombie: 0,
+            stubborn_cleanup: false,
         }
     }
 
@@ -220,7 +234,7 @@ impl Coverage {
     pub fn table(&self) -> String {
         let mut s = String::new();
         s.push_str(&format!(
-            "{:<46} {:>9} {:>7} | {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n",
+            "{:<46} {:>9} {:>7} | {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n",
             "boundary",
             "crossed",
             "faults",
@@ -233,7 +247,8 @@ impl Coverage {
             "cancel",
             "detach",
             "clean",
-            "port"
+            "port",
+            "stall"
         ));
         for b in Boundary::ALL {
             let i = b.index();
@@ -310,6 +325,12 @@ impl Injector {
         Some(fault)
     }
 
+    /// Records a fault injected at `boundary` outside [`Injector::strike`].
+    pub fn record(&mut self, boundary: Boundary, fault: Fault) {
+        self.coverage.crossed[boundary.index()] += 1;
+        self.coverage.injected[boundary.index()][fault.index()] += 1;
+    }
+
     /// Spends one crash from the budget (for crashes injected off-boundary).
     pub fn take_crash(&mut self) -> bool {
         if self.crashes_left > 0 {
@@ -318,5 +339,82 @@ impl Injector {
         } else {
             false
         }
+    }
+}
+
+/// How often the recovery paths that a fault schedule can only reach
+/// indirectly were really taken, so that a check on them cannot pass
+/// vacuously (each must be taken at least once over a run of ≥ 1 000 seeds).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Paths {
+    /// `AckTimeout` evidence became durable for a command whose process had
+    /// really started (its ACK, not its dispatch, was late or lost).
+    pub ack_timeout: u64,
+    /// A client cancelled with a stale generation (and was refused).
+    pub stale_cancel: u64,
+    /// A zombie runtime's message reached the controller after its
+    /// generation was recorded gone.
+    pub zombie_after_gone: u64,
+    /// A process was killed for its deadline.
+    pub deadline_kill: u64,
+    /// A process was killed for a user's cancel.
+    pub user_kill: u64,
+    /// A completed command's output was compared in full with what its
+    /// process emitted, for one client.
+    pub output_compared: u64,
+    /// A command was still `admitted` or `not_dispatched` when the quiet
+    /// period began and was settled in it.
+    pub settled_in_quiet: u64,
+}
+
+impl Paths {
+    /// Adds another run's counts.
+    pub fn merge(&mut self, other: &Paths) {
+        for (a, (_, b)) in self.fields_mut().into_iter().zip(other.fields()) {
+            *a += b;
+        }
+    }
+
+    fn fields(&self) -> [(&'static str, u64); 7] {
+        [
+            ("ack timeout after a start", self.ack_timeout),
+            ("stale-generation cancel", self.stale_cancel),
+            ("zombie message after gone", self.zombie_after_gone),
+            ("kill for a deadline", self.deadline_kill),
+            ("kill for a user cancel", self.user_kill),
+            ("completed output compared", self.output_compared),
+            ("settled in the quiet period", self.settled_in_quiet),
+        ]
+    }
+
+    fn fields_mut(&mut self) -> [&mut u64; 7] {
+        [
+            &mut self.ack_timeout,
+            &mut self.stale_cancel,
+            &mut self.zombie_after_gone,
+            &mut self.deadline_kill,
+            &mut self.user_kill,
+            &mut self.output_compared,
+            &mut self.settled_in_quiet,
+        ]
+    }
+
+    /// Paths never taken.
+    pub fn untaken(&self) -> Vec<&'static str> {
+        self.fields()
+            .into_iter()
+            .filter(|(_, n)| *n == 0)
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// One printable line.
+    pub fn line(&self) -> String {
+        let parts: Vec<String> = self
+            .fields()
+            .into_iter()
+            .map(|(name, n)| format!("{name}: {n}"))
+            .collect();
+        format!("paths taken: {}", parts.join(", "))
     }
 }

@@ -7,17 +7,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use lifeline_core::{
-    AttemptId, BatchId, Binding, Budget, ClientId, ClientMessage, ClientRequest, CommandId,
-    Controller, ControllerConfig, ControllerEffect, ControllerToRuntime, Cursor, EventSeq,
-    Generation, IdempotencyKey, JournalEntry, JournalRecord, LeaseId, Millis, Outcome,
-    OutcomeEvent, ProcessOutput, RequestId, RetainedBody, RetentionPolicy, Runtime, RuntimeConfig,
-    RuntimeEffect, RuntimeId, RuntimeIdentity, RuntimeToController, SessionId, StartCause,
-    TerminalStatus, TimerId, WorkspaceId, V1,
+    AttemptId, BatchId, Binding, Budget, CancelReason, ClientId, ClientMessage, ClientRequest,
+    CommandId, Controller, ControllerConfig, ControllerEffect, ControllerToRuntime, Cursor,
+    EventSeq, Generation, IdempotencyKey, JournalEntry, JournalRecord, LeaseId, Millis, Outcome,
+    OutcomeEvent, ProcessOutput, RecoveryKind, RequestId, RetainedBody, RetentionPolicy, Runtime,
+    RuntimeConfig, RuntimeEffect, RuntimeId, RuntimeIdentity, RuntimeToController, SessionId,
+    StartCause, TerminalStatus, TimerId, WorkspaceId, V1,
 };
 
 use crate::client::StreamView;
 use crate::clock::Clock;
-use crate::faults::{Boundary, Coverage, Fault, FaultPlan, Injector};
+use crate::faults::{Boundary, Coverage, Fault, FaultPlan, Injector, Paths};
 use crate::journal::{BatchFate, JournalStore};
 use crate::net::{Network, PortId};
 use crate::rng::Rng;
@@ -101,6 +101,11 @@ struct RtSlot {
     generation: Generation,
     port: Option<PortId>,
     procs: BTreeMap<CommandId, Proc>,
+    /// Its latest messages, which a zombie's port may deliver again.
+    sent: Vec<RuntimeToController>,
+    /// Everything it sends before this time waits until then (a busy
+    /// worker): long enough for the controller's ACK timeout to fire.
+    stalled_until: u64,
 }
 
 #[derive(Default)]
@@ -112,6 +117,9 @@ struct ClientState {
     terminal_seen: BTreeMap<CommandId, Outcome>,
     /// Admissions this client made: request -> key.
     pending_admits: BTreeMap<u64, IdempotencyKey>,
+    /// Per command: the stdout byte offset the client expects next, and
+    /// whether the core announced a gap (evicted events) since.
+    out: BTreeMap<CommandId, (u64, bool)>,
 }
 
 /// What the oracle knows about one command from the durable journal alone.
@@ -126,6 +134,12 @@ struct CmdOracle {
     not_dispatched_at: Option<u64>,
     /// Journal position of each exposure, by attempt.
     exposure_positions: BTreeMap<AttemptId, u64>,
+    /// Uncertain or undispatched outcomes the journal gives a reason for
+    /// (recovery evidence listing the command with that outcome, or the
+    /// runtime's recorded refusal).
+    reasons: BTreeSet<Outcome>,
+    /// The durable cancel request, if any: why and when.
+    cancel: Option<(CancelReason, u64)>,
 }
 
 /// Summary of one run.
@@ -147,6 +161,8 @@ pub struct Report {
     pub fingerprint: u64,
     /// Known core findings this run ran into.
     pub known: BTreeSet<&'static str>,
+    /// Indirect recovery paths taken.
+    pub paths: Paths,
 }
 
 /// One simulation run.
@@ -170,8 +186,12 @@ pub struct Sim {
     /// What the page knows: the current runtime to bind commands to.
     known_runtime: Option<(LeaseId, RuntimeId, Generation)>,
     starting_runtime: bool,
+    /// A host loss struck while the controller was down.
+    host_lost_while_down: bool,
     clients: Vec<ClientState>,
     keys: Vec<(IdempotencyKey, Binding)>,
+    /// Last real-world action token handed out (one per new admission).
+    next_token: u64,
     key_to_command: BTreeMap<IdempotencyKey, CommandId>,
     // Oracle over the durable journal.
     seen_entries: usize,
@@ -181,6 +201,17 @@ pub struct Sim {
     retired: BTreeSet<(RuntimeId, Generation)>,
     durable_copy: Vec<JournalEntry>,
     violations: Vec<String>,
+    /// Artifact contents by digest, as the controller wrote them.
+    artifacts: BTreeMap<lifeline_core::Digest, String>,
+    /// The controller message a runtime is handling right now.
+    trigger: Option<ControllerToRuntime>,
+    /// Ports of dead runtimes that still deliver.
+    zombie_ports: BTreeSet<PortId>,
+    /// Commands a client cancelled (with the right generation).
+    user_cancelled: BTreeSet<CommandId>,
+    /// Commands still `admitted` / `not_dispatched` when the quiet period began.
+    unsettled_at_quiet: Option<BTreeSet<CommandId>>,
+    paths: Paths,
     /// Known core findings seen in this run (not failures unless `strict`).
     known: BTreeSet<&'static str>,
     strict: bool,
@@ -197,24 +228,6 @@ fn mix(h: u64, x: u64) -> u64 {
         .wrapping_mul(0x100_0000_01B3)
         .rotate_left(17)
         .wrapping_add(0x9E37_79B9)
-}
-
-fn parse_script(command_line: &str, label: &str) -> Script {
-    // "sim <chunks> <interval> <exit>"
-    let parts: Vec<u64> = command_line
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|p| p.parse().ok())
-        .collect();
-    let (n, interval, exit) = match parts.as_slice() {
-        [n, i, e] => (*n as usize, *i, *e as i32),
-        _ => (0, 1, 0),
-    };
-    Script {
-        chunks: (0..n).map(|i| format!("{label}:{i}\n")).collect(),
-        interval,
-        exit_code: exit,
-    }
 }
 
 fn nonzero(x: u64) -> u128 {
@@ -271,6 +284,7 @@ impl Sim {
             session,
             known_runtime: None,
             starting_runtime: false,
+            host_lost_while_down: false,
             clients: (0..CLIENTS)
                 .map(|_| ClientState {
                     attached: true,
@@ -278,6 +292,7 @@ impl Sim {
                 })
                 .collect(),
             keys: Vec::new(),
+            next_token: 0,
             key_to_command: BTreeMap::new(),
             seen_entries: 0,
             last_position: 0,
@@ -286,6 +301,12 @@ impl Sim {
             retired: BTreeSet::new(),
             durable_copy: Vec::new(),
             violations: Vec::new(),
+            artifacts: BTreeMap::new(),
+            trigger: None,
+            zombie_ports: BTreeSet::new(),
+            user_cancelled: BTreeSet::new(),
+            unsettled_at_quiet: None,
+            paths: Paths::default(),
             known: BTreeSet::new(),
             strict: false,
             delivering: None,
@@ -308,7 +329,10 @@ impl Sim {
         self
     }
 
-    /// A known core finding (see docs/simulation.md, Findings).
+    /// A known core finding (see docs/simulation.md, Findings). Every
+    /// finding so far is fixed, so nothing reports one now; the next open
+    /// finding is reported through here while its fix is pending.
+    #[allow(dead_code)]
     fn finding(&mut self, id: &'static str, text: String) {
         if self.strict {
             self.violation(format!("[{id}] {text}"));
@@ -370,6 +394,17 @@ impl Sim {
             if at > end {
                 break;
             }
+            if at >= self.active_end && self.unsettled_at_quiet.is_none() {
+                let waiting = self
+                    .commands
+                    .iter()
+                    .filter(|(_, c)| {
+                        matches!(c.outcome, Outcome::Admitted | Outcome::NotDispatched)
+                    })
+                    .map(|(id, _)| *id)
+                    .collect();
+                self.unsettled_at_quiet = Some(waiting);
+            }
             self.step += 1;
             self.fingerprint = mix(self.fingerprint, at ^ (self.step << 40));
             self.handle(ev);
@@ -395,6 +430,7 @@ impl Sim {
             starts: self.world.runs.values().map(Vec::len).sum(),
             fingerprint: mix(self.fingerprint, self.journal.durable().len() as u64),
             known: self.known.clone(),
+            paths: self.paths.clone(),
         })
     }
 
@@ -427,10 +463,28 @@ impl Sim {
                 if inc != self.inc || self.ctl.is_none() || !self.net.is_live(port) {
                     return;
                 }
-                self.log(|| format!("ctl <- {from}: {}", short_rt(&msg)));
+                // A zombie: its worker is dead, or replaced, yet its old port
+                // still delivers. Once its generation is durably gone the core
+                // must ignore it (the journal checks catch anything recorded).
+                let zombie = self.zombie_ports.contains(&port) && self.gone.contains(&msg.sender());
+                self.log(|| {
+                    format!(
+                        "ctl <- {from}{}: {}",
+                        if zombie { " (zombie)" } else { "" },
+                        short_rt(&msg)
+                    )
+                });
                 let r = self.ctl.as_mut().unwrap().handle_runtime(from, msg, now);
                 if let Err(e) = r {
                     self.log(|| format!("ctl refused: {e}"));
+                }
+                if zombie {
+                    self.paths.zombie_after_gone += 1;
+                    if self.ctl.as_ref().is_some_and(|c| c.is_attached(from)) {
+                        self.violation(format!(
+                            "zombie runtime {from}, whose generation is recorded gone, was attached"
+                        ));
+                    }
                 }
                 self.ctl_effects();
             }
@@ -483,12 +537,14 @@ impl Sim {
                     }
                     _ => None,
                 };
+                self.trigger = Some(msg.clone());
                 let slot = self.runtimes.get_mut(&to).unwrap();
                 let r = slot.rt.handle_controller(msg, now);
                 if let Err(e) = r {
                     self.log(|| format!("rt refused: {e}"));
                 }
                 self.rt_effects(to);
+                self.trigger = None;
             }
             Ev::PersistDone { inc, batch } => {
                 if inc != self.inc || self.ctl.is_none() {
@@ -622,6 +678,9 @@ impl Sim {
                         batch.entries.iter().map(|e| short_rec(&e.record)).collect();
                     format!("persist batch {} [{}]", id.0, kinds.join(", "))
                 });
+                for a in &batch.artifacts {
+                    self.artifacts.insert(a.digest, a.data.clone());
+                }
                 self.journal.begin(id, batch.entries);
                 let delay = self.rng.range(1, 8);
                 self.clock.schedule_in(
@@ -803,6 +862,8 @@ impl Sim {
                         generation,
                         port: Some(port),
                         procs: BTreeMap::new(),
+                        sent: Vec::new(),
+                        stalled_until: 0,
                     },
                 );
                 self.known_runtime = Some((lease, runtime, generation));
@@ -818,10 +879,20 @@ impl Sim {
                 runtime,
                 generation,
             } => {
-                let fail = match self.strike(
-                    Boundary::DuringCleanup,
-                    &[Fault::FailCleanup, Fault::CrashController, Fault::HostLoss],
-                ) {
+                let stubborn =
+                    self.injector.plan.stubborn_cleanup && self.active() && self.rng.chance(900);
+                let strike = if stubborn {
+                    self.injector
+                        .record(Boundary::DuringCleanup, Fault::FailCleanup);
+                    self.log(|| "FAULT FailCleanup (stubborn cleanup)".to_string());
+                    Some(Fault::FailCleanup)
+                } else {
+                    self.strike(
+                        Boundary::DuringCleanup,
+                        &[Fault::FailCleanup, Fault::CrashController, Fault::HostLoss],
+                    )
+                };
+                let fail = match strike {
                     Some(Fault::FailCleanup) => true,
                     Some(Fault::CrashController) => return self.crash_controller(false),
                     Some(Fault::HostLoss) => return self.crash_controller(true),
@@ -834,7 +905,7 @@ impl Sim {
                         .get(&runtime)
                         .is_some_and(|s| s.generation == generation);
                     if matches {
-                        self.kill_runtime(runtime);
+                        self.kill_runtime_leaving_zombie(runtime);
                     }
                 }
                 let d = self.rng.range(1, 20);
@@ -911,6 +982,18 @@ impl Sim {
 
     fn crash_controller(&mut self, host_loss: bool) {
         if self.ctl.is_none() {
+            // The controller is already down and being restarted; a host
+            // loss now still takes every runtime (and its processes) with
+            // it, and the restart becomes a host-loss recovery.
+            if host_loss {
+                self.log(|| "HOST LOSS while the controller is down".to_string());
+                let ids: Vec<RuntimeId> = self.runtimes.keys().copied().collect();
+                for id in ids {
+                    self.kill_runtime(id);
+                }
+                self.known_runtime = None;
+                self.host_lost_while_down = true;
+            }
             return;
         }
         let committed = self.journal.crash(&mut self.rng);
@@ -958,6 +1041,11 @@ impl Sim {
 
     fn controller_start(&mut self, cause: StartCause) {
         let now = self.now();
+        let cause = if std::mem::take(&mut self.host_lost_while_down) {
+            StartCause::HostLoss
+        } else {
+            cause
+        };
         let mut config = self.config.clone();
         for b in config.entropy.iter_mut() {
             *b = self.rng.next_u64() as u8;
@@ -986,6 +1074,37 @@ impl Sim {
 
     // ----- runtime side ------------------------------------------------------
 
+    /// The worker dies but, some of the time, its port does not: the
+    /// messages it sent last arrive again later, while the controller that
+    /// should ignore them lives on (a zombie).
+    fn kill_runtime_leaving_zombie(&mut self, runtime: RuntimeId) {
+        let rate = self.injector.plan.zombie;
+        if self.ctl.is_some() && self.active() && self.rng.chance(rate) {
+            if let Some(slot) = self.runtimes.get_mut(&runtime) {
+                if let Some(port) = slot.port.take() {
+                    let sent = std::mem::take(&mut slot.sent);
+                    self.zombie_ports.insert(port);
+                    let n = self.rng.range(1, 5);
+                    for _ in 0..n.min(sent.len() as u64) {
+                        let msg = self.rng.pick(&sent).clone();
+                        let d = self.rng.range(1, 1_500);
+                        self.clock.schedule_in(
+                            d,
+                            Ev::ToController {
+                                inc: self.inc,
+                                port,
+                                from: runtime,
+                                msg,
+                            },
+                        );
+                    }
+                    self.log(|| format!("runtime {runtime} leaves a zombie port {port}"));
+                }
+            }
+        }
+        self.kill_runtime(runtime);
+    }
+
     fn kill_runtime(&mut self, runtime: RuntimeId) {
         if let Some(slot) = self.runtimes.remove(&runtime) {
             if let Some(p) = slot.port {
@@ -1002,7 +1121,7 @@ impl Sim {
             return;
         };
         self.log(|| format!("CRASH runtime {runtime} gen {generation}"));
-        self.kill_runtime(runtime);
+        self.kill_runtime_leaving_zombie(runtime);
         if self.rng.chance(800) {
             let d = self.rng.range(1, 50);
             self.clock.schedule_in(
@@ -1075,16 +1194,27 @@ impl Sim {
                     } => Some(Boundary::BeforeTerminalPersist),
                     _ => None,
                 };
+                let mut stall = None;
                 if let Some(b) = boundary {
-                    match self.strike(
-                        b,
+                    let delayable = matches!(msg, RuntimeToController::Ack { .. });
+                    let choices: &[Fault] = if delayable {
                         &[
                             Fault::DropMessage,
                             Fault::DuplicateMessage,
                             Fault::CrashController,
                             Fault::CrashRuntime,
-                        ],
-                    ) {
+                            Fault::DelayMessage,
+                        ]
+                    } else {
+                        &[
+                            Fault::DropMessage,
+                            Fault::DuplicateMessage,
+                            Fault::CrashController,
+                            Fault::CrashRuntime,
+                        ]
+                    };
+                    match self.strike(b, choices) {
+                        Some(Fault::DelayMessage) => stall = Some(Fault::DelayMessage),
                         Some(Fault::DropMessage) => force_drop = true,
                         Some(Fault::DuplicateMessage) => force_dup = true,
                         Some(Fault::CrashController) => {
@@ -1094,14 +1224,28 @@ impl Sim {
                         _ => {}
                     }
                 }
-                let Some(port) = self.runtimes.get(&runtime).and_then(|s| s.port) else {
+                if let Some(Fault::DelayMessage) = stall {
+                    if let Some(slot) = self.runtimes.get_mut(&runtime) {
+                        let until = now.0 + self.config.ack_timeout_ms + self.rng.range(50, 600);
+                        slot.stalled_until = slot.stalled_until.max(until);
+                    }
+                }
+                let Some(slot) = self.runtimes.get_mut(&runtime) else {
                     return;
                 };
+                let Some(port) = slot.port else {
+                    return;
+                };
+                if slot.sent.len() >= 8 {
+                    slot.sent.remove(0);
+                }
+                slot.sent.push(msg.clone());
+                let stalled = slot.stalled_until.saturating_sub(now.0);
                 self.log(|| format!("rt {runtime} -> ctl: {}", short_rt(&msg)));
                 let delays = self.net.transmit(&mut self.rng, force_drop, force_dup);
                 for d in delays {
                     self.clock.schedule_in(
-                        d,
+                        d + stalled,
                         Ev::ToController {
                             inc: self.inc,
                             port,
@@ -1117,6 +1261,23 @@ impl Sim {
                 if prior > 0 {
                     self.violation(format!(
                         "command {command} started a second time (runtime {runtime} gen {generation})"
+                    ));
+                }
+                let Some(script) = Script::parse(&binding.command_line) else {
+                    self.violation(format!(
+                        "{command} started with a command line no client issued: {:?}",
+                        binding.command_line
+                    ));
+                    return;
+                };
+                // Starts are counted per real-world action, not per command
+                // id: a replay under a fresh id is the same action again, and
+                // the simulated clients never re-issue one.
+                if let Some(earlier) = self.world.actions.get(&script.token) {
+                    let earlier = earlier.join(", ");
+                    self.violation(format!(
+                        "action t{} ran twice: as {command} on {runtime} gen {generation}, earlier as {earlier}, and no client re-issued it",
+                        script.token
                     ));
                 }
                 if binding.generation != generation || binding.runtime != runtime {
@@ -1152,9 +1313,10 @@ impl Sim {
                         ));
                     }
                 }
-                let run_idx = self.world.start(&key, generation.0, self.clock.now());
+                let run_idx = self
+                    .world
+                    .start(&key, script.token, generation.0, self.clock.now());
                 self.world.run_mut(&key, run_idx).runtime = runtime.to_string();
-                let script = parse_script(&binding.command_line, &key[20..]);
                 self.log(|| {
                     format!("WORLD: {command} started on {runtime} gen {generation}: {script:?}")
                 });
@@ -1177,6 +1339,7 @@ impl Sim {
                 );
             }
             RuntimeEffect::KillProcess { command } => {
+                self.check_kill(runtime, generation, command);
                 let key = command.to_string();
                 let slot = self.runtimes.get_mut(&runtime).unwrap();
                 if let Some(p) = slot.procs.get_mut(&command) {
@@ -1199,6 +1362,50 @@ impl Sim {
                 self.kill_runtime(runtime);
                 let _ = now;
             }
+        }
+    }
+
+    /// A runtime kills a process only on the controller's cancel of that
+    /// very command, for a cancel a client really asked for or a deadline
+    /// that really passed, or when the controller refuses the whole runtime.
+    fn check_kill(&mut self, runtime: RuntimeId, generation: Generation, command: CommandId) {
+        let now = self.clock.now();
+        match self.trigger.clone() {
+            Some(ControllerToRuntime::Cancel {
+                command: target,
+                generation: g,
+                reason,
+                ..
+            }) => {
+                if target != command || g != generation {
+                    self.violation(format!(
+                        "runtime {runtime} gen {generation} killed {command} on a cancel for {target} gen {g}"
+                    ));
+                    return;
+                }
+                let durable = self.commands.get(&command).and_then(|c| c.cancel);
+                let deadline = self.commands.get(&command).map(|c| c.binding.budget.deadline.0);
+                match (reason, durable) {
+                    (_, None) => self.violation(format!(
+                        "{command} killed on a cancel the journal does not hold"
+                    )),
+                    (CancelReason::User, _) if !self.user_cancelled.contains(&command) => self
+                        .violation(format!("{command} killed for a user cancel no client asked for")),
+                    (CancelReason::User, _) => self.paths.user_kill += 1,
+                    (CancelReason::Deadline, _) if deadline.is_none_or(|d| now < d) => {
+                        self.violation(format!(
+                            "{command} killed for its deadline {deadline:?} at {now}ms, before it"
+                        ))
+                    }
+                    (CancelReason::Deadline, _) => self.paths.deadline_kill += 1,
+                }
+            }
+            // The controller refused this runtime: it shuts down with every process.
+            Some(ControllerToRuntime::HelloRejected { .. }) => {}
+            other => self.violation(format!(
+                "runtime {runtime} gen {generation} killed {command} without a cancel for it (while handling {:?})",
+                other.as_ref().map(short_ctl)
+            )),
         }
     }
 
@@ -1258,6 +1465,9 @@ impl Sim {
                     step: step + 1,
                 },
             );
+        } else if p.script.hang {
+            // Runs until killed: nothing more to schedule.
+            return;
         } else {
             let code = p.script.exit_code;
             p.done = true;
@@ -1333,8 +1543,18 @@ impl Sim {
                 if roll < 45 && self.keys.len() < 12 {
                     let mut krng = self.rng.fork();
                     let key = IdempotencyKey::from_u128(nonzero(krng.next_u64())).unwrap();
-                    let script = Script::random(&mut krng, "x");
-                    let deadline = self.clock.now() + krng.range(300, 2_500);
+                    self.next_token += 1;
+                    let script = Script::random(&mut krng, self.next_token);
+                    // Short deadlines alone settle every command sooner or
+                    // later and so hide commands the core forgot: mix in
+                    // deadlines that fall in the quiet period and ones past
+                    // the end of the run.
+                    let deadline = self.clock.now()
+                        + match krng.below(3) {
+                            0 => krng.range(300, 2_500),
+                            1 => krng.range(2_500, QUIET_MS),
+                            _ => krng.range(ACTIVE_MS + QUIET_MS, 10 * (ACTIVE_MS + QUIET_MS)),
+                        };
                     let binding = Binding {
                         workspace: self.workspace,
                         lease,
@@ -1347,12 +1567,7 @@ impl Sim {
                             deadline: Millis(deadline),
                             max_output_bytes: *krng.pick(&[4, 1 << 20]),
                         },
-                        command_line: format!(
-                            "sim {} {} {}",
-                            script.chunks.len(),
-                            script.interval,
-                            script.exit_code
-                        ),
+                        command_line: script.command_line(),
                     };
                     self.keys.push((key, binding.clone()));
                     self.admit(client, key, binding);
@@ -1364,7 +1579,9 @@ impl Sim {
                     let cmds: Vec<CommandId> = self.key_to_command.values().copied().collect();
                     if !cmds.is_empty() {
                         let c = *self.rng.pick(&cmds);
-                        if self.injector.plan.allows(Fault::ClientCancel) {
+                        if self.rng.chance(300) {
+                            self.client_stale_cancel(client, c);
+                        } else if self.injector.plan.allows(Fault::ClientCancel) {
                             self.client_cancel(client, c);
                         }
                     }
@@ -1416,6 +1633,7 @@ impl Sim {
             return;
         }
         let request = self.next_request(client);
+        self.user_cancelled.insert(command);
         self.log(|| format!("client {client} cancels {command}"));
         self.request(
             client,
@@ -1425,6 +1643,55 @@ impl Sim {
                 generation,
             },
         );
+    }
+
+    /// A client that holds an outdated (or not yet valid) generation for the
+    /// command: the core must refuse the cancel and record nothing.
+    fn client_stale_cancel(&mut self, client: usize, command: CommandId) {
+        let now = self.now();
+        let Some(actual) = self.commands.get(&command).map(|c| c.binding.generation) else {
+            return;
+        };
+        if !self.clients[client].attached {
+            return;
+        }
+        let generation = if actual.0 > 1 && self.rng.chance(500) {
+            Generation(actual.0 - 1)
+        } else {
+            actual.next()
+        };
+        let request = self.next_request(client);
+        self.log(|| {
+            format!("client {client} cancels {command} with stale generation {generation}")
+        });
+        let Some(ctl) = self.ctl.as_mut() else {
+            return;
+        };
+        let before = ctl.pending_projection().position;
+        let cancel_before = ctl.pending_projection().command(command).map(|c| c.cancel);
+        let r = ctl.handle_client(
+            ClientId(client as u64 + 1),
+            ClientRequest::Cancel {
+                request,
+                command,
+                generation,
+            },
+            now,
+        );
+        let after = ctl.pending_projection().position;
+        let cancel_after = ctl.pending_projection().command(command).map(|c| c.cancel);
+        self.paths.stale_cancel += 1;
+        if !matches!(r, Err(lifeline_core::Rejection::StaleGeneration { .. })) {
+            self.violation(format!(
+                "cancel of {command} (generation {actual}) with stale generation {generation} answered {r:?}"
+            ));
+        }
+        if after != before || cancel_after != cancel_before {
+            self.violation(format!(
+                "cancel of {command} with stale generation {generation} recorded something"
+            ));
+        }
+        self.ctl_effects();
     }
 
     fn client_detach(&mut self, client: usize) {
@@ -1547,7 +1814,7 @@ impl Sim {
                     self.join(idx, command, 0);
                 }
             }
-            ClientMessage::Event { command, seq, .. } => {
+            ClientMessage::Event { command, seq, body } => {
                 let durable = self.durable_has(|r| {
                     matches!(r, JournalRecord::Event(e) if e.command == command && e.seq == seq)
                 });
@@ -1563,8 +1830,10 @@ impl Sim {
                 if let Err(e) = view.event(seq.0) {
                     self.violation(format!("client {idx} stream of {command}: {e:?}"));
                 }
+                self.check_output(idx, command, &body);
             }
             ClientMessage::Gap { command, from, to } => {
+                self.clients[idx].out.entry(command).or_default().1 = true;
                 let view = self.clients[idx]
                     .streams
                     .entry(command)
@@ -1616,6 +1885,85 @@ impl Sim {
         }
     }
 
+    /// What a client is shown of a command's output against what its
+    /// process really emitted: every byte at its offset, no byte twice, no
+    /// byte skipped unless the core said so (a `Gap`, or bytes it reports
+    /// as dropped), and, once the command ended, all of it.
+    fn check_output(&mut self, idx: usize, command: CommandId, body: &RetainedBody) {
+        let key = command.to_string();
+        let emitted: String = self
+            .world
+            .run(&key)
+            .map(|r| r.emitted.concat())
+            .unwrap_or_default();
+        let ended = self.world.run(&key).map(|r| r.end);
+        let (expected, gap) = self.clients[idx]
+            .out
+            .get(&command)
+            .copied()
+            .unwrap_or_default();
+        match body {
+            RetainedBody::Stdout(chunk) | RetainedBody::Stderr(chunk) => {
+                self.clients[idx]
+                    .out
+                    .insert(command, (chunk.offset + chunk.len, false));
+                if chunk.offset != expected && !(gap && chunk.offset > expected) {
+                    self.violation(format!(
+                        "client {idx} shown {command}'s output at byte {} when it had bytes up to {expected}: output {}",
+                        chunk.offset,
+                        if chunk.offset < expected { "duplicated or reordered" } else { "lost without a gap" }
+                    ));
+                    return;
+                }
+                let start = chunk.offset as usize;
+                let inline_end = start + chunk.inline.len();
+                if emitted.get(start..inline_end) != Some(chunk.inline.as_str()) {
+                    self.violation(format!(
+                        "client {idx} shown {:?} as {command}'s output at byte {start}; the process emitted {:?}",
+                        chunk.inline, emitted
+                    ));
+                }
+                if let Some(a) = &chunk.artifact {
+                    match self.artifacts.get(&a.digest) {
+                        None => self.violation(format!(
+                            "client {idx} shown an artifact of {command} that was never written"
+                        )),
+                        Some(data) => {
+                            let end = inline_end + data.len();
+                            if emitted.get(inline_end..end) != Some(data.as_str()) {
+                                self.violation(format!(
+                                    "{command}'s artifact at byte {inline_end} holds {data:?}; the process emitted {emitted:?}"
+                                ));
+                            }
+                        }
+                    }
+                }
+                if chunk.offset + chunk.len > emitted.len() as u64 {
+                    self.violation(format!(
+                        "client {idx} shown {command}'s output through byte {}; the process emitted only {}",
+                        chunk.offset + chunk.len,
+                        emitted.len()
+                    ));
+                }
+            }
+            RetainedBody::Terminal(_) => {
+                let finished = matches!(ended, Some(ProcessEnd::Exited(_) | ProcessEnd::Killed));
+                // After an announced gap the bytes it covered are unknown
+                // to the client; the core reported them as missing.
+                if finished && !gap && expected != emitted.len() as u64 {
+                    self.violation(format!(
+                        "{command} ended after emitting {} bytes, yet client {idx} was shown {expected}: output {}",
+                        emitted.len(),
+                        if expected < emitted.len() as u64 { "lost" } else { "duplicated" }
+                    ));
+                } else if ended == Some(ProcessEnd::Exited(0)) {
+                    self.paths.output_compared += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn seen_outcome(&mut self, idx: usize, command: CommandId, outcome: Outcome) {
         if let Some(t) = self.clients[idx].terminal_seen.get(&command).copied() {
             if t != outcome {
@@ -1634,6 +1982,9 @@ impl Sim {
     fn absorb_durable(&mut self) {
         let new: Vec<JournalEntry> = self.journal.durable()[self.seen_entries..].to_vec();
         self.seen_entries = self.journal.durable().len();
+        let retiring = new
+            .iter()
+            .any(|e| matches!(e.record, JournalRecord::RuntimeRetired { .. }));
         for e in new {
             self.fingerprint = mix(self.fingerprint, e.position);
             if e.position != self.last_position + 1 {
@@ -1645,6 +1996,28 @@ impl Sim {
             self.last_position = e.position;
             self.absorb(&e);
             self.durable_copy.push(e);
+        }
+        if retiring {
+            // A retired generation is never given work: a command bound to
+            // it and never exposed will never be dispatched, and must not be
+            // left claiming to wait for it.
+            let waiting: Vec<CommandId> = self
+                .commands
+                .iter()
+                .filter(|(_, c)| {
+                    c.outcome == Outcome::Admitted
+                        && c.exposures.is_empty()
+                        && self
+                            .retired
+                            .contains(&(c.binding.runtime, c.binding.generation))
+                })
+                .map(|(id, _)| *id)
+                .collect();
+            for command in waiting {
+                self.violation(format!(
+                    "{command} is still admitted although the generation it is bound to was retired: it will never be dispatched"
+                ));
+            }
         }
     }
 
@@ -1664,6 +2037,8 @@ impl Sim {
                         last_seq: 0,
                         not_dispatched_at: None,
                         exposure_positions: BTreeMap::new(),
+                        reasons: BTreeSet::new(),
+                        cancel: None,
                     },
                 );
             }
@@ -1674,6 +2049,13 @@ impl Sim {
                 generation,
             } => {
                 if let Some(c) = self.commands.get_mut(command) {
+                    if c.outcome == Outcome::MayHaveStarted || c.outcome.is_terminal() {
+                        let o = c.outcome;
+                        self.violation(format!(
+                            "{command} exposed for dispatch again although it is {o}: an uncertain or settled command is never dispatched again"
+                        ));
+                        return;
+                    }
                     c.exposures.push((*attempt, *runtime, *generation));
                     c.exposure_positions.insert(*attempt, e.position);
                     if c.binding.generation != *generation || c.binding.runtime != *runtime {
@@ -1735,6 +2117,50 @@ impl Sim {
             } => {
                 self.gone.insert((*runtime, *generation));
             }
+            JournalRecord::Recovery(ev) => {
+                for r in &ev.outcomes {
+                    if let Some(c) = self.commands.get_mut(&r.command) {
+                        c.reasons.insert(r.after);
+                    }
+                }
+                if ev.kind == RecoveryKind::AckTimeout {
+                    for r in &ev.outcomes {
+                        // The ACK, not the dispatch, was late or lost.
+                        if self.world.starts(&r.command.to_string()) > 0 {
+                            self.paths.ack_timeout += 1;
+                        }
+                        if r.after != Outcome::MayHaveStarted
+                            || !matches!(r.before, Outcome::Admitted | Outcome::NotDispatched)
+                        {
+                            self.violation(format!(
+                                "ACK timeout of {} recorded {} -> {}; it must make an unacknowledged dispatch may_have_started",
+                                r.command, r.before, r.after
+                            ));
+                        }
+                    }
+                }
+            }
+            JournalRecord::DispatchRefused { command, .. } => {
+                if let Some(c) = self.commands.get_mut(command) {
+                    c.reasons.insert(Outcome::NotDispatched);
+                }
+            }
+            JournalRecord::CancelRequested {
+                command, reason, ..
+            } => {
+                let at = e.at.0;
+                let deadline = self.commands.get_mut(command).map(|c| {
+                    c.cancel = Some((*reason, at));
+                    c.binding.budget.deadline.0
+                });
+                if let Some(deadline) = deadline {
+                    if *reason == CancelReason::Deadline && at < deadline {
+                        self.violation(format!(
+                            "{command} cancelled for its deadline at {at}ms, before the deadline {deadline}ms"
+                        ));
+                    }
+                }
+            }
             JournalRecord::RuntimeRetired {
                 runtime,
                 generation,
@@ -1757,10 +2183,17 @@ impl Sim {
                 };
                 let prior = c.outcome;
                 c.outcome = *to;
+                let deadline = c.binding.budget.deadline.0;
                 let exposed = !c.exposures.is_empty();
                 let acked = c.acked;
                 if *to == Outcome::NotDispatched {
                     c.not_dispatched_at = Some(e.position);
+                }
+                if *to == Outcome::TimedOut && e.at.0 < deadline {
+                    self.violation(format!(
+                        "{command} timed out at {}ms, before its deadline {deadline}ms",
+                        e.at.0
+                    ));
                 }
                 if prior != *from {
                     self.violation(format!(
@@ -1808,6 +2241,9 @@ impl Sim {
                     }
                     _ => {}
                 }
+                if to.is_terminal() && ended == Some(ProcessEnd::Running) {
+                    bad = Some(format!("durably {to} but its process is still running"));
+                }
                 if let Some(b) = bad {
                     self.violation(format!("{command} ({event:?}): {b}"));
                 }
@@ -1839,53 +2275,114 @@ impl Sim {
         {
             self.violation("durable journal shrank or was rewritten".into());
         }
+        // A second start is caught as it happens (`StartProcess`), and a
+        // terminal outcome while the process runs as it becomes durable
+        // (`absorb`): a process never runs again once it ended.
+    }
+
+    /// Liveness, checked at the end of the run, after the quiet period: every
+    /// command settled, none forgotten, and every command whose deadline
+    /// passed really ended.
+    fn check_end(&mut self) {
+        let end = self.active_end + QUIET_MS;
+        // Enough for a deadline to fire, its cancel to be refused a grace
+        // period, the runtime to be terminated (with retries) or to dial back.
+        let margin = self.config.cancel_grace_ms
+            + self.config.heartbeat_timeout_ms
+            + self.config.reattach_timeout_ms
+            + self.config.terminate_retry_ms * u64::from(self.config.max_terminate_attempts);
+        if self.ctl.is_none() {
+            self.violation("no controller is running at the end of the quiet period".into());
+        }
         let mut problems = Vec::new();
         for (command, c) in &self.commands {
             let key = command.to_string();
-            let starts = self.world.starts(&key);
-            if starts > 1 {
-                problems.push(format!("{command} started {starts} times"));
+            let run = self.world.run(&key);
+            let (runtime, generation) = (c.binding.runtime, c.binding.generation);
+            let alive = self
+                .runtimes
+                .get(&runtime)
+                .is_some_and(|s| s.generation == generation);
+            let current = !self.retired.contains(&(runtime, generation))
+                && !self.gone.contains(&(runtime, generation));
+            let deadline = c.binding.budget.deadline.0;
+            let o = c.outcome;
+            let problem = match o {
+                o if o.is_terminal() => None,
+                Outcome::Admitted => Some("still admitted: never dispatched, never settled".to_string()),
+                Outcome::NotDispatched | Outcome::MayHaveStarted if !c.reasons.contains(&o) => {
+                    Some(format!("{o} without a recorded reason"))
+                }
+                Outcome::NotDispatched if current && alive => Some(
+                    "not_dispatched although its runtime generation is current and alive: it was never dispatched"
+                        .to_string(),
+                ),
+                Outcome::NotDispatched | Outcome::MayHaveStarted => None,
+                _ => {
+                    let running = alive && run.is_some_and(|r| r.end == ProcessEnd::Running);
+                    if !running {
+                        Some(format!(
+                            "still {o} although its process {}",
+                            match run.map(|r| r.end) {
+                                None => "never started".to_string(),
+                                Some(e) => format!("ended ({e:?})"),
+                            }
+                        ))
+                    } else if let Some((reason, at)) = c.cancel.filter(|(_, at)| at + margin <= end) {
+                        Some(format!(
+                            "still {o}: its process runs although a cancel ({reason:?}) was recorded at {at}ms"
+                        ))
+                    } else if deadline + margin <= end {
+                        Some(format!("still {o} and running past its deadline {deadline}ms"))
+                    } else {
+                        None
+                    }
+                }
+            };
+            if let Some(p) = problem {
+                problems.push(format!("{command} {p} after {QUIET_MS}ms of quiet"));
             }
-            let end = self.world.run(&key).map(|r| r.end);
-            if c.outcome.is_terminal() && end == Some(ProcessEnd::Running) {
+            // Ground truth, whatever the journal says: past its deadline a
+            // command's process no longer runs.
+            if run.is_some_and(|r| r.end == ProcessEnd::Running)
+                && alive
+                && deadline + margin <= end
+            {
                 problems.push(format!(
-                    "{command} is durably {} but its process is still running",
-                    c.outcome
+                    "{command}'s process is still running {}ms after its deadline",
+                    end - deadline
                 ));
             }
         }
-        for p in problems {
-            self.violation(p);
-        }
-    }
-
-    /// Checks at the end of the run, after the quiet period.
-    fn check_end(&mut self) {
-        let mut problems = Vec::new();
-        let mut known = Vec::new();
-        for (command, c) in &self.commands {
-            let settled = c.outcome.is_terminal()
-                || matches!(c.outcome, Outcome::NotDispatched | Outcome::MayHaveStarted);
-            if !settled && self.ctl.is_some() {
-                let bound = (c.binding.runtime, c.binding.generation);
-                let text = format!(
-                    "{command} still {} after {}ms of quiet",
-                    c.outcome, QUIET_MS
-                );
-                if self.retired.contains(&bound) && !self.gone.contains(&bound) {
-                    known.push(format!(
-                        "{text}: its generation was retired and cleanup failed; its runtime was detached and never asked to dial again"
-                    ));
-                } else {
-                    problems.push(text);
+        // Every attached client has been shown each settled command it
+        // follows to the end.
+        for (idx, client) in self.clients.iter().enumerate() {
+            if !client.attached {
+                continue;
+            }
+            for (command, view) in &client.streams {
+                if let Some(c) = self.commands.get(command) {
+                    if c.outcome.is_terminal() && view.next <= c.last_seq {
+                        problems.push(format!(
+                            "client {idx} was never shown events {}..={} of {command}, which is {}",
+                            view.next, c.last_seq, c.outcome
+                        ));
+                    }
                 }
             }
         }
+        if let Some(waiting) = &self.unsettled_at_quiet {
+            self.paths.settled_in_quiet += waiting
+                .iter()
+                .filter(|c| {
+                    self.commands
+                        .get(c)
+                        .is_some_and(|o| o.outcome.is_terminal())
+                })
+                .count() as u64;
+        }
         for p in problems {
             self.violation(p);
-        }
-        for k in known {
-            self.finding("detached-runtime-never-redials", k);
         }
     }
 }

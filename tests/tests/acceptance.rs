@@ -2712,3 +2712,347 @@ fn a_reissue_is_in_the_rebuilt_view_linked_both_ways() {
         "{full:?}"
     );
 }
+
+// ----- Checkpoint failure and cleanup failure, asserted outcome by outcome ----
+
+impl World {
+    /// The shell's transaction for the batch being written aborts (quota,
+    /// version change): nothing of it reaches the journal.
+    fn fail_write(&mut self, reason: &str) -> PersistBatch {
+        let batch = self.unwritten.take().expect("a batch being written");
+        let now = self.now;
+        self.c()
+            .handle_persist_failed(batch.batch, reason, now)
+            .expect("the in-flight batch");
+        self.settle();
+        batch
+    }
+
+    /// Every outcome any client was told for `command`, in order.
+    fn told(&self, command: CommandId) -> Vec<Outcome> {
+        self.inbox
+            .iter()
+            .filter_map(|(_, m)| match m {
+                ClientMessage::Outcome {
+                    command: c,
+                    outcome,
+                    ..
+                } if *c == command => Some(*outcome),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn armed(&self, timer: TimerId) -> Vec<Millis> {
+        self.timers
+            .iter()
+            .filter(|(t, _)| *t == timer)
+            .map(|(_, at)| *at)
+            .collect()
+    }
+}
+
+#[test]
+fn a_failed_checkpoint_shows_nothing_and_is_retried_unchanged_until_written() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xF1));
+    w.hold_persist = true;
+    let key: IdempotencyKey = id(0xF00D);
+    let now = w.now;
+    let binding = w.binding(rt, "echo once");
+    w.c()
+        .handle_client(
+            CLIENT,
+            ClientRequest::Admit {
+                request: RequestId(500),
+                key,
+                binding,
+            },
+            now,
+        )
+        .unwrap();
+    w.settle();
+    let journal_before = w.journal.clone();
+    let first = w.fail_write("QuotaExceededError");
+    let command = first
+        .entries
+        .iter()
+        .find_map(|e| match &e.record {
+            JournalRecord::CommandAdmitted(r) => Some(r.command),
+            _ => None,
+        })
+        .expect("the failed batch held the admission");
+    assert_eq!(w.journal, journal_before, "nothing of it is durable");
+    assert!(
+        !w.inbox.iter().any(|(_, m)| matches!(m,
+            ClientMessage::Admitted { request, .. } if *request == RequestId(500))),
+        "the client is not told of an admission that is not durable"
+    );
+    assert!(w.told(command).is_empty());
+    assert_eq!(w.dispatches_of(command), 0);
+    assert_eq!(w.starts_of(command), 0);
+
+    // Each retry writes exactly the batch that failed; after
+    // `persist_failures_before_degraded` failures new admissions are refused.
+    let degraded_after = w.config.persist_failures_before_degraded;
+    for failure in 2..=degraded_after {
+        w.fire(TimerId::PersistRetry { batch: first.batch });
+        assert_eq!(w.unwritten.as_ref(), Some(&first), "retried unchanged");
+        w.fail_write("QuotaExceededError");
+        assert_eq!(w.journal, journal_before, "failure {failure}");
+    }
+    assert!(w.c().degraded().is_some());
+    let now = w.now;
+    let binding = w.binding(rt, "echo refused");
+    let refused = w.c().handle_client(
+        CLIENT,
+        ClientRequest::Admit {
+            request: RequestId(501),
+            key: id(0xF00E),
+            binding,
+        },
+        now,
+    );
+    assert!(
+        matches!(refused, Err(Rejection::JournalUnavailable { .. })),
+        "{refused:?}"
+    );
+    w.settle();
+
+    w.fire(TimerId::PersistRetry { batch: first.batch });
+    assert_eq!(w.unwritten.as_ref(), Some(&first));
+    w.hold_persist = false;
+    w.settle();
+    assert!(w.c().degraded().is_none());
+    assert!(w.inbox.iter().any(|(_, m)| matches!(m,
+        ClientMessage::Admitted { request, command: c, existing: false, .. }
+            if *request == RequestId(500) && *c == command)));
+    // One piece of evidence for the whole episode, recorded once the journal
+    // took writes again; the command was not durable when it failed, so it
+    // lists no outcome.
+    let evidence = w.evidence(RecoveryKind::CheckpointFailure);
+    assert_eq!(evidence.len(), 1);
+    assert!(evidence[0].outcomes.is_empty());
+    assert!(evidence[0].observed.contains("QuotaExceededError"));
+    assert!(evidence[0].observed.contains("nothing in it is durable"));
+
+    assert_eq!(w.dispatches_of(command), 1);
+    assert_eq!(w.starts_of(command), 1);
+    w.stdout(rt.runtime, command, "once\n");
+    w.exit(rt.runtime, command, 0);
+    assert_eq!(
+        w.history(command),
+        vec![
+            Outcome::Admitted,
+            Outcome::Dispatched,
+            Outcome::Running,
+            Outcome::Completed
+        ]
+    );
+    assert_eq!(w.told(command), w.history(command));
+    assert_eq!(w.exposures_in_journal(command), 1);
+    assert_eq!(stdout_text(&w, &w.events_in_journal(command)), "once\n");
+    assert_eq!(w.replayed(), *w.c().projection());
+}
+
+#[test]
+fn a_failed_terminal_checkpoint_keeps_the_outcome_unshown_and_survives_a_crash_without_replay() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xF2));
+    let (command, _) = w.admit(id(0xF01D), w.binding(rt, "echo end")).unwrap();
+    w.stdout(rt.runtime, command, "end\n");
+    assert_eq!(w.outcome(command), Outcome::Running);
+    w.hold_persist = true;
+    w.exit(rt.runtime, command, 0);
+    let failed = w.fail_write("AbortError: version change");
+    assert!(
+        failed.entries.iter().any(|e| matches!(&e.record,
+        JournalRecord::OutcomeChanged { command: c, to: Outcome::Completed, .. } if *c == command))
+    );
+    assert_eq!(
+        w.outcome(command),
+        Outcome::Running,
+        "durable outcome unchanged"
+    );
+    assert!(!w.told(command).contains(&Outcome::Completed));
+    assert!(
+        w.runtimes[&rt.runtime].unacknowledged(command) >= 1,
+        "the runtime keeps the terminal event: it was never confirmed durable"
+    );
+    let evidence = w.evidence(RecoveryKind::CheckpointFailure);
+    assert!(
+        evidence.is_empty(),
+        "the evidence waits for the journal too"
+    );
+
+    // The controller dies before the retry; its replacement learns the end
+    // from the runtime again, without running anything again.
+    w.crash_controller();
+    w.hold_persist = false;
+    w.restart_controller(StartCause::ControllerRestart);
+    assert_eq!(w.outcome(command), Outcome::Completed);
+    assert_eq!(
+        w.history(command),
+        vec![
+            Outcome::Admitted,
+            Outcome::Dispatched,
+            Outcome::Running,
+            Outcome::Completed
+        ]
+    );
+    assert_eq!(w.starts_of(command), 1);
+    assert_eq!(w.dispatches_of(command), 1);
+    assert_eq!(w.exposures_in_journal(command), 1);
+    assert_eq!(stdout_text(&w, &w.events_in_journal(command)), "end\n");
+    let terminals = w
+        .events_in_journal(command)
+        .iter()
+        .filter(|e| matches!(e.body, RetainedBody::Terminal(_)))
+        .count();
+    assert_eq!(terminals, 1);
+    assert!(w.evidence(RecoveryKind::CheckpointFailure).is_empty());
+}
+
+#[test]
+fn cleanup_failure_claims_nothing_and_the_living_old_runtime_still_settles_its_command() {
+    let mut w = World::new();
+    let old = w.start_runtime(id(0xF3));
+    let (command, _) = w.admit(id(0xF02D), w.binding(old, "sleep 5")).unwrap();
+    assert_eq!(w.outcome(command), Outcome::Running);
+    let new = w.start_runtime(old.workspace);
+    assert_eq!(new.generation, Generation(2));
+    assert_eq!(w.terminations, vec![(old.runtime, old.generation)]);
+
+    let max = w.config.max_terminate_attempts;
+    let retry = TimerId::TerminateRetry {
+        runtime: old.runtime,
+        generation: old.generation,
+    };
+    for attempt in 1..=max + 2 {
+        let now = w.now;
+        w.c()
+            .handle_cleanup_failed(old.runtime, old.generation, "terminate() threw", now)
+            .unwrap();
+        w.settle();
+        assert_eq!(w.outcome(command), Outcome::Running, "attempt {attempt}");
+        assert!(
+            !w.armed(retry).is_empty(),
+            "retried after attempt {attempt}"
+        );
+        w.fire(retry);
+        assert_eq!(w.terminations.len() as u32, attempt + 1);
+    }
+    let evidence = w.evidence(RecoveryKind::CleanupFailure);
+    assert_eq!(evidence.len() as u32, max, "journaled up to the limit only");
+    for e in &evidence {
+        assert_eq!(
+            e.outcomes,
+            vec![Resolution {
+                command,
+                attempt: e.outcomes[0].attempt,
+                before: Outcome::Running,
+                after: Outcome::Running,
+            }],
+            "a failed cleanup claims nothing about the command"
+        );
+    }
+
+    // The old worker is alive after all: its own evidence settles the command.
+    w.exit(old.runtime, command, 0);
+    assert_eq!(w.outcome(command), Outcome::Completed);
+    let now = w.now;
+    w.c()
+        .handle_runtime_terminated(old.runtime, old.generation, now)
+        .unwrap();
+    w.settle();
+    assert_eq!(
+        w.history(command),
+        vec![
+            Outcome::Admitted,
+            Outcome::Dispatched,
+            Outcome::Running,
+            Outcome::Completed
+        ]
+    );
+    assert_eq!(w.starts_of(command), 1);
+    assert_eq!(w.dispatches_of(command), 1);
+    assert!(
+        !w.sent.iter().any(|(r, m)| *r == new.runtime
+            && matches!(m, ControllerToRuntime::Dispatch { order, .. } if order.command == command)),
+        "never handed to the replacement"
+    );
+    assert!(w.journal.iter().any(|e| matches!(&e.record,
+        JournalRecord::RuntimeGone { runtime, .. } if *runtime == old.runtime)));
+}
+
+#[test]
+fn a_dead_runtime_whose_termination_keeps_failing_is_retried_until_its_command_is_lost() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xF4));
+    let (command, _) = w.admit(id(0xF03D), w.binding(rt, "sleep 5")).unwrap();
+    let (never_sent, _) = {
+        // Admitted while the runtime is unreachable: never exposed.
+        w.cut(rt.runtime);
+        let now = w.now;
+        w.c().handle_transport_lost(rt.runtime, now).unwrap();
+        w.settle();
+        w.admit(id(0xF04D), w.binding(rt, "echo later")).unwrap()
+    };
+    // The worker died with its port; it never dials back.
+    w.runtimes.remove(&rt.runtime);
+    w.fire(TimerId::ReattachDeadline {
+        runtime: rt.runtime,
+        generation: rt.generation,
+    });
+    assert_eq!(w.terminations, vec![(rt.runtime, rt.generation)]);
+    // Retiring the generation settles what was never sent to it at once.
+    assert_eq!(w.outcome(never_sent), Outcome::NotDispatched);
+    let timeout = w.evidence(RecoveryKind::ReattachTimeout);
+    assert!(timeout[0].outcomes.contains(&Resolution {
+        command: never_sent,
+        attempt: None,
+        before: Outcome::Admitted,
+        after: Outcome::NotDispatched,
+    }));
+
+    let max = w.config.max_terminate_attempts;
+    let retry = TimerId::TerminateRetry {
+        runtime: rt.runtime,
+        generation: rt.generation,
+    };
+    let mut waits = Vec::new();
+    for _ in 0..max + 3 {
+        let now = w.now;
+        w.c()
+            .handle_cleanup_failed(rt.runtime, rt.generation, "terminate() threw", now)
+            .unwrap();
+        w.settle();
+        assert_eq!(w.outcome(command), Outcome::Running);
+        let at = *w.armed(retry).last().expect("retry armed");
+        waits.push(at.0 - now.0);
+        w.fire(retry);
+    }
+    assert!(
+        waits.windows(2).all(|p| p[1] >= p[0]) && waits.last() > waits.first(),
+        "retries slow down past the limit: {waits:?}"
+    );
+    assert_eq!(w.evidence(RecoveryKind::CleanupFailure).len() as u32, max);
+    let now = w.now;
+    w.c()
+        .handle_runtime_terminated(rt.runtime, rt.generation, now)
+        .unwrap();
+    w.settle();
+    assert_eq!(
+        w.history(command),
+        vec![
+            Outcome::Admitted,
+            Outcome::Dispatched,
+            Outcome::Running,
+            Outcome::Lost
+        ]
+    );
+    assert_eq!(w.outcome(never_sent), Outcome::NotDispatched);
+    assert_eq!(w.starts_of(command), 1);
+    assert_eq!(w.starts_of(never_sent), 0);
+    assert_eq!(w.dispatches_of(never_sent), 0);
+}

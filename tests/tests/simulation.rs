@@ -4,7 +4,7 @@
 //! * `LIFELINE_SIM_SEEDS=<n>` — how many seeds (default 10 000).
 //! * `LIFELINE_SIM_SEED=<s>` — run only seed `s` and print its step trace.
 
-use lifeline_tests::faults::{Boundary, Coverage};
+use lifeline_tests::faults::{Boundary, Coverage, Paths};
 use lifeline_tests::sim::Sim;
 use std::time::Instant;
 
@@ -36,6 +36,7 @@ fn simulation_seeds() {
         .map(|w| {
             std::thread::spawn(move || {
                 let mut coverage = Coverage::default();
+                let mut paths = Paths::default();
                 let mut failures = Vec::new();
                 let mut steps = 0u64;
                 let mut commands = 0usize;
@@ -49,6 +50,7 @@ fn simulation_seeds() {
                     match Sim::new(seed, false).strict().run() {
                         Ok(r) => {
                             coverage.merge(&r.coverage);
+                            paths.merge(&r.paths);
                             steps += r.steps;
                             commands += r.commands;
                             starts += r.starts;
@@ -63,17 +65,21 @@ fn simulation_seeds() {
                     }
                     seed += workers;
                 }
-                (coverage, failures, steps, commands, starts, outcomes, known)
+                (
+                    coverage, paths, failures, steps, commands, starts, outcomes, known,
+                )
             })
         })
         .collect();
     let mut coverage = Coverage::default();
+    let mut paths = Paths::default();
     let mut failures = Vec::new();
     let (mut steps, mut commands, mut starts) = (0, 0, 0);
     let mut outcomes = std::collections::BTreeMap::new();
     let mut known: std::collections::BTreeMap<&'static str, Vec<u64>> = Default::default();
     for h in handles {
-        let (c, f, s, cm, st, o, k) = h.join().expect("worker panicked");
+        let (c, p, f, s, cm, st, o, k) = h.join().expect("worker panicked");
+        paths.merge(&p);
         for (id, mut seeds) in k {
             known.entry(id).or_default().append(&mut seeds);
         }
@@ -102,6 +108,7 @@ fn simulation_seeds() {
         );
     }
     println!("{}", coverage.table());
+    println!("{}", paths.line());
     if !failures.is_empty() {
         let mut msg = format!("{} of {seeds} seeds failed; first ones:\n", failures.len());
         for (_, f) in failures.iter().take(5) {
@@ -122,6 +129,11 @@ fn simulation_seeds() {
                 "no fault was injected at boundary '{b}' over {seeds} seeds"
             );
         }
+        let untaken = paths.untaken();
+        assert!(
+            untaken.is_empty(),
+            "recovery paths never taken over {seeds} seeds (their checks ran vacuously): {untaken:?}"
+        );
     }
 }
 
@@ -174,6 +186,33 @@ fn finding_retired_generation_never_settles() {
 #[test]
 fn finding_detached_runtime_is_never_asked_to_dial_again() {
     let mut sim = Sim::new(2334, false).strict();
+    if let Err(failure) = sim.run() {
+        panic!("{failure}");
+    }
+}
+
+/// Finding 4 (docs/simulation.md), fixed: first seen as seed 875 (commands
+/// admitted while the runtime was detached stayed `admitted` forever once a
+/// cancel-grace escalation retired the generation and every termination
+/// failed). Retiring a generation now settles what was never sent to it as
+/// `not_dispatched`; without that, seed 7 of the current harness leaves
+/// commands `admitted` on a retired generation.
+#[test]
+fn finding_retired_generation_keeps_admitted_commands() {
+    let mut sim = Sim::new(7, false).strict();
+    if let Err(failure) = sim.run() {
+        panic!("{failure}");
+    }
+}
+
+/// Finding 5 (docs/simulation.md), fixed: first seen as seed 2357 (a runtime
+/// died, its termination failed `max_terminate_attempts` times, the
+/// controller gave up and the command stayed `running` forever). Termination
+/// is now retried until it succeeds; without that, seed 100 of the current
+/// harness (a stubborn cleanup) leaves a command `running` on a dead runtime.
+#[test]
+fn finding_termination_given_up_leaves_a_command_running() {
+    let mut sim = Sim::new(100, false).strict();
     if let Err(failure) = sim.run() {
         panic!("{failure}");
     }

@@ -54,6 +54,8 @@ pub struct ControllerConfig {
     /// Consecutive failed writes after which new admissions are refused.
     pub persist_failures_before_degraded: u32,
     pub terminate_retry_ms: u64,
+    /// Failed terminations journaled and retried every `terminate_retry_ms`;
+    /// later ones are retried with a backoff and not journaled.
     pub max_terminate_attempts: u32,
     pub max_commands: usize,
     pub max_clients: usize,
@@ -2343,28 +2345,39 @@ impl Controller {
             link.terminate_attempts += 1;
             link.terminate_attempts
         };
-        let retry = attempts < self.config.max_terminate_attempts;
-        let rref = self.runtime_ref(runtime);
-        self.evidence(
-            now,
-            RecoveryKind::CleanupFailure,
-            rref,
-            format!(
-                "termination of runtime {runtime} generation {generation} failed (attempt {attempts}): {}; its commands may still be running{}",
-                clip(reason),
-                if retry { "; retrying" } else { "; giving up retries" }
-            ),
-            outcomes,
-        );
-        if retry {
-            self.defer(ControllerEffect::SetTimer {
-                timer: TimerId::TerminateRetry {
-                    runtime,
-                    generation,
-                },
-                at: now.plus(self.config.terminate_retry_ms),
-            });
+        let max = self.config.max_terminate_attempts;
+        // Never giving up: until the runtime is confirmed gone (or dials back
+        // with its evidence) its commands cannot settle, so a runtime that
+        // died while its termination kept failing left them `running`
+        // forever (found by the simulation, seed 2357). Past the limit the
+        // retries slow down and are no longer journaled, which keeps the
+        // journal bounded.
+        if attempts <= max {
+            let rref = self.runtime_ref(runtime);
+            self.evidence(
+                now,
+                RecoveryKind::CleanupFailure,
+                rref,
+                format!(
+                    "termination of runtime {runtime} generation {generation} failed (attempt {attempts}): {}; its commands may still be running{}",
+                    clip(reason),
+                    if attempts < max {
+                        "; retrying"
+                    } else {
+                        "; retrying less often, further failures are not recorded"
+                    }
+                ),
+                outcomes,
+            );
         }
+        let shift = attempts.saturating_sub(max.saturating_sub(1)).min(5);
+        self.defer(ControllerEffect::SetTimer {
+            timer: TimerId::TerminateRetry {
+                runtime,
+                generation,
+            },
+            at: now.plus(self.config.terminate_retry_ms.saturating_mul(1 << shift)),
+        });
         self.flush();
         Ok(())
     }
@@ -2413,6 +2426,19 @@ impl Controller {
             return;
         }
         self.retire_if_current(lease, runtime, generation, status, cause, now);
+        // A retired generation is never given work, so what was never sent
+        // to it never will be: settle it now, not when the runtime is
+        // confirmed gone, which a failing cleanup may never confirm (found
+        // by the simulation, seed 875).
+        let mut never_sent = Vec::new();
+        for command in self.non_terminal_on(runtime, generation) {
+            let c = &self.working.commands[&command];
+            if matches!(c.exposure, Exposure::None | Exposure::Refused { .. })
+                && c.outcome == Outcome::Admitted
+            {
+                never_sent.extend(self.change(now, command, OutcomeEvent::NeverExposed));
+            }
+        }
         if requested {
             return;
         }
@@ -2427,7 +2453,13 @@ impl Controller {
         let outcomes = self
             .non_terminal_on(runtime, generation)
             .into_iter()
-            .filter_map(|c| self.unchanged(c))
+            .filter_map(|c| {
+                never_sent
+                    .iter()
+                    .find(|r| r.command == c)
+                    .cloned()
+                    .or_else(|| self.unchanged(c))
+            })
             .collect();
         let rref = self.runtime_ref(runtime);
         self.evidence(now, kind, rref, observed, outcomes);
