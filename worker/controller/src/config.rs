@@ -992,8 +992,11 @@ fn printable(key: &JsValue) -> String {
 fn record_version_ok(value: &JsValue) -> Result<(), String> {
     match field(value, "v").as_f64() {
         Some(v) if v == RECORD_VERSION as f64 => Ok(()),
+        // Checked whole and below 1e9, so the integer prints it exactly
+        // (and no float formatting is linked in for one message).
         Some(v) if v.fract() == 0.0 && v > RECORD_VERSION as f64 && v < 1e9 => Err(format!(
-            "it has record version {v}, written by a newer Lifeline (this build reads \"v\": {RECORD_VERSION})"
+            "it has record version {}, written by a newer Lifeline (this build reads \"v\": {RECORD_VERSION})",
+            v as u64
         )),
         _ => Err(format!(
             "it has no \"v\": {RECORD_VERSION} record version"
