@@ -191,11 +191,13 @@ impl Ui {
                 Some(s) if s.role == Role::Leader && s.writer => {
                     // A stopped session has no runtime to wait for: the
                     // controller is there and takes messages (a message
-                    // resumes it).
+                    // resumes it). A runtime that went silent is still
+                    // attached: the controller is fine, and the runtime's
+                    // own state is shown beside the composer.
                     let stopped = s.lifecycle.as_ref().is_some_and(|l| {
                         matches!(l.state.as_str(), "failed" | "cancelled" | "archived")
                     });
-                    if stopped || s.runtime.is_some_and(|r| r.attached) {
+                    if stopped || s.runtime.as_ref().is_some_and(|r| r.attached) {
                         Connection::Connected
                     } else {
                         Connection::Connecting
@@ -219,6 +221,17 @@ impl Ui {
     pub fn lifecycle(&self) -> Option<SessionStatus> {
         self.status
             .with(|s| s.as_ref().and_then(|s| s.lifecycle.clone()))
+    }
+
+    /// The runtime the controller reports as not responding, if any
+    /// (tracked).
+    pub fn unresponsive(&self) -> Option<(RuntimeId, Generation)> {
+        self.status.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.runtime.as_ref())
+                .filter(|r| r.not_responding)
+                .map(|r| (r.runtime, r.generation))
+        })
     }
 
     /// The session is starting (Stop cancels the start) (tracked).

@@ -53,12 +53,18 @@ pub enum PageToController {
         runtime: RuntimeId,
         generation: Generation,
     },
-    /// The page saw the worker die (`error` event) or terminated it.
+    /// The page saw the worker die (`error` event) or terminated it. Only
+    /// a claim: for a runtime with an open port, that port is believed.
     RuntimeExited {
         runtime: RuntimeId,
         generation: Generation,
         crashed: bool,
         detail: String,
+    },
+    /// The person asked to stop a runtime that is not responding.
+    StopRuntime {
+        runtime: RuntimeId,
+        generation: Generation,
     },
     /// A `terminate()` the controller asked for could not be carried out.
     TerminateFailed {
@@ -370,6 +376,10 @@ pub struct RuntimeStatus {
     pub runtime: RuntimeId,
     pub generation: Generation,
     pub attached: bool,
+    /// Attached, its port open, but silent past the heartbeat timeout (a
+    /// busy worker): not lost, and it can be stopped.
+    #[serde(default)]
+    pub not_responding: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

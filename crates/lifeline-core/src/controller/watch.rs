@@ -301,3 +301,7 @@ impl Controller {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "watch_tests.rs"]
+mod tests;
