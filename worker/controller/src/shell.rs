@@ -977,7 +977,10 @@ impl Shell {
         if claim == Some(ExitClaim::Believed) {
             {
                 let mut ports = self.ports.borrow_mut();
-                if ports.get(&runtime).is_some_and(|p| p.generation == generation) {
+                if ports
+                    .get(&runtime)
+                    .is_some_and(|p| p.generation == generation)
+                {
                     if let Some(p) = ports.remove(&runtime) {
                         silence(&p);
                     }
@@ -1279,10 +1282,7 @@ impl Shell {
                                 runtime: r.runtime,
                                 generation: r.generation,
                                 attached: liveness != Liveness::Detached,
-                                not_responding: matches!(
-                                    liveness,
-                                    Liveness::NotResponding { .. }
-                                ),
+                                not_responding: matches!(liveness, Liveness::NotResponding { .. }),
                             }
                         });
                     let busy = session

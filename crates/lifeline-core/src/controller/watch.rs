@@ -51,7 +51,9 @@ pub enum Liveness {
     Detached,
     Responding,
     /// Attached, its port open, and silent since `since`.
-    NotResponding { since: Millis },
+    NotResponding {
+        since: Millis,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -67,14 +67,13 @@ impl World {
             binding: b,
         });
         w.settle();
-        let command = w
-            .c
-            .projection()
-            .commands
-            .keys()
-            .copied()
-            .next()
-            .expect("admitted");
+        let command =
+            w.c.projection()
+                .commands
+                .keys()
+                .copied()
+                .next()
+                .expect("admitted");
         assert_eq!(w.c.outcome(command), Some(Outcome::Running));
         (w, command)
     }
@@ -233,7 +232,12 @@ fn a_page_claim_about_a_runtime_with_an_open_port_is_not_believed() {
     let probe = w
         .timers
         .iter()
-        .filter(|(t, _)| *t == TimerId::Liveness { runtime, generation })
+        .filter(|(t, _)| {
+            *t == TimerId::Liveness {
+                runtime,
+                generation,
+            }
+        })
         .map(|(_, at)| *at)
         .max()
         .unwrap();
@@ -326,9 +330,18 @@ fn heartbeat_silence_is_not_responding_never_lost_until_stopped() {
         w.silence_until(at);
         // The controller re-arms its check while the runtime answers, so a
         // firing that finds it silent must say so.
-        w.timers.push((TimerId::Liveness { runtime, generation }, at));
+        w.timers.push((
+            TimerId::Liveness {
+                runtime,
+                generation,
+            },
+            at,
+        ));
     }
-    assert_eq!(w.c.liveness(runtime), Liveness::NotResponding { since: quiet });
+    assert_eq!(
+        w.c.liveness(runtime),
+        Liveness::NotResponding { since: quiet }
+    );
     assert_eq!(w.c.outcome(command), Some(Outcome::Running));
     assert_eq!(w.journal.len(), before, "silence records nothing");
     assert!(w.terminations.is_empty());
