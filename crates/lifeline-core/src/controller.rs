@@ -1869,7 +1869,7 @@ impl Controller {
         });
         link.attached = true;
         link.last_heard = now;
-        self.watch.answered(runtime);
+        self.watch.dialed_in(runtime);
         // Only durable positions: the runtime resends everything after them
         // and anything still being written is dropped here as a duplicate.
         let durable = hello

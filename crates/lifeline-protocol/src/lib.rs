@@ -54,7 +54,7 @@ pub enum PageToController {
         generation: Generation,
     },
     /// The page saw the worker die (`error` event) or terminated it. Only
-    /// a claim: for a runtime with an open port, that port is believed.
+    /// a claim: for a runtime that dialed in, its own port is believed.
     RuntimeExited {
         runtime: RuntimeId,
         generation: Generation,

@@ -9,11 +9,13 @@
 //! open, so silence makes it *not responding*, which a person can end by
 //! stopping it. The page spawns the workers and sees their `error` events,
 //! but any script in the page can post what it likes to the controller, so
-//! its claim about a runtime with an open port is only a hint; it is
-//! believed only for a runtime that never got a port (a failed spawn, which
-//! only the page can know).
+//! its claim about a runtime that dialed in (said a hello this controller
+//! accepted) is only a hint; it is believed for a runtime that never dialed
+//! in (a failed spawn or a workspace that would not open, which only the
+//! page can know: such a runtime was given no command, so believing it
+//! settles no command) and for a termination the controller asked for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -33,10 +35,10 @@ pub struct PortId(pub u64);
 #[serde(rename_all = "snake_case")]
 pub enum ExitClaim {
     /// Recorded: the termination the controller asked for was carried out,
-    /// or a runtime that never got a port failed to start.
+    /// or a runtime that never dialed in failed to start.
     Believed,
-    /// The runtime has an open port, which speaks for it; nothing was
-    /// recorded and its liveness is checked again.
+    /// The runtime dialed in over its own port, which speaks for it;
+    /// nothing was recorded and its liveness is checked again soon.
     Hint,
     /// About a runtime or generation that is unknown, gone or whose port
     /// already closed.
@@ -69,11 +71,18 @@ pub(super) struct Watch {
     ports: BTreeMap<RuntimeId, PortState>,
     /// Attached runtimes that stopped answering, since their last word.
     silent: BTreeMap<RuntimeId, Millis>,
+    /// Runtimes whose hello this controller accepted.
+    dialed: BTreeSet<RuntimeId>,
 }
 
 impl Watch {
     pub(super) fn went_silent(&mut self, runtime: RuntimeId, last_heard: Millis) {
         self.silent.entry(runtime).or_insert(last_heard);
+    }
+
+    pub(super) fn dialed_in(&mut self, runtime: RuntimeId) {
+        self.dialed.insert(runtime);
+        self.silent.remove(&runtime);
     }
 
     /// Forgets a silence; true if there was one.
@@ -221,11 +230,12 @@ impl Controller {
             // Closing settled it already.
             Some(false) => return ExitClaim::Ignored,
             _ if !crashed && requested => ExitClaim::Believed,
-            Some(true) => ExitClaim::Hint,
-            // Attached without a port the controller tracks: its messages
-            // reach it some other way, which speaks for it just the same.
-            None if self.is_attached(runtime) => ExitClaim::Hint,
-            None => ExitClaim::Believed,
+            // Attached without a port the controller tracks (a driver that
+            // delivers its messages some other way) counts as dialed in.
+            _ if self.watch.dialed.contains(&runtime) || self.is_attached(runtime) => {
+                ExitClaim::Hint
+            }
+            _ => ExitClaim::Believed,
         };
         match claim {
             ExitClaim::Believed if !crashed && requested => {

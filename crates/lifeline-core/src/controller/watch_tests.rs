@@ -245,20 +245,31 @@ fn a_page_claim_about_a_runtime_with_an_open_port_is_not_believed() {
 }
 
 #[test]
-fn a_page_claim_about_a_runtime_that_never_got_a_port_is_believed() {
+fn a_page_claim_about_a_runtime_that_never_dialed_in_is_believed() {
     let mut w = World::running().0;
     let workspace = id(0x77);
-    // A replacement generation that fails to start: only the page knows.
+    // A replacement generation whose worker got its port but failed before
+    // it said hello (its workspace would not open): only the page knows.
     w.client(|request| ClientRequest::StartRuntime { request, workspace });
-    w.rt = None;
     w.settle();
     let (runtime, generation) = w.ids();
+    w.c.handle_port_opened(runtime, generation, PortId(2))
+        .unwrap();
+    assert_eq!(w.c.liveness(runtime), Liveness::Detached);
     assert_eq!(
         w.c.handle_exit_claim(runtime, generation, true, w.now),
         ExitClaim::Believed
     );
     w.settle();
     assert_eq!(w.gone_records().last(), Some(&GoneCause::Crashed));
+    // Said once, that is settled; saying it again records nothing.
+    let before = w.journal.len();
+    assert_eq!(
+        w.c.handle_exit_claim(runtime, generation, true, w.now),
+        ExitClaim::Ignored
+    );
+    w.settle();
+    assert_eq!(w.journal.len(), before);
 }
 
 #[test]
