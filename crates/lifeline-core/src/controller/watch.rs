@@ -281,6 +281,14 @@ impl Controller {
         now: Millis,
     ) -> Result<(), ControllerError> {
         self.fenced_runtime(runtime, generation)?;
+        let requested = self
+            .working
+            .runtime(runtime)
+            .is_some_and(|(_, r)| r.termination_requested);
+        if requested {
+            // A second click while the first is carried out.
+            return Ok(());
+        }
         let Liveness::NotResponding { since } = self.liveness(runtime) else {
             return Err(ControllerError::Responding { runtime });
         };

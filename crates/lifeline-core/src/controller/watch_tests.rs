@@ -377,6 +377,11 @@ fn heartbeat_silence_is_not_responding_never_lost_until_stopped() {
     w.settle();
     assert_eq!(w.terminations, vec![(runtime, generation)]);
     assert_eq!(w.c.outcome(command), Some(Outcome::Running));
+    // Asked twice, it is asked for once.
+    w.c.handle_stop_unresponsive(runtime, generation, w.now)
+        .unwrap();
+    w.settle();
+    assert_eq!(w.terminations.len(), 1);
     assert_eq!(
         w.c.handle_exit_claim(runtime, generation, false, w.now),
         ExitClaim::Believed
