@@ -473,6 +473,14 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
+/// The Web Lock a runtime worker holds for its whole life. The browser
+/// releases it when the worker ends (crashed, closed itself, terminated),
+/// and not while it is merely busy: the controller waits for it to learn of
+/// the worker's death, which heartbeats cannot tell from a busy loop.
+pub fn runtime_life_lock(runtime: RuntimeId, generation: Generation) -> String {
+    format!("lifeline-runtime:{runtime}:{generation}")
+}
+
 pub fn encode<T: Serialize>(message: &T) -> String {
     // Serialising these plain enums cannot fail: no maps with non-string keys,
     // no floats, no custom serialisers.

@@ -90,6 +90,7 @@ enum Early {
         runtime: RuntimeId,
         generation: Generation,
         port: PortId,
+        how: Ended,
     },
     Exited {
         runtime: RuntimeId,
@@ -104,12 +105,21 @@ enum Early {
     },
 }
 
+/// How the shell learned that a runtime's worker ended.
+#[derive(Clone, Copy)]
+enum Ended {
+    PortClosed,
+    LockReleased,
+}
+
 /// A message listener kept alive as long as what it listens to.
 type Listener = Closure<dyn FnMut(MessageEvent)>;
 
 struct Port {
     generation: Generation,
     id: PortId,
+    /// Waiting for the runtime's life lock (started once it dialed in).
+    life_watched: Cell<bool>,
     port: MessagePort,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_close: Closure<dyn FnMut(Event)>,
@@ -412,7 +422,8 @@ impl Shell {
                     runtime,
                     generation,
                     port,
-                } => self.port_closed(runtime, generation, port),
+                    how,
+                } => self.worker_ended(runtime, generation, port, how),
                 Early::Exited {
                     runtime,
                     generation,
@@ -830,6 +841,7 @@ impl Shell {
             Port {
                 generation,
                 id,
+                life_watched: Cell::new(false),
                 port,
                 _on_message: on_message,
                 _on_close: on_close,
@@ -901,6 +913,7 @@ impl Shell {
             .borrow_mut()
             .as_mut()
             .map(|c| c.handle_port_message(runtime, generation, port, message, now()));
+        self.watch_life(runtime, generation, port);
         if let Some(Err(ControllerError::Malformed { detail })) = result {
             notice(
                 "runtime-message",
@@ -914,8 +927,47 @@ impl Shell {
         self.pump();
     }
 
+    /// Once the runtime dialed in on `port` it holds its life lock (it
+    /// takes it before its hello); waiting for that lock tells when its
+    /// worker ends, in every browser with Web Locks.
+    fn watch_life(self: &Rc<Self>, runtime: RuntimeId, generation: Generation, port: PortId) {
+        let attached = self
+            .core
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| c.is_attached(runtime));
+        let start = attached
+            && self
+                .ports
+                .borrow()
+                .get(&runtime)
+                .is_some_and(|p| p.id == port && !p.life_watched.replace(true));
+        if !start {
+            return;
+        }
+        let weak = Rc::downgrade(self);
+        spawn_local(async move {
+            let name = lifeline_protocol::runtime_life_lock(runtime, generation);
+            if crate::web::wait_for_release(&name).await.is_ok() {
+                if let Some(shell) = weak.upgrade() {
+                    shell.worker_ended(runtime, generation, port, Ended::LockReleased);
+                }
+            }
+        });
+    }
+
     /// The runtime's end of `port` went away (its worker ended).
     fn port_closed(self: &Rc<Self>, runtime: RuntimeId, generation: Generation, port: PortId) {
+        self.worker_ended(runtime, generation, port, Ended::PortClosed);
+    }
+
+    fn worker_ended(
+        self: &Rc<Self>,
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+        how: Ended,
+    ) {
         {
             let mut ports = self.ports.borrow_mut();
             if ports.get(&runtime).is_some_and(|p| p.id == port) {
@@ -930,21 +982,17 @@ impl Shell {
                     runtime,
                     generation,
                     port,
+                    how,
                 });
             }
             return;
         }
-        let result = self
-            .core
-            .borrow_mut()
-            .as_mut()
-            .map(|c| c.handle_port_closed(runtime, generation, port, now()));
+        let result = self.core.borrow_mut().as_mut().map(|c| match how {
+            Ended::PortClosed => c.handle_port_closed(runtime, generation, port, now()),
+            Ended::LockReleased => c.handle_life_lock_released(runtime, generation, port, now()),
+        });
         if let Some(Ok(())) = result {
-            self.runtime_lost(
-                runtime,
-                generation,
-                "its worker ended: the port to it closed".into(),
-            );
+            self.runtime_lost(runtime, generation, "its worker ended".into());
         }
         self.pump();
     }

@@ -1,10 +1,14 @@
 //! Watching runtimes: which port speaks for a runtime, what its silence
 //! means, and how much the page's word about it counts.
 //!
-//! Evidence that a runtime is gone comes from two places only: its own
-//! port closing (the browser closes the controller's end when the worker's
-//! end goes away: the worker crashed, closed itself or was terminated), or
-//! the controller's own termination request being carried out. Silence is
+//! Evidence that a runtime is gone comes from two places only: the end of
+//! the worker behind its own port, or the controller's own termination
+//! request being carried out. The shell learns of that end in two ways,
+//! both bound to the port the runtime dialed in on: the port's `close` event
+//! where the browser has it, and the release of the Web Lock the runtime
+//! holds for its life (`lifeline_protocol::runtime_life_lock`), which the
+//! browser gives up when the worker crashes, closes itself or is
+//! terminated, and never while it is only busy. Silence is
 //! not evidence: a worker busy in a loop does not beat and keeps its port
 //! open, so silence makes it *not responding*, which a person can end by
 //! stopping it. The page spawns the workers and sees their `error` events,
@@ -170,6 +174,35 @@ impl Controller {
         port: PortId,
         now: Millis,
     ) -> Result<(), ControllerError> {
+        self.worker_ended(runtime, generation, port, "the port to it closed", now)
+    }
+
+    /// The life lock of the runtime that dialed in on `port` was released:
+    /// its worker ended. Settled as [`Controller::handle_port_closed`].
+    pub fn handle_life_lock_released(
+        &mut self,
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+        now: Millis,
+    ) -> Result<(), ControllerError> {
+        self.worker_ended(
+            runtime,
+            generation,
+            port,
+            "the browser released the lock it holds for its life",
+            now,
+        )
+    }
+
+    fn worker_ended(
+        &mut self,
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+        how: &str,
+        now: Millis,
+    ) -> Result<(), ControllerError> {
         if !self.watch.current(runtime, generation, port) {
             return Err(ControllerError::StalePort { runtime });
         }
@@ -189,7 +222,7 @@ impl Controller {
             crate::journal::GoneCause::Crashed,
             RecoveryKind::RuntimeCrash,
             format!(
-                "the port of runtime {runtime} generation {generation} closed: its worker ended without being asked to (it crashed, closed itself or was terminated)"
+                "the worker of runtime {runtime} generation {generation} ended without being asked to (it crashed, closed itself or was terminated): {how}"
             ),
             now,
         );

@@ -210,6 +210,32 @@ fn the_port_closing_settles_a_running_command_as_lost_at_once() {
 }
 
 #[test]
+fn its_life_lock_released_settles_a_running_command_as_lost_at_once() {
+    let (mut w, command) = World::running();
+    let (runtime, generation) = w.ids();
+    // Not for another port's runtime: the lock wait belongs to a port.
+    assert_eq!(
+        w.c.handle_life_lock_released(runtime, generation, PortId(9), w.now),
+        Err(ControllerError::StalePort { runtime })
+    );
+    assert_eq!(w.c.outcome(command), Some(Outcome::Running));
+    w.c.handle_life_lock_released(runtime, generation, PORT, w.now)
+        .unwrap();
+    w.settle();
+    assert_eq!(w.c.outcome(command), Some(Outcome::Lost));
+    assert_eq!(w.gone_records(), vec![GoneCause::Crashed]);
+    assert_eq!(w.terminations, vec![(runtime, generation)]);
+    // The port's close arriving after it changes nothing more.
+    let before = w.journal.len();
+    assert!(w
+        .c
+        .handle_port_closed(runtime, generation, PORT, w.now)
+        .is_err());
+    w.settle();
+    assert_eq!(w.journal.len(), before);
+}
+
+#[test]
 fn a_page_claim_about_a_runtime_with_an_open_port_is_not_believed() {
     let (mut w, command) = World::running();
     let (runtime, generation) = w.ids();
