@@ -167,6 +167,7 @@ impl Controller {
     /// The runtime's own port closed: its worker is gone (unless this was
     /// an old port, which says nothing). Settles its commands now; a
     /// termination is still asked for, so that nothing it might run goes on.
+    /// `Ok` only if this recorded the end (not for a runtime already gone).
     pub fn handle_port_closed(
         &mut self,
         runtime: RuntimeId,
@@ -209,10 +210,19 @@ impl Controller {
         if let Some(p) = self.watch.ports.get_mut(&runtime) {
             p.open = false;
         }
-        let requested = self
+        let (gone, requested) = self
             .working
             .runtime(runtime)
-            .is_some_and(|(_, r)| r.termination_requested);
+            .map_or((true, false), |(_, r)| {
+                (
+                    matches!(r.status, RuntimeStatus::Gone { .. }),
+                    r.termination_requested,
+                )
+            });
+        if gone {
+            // Settled already (a termination confirmed first): nothing new.
+            return Err(ControllerError::RuntimeRetired { runtime });
+        }
         if requested {
             return self.handle_runtime_terminated(runtime, generation, now);
         }

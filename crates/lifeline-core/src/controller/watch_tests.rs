@@ -415,6 +415,15 @@ fn heartbeat_silence_is_not_responding_never_lost_until_stopped() {
     w.settle();
     assert_eq!(w.c.outcome(command), Some(Outcome::Lost));
     assert_eq!(w.gone_records(), vec![GoneCause::Terminated]);
+    // Its life lock released after the confirmation adds nothing: the
+    // shell is told nothing new happened (`Err`), so it settles nothing.
+    let before = w.journal.len();
+    assert!(w
+        .c
+        .handle_life_lock_released(runtime, generation, PORT, w.now)
+        .is_err());
+    w.settle();
+    assert_eq!(w.journal.len(), before);
 }
 
 #[test]
