@@ -108,17 +108,15 @@ impl Controller {
     /// The shell was handed `port` for `runtime` at `generation`. The first
     /// open port speaks for the runtime; a second one while it is open is
     /// refused (the page relays one per controller), so a port made up in
-    /// the page cannot take over a runtime's voice.
+    /// the page cannot take over a runtime's voice. A port for a runtime the
+    /// journal does not hold, or holds as gone, is taken: its hello is then
+    /// answered with `HelloRejected`, which shuts that worker down.
     pub fn handle_port_opened(
         &mut self,
         runtime: RuntimeId,
         generation: Generation,
         port: PortId,
     ) -> Result<(), ControllerError> {
-        let (_, status) = self.fenced_runtime(runtime, generation)?;
-        if matches!(status, RuntimeStatus::Gone { .. }) {
-            return Err(ControllerError::RuntimeRetired { runtime });
-        }
         if self
             .watch
             .ports

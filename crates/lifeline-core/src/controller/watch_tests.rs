@@ -207,6 +207,24 @@ fn the_port_closing_settles_a_running_command_as_lost_at_once() {
     );
     w.settle();
     assert_eq!(w.journal.len(), before);
+    // Should its worker still be there and be given a port by a later
+    // relay, the port is taken so that its hello is refused, which shuts
+    // it down, rather than left unanswered.
+    w.c.handle_port_opened(runtime, generation, PortId(5))
+        .unwrap();
+    let i = w.identity.unwrap();
+    let hello = RuntimeToController::Hello(crate::message::Hello {
+        v: crate::schema::V1,
+        lease: i.lease,
+        runtime,
+        generation,
+        execution: i.execution,
+        streams: Vec::new(),
+    });
+    assert!(matches!(
+        w.c.handle_port_message(runtime, generation, PortId(5), hello, w.now),
+        Err(ControllerError::HelloRejected { .. })
+    ));
 }
 
 #[test]
