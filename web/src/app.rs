@@ -8,7 +8,7 @@ use crate::profiles::Profiles;
 use crate::transcript::{self, CommandView, RequestView, TurnItem, TurnView};
 use leptos::prelude::*;
 use lifeline_core::{ProviderRequestStatus, TurnId};
-use lifeline_protocol::{JournalStatus, Level, Role};
+use lifeline_protocol::{JournalStatus, Level, PageToController, Role};
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -58,6 +58,7 @@ pub fn App() -> impl IntoView {
             <main class="chat">
                 <Notices ui />
                 <Transcript ui />
+                <RuntimeWatch ui />
                 <Composer ui />
             </main>
             <DetailsPane ui />
@@ -72,6 +73,30 @@ fn ConnectionStatus(ui: Ui) -> impl IntoView {
         <p class="connection" role="status" data-state=move || connection.get().state()>
             {move || connection.get().text()}
         </p>
+    }
+}
+
+/// A runtime the controller reports as not responding, and the one way
+/// to end that: stopping it (the controller has the page terminate its
+/// worker; its command is then settled as the core decides).
+#[component]
+fn RuntimeWatch(ui: Ui) -> impl IntoView {
+    let unresponsive = Memo::new(move |_| ui.unresponsive());
+    let stop = move |_| {
+        if let Some((runtime, generation)) = unresponsive.get_untracked() {
+            host::request(PageToController::StopRuntime {
+                runtime,
+                generation,
+            });
+        }
+    };
+    view! {
+        <Show when=move || unresponsive.get().is_some()>
+            <div class="notice runtime-watch" data-level="warning" role="alert">
+                <p>{text(Msg::RuntimeNotResponding)}</p>
+                <button type="button" on:click=stop>{text(Msg::StopRuntime)}</button>
+            </div>
+        </Show>
     }
 }
 
@@ -504,7 +529,9 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
                         &[
                             &id[..8.min(id.len())],
                             &r.generation.to_string(),
-                            tr(if r.attached {
+                            tr(if r.not_responding {
+                                Msg::NotResponding
+                            } else if r.attached {
                                 Msg::Attached
                             } else {
                                 Msg::NotAttached

@@ -197,13 +197,19 @@ impl Ui {
             Some(Role::Follower) => Connection::Following,
             Some(Role::Leader) => match status {
                 Some(s) if s.role == Role::Leader && s.writer => {
-                    // A stopped session has no runtime to wait for: the
-                    // controller is there and takes messages (a message
-                    // resumes it).
-                    let stopped = s.lifecycle.as_ref().is_some_and(|l| {
-                        matches!(l.state.as_str(), "failed" | "cancelled" | "archived")
+                    // Only a session's first start waits for its runtime.
+                    // Once it ran, the line is about the controller, which
+                    // is there and takes messages: a stopped session is
+                    // resumed by a message, and a runtime that went silent,
+                    // died or is dialing back is shown on its own (beside
+                    // the composer, in the details) while that is settled.
+                    let settled = s.lifecycle.as_ref().is_some_and(|l| {
+                        matches!(
+                            l.state.as_str(),
+                            "running" | "failed" | "cancelled" | "archived"
+                        )
                     });
-                    if stopped || s.runtime.is_some_and(|r| r.attached) {
+                    if settled || s.runtime.as_ref().is_some_and(|r| r.attached) {
                         Connection::Connected
                     } else {
                         Connection::Connecting
@@ -227,6 +233,17 @@ impl Ui {
     pub fn lifecycle(&self) -> Option<SessionStatus> {
         self.status
             .with(|s| s.as_ref().and_then(|s| s.lifecycle.clone()))
+    }
+
+    /// The runtime the controller reports as not responding, if any
+    /// (tracked).
+    pub fn unresponsive(&self) -> Option<(RuntimeId, Generation)> {
+        self.status.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.runtime.as_ref())
+                .filter(|r| r.not_responding)
+                .map(|r| (r.runtime, r.generation))
+        })
     }
 
     /// The session is starting (Stop cancels the start) (tracked).

@@ -257,6 +257,10 @@ catalog! {
     RuntimeLine => "{0} (generation {1}), {2}", "{0} (Generation {1}), {2}";
     Attached => "attached", "verbunden";
     NotAttached => "not attached", "nicht verbunden";
+    NotResponding => "not responding", "antwortet nicht";
+    RuntimeNotResponding => "The runtime is not responding. It may be busy (a long `js` loop) or stuck; its command goes on if it recovers.",
+        "Die Runtime antwortet nicht. Sie ist vielleicht beschäftigt (eine lange `js`-Schleife) oder hängt; ihr Befehl läuft weiter, falls sie sich erholt.";
+    StopRuntime => "Stop runtime", "Runtime beenden";
     None => "none", "keine";
     JournalOpen => "IndexedDB, schema {0}", "IndexedDB, Schema {0}";
     JournalOpening => "opening", "wird geöffnet";

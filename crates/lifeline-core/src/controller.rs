@@ -34,6 +34,9 @@ use crate::projection::{
 };
 use crate::schema::{limits, Schema, V1};
 
+mod watch;
+pub use watch::{ExitClaim, Liveness, PortId};
+
 /// Tunables. Every duration is in milliseconds of the caller's clock.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ControllerConfig {
@@ -45,7 +48,9 @@ pub struct ControllerConfig {
     pub ack_timeout_ms: u64,
     /// How long a cancelled command may take to stop before its runtime is terminated.
     pub cancel_grace_ms: u64,
-    /// Silence after which an attached runtime's transport is considered lost.
+    /// Silence after which an attached runtime is shown as not responding.
+    /// Silence alone never makes it lost: a busy worker is silent too (see
+    /// `watch`).
     pub heartbeat_timeout_ms: u64,
     /// How long a runtime whose transport was lost may take to dial back.
     pub reattach_timeout_ms: u64,
@@ -71,7 +76,8 @@ impl Default for ControllerConfig {
             retention: RetentionPolicy::default(),
             ack_timeout_ms: 5_000,
             cancel_grace_ms: 3_000,
-            heartbeat_timeout_ms: 10_000,
+            // Three missed beats of the runtime's 500 ms heartbeat.
+            heartbeat_timeout_ms: 1_500,
             reattach_timeout_ms: 15_000,
             persist_retry_ms: 250,
             persist_retry_max_ms: 8_000,
@@ -210,6 +216,19 @@ pub enum ControllerError {
         batch: BatchId,
     },
     Backpressure,
+    /// The message or event came from a port that does not (or no longer)
+    /// speak for this runtime and generation.
+    StalePort {
+        runtime: RuntimeId,
+    },
+    /// The runtime already has an open port; a second one is not its own.
+    PortInUse {
+        runtime: RuntimeId,
+    },
+    /// Only a runtime that stopped answering can be stopped this way.
+    Responding {
+        runtime: RuntimeId,
+    },
 }
 
 impl fmt::Display for ControllerError {
@@ -262,6 +281,16 @@ impl fmt::Display for ControllerError {
             ControllerError::Backpressure => {
                 write!(f, "too many unwritten records; resend later")
             }
+            ControllerError::StalePort { runtime } => {
+                write!(f, "not the current port of runtime {runtime}; ignored")
+            }
+            ControllerError::PortInUse { runtime } => write!(
+                f,
+                "runtime {runtime} already has an open port; a second one was refused"
+            ),
+            ControllerError::Responding { runtime } => {
+                write!(f, "runtime {runtime} is answering; it was not stopped")
+            }
         }
     }
 }
@@ -304,6 +333,7 @@ pub struct Controller {
     links: BTreeMap<RuntimeId, Link>,
     clients: BTreeMap<ClientId, BTreeSet<CommandId>>,
     degraded: Option<String>,
+    watch: watch::Watch,
 }
 
 const MAX_REASON_BYTES: usize = 512;
@@ -366,6 +396,7 @@ impl Controller {
             links: BTreeMap::new(),
             clients: BTreeMap::new(),
             degraded: None,
+            watch: watch::Watch::default(),
         };
         if let Some(cause) = cause {
             c.recover_procedure(cause, now);
@@ -1760,7 +1791,10 @@ impl Controller {
             return Err(ControllerError::RuntimeRetired { runtime });
         }
         match self.links.get_mut(&runtime) {
-            Some(link) if link.attached => link.last_heard = now,
+            Some(link) if link.attached => {
+                link.last_heard = now;
+                self.heard(runtime, generation, now);
+            }
             _ => {
                 // It is alive and talking on a port we stopped listening to:
                 // ask it to dial in again rather than refuse it forever.
@@ -1897,6 +1931,7 @@ impl Controller {
         });
         link.attached = true;
         link.last_heard = now;
+        self.watch.dialed_in(runtime);
         // Only durable positions: the runtime resends everything after them
         // and anything still being written is dropped here as a duplicate.
         let durable = hello
@@ -2327,7 +2362,13 @@ impl Controller {
         now: Millis,
     ) -> Result<(), ControllerError> {
         let (_, status) = self.fenced_runtime(runtime, generation)?;
-        if matches!(status, RuntimeStatus::Gone { .. }) {
+        let requested = self
+            .working
+            .runtime(runtime)
+            .is_some_and(|(_, r)| r.termination_requested);
+        // A failure to carry out a termination nobody asked for is no
+        // evidence of anything (the page's word, see `watch`).
+        if matches!(status, RuntimeStatus::Gone { .. }) || !requested {
             return Ok(());
         }
         let outcomes = self
@@ -2539,6 +2580,7 @@ impl Controller {
             outcomes.extend(r);
         }
         self.links.remove(&runtime);
+        self.watch.answered(runtime);
         self.evidence(
             now,
             kind,
@@ -2770,9 +2812,14 @@ impl Controller {
                 if !link.attached || link.generation != generation {
                     return;
                 }
-                let due = link.last_heard.plus(self.config.heartbeat_timeout_ms);
+                let (last_heard, due) = (
+                    link.last_heard,
+                    link.last_heard.plus(self.config.heartbeat_timeout_ms),
+                );
                 if now >= due {
-                    let _ = self.transport_lost(runtime, now);
+                    // Not a loss: a worker in a busy loop is silent with its
+                    // port open. Its port closing, or its termination, is.
+                    self.watch.went_silent(runtime, last_heard);
                 } else {
                     self.timer(timer, due);
                 }

@@ -73,7 +73,8 @@ pub mod view;
 
 pub use command::{Binding, BindingField, BindingMismatch, Budget, CommandRecord};
 pub use controller::{
-    Controller, ControllerConfig, ControllerEffect, ControllerError, StartCause, TimerId,
+    Controller, ControllerConfig, ControllerEffect, ControllerError, ExitClaim, Liveness, PortId,
+    StartCause, TimerId,
 };
 pub use event::{
     ArtifactBlob, ArtifactPlacement, ArtifactSpan, Cursor, EventBody, EventKind, EventRecord,

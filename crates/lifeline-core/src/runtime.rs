@@ -49,7 +49,9 @@ impl RuntimeConfig {
     pub fn new(identity: RuntimeIdentity) -> RuntimeConfig {
         RuntimeConfig {
             identity,
-            heartbeat_interval_ms: 2_000,
+            // Fast enough that three missed beats (the controller's
+            // `heartbeat_timeout_ms`) show a stuck worker within 2 s.
+            heartbeat_interval_ms: 500,
             max_commands: 256,
             max_buffered_events: 16_384,
             max_remembered: 100_000,

@@ -53,12 +53,18 @@ pub enum PageToController {
         runtime: RuntimeId,
         generation: Generation,
     },
-    /// The page saw the worker die (`error` event) or terminated it.
+    /// The page saw the worker die (`error` event) or terminated it. Only
+    /// a claim: for a runtime that dialed in, its own port is believed.
     RuntimeExited {
         runtime: RuntimeId,
         generation: Generation,
         crashed: bool,
         detail: String,
+    },
+    /// The person asked to stop a runtime that is not responding.
+    StopRuntime {
+        runtime: RuntimeId,
+        generation: Generation,
     },
     /// A `terminate()` the controller asked for could not be carried out.
     TerminateFailed {
@@ -373,6 +379,10 @@ pub struct RuntimeStatus {
     pub runtime: RuntimeId,
     pub generation: Generation,
     pub attached: bool,
+    /// Attached, its port open, but silent past the heartbeat timeout (a
+    /// busy worker): not lost, and it can be stopped.
+    #[serde(default)]
+    pub not_responding: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -480,6 +490,14 @@ impl fmt::Display for DecodeError {
 }
 
 impl std::error::Error for DecodeError {}
+
+/// The Web Lock a runtime worker holds for its whole life. The browser
+/// releases it when the worker ends (crashed, closed itself, terminated),
+/// and not while it is merely busy: the controller waits for it to learn of
+/// the worker's death, which heartbeats cannot tell from a busy loop.
+pub fn runtime_life_lock(runtime: RuntimeId, generation: Generation) -> String {
+    format!("lifeline-runtime:{runtime}:{generation}")
+}
 
 pub fn encode<T: Serialize>(message: &T) -> String {
     // Serialising these plain enums cannot fail: no maps with non-string keys,

@@ -129,6 +129,10 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             crashed,
             detail,
         } => shell.runtime_exited(runtime, generation, crashed, detail),
+        PageToController::StopRuntime {
+            runtime,
+            generation,
+        } => shell.stop_unresponsive(runtime, generation),
         PageToController::TerminateFailed {
             runtime,
             generation,

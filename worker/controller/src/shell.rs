@@ -17,8 +17,9 @@ use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::view::{batch_deltas, session_deltas};
 use lifeline_core::{
     ClientId, ClientMessage, ClientRequest, Controller, ControllerConfig, ControllerEffect,
-    ControllerError, Generation, JournalEntry, Projection, ProjectionSnapshot, Rejection,
-    RequestId, RetentionPolicy, RuntimeId, RuntimeIdentity, SessionId, StartCause, TimerId, TurnId,
+    ControllerError, ExitClaim, Generation, JournalEntry, Liveness, PortId, Projection,
+    ProjectionSnapshot, Rejection, RequestId, RetentionPolicy, RuntimeId, RuntimeIdentity,
+    SessionId, StartCause, TimerId, TurnId,
 };
 use lifeline_protocol::{
     decode, encode, Broadcast, ControllerToPage, JournalStatus, Level, Role, RuntimeStatus, Status,
@@ -26,7 +27,7 @@ use lifeline_protocol::{
 };
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::spawn_local;
-use web_sys::{BroadcastChannel, MessageEvent, MessagePort};
+use web_sys::{BroadcastChannel, Event, MessageEvent, MessagePort};
 
 use crate::journal::{database_exists, Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
 
@@ -79,7 +80,18 @@ fn journal_fault(e: &JournalError) -> Phrase {
 
 /// Inputs that arrive before recovery finished; replayed in order after it.
 enum Early {
-    Runtime(RuntimeId, String),
+    Runtime {
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+        text: String,
+    },
+    Closed {
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+        how: Ended,
+    },
     Exited {
         runtime: RuntimeId,
         generation: Generation,
@@ -93,13 +105,24 @@ enum Early {
     },
 }
 
+/// How the shell learned that a runtime's worker ended.
+#[derive(Clone, Copy)]
+enum Ended {
+    PortClosed,
+    LockReleased,
+}
+
 /// A message listener kept alive as long as what it listens to.
 type Listener = Closure<dyn FnMut(MessageEvent)>;
 
 struct Port {
     generation: Generation,
+    id: PortId,
+    /// Waiting for the runtime's life lock (started once it dialed in).
+    life_watched: Cell<bool>,
     port: MessagePort,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_close: Closure<dyn FnMut(Event)>,
 }
 
 pub struct Shell {
@@ -114,6 +137,8 @@ pub struct Shell {
     follower_busy: Cell<bool>,
     ports: RefCell<BTreeMap<RuntimeId, Port>>,
     timers: RefCell<BTreeMap<TimerId, Timeout>>,
+    /// The last `PortId` handed out; never reused.
+    last_port: Cell<u64>,
     early: RefCell<Vec<Early>>,
     session: Cell<Option<SessionId>>,
     next_request: Cell<u64>,
@@ -183,6 +208,7 @@ impl Shell {
             follower_busy: Cell::new(false),
             ports: RefCell::new(BTreeMap::new()),
             timers: RefCell::new(BTreeMap::new()),
+            last_port: Cell::new(0),
             early: RefCell::new(Vec::new()),
             session: Cell::new(None),
             next_request: Cell::new(0),
@@ -529,6 +555,7 @@ impl Shell {
                 .unwrap_or_default(),
         });
         *self.core.borrow_mut() = Some(core);
+        self.register_ports();
         self.card_dirty.set(true);
         self.open_channel(false);
         let shell = self.clone();
@@ -536,7 +563,18 @@ impl Shell {
         let early = std::mem::take(&mut *self.early.borrow_mut());
         for input in early {
             match input {
-                Early::Runtime(runtime, text) => self.runtime_message(runtime, &text),
+                Early::Runtime {
+                    runtime,
+                    generation,
+                    port,
+                    text,
+                } => self.runtime_message(runtime, generation, port, &text),
+                Early::Closed {
+                    runtime,
+                    generation,
+                    port,
+                    how,
+                } => self.worker_ended(runtime, generation, port, how),
                 Early::Exited {
                     runtime,
                     generation,
@@ -928,11 +966,25 @@ impl Shell {
         generation: Generation,
         port: MessagePort,
     ) {
+        let id = PortId(self.last_port.get() + 1);
+        self.last_port.set(id.0);
+        // Before recovery the core cannot judge it yet: `register_ports`
+        // does once it can.
+        let refused = self
+            .core
+            .borrow_mut()
+            .as_mut()
+            .and_then(|c| c.handle_port_opened(runtime, generation, id).err());
+        if let Some(e) = refused {
+            return refuse_port(runtime, &port, &e);
+        }
+        // Every listener names the port it listens to, so the core can tell
+        // the runtime's current port from an old or a made-up one.
         let weak = Rc::downgrade(self);
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             let Some(shell) = weak.upgrade() else { return };
             match event.data().as_string() {
-                Some(text) => shell.runtime_message(runtime, &text),
+                Some(text) => shell.runtime_message(runtime, generation, id, &text),
                 None => notice(
                     "runtime-message",
                     Level::Warning,
@@ -943,27 +995,75 @@ impl Shell {
             }
         });
         port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        let weak = Rc::downgrade(self);
+        let on_close = Closure::<dyn FnMut(Event)>::new(move |_: Event| {
+            if let Some(shell) = weak.upgrade() {
+                shell.port_closed(runtime, generation, id);
+            }
+        });
+        // The `close` event is newer than web-sys's `MessagePort`; where a
+        // browser lacks it the property is inert and heartbeats still show
+        // a silent runtime as not responding.
+        let _ = js_sys::Reflect::set(
+            &port,
+            &JsValue::from_str("onclose"),
+            on_close.as_ref().unchecked_ref(),
+        );
         let old = self.ports.borrow_mut().insert(
             runtime,
             Port {
                 generation,
+                id,
+                life_watched: Cell::new(false),
                 port,
                 _on_message: on_message,
+                _on_close: on_close,
             },
         );
         if let Some(old) = old {
             // A late message on the old port must not pass for the new one.
-            old.port.set_onmessage(None);
-            old.port.close();
+            silence(&old);
         }
     }
 
-    fn runtime_message(self: &Rc<Self>, runtime: RuntimeId, text: &str) {
+    /// Hands the core the ports that arrived while it was recovering.
+    fn register_ports(&self) {
+        let refused: Vec<(RuntimeId, ControllerError)> = {
+            let ports = self.ports.borrow();
+            let mut core = self.core.borrow_mut();
+            let Some(core) = core.as_mut() else { return };
+            ports
+                .iter()
+                .filter_map(|(runtime, p)| {
+                    core.handle_port_opened(*runtime, p.generation, p.id)
+                        .err()
+                        .map(|e| (*runtime, e))
+                })
+                .collect()
+        };
+        for (runtime, e) in refused {
+            if let Some(p) = self.ports.borrow_mut().remove(&runtime) {
+                silence(&p);
+                refuse_port(runtime, &p.port, &e);
+            }
+        }
+    }
+
+    fn runtime_message(
+        self: &Rc<Self>,
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+        text: &str,
+    ) {
         if self.core.borrow().is_none() {
             if self.stopped.borrow().is_none() && self.role.get() == Role::Leader {
-                self.early
-                    .borrow_mut()
-                    .push(Early::Runtime(runtime, text.to_string()));
+                self.early.borrow_mut().push(Early::Runtime {
+                    runtime,
+                    generation,
+                    port,
+                    text: text.to_string(),
+                });
             }
             return;
         }
@@ -985,7 +1085,8 @@ impl Shell {
             .core
             .borrow_mut()
             .as_mut()
-            .map(|c| c.handle_runtime(runtime, message, now()));
+            .map(|c| c.handle_port_message(runtime, generation, port, message, now()));
+        self.watch_life(runtime, generation, port);
         if let Some(Err(ControllerError::Malformed { detail })) = result {
             notice(
                 "runtime-message",
@@ -999,6 +1100,78 @@ impl Shell {
         self.pump();
     }
 
+    /// Once the runtime dialed in on `port` it holds its life lock (it
+    /// takes it before its hello); waiting for that lock tells when its
+    /// worker ends, in every browser with Web Locks.
+    fn watch_life(self: &Rc<Self>, runtime: RuntimeId, generation: Generation, port: PortId) {
+        let attached = self
+            .core
+            .borrow()
+            .as_ref()
+            .is_some_and(|c| c.is_attached(runtime));
+        let start = attached
+            && self
+                .ports
+                .borrow()
+                .get(&runtime)
+                .is_some_and(|p| p.id == port && !p.life_watched.replace(true));
+        if !start {
+            return;
+        }
+        let weak = Rc::downgrade(self);
+        spawn_local(async move {
+            let name = lifeline_protocol::runtime_life_lock(runtime, generation);
+            if crate::web::wait_for_release(&name).await.is_ok() {
+                if let Some(shell) = weak.upgrade() {
+                    shell.worker_ended(runtime, generation, port, Ended::LockReleased);
+                }
+            }
+        });
+    }
+
+    /// The runtime's end of `port` went away (its worker ended).
+    fn port_closed(self: &Rc<Self>, runtime: RuntimeId, generation: Generation, port: PortId) {
+        self.worker_ended(runtime, generation, port, Ended::PortClosed);
+    }
+
+    fn worker_ended(
+        self: &Rc<Self>,
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+        how: Ended,
+    ) {
+        {
+            let mut ports = self.ports.borrow_mut();
+            if ports.get(&runtime).is_some_and(|p| p.id == port) {
+                if let Some(p) = ports.remove(&runtime) {
+                    silence(&p);
+                }
+            }
+        }
+        if self.core.borrow().is_none() {
+            if self.stopped.borrow().is_none() && self.role.get() == Role::Leader {
+                self.early.borrow_mut().push(Early::Closed {
+                    runtime,
+                    generation,
+                    port,
+                    how,
+                });
+            }
+            return;
+        }
+        let result = self.core.borrow_mut().as_mut().map(|c| match how {
+            Ended::PortClosed => c.handle_port_closed(runtime, generation, port, now()),
+            Ended::LockReleased => c.handle_life_lock_released(runtime, generation, port, now()),
+        });
+        if let Some(Ok(())) = result {
+            self.runtime_lost(runtime, generation, "its worker ended".into());
+        }
+        self.pump();
+    }
+
+    /// The page says a runtime's worker exited. Only the core knows how
+    /// much that counts (`lifeline_core::controller::watch`).
     pub fn runtime_exited(
         self: &Rc<Self>,
         runtime: RuntimeId,
@@ -1006,11 +1179,6 @@ impl Shell {
         crashed: bool,
         detail: String,
     ) {
-        if let Some(p) = self.ports.borrow_mut().remove(&runtime) {
-            if p.generation == generation {
-                p.port.close();
-            }
-        }
         if self.core.borrow().is_none() {
             if self.role.get() == Role::Leader {
                 self.early.borrow_mut().push(Early::Exited {
@@ -1022,17 +1190,47 @@ impl Shell {
             }
             return;
         }
-        if let Some(core) = self.core.borrow_mut().as_mut() {
-            let _ = if crashed {
-                core.handle_runtime_crashed(runtime, generation, now())
+        let claim = self
+            .core
+            .borrow_mut()
+            .as_mut()
+            .map(|c| c.handle_exit_claim(runtime, generation, crashed, now()));
+        if claim == Some(ExitClaim::Believed) {
+            {
+                let mut ports = self.ports.borrow_mut();
+                if ports
+                    .get(&runtime)
+                    .is_some_and(|p| p.generation == generation)
+                {
+                    if let Some(p) = ports.remove(&runtime) {
+                        silence(&p);
+                    }
+                }
+            }
+            if crashed {
+                self.runtime_lost(runtime, generation, detail);
             } else {
-                core.handle_runtime_terminated(runtime, generation, now())
-            };
+                self.stopped_runtime(runtime, Ok(()));
+            }
         }
-        if crashed {
-            self.runtime_lost(runtime, generation, detail);
-        } else {
-            self.stopped_runtime(runtime, Ok(()));
+        self.pump();
+    }
+
+    /// A person asked to stop a runtime that does not answer.
+    pub fn stop_unresponsive(self: &Rc<Self>, runtime: RuntimeId, generation: Generation) {
+        let result = self
+            .core
+            .borrow_mut()
+            .as_mut()
+            .map(|c| c.handle_stop_unresponsive(runtime, generation, now()));
+        if let Some(Err(e)) = result {
+            notice(
+                "request",
+                Level::Info,
+                Phrase::RequestRejected {
+                    detail: e.to_string(),
+                },
+            );
         }
         self.pump();
     }
@@ -1283,10 +1481,14 @@ impl Shell {
                         .and_then(|s| p.workspaces.get(&s.workspace))
                         .and_then(|lease| p.leases.get(lease))
                         .and_then(|l| l.current())
-                        .map(|r| RuntimeStatus {
-                            runtime: r.runtime,
-                            generation: r.generation,
-                            attached: core.is_attached(r.runtime),
+                        .map(|r| {
+                            let liveness = core.liveness(r.runtime);
+                            RuntimeStatus {
+                                runtime: r.runtime,
+                                generation: r.generation,
+                                attached: liveness != Liveness::Detached,
+                                not_responding: matches!(liveness, Liveness::NotResponding { .. }),
+                            }
                         });
                     let busy = session.is_some_and(|s| agent::busy(core.pending_projection(), s));
                     (true, runtime, busy || self.lifecycle_status().1, p.position)
@@ -1319,4 +1521,24 @@ impl Shell {
             *self.last_status.borrow_mut() = text;
         }
     }
+}
+
+/// Stops listening to a port and closes it.
+fn silence(p: &Port) {
+    p.port.set_onmessage(None);
+    let _ = js_sys::Reflect::set(&p.port, &JsValue::from_str("onclose"), &JsValue::NULL);
+    p.port.close();
+}
+
+/// A port the core would not take as the runtime's own is closed unheard.
+fn refuse_port(runtime: RuntimeId, port: &MessagePort, e: &ControllerError) {
+    port.close();
+    notice(
+        "runtime-port",
+        Level::Warning,
+        Phrase::RuntimeMessageRejected {
+            runtime: runtime.to_string(),
+            detail: e.to_string(),
+        },
+    );
 }

@@ -80,6 +80,34 @@ async fn hold_lock(name: &str, locks: &JsValue) -> Result<(), String> {
     Ok(())
 }
 
+/// Resolves once the Web Lock `name` is free, that is when whoever holds it
+/// let go or died; it is given back at once. Errors if there are no Web
+/// Locks.
+pub async fn wait_for_release(name: &str) -> Result<(), String> {
+    let navigator = get(&scope().into(), "navigator")?;
+    let locks = get(&navigator, "locks")?;
+    if locks.is_undefined() {
+        return Err("no Web Locks".into());
+    }
+    let request: Function = get(&locks, "request")?
+        .dyn_into()
+        .map_err(|_| "navigator.locks.request is not a function".to_string())?;
+    let on_grant = Closure::<dyn FnMut(JsValue) -> JsValue>::new(|_lock: JsValue| {
+        // Returning releases it: nothing is held, only the moment counts.
+        JsValue::UNDEFINED
+    })
+    .into_js_value();
+    let pending: Promise = request
+        .call2(&locks, &JsValue::from_str(name), &on_grant)
+        .map_err(|_| format!("requesting the lock {name} failed"))?
+        .dyn_into()
+        .map_err(|_| "navigator.locks.request returned no promise".to_string())?;
+    JsFuture::from(pending)
+        .await
+        .map(|_| ())
+        .map_err(|_| format!("the lock {name} was not granted"))
+}
+
 /// A one-shot timer that owns its callback and frees it once it has run,
 /// for timers nobody cancels (their continuations check ownership instead).
 pub fn after(delay_ms: u64, f: impl FnOnce() + 'static) {

@@ -10,10 +10,12 @@
 //! |---|---|
 //! | [`process`] | one running command: output batching, kill, exit |
 //! | [`opfs`] | the workspace in the Origin Private File System |
+//! | `life` | the Web Lock held for the worker's life, whose release tells the controller it ended |
 
 /// The workspace host lives in its own crate, shared with the controller
 /// (workspace-only access); re-exported under its old path.
 pub use lifeline_opfs as opfs;
+mod life;
 pub mod process;
 
 use std::cell::{Cell, RefCell};
@@ -126,6 +128,14 @@ impl Worker {
         *self.env.borrow_mut() = env;
         let worker = self.clone();
         spawn_local(async move {
+            // Held before there is a runtime to say hello, so a controller
+            // that waits for it after the hello waits for this worker's end.
+            // Without Web Locks the controller has heartbeats only.
+            let _ = life::hold(&lifeline_protocol::runtime_life_lock(
+                identity.runtime,
+                identity.generation,
+            ))
+            .await;
             let id = workspace.to_string();
             let opened = match folder {
                 // The user's folder: opened only if access is granted now
