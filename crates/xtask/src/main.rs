@@ -8,6 +8,7 @@ mod bench;
 mod dist;
 mod probe;
 mod serve;
+mod soak;
 mod test;
 mod tools;
 
@@ -22,6 +23,8 @@ commands:
   test [LAYER...]            run every test layer: native, wasm, e2e (default: all three)
   bench [--rounds N]         build and run the store benchmarks in headless Chromium (default 5 rounds)
   probe [--only 1,3]         build and run the recovery probes of reference 001; writes docs/recovery-probes.md
+  soak [--cycles N] [--seed N] [--self-test]
+                             build and run the crash soak in headless Chromium (default 50 cycles)
 ";
 
 fn main() -> ExitCode {
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("probe") => probe::run(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
