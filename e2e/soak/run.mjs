@@ -25,7 +25,10 @@ const cycles = option('--cycles') ?? 50;
 const seed = option('--seed') ?? Math.floor(Math.random() * 2 ** 31);
 console.log(`soak: ${cycles} cycles, seed ${seed} (repeat with --seed ${seed})`);
 const result = await runSoak({ seed, cycles });
-console.log(`\n${table(result.byFault)}\n`);
+console.log(`\n${table(result.byFault, result.recovery)}\n`);
+const outcomes = {};
+for (const c of result.commands) outcomes[c.outcome] = (outcomes[c.outcome] ?? 0) + 1;
+console.log(`soak: outcomes ${JSON.stringify(outcomes)}; uncertain marked done ${result.marks.done}, not done ${result.marks.notDone}`);
 console.log(
   `soak: ${result.cycles} cycles in ${(result.durationMs / 1000).toFixed(0)} s; ` +
     `${result.entries} journal entries; Resume clicked ${result.resumed} times; seed ${seed}`,

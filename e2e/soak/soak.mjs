@@ -64,7 +64,10 @@ export function schedule(seed, cycles) {
     }
     for (const fault of block) plan.push({ fault, delayMs: Math.floor(next() * WINDOW_MS) });
   }
-  return plan.slice(0, cycles).map((p, i) => ({ cycle: i + 1, ...p }));
+  // Its own stream, so adding it left every seed's faults and delays as
+  // they were.
+  const coin = random(seed ^ 0x9e3779b9);
+  return plan.slice(0, cycles).map((p, i) => ({ cycle: i + 1, ...p, mark: coin() < 0.5 }));
 }
 
 export function prompt(cycle) {
@@ -148,7 +151,7 @@ async function inject(state, fault, log) {
  * Connected, click Resume whenever the card offers it, then Send. Uncertain
  * commands are left as the app shows them. Returns the Resume clicks.
  */
-async function recoverAndSend(page, text) {
+async function recoverAndSend(page, text, { mark = false, marks = { done: 0, notDone: 0 } } = {}) {
   const connected = page.getByRole('status').filter({ hasText: /^Connected$/ });
   const box = page.getByRole('textbox', { name: 'Message', disabled: false });
   const sendButton = page.getByRole('button', { name: 'Send', exact: true, disabled: false });
@@ -168,6 +171,7 @@ async function recoverAndSend(page, text) {
     if ((await box.inputValue()) !== draft) await box.fill(draft);
     await sendButton.or(resume).first().waitFor({ timeout: left() });
     if (await resume.count()) continue;
+    if (mark && (await markUncertain(page, marks))) continue;
     if (text === null) {
       await box.fill('');
       return resumed;
@@ -181,6 +185,31 @@ async function recoverAndSend(page, text) {
       if (Date.now() > deadline) throw error;
     }
   }
+}
+
+/** What a careful user does with the card's uncertain soak commands: look
+ * in the workspace whether the command's line is there (as Verify would
+ * show) and say so with Mark done or Mark not done. Returns whether it
+ * marked anything. */
+async function markUncertain(page, marks) {
+  // Items already judged keep their place in the card with the verdict shown
+  // instead of the buttons.
+  const item = card(page)
+    .getByRole('group', { name: /^Uncertain: echo \d+-\d+ >> soak\.txt/ })
+    .filter({ has: page.getByRole('button', { name: 'Mark done', exact: true }) })
+    .first();
+  if ((await item.count()) === 0) return false;
+  const name = (await item.getAttribute('aria-label')) ?? '';
+  const numbered = /echo (\d+-\d+) >>/.exec(name)?.[1];
+  const file = (await readWorkspaceFile(page, 'soak.txt')).join('').split('\n');
+  const done = numbered !== undefined && file.includes(numbered);
+  const judged = card(page).getByRole('group', { name, exact: true });
+  await judged.getByRole('button', { name: done ? 'Mark done' : 'Mark not done', exact: true }).click({ timeout: 10_000 });
+  // Recorded once the buttons give way to the verdict (or the card goes).
+  await judged.getByRole('button', { name: 'Mark done', exact: true }).waitFor({ state: 'detached', timeout: RECOVERY_MS });
+  if (done) marks.done += 1;
+  else marks.notDone += 1;
+  return true;
 }
 
 async function describe(page) {
@@ -225,7 +254,10 @@ async function readJournalRows(page) {
 
 /**
  * Runs the soak and checks it. `log` gets one line per cycle.
- * @returns {Promise<{seed, cycles, durationMs, plan, findings: string[], violations: string[], byFault: Map, entries: number, resumed: number}>}
+ * @returns {Promise<{seed, cycles, durationMs, plan, findings: string[], violations: string[], byFault: Map,
+ *   entries: number, resumed: number, marks: {done, notDone}, recovery: Map<string, number[]>}>}
+ *   `recovery` holds, per fault kind, the milliseconds from the fault until
+ *   the composer took the next prompt.
  */
 export async function runSoak({ seed, cycles, log = console.log }) {
   const started = Date.now();
@@ -233,28 +265,45 @@ export async function runSoak({ seed, cycles, log = console.log }) {
   const profile = await mkdtemp(join(tmpdir(), 'lifeline-soak-'));
   const state = { profile, ...(await launch(profile)) };
   const findings = [];
+  const marks = { done: 0, notDone: 0 };
+  const recovery = new Map();
   let resumed = 0;
+  let previous = null;
+  const recovered = (since) => {
+    if (!previous) return;
+    const list = recovery.get(previous.fault) ?? [];
+    list.push(Date.now() - since);
+    recovery.set(previous.fault, list);
+  };
+  let injectedAt = 0;
   try {
     for (const { cycle, fault, delayMs } of plan) {
       const t0 = Date.now();
+      const how = { mark: previous?.mark ?? false, marks };
       try {
-        resumed += await recoverAndSend(state.page, prompt(cycle));
+        const r = await recoverAndSend(state.page, prompt(cycle), how);
+        resumed += r;
+        if (r) log(`  (Resume clicked ${r}×)`);
+        recovered(injectedAt);
       } catch (error) {
         findings.push(
           `cycle ${cycle}: no way forward within ${RECOVERY_MS / 1000} s after the previous fault ` +
             `(${JSON.stringify(await describe(state.page))}); the soak reloaded the page. ${String(error).split('\n')[0]}`,
         );
         await state.page.reload({ waitUntil: 'commit' });
-        resumed += await recoverAndSend(state.page, prompt(cycle));
+        resumed += await recoverAndSend(state.page, prompt(cycle), how);
       }
       await delay(delayMs);
       await inject(state, fault, log);
+      injectedAt = Date.now();
+      previous = plan[cycle - 1];
       log(`cycle ${String(cycle).padStart(2)}: ${fault.padEnd(17)} after ${String(delayMs).padStart(4)} ms (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
     }
     // The last fault gets its recovery too, so "settled" is judged on an app
     // that had the chance to settle.
     try {
-      resumed += await recoverAndSend(state.page, null);
+      resumed += await recoverAndSend(state.page, null, { mark: previous?.mark ?? false, marks });
+      recovered(injectedAt);
     } catch (error) {
       findings.push(`after the last cycle: no way forward (${JSON.stringify(await describe(state.page))}). ${String(error).split('\n')[0]}`);
     }
@@ -262,7 +311,7 @@ export async function runSoak({ seed, cycles, log = console.log }) {
     const file = (await readWorkspaceFile(state.page, 'soak.txt')).join('');
     const faults = new Map(plan.map((p) => [p.cycle, p.fault]));
     const verdict = check({ rows, quarantined, file, faults });
-    return { seed, cycles, durationMs: Date.now() - started, plan, findings, resumed, ...verdict };
+    return { seed, cycles, durationMs: Date.now() - started, plan, findings, resumed, marks, recovery, ...verdict };
   } finally {
     await state.context.close().catch(() => {});
     await rm(profile, { recursive: true, force: true });
@@ -270,17 +319,22 @@ export async function runSoak({ seed, cycles, log = console.log }) {
 }
 
 /** The per-fault table, as Markdown. */
-export function table(byFault) {
-  const head = '| fault | cycles | commands | completed | uncertain | other | lines found | duplicates |';
-  const rows = [head, '|---|--:|--:|--:|--:|--:|--:|--:|'];
+export function table(byFault, recovery = new Map()) {
+  const head = '| fault | cycles | commands | completed | uncertain | other | lines found | duplicates | recovery s (median / max) |';
+  const rows = [head, '|---|--:|--:|--:|--:|--:|--:|--:|--:|'];
+  const seconds = (list) => {
+    if (!list?.length) return '–';
+    const sorted = [...list].sort((a, b) => a - b);
+    return `${(sorted[Math.floor((sorted.length - 1) / 2)] / 1000).toFixed(1)} / ${(sorted.at(-1) / 1000).toFixed(1)}`;
+  };
   const total = { cycles: 0, commands: 0, completed: 0, uncertain: 0, other: 0, lines: 0, duplicates: 0 };
   for (const kind of [...FAULTS, ...[...byFault.keys()].filter((k) => !FAULTS.includes(k))]) {
     const r = byFault.get(kind);
     if (!r) continue;
     for (const k of Object.keys(total)) total[k] += r[k];
-    rows.push(`| ${kind} | ${r.cycles} | ${r.commands} | ${r.completed} | ${r.uncertain} | ${r.other} | ${r.lines} | ${r.duplicates} |`);
+    rows.push(`| ${kind} | ${r.cycles} | ${r.commands} | ${r.completed} | ${r.uncertain} | ${r.other} | ${r.lines} | ${r.duplicates} | ${seconds(recovery.get(kind))} |`);
   }
   const t = total;
-  rows.push(`| **all** | ${t.cycles} | ${t.commands} | ${t.completed} | ${t.uncertain} | ${t.other} | ${t.lines} | ${t.duplicates} |`);
+  rows.push(`| **all** | ${t.cycles} | ${t.commands} | ${t.completed} | ${t.uncertain} | ${t.other} | ${t.lines} | ${t.duplicates} | ${seconds([...recovery.values()].flat())} |`);
   return rows.join('\n');
 }

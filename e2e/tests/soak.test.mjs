@@ -28,7 +28,8 @@ test('five interrupted cycles, one per fault kind: nothing ran twice, the journa
     'the seed covers every fault kind once',
   );
   const result = await runSoak({ seed: SEED, cycles: 5, log: (line) => console.log(`  ${line}`) });
-  console.log(table(result.byFault));
+  console.log(table(result.byFault, result.recovery));
+  console.log(`  marked done ${result.marks.done}, not done ${result.marks.notDone}; Resume clicked ${result.resumed}×; ${(result.durationMs / 1000).toFixed(0)} s`);
   assert.deepEqual(result.findings, []);
   assert.deepEqual(result.violations, []);
   const all = [...result.byFault.values()];
