@@ -12,7 +12,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { BASE_URL, VIEWPORTS } from '../lib/browser.mjs';
 import { card, send } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
-import { check, soakLine } from './check.mjs';
+import { SETTLED, check, soakLine } from './check.mjs';
 
 export const FAULTS = ['reload', 'renderer crash', 'runtime closed', 'controller closed', 'browser reopened'];
 
@@ -24,6 +24,9 @@ export const STEPS = 4;
 export const WINDOW_MS = 5_000;
 /** How long a user would wait for a way forward before calling it stuck. */
 const RECOVERY_MS = 90_000;
+/** How long a user would look at a Mark button that did nothing before
+ * clicking it again. */
+const VERDICT_MS = 20_000;
 
 // Same flags as e2e/lib/browser.mjs, which does not export them.
 const ARGS = [
@@ -151,7 +154,7 @@ async function inject(state, fault, log) {
  * Connected, click Resume whenever the card offers it, then Send. Uncertain
  * commands are left as the app shows them. Returns the Resume clicks.
  */
-async function recoverAndSend(page, text, { mark = false, marks = { done: 0, notDone: 0 } } = {}) {
+async function recoverAndSend(page, text, { mark = false, marks = { done: 0, notDone: 0 }, findings = [], when = '' } = {}) {
   const connected = page.getByRole('status').filter({ hasText: /^Connected$/ });
   const box = page.getByRole('textbox', { name: 'Message', disabled: false });
   const sendButton = page.getByRole('button', { name: 'Send', exact: true, disabled: false });
@@ -171,7 +174,7 @@ async function recoverAndSend(page, text, { mark = false, marks = { done: 0, not
     if ((await box.inputValue()) !== draft) await box.fill(draft);
     await sendButton.or(resume).first().waitFor({ timeout: left() });
     if (await resume.count()) continue;
-    if (mark && (await markUncertain(page, marks))) continue;
+    if (mark && (await markUncertain(page, marks, findings, when))) continue;
     if (text === null) {
       await box.fill('');
       return resumed;
@@ -191,7 +194,7 @@ async function recoverAndSend(page, text, { mark = false, marks = { done: 0, not
  * in the workspace whether the command's line is there (as Verify would
  * show) and say so with Mark done or Mark not done. Returns whether it
  * marked anything. */
-async function markUncertain(page, marks) {
+async function markUncertain(page, marks, findings, when) {
   // Items already judged keep their place in the card with the verdict shown
   // instead of the buttons.
   const item = card(page)
@@ -206,20 +209,51 @@ async function markUncertain(page, marks) {
   const judged = card(page).getByRole('group', { name, exact: true });
   await judged.getByRole('button', { name: done ? 'Mark done' : 'Mark not done', exact: true }).click({ timeout: 10_000 });
   // Recorded once the buttons give way to the verdict (or the card goes).
-  await judged.getByRole('button', { name: 'Mark done', exact: true }).waitFor({ state: 'detached', timeout: RECOVERY_MS });
+  const recorded = await judged
+    .getByRole('button', { name: 'Mark done', exact: true })
+    .waitFor({ state: 'detached', timeout: VERDICT_MS })
+    .then(() => true, () => false);
+  if (!recorded) {
+    findings.push(
+      `${when}: ${done ? 'Mark done' : 'Mark not done'} on "${name.replace(/^Uncertain: /, '')}" was not recorded ` +
+        `within ${VERDICT_MS / 1000} s and nothing said so (${JSON.stringify(await describe(page))}); the soak clicked again`,
+    );
+    return true;
+  }
   if (done) marks.done += 1;
   else marks.notDone += 1;
   return true;
 }
 
+/** What the page and the journal show when no way forward appeared: the
+ * words for a finding. */
 async function describe(page) {
   const text = async (locator) =>
     ((await locator.count()) ? ((await locator.first().textContent()) ?? '').trim() : '(none)').slice(0, 300);
+  const blocks = page.getByRole('log', { name: 'Transcript' }).getByRole('group', { name: /^Command: / });
+  const shown = [];
+  for (let i = Math.max((await blocks.count()) - 6, 0); i < (await blocks.count()); i += 1) {
+    const block = blocks.nth(i);
+    shown.push(`${(await block.getAttribute('aria-label'))?.replace(/^Command: /, '')} → ${await text(block.locator('.outcome'))}`);
+  }
+  let journal = '(unreadable)';
+  try {
+    const { rows, quarantined } = await readJournalRows(page);
+    const { commands, entries } = check({ rows, quarantined, file: '' });
+    const open = commands.filter((c) => !SETTLED.has(c.outcome));
+    journal = `${entries} entries; not settled: ${open.map((c) => `${c.line} (${c.outcome})`).join(', ') || 'none'}`;
+  } catch (error) {
+    journal = `(could not be read: ${String(error).split('\n')[0]})`;
+  }
   return {
     status: await text(page.locator('p.connection[role="status"]')),
+    lifecycle: await text(page.locator('.lifecycle [role="status"]')),
+    notices: (await page.locator('.notices .notice > p:first-child').allTextContents()).map((t) => t.trim()).slice(-3),
     card: await text(card(page)),
+    blocks: shown,
     sendDisabled: await page.getByRole('button', { name: 'Send', exact: true }).isDisabled().catch(() => null),
     stopDisabled: await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled().catch(() => null),
+    journal,
   };
 }
 
@@ -279,7 +313,7 @@ export async function runSoak({ seed, cycles, log = console.log }) {
   try {
     for (const { cycle, fault, delayMs } of plan) {
       const t0 = Date.now();
-      const how = { mark: previous?.mark ?? false, marks };
+      const how = { mark: previous?.mark ?? false, marks, findings, when: `before cycle ${cycle}'s prompt` };
       try {
         const r = await recoverAndSend(state.page, prompt(cycle), how);
         resumed += r;
@@ -302,7 +336,7 @@ export async function runSoak({ seed, cycles, log = console.log }) {
     // The last fault gets its recovery too, so "settled" is judged on an app
     // that had the chance to settle.
     try {
-      resumed += await recoverAndSend(state.page, null, { mark: previous?.mark ?? false, marks });
+      resumed += await recoverAndSend(state.page, null, { mark: previous?.mark ?? false, marks, findings, when: 'after the last cycle' });
       recovered(injectedAt);
     } catch (error) {
       findings.push(`after the last cycle: no way forward (${JSON.stringify(await describe(state.page))}). ${String(error).split('\n')[0]}`);
