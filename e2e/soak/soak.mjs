@@ -151,8 +151,9 @@ async function inject(state, fault, log) {
 /**
  * Takes the way forward a user would until the composer accepts `text`, and
  * sends it (or, with `text` null, only waits until it would): wait for
- * Connected, click Resume whenever the card offers it, then Send. Uncertain
- * commands are left as the app shows them. Returns the Resume clicks.
+ * Connected, click Resume whenever the card offers it, with `mark` judge the
+ * card's uncertain soak commands (otherwise leave them as the app shows
+ * them), then Send. Returns the Resume clicks.
  */
 async function recoverAndSend(page, text, { mark = false, marks = { done: 0, notDone: 0 }, findings = [], when = '' } = {}) {
   const connected = page.getByRole('status').filter({ hasText: /^Connected$/ });
