@@ -19,10 +19,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             flag @ ("--cycles" | "--seed") => {
+                // A seed may be 0; a run of 0 cycles would check nothing.
+                let least = if flag == "--cycles" { 1 } else { 0 };
                 let value = args
                     .next()
-                    .filter(|n| n.parse::<u64>().is_ok())
-                    .ok_or_else(|| format!("{flag} needs a non-negative number"))?;
+                    .filter(|n| n.parse::<u64>().is_ok_and(|n| n >= least))
+                    .ok_or_else(|| format!("{flag} needs a number of at least {least}"))?;
                 node_args.push(flag.to_string());
                 node_args.push(value.clone());
             }
