@@ -9,6 +9,7 @@ mod dist;
 mod mutants;
 mod probe;
 mod serve;
+mod soak;
 mod test;
 mod tools;
 
@@ -26,6 +27,8 @@ commands:
   mutants [--seeds N] [--re R] [--list]
                              mutation-test the controller's dispatch, ACK, reattach, cancel and timer code
                              against the whole native suite (simulation with N seeds, default 2000)
+  soak [--cycles N] [--seed N] [--self-test]
+                             build and run the crash soak in headless Chromium (default 50 cycles)
 ";
 
 fn main() -> ExitCode {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("probe") => probe::run(&args[1..]),
         Some("mutants") => mutants::run(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
