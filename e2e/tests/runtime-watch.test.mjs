@@ -171,7 +171,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
           const { controllers, ports } = window.__lifeline;
           const { runtime, generation } = ports.at(-1);
           controllers.at(-1).postMessage(
-            JSON.stringify({ type: 'runtime_exited', runtime, generation, crashed: true, detail: 'forged by a page script' }),
+            JSON.stringify({ runtime_exited: { runtime, generation, crashed: true, detail: 'forged by a page script' } }),
           );
           return { runtime, generation };
         });

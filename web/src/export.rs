@@ -214,7 +214,7 @@ pub fn received_buffer(buffer: ArrayBuffer) {
     if let Err(e) = save(&buffer, &file_name) {
         host::page_notice(
             "export",
-            i18n::now_f(Msg::CouldNotSave, &[&file_name, &format!("{e:?}")]),
+            i18n::now_f(Msg::CouldNotSave, &[&file_name, &host::describe(&e)]),
         );
     }
 }
@@ -299,7 +299,7 @@ fn import(input: web_sys::HtmlInputElement) {
                 signals().busy.set(false);
                 host::page_notice(
                     "export",
-                    i18n::now_f(Msg::CouldNotRead, &[&name, &format!("{e:?}")]),
+                    i18n::now_f(Msg::CouldNotRead, &[&name, &host::describe(&e)]),
                 );
             }
         }

@@ -314,7 +314,7 @@ fn now() -> f64 {
     js_sys::Date::now()
 }
 
-fn describe(error: &JsValue) -> String {
+pub(crate) fn describe(error: &JsValue) -> String {
     if let Some(e) = error.dyn_ref::<js_sys::Error>() {
         return String::from(e.message());
     }
@@ -772,7 +772,7 @@ impl Host {
                     epoch,
                     i18n::now_f(
                         Msg::ControllerNoStart,
-                        &[&(READY_TIMEOUT_MS / 1000.0).to_string()],
+                        &[&(READY_TIMEOUT_MS as u64 / 1000).to_string()],
                     ),
                 );
             } else if c.ready && at - c.last_beat > HEARTBEAT_TIMEOUT_MS {
@@ -780,7 +780,7 @@ impl Host {
                     epoch,
                     i18n::now_f(
                         Msg::ControllerNoHeartbeat,
-                        &[&(HEARTBEAT_TIMEOUT_MS / 1000.0).to_string()],
+                        &[&(HEARTBEAT_TIMEOUT_MS as u64 / 1000).to_string()],
                     ),
                 );
             }

@@ -179,7 +179,10 @@ pub enum CancelReply {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+// Externally tagged: an internally tagged enum is decoded through serde's
+// buffered content tree, which costs the workers' wasm dearly; only this
+// build's controller and runtimes speak it (the protocol version says so).
+#[serde(rename_all = "snake_case")]
 pub enum ControllerToRuntime {
     HelloAccepted {
         runtime: RuntimeId,
@@ -268,7 +271,10 @@ impl ControllerToRuntime {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+// Externally tagged: an internally tagged enum is decoded through serde's
+// buffered content tree, which costs the workers' wasm dearly; only this
+// build's controller and runtimes speak it (the protocol version says so).
+#[serde(rename_all = "snake_case")]
 pub enum RuntimeToController {
     Hello(Hello),
     Ack {

@@ -410,6 +410,61 @@ impl fmt::Display for JournalFault {
     }
 }
 
+/// The English of a recovery summary row's evidence: the page words it
+/// from its catalogs; the continuation prompt (text for the model) needs
+/// it in the worker too, where the rest of [`Phrase`]'s English is not
+/// linked. `None` for a phrase that is not row evidence.
+pub fn row_evidence_english(p: &Phrase) -> Option<String> {
+    struct Row<'a>(&'a Phrase);
+    impl fmt::Display for Row<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write_row_evidence(self.0, f)
+        }
+    }
+    let mut out = String::new();
+    fmt::write(&mut out, format_args!("{}", Row(p))).ok()?;
+    (!out.is_empty()).then_some(out)
+}
+
+fn write_row_evidence(p: &Phrase, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    use Phrase as P;
+    match p {
+        P::NoMessagesYet => f.write_str("no messages yet"),
+        P::TurnsRepliesLost { turns, lost } => write!(
+            f,
+            "{turns} turn(s) recorded; {lost} model reply(ies) lost while streaming — never resent"
+        ),
+        P::TurnsSomeUnreadable { turns } => {
+            write!(f, "{turns} turn(s) recorded; some records unreadable")
+        }
+        P::TurnsRecorded { turns } => write!(f, "{turns} turn(s) recorded in the journal"),
+        P::WorkspaceThere => f.write_str("the workspace folder is there"),
+        P::WorkspaceThereEntries { entries } => {
+            write!(f, "the workspace folder is there ({entries} entries)")
+        }
+        P::WorkspaceGone => f.write_str("the workspace folder is gone from this browser's storage"),
+        P::NoWorkspaceYet => f.write_str("nothing has run yet, so there is no workspace folder"),
+        P::NotChecked => f.write_str("not checked"),
+        P::NoStoredKey => f.write_str("the profile uses no stored key"),
+        P::KeysPresent { total } => write!(f, "{total} stored key(s) present, encrypted"),
+        P::KeysMissing { missing, total } => {
+            write!(f, "{missing} of {total} stored key(s) missing")
+        }
+        P::NoRuntimeRan => f.write_str("no runtime has run for this session"),
+        P::RuntimeAttached => f.write_str("the runtime is attached"),
+        P::CommandMayHaveStarted => {
+            f.write_str("a command may have started before its runtime stopped")
+        }
+        P::RuntimeStopped => f.write_str("the runtime that ran this session stopped"),
+        P::TabAttached => f.write_str("this tab is attached to the journal"),
+        P::TabNotAttached => f.write_str("this tab is not attached to the journal"),
+        _ => Ok(()),
+    }
+}
+
+// The English of every phrase is for tests, logs and the export, all native;
+// in the workers it would be ~4 KB of gzip wasm nobody reads.
+#[cfg(not(target_arch = "wasm32"))]
 impl fmt::Display for Phrase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use Phrase as P;
@@ -476,39 +531,24 @@ impl fmt::Display for Phrase {
             P::FoldersUnsupported => f.write_str(
                 "this browser cannot open local folders; open Lifeline in a browser that can",
             ),
-            P::NoMessagesYet => f.write_str("no messages yet"),
-            P::TurnsRepliesLost { turns, lost } => write!(
-                f,
-                "{turns} turn(s) recorded; {lost} model reply(ies) lost while streaming — never resent"
-            ),
-            P::TurnsSomeUnreadable { turns } => {
-                write!(f, "{turns} turn(s) recorded; some records unreadable")
-            }
-            P::TurnsRecorded { turns } => write!(f, "{turns} turn(s) recorded in the journal"),
-            P::WorkspaceThere => f.write_str("the workspace folder is there"),
-            P::WorkspaceThereEntries { entries } => {
-                write!(f, "the workspace folder is there ({entries} entries)")
-            }
-            P::WorkspaceGone => {
-                f.write_str("the workspace folder is gone from this browser's storage")
-            }
-            P::NoWorkspaceYet => {
-                f.write_str("nothing has run yet, so there is no workspace folder")
-            }
-            P::NotChecked => f.write_str("not checked"),
-            P::NoStoredKey => f.write_str("the profile uses no stored key"),
-            P::KeysPresent { total } => write!(f, "{total} stored key(s) present, encrypted"),
-            P::KeysMissing { missing, total } => {
-                write!(f, "{missing} of {total} stored key(s) missing")
-            }
-            P::NoRuntimeRan => f.write_str("no runtime has run for this session"),
-            P::RuntimeAttached => f.write_str("the runtime is attached"),
-            P::CommandMayHaveStarted => {
-                f.write_str("a command may have started before its runtime stopped")
-            }
-            P::RuntimeStopped => f.write_str("the runtime that ran this session stopped"),
-            P::TabAttached => f.write_str("this tab is attached to the journal"),
-            P::TabNotAttached => f.write_str("this tab is not attached to the journal"),
+            P::NoMessagesYet
+            | P::TurnsRepliesLost { .. }
+            | P::TurnsSomeUnreadable { .. }
+            | P::TurnsRecorded { .. }
+            | P::WorkspaceThere
+            | P::WorkspaceThereEntries { .. }
+            | P::WorkspaceGone
+            | P::NoWorkspaceYet
+            | P::NotChecked
+            | P::NoStoredKey
+            | P::KeysPresent { .. }
+            | P::KeysMissing { .. }
+            | P::NoRuntimeRan
+            | P::RuntimeAttached
+            | P::CommandMayHaveStarted
+            | P::RuntimeStopped
+            | P::TabAttached
+            | P::TabNotAttached => write_row_evidence(self, f),
             P::OutputEvicted { commands } => write!(
                 f,
                 "older output events of {commands} command(s) are not kept in detail (their collapsed output is)"
@@ -1192,6 +1232,39 @@ impl TryFrom<Wire> for Phrase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The continuation prompt's English for a row is the phrase's English,
+    /// not a second wording; anything else is not row evidence.
+    #[test]
+    fn row_evidence_english_is_the_phrases_english() {
+        let rows = [
+            Phrase::NoMessagesYet,
+            Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
+            Phrase::TurnsSomeUnreadable { turns: 2 },
+            Phrase::TurnsRecorded { turns: 2 },
+            Phrase::WorkspaceThere,
+            Phrase::WorkspaceThereEntries { entries: 5 },
+            Phrase::WorkspaceGone,
+            Phrase::NoWorkspaceYet,
+            Phrase::NotChecked,
+            Phrase::NoStoredKey,
+            Phrase::KeysPresent { total: 2 },
+            Phrase::KeysMissing {
+                missing: 1,
+                total: 2,
+            },
+            Phrase::NoRuntimeRan,
+            Phrase::RuntimeAttached,
+            Phrase::CommandMayHaveStarted,
+            Phrase::RuntimeStopped,
+            Phrase::TabAttached,
+            Phrase::TabNotAttached,
+        ];
+        for p in rows {
+            assert_eq!(row_evidence_english(&p), Some(p.to_string()), "{p:?}");
+        }
+        assert_eq!(row_evidence_english(&Phrase::SummaryArchived), None);
+    }
 
     #[test]
     fn the_english_rendering_is_what_the_tests_expect() {

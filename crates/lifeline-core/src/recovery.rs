@@ -789,7 +789,7 @@ pub fn continuation_prompt(projection: &Projection, session: SessionId, report: 
             "- {}: {} — {}\n",
             r.dimension.label(),
             r.verdict.label(),
-            r.evidence
+            crate::phrase::row_evidence_english(&r.evidence).unwrap_or_default()
         ));
     }
     out.push_str("\n## Uncertain actions: inspect, do not repeat blindly\n");

@@ -18,7 +18,7 @@ use std::fmt;
 
 /// Bumped whenever a message changes shape; peers with another version refuse
 /// each other rather than misreading fields.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Upper bound on an encoded message. Output streams are chunked well below
 /// this, so anything larger is a bug or hostile input, not data to parse.
@@ -36,7 +36,9 @@ pub enum Role {
 
 /// Page → controller.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+// Externally tagged, like ControllerToPage: no buffered content tree in
+// the controller's decoder (its wasm budget).
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum PageToController {
     /// First message. `cause` says whether runtimes of this page may still
     /// be alive (a controller restart) or every worker died (host loss).
@@ -428,7 +430,9 @@ pub enum RuntimeToPage {
 
 /// Leader controller → follower controllers, on the origin's BroadcastChannel.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+// Externally tagged, like ControllerToPage: no buffered content tree in
+// the controller's decoder (its wasm budget).
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Broadcast {
     /// Entries already durable in IndexedDB, in position order. A follower
     /// applies those after its cursor and reads any gap from the journal.

@@ -74,6 +74,25 @@ pub fn dist_dir() -> PathBuf {
     root().join("target/dist")
 }
 
+/// Panic locations name their source files, and a dependency's carries the
+/// builder's absolute registry path (about a hundred of them in the UI):
+/// mapped to the crate's own relative path, the bundle is smaller and says
+/// nothing about the machine that built it. Flags the caller set stay.
+fn release_rustflags() -> String {
+    let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
+        .map(|f| f.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")));
+    if let Some(src) = cargo_home.map(|h| h.join("registry/src")) {
+        for index in std::fs::read_dir(src).into_iter().flatten().flatten() {
+            flags.push(format!("--remap-path-prefix={}/=", index.path().display()));
+        }
+    }
+    flags.join("\x1f")
+}
+
 pub fn build(profile: Profile) -> Result<Bundle, String> {
     let bindgen = tools::ensure_wasm_bindgen()?;
     let mut cargo = Command::new("cargo");
@@ -85,6 +104,7 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
     }
     if profile == Profile::Release {
         cargo.arg("--release");
+        cargo.env("CARGO_ENCODED_RUSTFLAGS", release_rustflags());
     }
     println!("xtask: building wasm ({profile:?})");
     run_command(&mut cargo)?;
@@ -108,7 +128,9 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
             .args(["--target", "web", "--no-typescript", "--out-dir"])
             .arg(&out);
         if profile == Profile::Release {
-            command.arg("--remove-name-section");
+            // Names are for profiling a names-kept build; the producers
+            // section only says which compilers ran.
+            command.args(["--remove-name-section", "--remove-producers-section"]);
         }
         run_command(&mut command)?;
     }
