@@ -239,7 +239,7 @@ describe('a local folder the browser no longer has (1280×800)', () => {
       );
       await c.getByRole('button', { name: 'Archive' }).click();
       await c.getByRole('button', { name: 'Confirm archive' }).click();
-      await c.getByText('This session is archived.').waitFor({ timeout: 30_000 });
+      await c.getByText('This session is archived').waitFor({ timeout: 30_000 });
     } finally {
       await browser.close();
     }

@@ -41,7 +41,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         const reissued = blocks.filter({ hasText: 'You re-issued' });
         await reissued.getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
         await blocks
-          .filter({ hasText: 'Re-issued: it runs again below, as a new command.' })
+          .filter({ hasText: 'Re-issued below.' })
           .waitFor();
         await card(page).getByText('re-issued').first().waitFor();
 
@@ -72,7 +72,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         const c = card(page);
         await c.getByRole('button', { name: 'Archive' }).click();
         await c.getByRole('button', { name: 'Confirm archive' }).click();
-        await c.getByText('This session is archived.').waitFor({ timeout: 30_000 });
+        await c.getByText('This session is archived').waitFor({ timeout: 30_000 });
         await c.getByRole('button', { name: 'Unarchive' }).waitFor();
         await c.getByRole('button', { name: 'Start fresh' }).waitFor();
         for (const gone of ['Resume', 'Archive', 'Inspect workspace']) {
@@ -84,9 +84,9 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         // A reload keeps it archived, and Unarchive still works.
         await page.reload();
         await waitConnected(page);
-        await c.getByText('This session is archived.').waitFor({ timeout: 30_000 });
+        await c.getByText('This session is archived').waitFor({ timeout: 30_000 });
         await c.getByRole('button', { name: 'Unarchive' }).click();
-        await c.getByText('This session is archived.').waitFor({ state: 'detached', timeout: 30_000 });
+        await c.getByText('This session is archived').waitFor({ state: 'detached', timeout: 30_000 });
         await c.getByRole('button', { name: 'Resume' }).click();
         await waitConnected(page);
         await send(page, '$ cat marks.txt');

@@ -297,8 +297,8 @@ catalog! {
     InspectWorkspace => "Inspect workspace", "Arbeitsbereich ansehen";
     Archive => "Archive", "Archivieren";
     Unarchive => "Unarchive", "Zurückholen";
-    ReissueOf => "You re-issued `{0}`: it runs again as a new command.", "Sie haben `{0}` erneut ausgeführt: Es läuft als neuer Befehl.";
-    ReissuedLater => "Re-issued: it runs again below, as a new command.", "Erneut ausgeführt: Er läuft unten noch einmal, als neuer Befehl.";
+    ReissueOf => "You re-issued `{0}`.", "Sie haben `{0}` erneut ausgeführt.";
+    ReissuedLater => "Re-issued below.", "Unten erneut ausgeführt.";
     Confirm => "Confirm", "Bestätigen";
     ConfirmStartFresh => "Confirm start fresh", "Neu beginnen bestätigen";
     ConfirmArchive => "Confirm archive", "Archivieren bestätigen";
@@ -419,7 +419,7 @@ catalog! {
     PhSummaryDetached => "The session stopped when the page or its worker did. Its history and workspace are kept.",
         "Die Sitzung endete mit der Seite oder ihrem Worker. Verlauf und Arbeitsbereich bleiben erhalten.";
     PhSummaryCancelled => "The start was cancelled.", "Der Start wurde abgebrochen.";
-    PhSummaryArchived => "This session is archived. Unarchive it to go on, or start fresh in a new session.", "Diese Sitzung ist archiviert. Holen Sie sie zurück, um weiterzumachen, oder beginnen Sie neu in einer neuen Sitzung.";
+    PhSummaryArchived => "This session is archived: Unarchive it, or Start fresh.", "Diese Sitzung ist archiviert: zurückholen oder neu beginnen.";
     PhSummaryUncertain => "Some actions may or may not have happened. Nothing was repeated.",
         "Einige Aktionen sind vielleicht geschehen, vielleicht nicht. Nichts wurde wiederholt.";
     PhSummaryInterruptedEarlier => "Something stopped this session earlier; details are in its history.",
@@ -427,7 +427,7 @@ catalog! {
     PhBusyStarting => "Recovering: starting the session…", "Wiederherstellung: Die Sitzung startet…";
     PhBusyCancelling => "Stopping the start…", "Der Start wird angehalten…";
     PhWaitOrStop => "{0} Wait for it, or press Stop.", "{0} Warte darauf oder drücke Stopp.";
-    PhSessionArchived => "the session is archived; Unarchive it to go on, or Start fresh", "die Sitzung ist archiviert; holen Sie sie zurück, um weiterzumachen, oder beginnen Sie neu";
+    PhSessionArchived => "the session is archived; Unarchive it first", "die Sitzung ist archiviert; erst zurückholen";
     PhSessionDeleted => "the session was deleted; start a new one", "die Sitzung wurde gelöscht; beginnen Sie eine neue";
     PhNeverRan => "this session has never run, so there is nothing to resume; send a message",
         "diese Sitzung lief noch nie, es gibt also nichts fortzusetzen; sende eine Nachricht";
@@ -595,8 +595,8 @@ catalog! {
         "der gespeicherte Verlauf ist weg: Die Websitedaten wurden gelöscht oder das Journal wurde gelöscht, während Lifeline offen war. Nicht aufgezeichnete Nachrichten bleiben im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen";
     PhJournalConnectionLost => "the browser closed the journal (site data cleared, or a disk error), so the stored history cannot be reached. Unrecorded messages stay in the message box. Start a new journal to go on; the history loads again if it is still there",
         "der Browser hat das Journal geschlossen (Websitedaten gelöscht oder ein Datenträgerfehler), daher ist der gespeicherte Verlauf nicht erreichbar. Nicht aufgezeichnete Nachrichten bleiben im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen; der Verlauf wird wieder geladen, falls er noch da ist";
-    PhJournalWriterUnreadable => "the journal's writer record (in meta) is unreadable, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence, then choose Repair journal to set the damaged record aside (it is kept) and go on writing",
-        "der Schreiber-Eintrag des Journals (in meta) ist unlesbar, daher kann nichts sicher geschrieben werden. Der Verlauf wird nur lesend gezeigt und nichts wurde gelöscht: Exportiere die Nachweise und wähle dann „Journal reparieren“, um den beschädigten Eintrag beiseitezulegen (er bleibt erhalten) und weiterzuschreiben";
+    PhJournalWriterUnreadable => "the journal's writer record is unreadable, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence, then choose Repair journal (the damaged record is kept)",
+        "der Schreiber-Eintrag des Journals ist unlesbar, daher kann nichts sicher geschrieben werden. Der Verlauf wird nur lesend gezeigt und nichts wurde gelöscht: Exportiere die Nachweise und wähle dann „Journal reparieren“ (der beschädigte Eintrag bleibt erhalten)";
     // Controller notices.
     PhNothingToRecover => "there is nothing to recover", "es gibt nichts wiederherzustellen";
     PhWorkspaceCannotOpen => "the workspace cannot be opened: the session is gone or archived",

@@ -271,13 +271,13 @@ fn UncertainItem(
 ) -> impl IntoView {
     let verify_off = verify.is_some();
     let reissue_off = reissue.is_some();
-    let why: Vec<String> = [
-        verify.map(|w| tf_in(l, Msg::NotPossibleNow, &[t(l, Msg::Verify), &w])),
-        reissue.map(|w| tf_in(l, Msg::NotPossibleNow, &[t(l, Msg::Reissue), &w])),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let mut why = String::new();
+    for (msg, reason) in [(Msg::Verify, verify), (Msg::Reissue, reissue)] {
+        if let Some(w) = reason {
+            why.push_str(&tf_in(l, Msg::NotPossibleNow, &[t(l, msg), &w]));
+            why.push(' ');
+        }
+    }
     let command = u.command;
     let confirming = RwSignal::new(false);
     let state = match (u.verdict, u.reissued_as) {
@@ -342,9 +342,7 @@ fn UncertainItem(
                             </button>
                             <button type="button" on:click=move |_| confirming.set(false)>{t(l, Msg::Cancel)}</button>
                         </Show>
-                        {(!why.is_empty()).then(|| view! {
-                            <span class="reason">{why.join(" ")}</span>
-                        })}
+                        {(!why.is_empty()).then(|| view! { <span class="reason">{why}</span> })}
                     </span>
                 }
                 .into_any(),

@@ -362,7 +362,7 @@ pub enum Phrase {
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
 const JOURNAL_CONNECTION_LOST: &str = "the browser closed the journal (site data cleared, or a disk error), so the stored history cannot be reached. Unrecorded messages stay in the message box. Start a new journal to go on; the history loads again if it is still there";
-const JOURNAL_WRITER_UNREADABLE: &str = "the journal's writer record (in meta) is unreadable, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence, then choose Repair journal to set the damaged record aside (it is kept) and go on writing";
+const JOURNAL_WRITER_UNREADABLE: &str = "the journal's writer record is unreadable, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence, then choose Repair journal (the damaged record is kept)";
 
 impl fmt::Display for JournalFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -480,9 +480,9 @@ impl fmt::Display for Phrase {
                 "The session stopped when the page or its worker did. Its history and workspace are kept.",
             ),
             P::SummaryCancelled => f.write_str("The start was cancelled."),
-            P::SummaryArchived => f.write_str(
-                "This session is archived. Unarchive it to go on, or start fresh in a new session.",
-            ),
+            P::SummaryArchived => {
+                f.write_str("This session is archived: Unarchive it, or Start fresh.")
+            }
             P::SummaryUncertain => {
                 f.write_str("Some actions may or may not have happened. Nothing was repeated.")
             }
@@ -497,9 +497,7 @@ impl fmt::Display for Phrase {
                 "{} Wait for it, or press Stop.",
                 if *starting { P::BusyStarting } else { P::BusyCancelling }
             ),
-            P::SessionArchived => {
-                f.write_str("the session is archived; Unarchive it to go on, or Start fresh")
-            }
+            P::SessionArchived => f.write_str("the session is archived; Unarchive it first"),
             P::NeverRan => f.write_str(
                 "this session has never run, so there is nothing to resume; send a message",
             ),
@@ -1312,7 +1310,7 @@ mod tests {
                 refusal: Refusal::Archived
             }
             .to_string(),
-            "the session is archived; Unarchive it to go on, or Start fresh"
+            "the session is archived; Unarchive it first"
         );
         assert_eq!(
             Phrase::Cause {

@@ -602,9 +602,7 @@ impl core::fmt::Display for Refusal {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Refusal::UnknownSession => f.write_str("there is no such session"),
-            Refusal::Archived => f.write_str(
-                "the session is archived; Unarchive it to go on, or Start fresh",
-            ),
+            Refusal::Archived => f.write_str("the session is archived; Unarchive it first"),
             Refusal::Deleted => f.write_str("the session was deleted; start a new one"),
             Refusal::Busy { .. } => f.write_str("the session is already starting"),
             Refusal::CancellationPending { .. } => f.write_str(

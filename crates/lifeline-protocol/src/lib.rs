@@ -175,7 +175,8 @@ pub struct ProfileInput {
 
 /// What to do with a profile's API key.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "action", content = "value", rename_all = "snake_case")]
+// Externally tagged: page input only, never stored.
+#[serde(rename_all = "snake_case")]
 pub enum KeyInput {
     Keep,
     Clear,
@@ -397,7 +398,8 @@ pub struct StorageStatus {
 
 /// Page → runtime.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+// Externally tagged, like the other worker-bound messages.
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum PageToRuntime {
     /// Who the runtime is, fixed for its life.
     Start {
