@@ -289,8 +289,13 @@ impl World {
             binding,
         });
         r?;
-        Ok(self
-            .inbox
+        Ok(self.admitted(request))
+    }
+
+    /// The command an admission (or a re-issue) answered `request` with,
+    /// and whether it existed already.
+    fn admitted(&self, request: RequestId) -> (CommandId, bool) {
+        self.inbox
             .iter()
             .find_map(|(_, m)| match m {
                 ClientMessage::Admitted {
@@ -301,7 +306,7 @@ impl World {
                 } if *q == request => Some((*command, *existing)),
                 _ => None,
             })
-            .expect("admitted reply"))
+            .expect("admitted reply")
     }
 
     fn cancel(
@@ -2444,19 +2449,7 @@ impl World {
             binding,
         });
         r?;
-        Ok(self
-            .inbox
-            .iter()
-            .find_map(|(_, m)| match m {
-                ClientMessage::Admitted {
-                    request: q,
-                    command,
-                    existing,
-                    ..
-                } if *q == request => Some((*command, *existing)),
-                _ => None,
-            })
-            .expect("admitted reply"))
+        Ok(self.admitted(request))
     }
 }
 
