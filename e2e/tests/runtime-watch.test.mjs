@@ -63,7 +63,8 @@ async function recordWorkers(page) {
       }
       postMessage(message, ...rest) {
         if (typeof message === 'string' && message.includes('"runtime_port"')) {
-          seen.ports.push(JSON.parse(message));
+          // The page's messages are externally tagged: {"runtime_port": {…}}.
+          seen.ports.push(JSON.parse(message).runtime_port);
         }
         return super.postMessage(message, ...rest);
       }
