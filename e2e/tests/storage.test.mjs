@@ -157,7 +157,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
 
         // The rest of the history loads.
         await completed(page, 'echo recorded');
-        await banner(page).getByText(/writer record \(in meta\) is unreadable/).waitFor();
+        await banner(page).getByText(/writer record is unreadable/).waitFor();
         await page.getByRole('status').filter({ hasText: /read-only, the journal is damaged/ }).waitFor();
         const box = page.getByRole('textbox', { name: 'Message' });
         await box.fill('$ echo waits');
