@@ -671,8 +671,9 @@ impl Shell {
     /// The core ended the wait for a lost launch: its outcome is unknown,
     /// said so, and only now does a new generation replace it.
     fn replace_lost_launch(self: &Rc<Self>, attempt: StartupAttemptId) {
-        let pending = self.adopting.borrow_mut().take();
-        let Some(p) = pending.filter(|p| p.attempt == attempt) else {
+        // Only this attempt's wait: another attempt's stays as it is.
+        let pending = self.adopting.borrow_mut().take_if(|p| p.attempt == attempt);
+        let Some(p) = pending else {
             return;
         };
         let (runtime, generation, _) = p.found;
