@@ -2436,6 +2436,22 @@ fn a_launch_whose_acknowledgement_was_lost_is_found_before_any_relaunch() {
 }
 
 impl World {
+    /// The (muted) runtime's link is lost and then the runtime dies: its
+    /// unacknowledged commands are left uncertain, and a new generation
+    /// runs on the same workspace.
+    fn replace_lost_runtime(&mut self, rt: Started) -> Started {
+        let now = self.now;
+        self.c().handle_transport_lost(rt.runtime, now).unwrap();
+        self.settle();
+        self.runtimes.remove(&rt.runtime);
+        self.cut(rt.runtime);
+        self.c()
+            .handle_runtime_crashed(rt.runtime, rt.generation, now)
+            .unwrap();
+        self.settle();
+        self.start_runtime(rt.workspace)
+    }
+
     fn reissue(
         &mut self,
         key: IdempotencyKey,
@@ -2465,18 +2481,8 @@ fn a_reissue_is_one_linked_admission_and_runs_only_an_uncertain_command_once() {
     assert_eq!(w.outcome(settled), Outcome::Completed);
     w.mute.insert(rt.runtime);
     let (command, _) = w.admit(id(0xD0), w.binding(rt, "touch once")).unwrap();
-    let now = w.now;
-    w.c().handle_transport_lost(rt.runtime, now).unwrap();
-    w.settle();
-    w.runtimes.remove(&rt.runtime);
-    w.cut(rt.runtime);
-    let now = w.now;
-    w.c()
-        .handle_runtime_crashed(rt.runtime, rt.generation, now)
-        .unwrap();
-    w.settle();
+    let fresh = w.replace_lost_runtime(rt);
     assert_eq!(w.outcome(command), Outcome::MayHaveStarted);
-    let fresh = w.start_runtime(rt.workspace);
 
     // Refused: a command that is not uncertain, another command line.
     let not_uncertain = w.reissue(id(0xD2), settled, w.binding(fresh, "true"));
@@ -2625,20 +2631,11 @@ fn stop_cancels_a_running_reissue_outside_any_turn() {
     let rt = w.start_runtime(id(0xA5));
     w.mute.insert(rt.runtime);
     let (command, _) = w.admit(id(0xF0), w.binding(rt, "sleep 5")).unwrap();
-    let now = w.now;
-    w.c().handle_transport_lost(rt.runtime, now).unwrap();
-    w.settle();
-    w.runtimes.remove(&rt.runtime);
-    w.cut(rt.runtime);
-    w.c()
-        .handle_runtime_crashed(rt.runtime, rt.generation, now)
-        .unwrap();
-    w.settle();
-    let fresh = w.start_runtime(rt.workspace);
+    let fresh = w.replace_lost_runtime(rt);
     let (replacement, _) = w
         .reissue(id(0xF1), command, w.binding(fresh, "sleep 5"))
         .unwrap();
-    let session: SessionId = id(SESSION);
+    let (session, now): (SessionId, _) = (id(SESSION), w.now);
     let p = w.c().pending_projection().clone();
     assert!(lifeline_core::agent::busy(&p, session));
     assert_eq!(
@@ -2664,16 +2661,7 @@ fn a_reissue_is_in_the_rebuilt_view_linked_both_ways() {
     let turn: TurnId = id(0x7006);
     record_turn(&mut w, turn, "$ touch x");
     let command = waiting_on(drive(&mut w, rt, turn));
-    let now = w.now;
-    w.c().handle_transport_lost(rt.runtime, now).unwrap();
-    w.settle();
-    w.runtimes.remove(&rt.runtime);
-    w.cut(rt.runtime);
-    w.c()
-        .handle_runtime_crashed(rt.runtime, rt.generation, now)
-        .unwrap();
-    w.settle();
-    let fresh = w.start_runtime(rt.workspace);
+    let fresh = w.replace_lost_runtime(rt);
     let (replacement, _) = w
         .reissue(id(0xF3), command, w.binding(fresh, "touch x"))
         .unwrap();
