@@ -7,6 +7,7 @@
 
 pub mod client;
 pub mod clock;
+pub mod engine_sim;
 pub mod faults;
 pub mod journal;
 pub mod net;

@@ -749,6 +749,12 @@ pub fn card(
 /// Builds the first prompt of a continuation from history, with provenance:
 /// which parts are original recorded history, which are a summary, and the
 /// uncertain actions for the agent to inspect rather than repeat.
+/// Every line of recorded text inside the quote: a quoted `$ ` line is
+/// history, never a command the built-in agent would plan again.
+fn quoted(text: &str) -> String {
+    text.replace('\n', "\n> ")
+}
+
 pub fn continuation_prompt(projection: &Projection, session: SessionId, report: &Report) -> String {
     const MAX_TURNS: usize = 8;
     const MAX_BYTES: usize = 16 * 1024;
@@ -770,10 +776,14 @@ pub fn continuation_prompt(projection: &Projection, session: SessionId, report: 
         if prompt.len() < t.prompt.len() {
             prompt.push_str(" …");
         }
-        out.push_str(&format!("\n> user: {prompt}\n"));
+        out.push_str(&format!("\n> user: {}\n", quoted(&prompt)));
         if let Some(end) = &t.end {
             let reply: String = end.reply.chars().take(2000).collect();
-            out.push_str(&format!("> agent ({}): {reply}\n", end.status.as_str()));
+            out.push_str(&format!(
+                "> agent ({}): {}\n",
+                end.status.as_str(),
+                quoted(&reply)
+            ));
         } else {
             out.push_str("> agent: (no reply recorded)\n");
         }

@@ -437,6 +437,32 @@ fn the_continuation_prompt_separates_original_history_summary_and_uncertain_acti
     assert!(p.contains("> agent (completed): Ran 1 command"));
 }
 
+/// Found by the engine simulation: a multi-line prompt's later `$ ` lines
+/// stood unquoted in the continuation, so the built-in agent planned them
+/// again and Continue from history replayed commands that had run.
+#[test]
+fn continuing_from_history_replays_no_recorded_command() {
+    let mut f = Fixture::new();
+    let turn = TurnId::from_u128(0x701).unwrap();
+    f.append(JournalRecord::TurnRecorded {
+        session: sid(),
+        turn,
+        prompt: "$ echo one >> log\n$ echo two >> log".into(),
+        plan: vec!["echo one >> log".into(), "echo two >> log".into()],
+        agent: Default::default(),
+    });
+    f.append(JournalRecord::TurnFinished {
+        turn,
+        status: TurnStatus::Completed,
+        reply: "Ran 2 commands:\n$ echo one >> log\n$ echo two >> log".into(),
+    });
+    let report = inspect(&f.projection, sid(), None, &facts());
+    let p = continuation_prompt(&f.projection, sid(), &report);
+    let plan = crate::agent::plan(&p).expect("a plan");
+    assert!(plan.conversational, "planned again: {:?}", plan.commands);
+    assert!(p.contains("> $ echo two >> log"));
+}
+
 fn local_folder() -> Environment {
     Environment::LocalFolder {
         folder: crate::id::FolderId::from_u128(0xf01d).unwrap(),

@@ -551,6 +551,13 @@ pub enum SessionEffect {
         session: SessionId,
         state: SessionState,
     },
+    /// These prompts will never run here (their start failed or was
+    /// stopped, or the session was archived, deleted or succeeded by
+    /// another): give them back to the user.
+    ReturnPrompts {
+        session: SessionId,
+        turns: Vec<TurnId>,
+    },
     /// The session now runs in `binding`: keep `prepared` for its turns and,
     /// for a rejoined runtime, give it `prepared.env` for later commands.
     Activate {
@@ -1715,7 +1722,14 @@ impl Sessions {
         let e = self.entries.get_mut(&session).expect("owned");
         let Some(a) = e.attempt.take() else { return };
         // The prompt that started this attempt is not dispatched; it is
-        // not queued either: the user sees the failure and decides.
+        // not queued either: it goes back to the user, who sees the failure
+        // and decides.
+        if let Some(turn) = a.prompt {
+            self.effects.push_back(SessionEffect::ReturnPrompts {
+                session,
+                turns: vec![turn],
+            });
+        }
         if let Some(launched) = &a.launched {
             self.effects
                 .push_back(SessionEffect::CancelWaits { attempt: a.id });
@@ -1756,8 +1770,14 @@ impl Sessions {
         let Some(a) = e.attempt.take() else {
             return CancelOutcome::NoAttempt;
         };
-        // The prompt that started it is dropped: never queued as a
-        // recovery step. Unrelated queued prompts stay where they are.
+        // The prompt that started it goes back to the user: never queued
+        // as a recovery step. Unrelated queued prompts stay where they are.
+        if let Some(turn) = a.prompt {
+            self.effects.push_back(SessionEffect::ReturnPrompts {
+                session,
+                turns: vec![turn],
+            });
+        }
         self.effects
             .push_back(SessionEffect::CancelWaits { attempt: a.id });
         let launched = a.launched.clone().or_else(|| match &a.phase {
@@ -1981,6 +2001,7 @@ impl Sessions {
         }
         let profile = e.selected;
         let environment = environment.unwrap_or_else(|| e.environment.clone());
+        self.return_queue(session);
         self.create(successor, workspace, environment, profile);
         self.record(SessionRecord::Succeeded { session, successor });
         self.begin(successor, Purpose::Launch, None, None, now)
@@ -2010,6 +2031,7 @@ impl Sessions {
     /// captured identity, the workspace and credentials kept.
     pub fn archive(&mut self, session: SessionId) -> Result<(), Refusal> {
         self.retire(session)?;
+        self.return_queue(session);
         self.record(SessionRecord::Archived { session });
         self.publish(session);
         Ok(())
@@ -2034,6 +2056,7 @@ impl Sessions {
     /// Lifeline owns it. A local folder the user opened is never touched.
     pub fn delete(&mut self, session: SessionId) -> Result<bool, Refusal> {
         self.retire(session)?;
+        self.return_queue(session);
         let e = &self.entries[&session];
         let owned = e.environment.owned_by_lifeline();
         if owned {
@@ -2048,6 +2071,20 @@ impl Sessions {
         });
         self.publish(session);
         Ok(owned)
+    }
+
+    /// A session that will run nothing more gives its queued prompts back:
+    /// none waits forever unseen.
+    fn return_queue(&mut self, session: SessionId) {
+        let Some(e) = self.entries.get_mut(&session) else {
+            return;
+        };
+        if e.queue.is_empty() {
+            return;
+        }
+        let turns: Vec<TurnId> = e.queue.drain(..).collect();
+        self.effects
+            .push_back(SessionEffect::ReturnPrompts { session, turns });
     }
 
     fn retire(&mut self, session: SessionId) -> Result<(), Refusal> {

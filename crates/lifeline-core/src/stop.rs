@@ -15,6 +15,7 @@
 use crate::agent::{self, Step};
 use crate::id::{CommandId, Generation, ProviderRequestId, SessionId, TurnId};
 use crate::model::{next_turn_step, TurnStep};
+use crate::outcome::Outcome;
 use crate::projection::Projection;
 
 /// What the shell carries out for one press of Stop.
@@ -64,7 +65,16 @@ pub fn plan(
             projection
                 .commands
                 .values()
-                .find(|c| c.binding.session == session && !c.outcome.is_terminal())
+                // Only one still on its way: an uncertain or undispatched
+                // command will not end by a cancel, and must not hold Stop
+                // (found by the engine simulation).
+                .find(|c| {
+                    c.binding.session == session
+                        && matches!(
+                            c.outcome,
+                            Outcome::Admitted | Outcome::Dispatched | Outcome::Running
+                        )
+                })
                 .map(|c| c.command)
         }
         _ => None,

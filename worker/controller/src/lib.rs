@@ -128,31 +128,45 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             generation,
             crashed,
             detail,
-        } => shell.runtime_exited(runtime, generation, crashed, detail),
+        } => {
+            shell.input(|e, now| e.handle_runtime_exited(runtime, generation, crashed, detail, now))
+        }
         PageToController::StopRuntime {
             runtime,
             generation,
-        } => shell.stop_unresponsive(runtime, generation),
+        } => shell.input(|e, now| e.handle_stop_unresponsive(runtime, generation, now)),
         PageToController::TerminateFailed {
             runtime,
             generation,
             detail,
-        } => shell.terminate_failed(runtime, generation, &detail),
-        PageToController::Prompt { turn, text } => shell.prompt(turn, text),
-        PageToController::Stop => shell.stop_turn(),
-        PageToController::StoragePersisted { persisted } => shell.storage_persisted(persisted),
-        PageToController::Resume => shell.resume(),
+        } => shell.input(|e, now| e.handle_terminate_failed(runtime, generation, &detail, now)),
+        PageToController::Prompt { turn, text } => {
+            shell.input(|e, now| e.handle_prompt(turn, text, now))
+        }
+        PageToController::Stop => shell.input(|e, now| e.handle_stop(now)),
+        PageToController::StoragePersisted { persisted } => {
+            shell.input(|e, _| e.handle_storage_persisted(persisted))
+        }
+        PageToController::Resume => shell.input(|e, now| e.handle_resume(now)),
         PageToController::SaveProfile { profile } => shell.save_profile(profile),
         PageToController::DeleteProfile { profile } => shell.delete_profile(profile),
-        PageToController::SelectProfile { profile } => shell.select_profile(profile),
-        PageToController::Recover { action } => shell.recover(action),
-        PageToController::CommandVerdict { command, done } => shell.command_verdict(command, done),
-        PageToController::Reissue { command } => shell.reissue(command),
-        PageToController::RepairJournal => shell.repair_journal(),
-        PageToController::ReadWorkspaceFile { path } => shell.read_workspace_file(path),
-        PageToController::CloseWorkspace => shell.close_workspace(),
+        PageToController::SelectProfile { profile } => {
+            shell.input(|e, now| e.handle_select_profile(profile, now))
+        }
+        PageToController::Recover { action } => shell.input(|e, now| e.handle_recover(action, now)),
+        PageToController::CommandVerdict { command, done } => {
+            shell.input(|e, now| e.handle_verdict(command, done, now))
+        }
+        PageToController::Reissue { command } => {
+            shell.input(|e, now| e.handle_reissue(command, now))
+        }
+        PageToController::RepairJournal => shell.input(|e, _| e.handle_repair()),
+        PageToController::ReadWorkspaceFile { path } => {
+            shell.input(|e, _| e.handle_read_workspace_file(path))
+        }
+        PageToController::CloseWorkspace => shell.input(|e, _| e.handle_close_workspace()),
         PageToController::ChooseEnvironment { environment } => {
-            shell.choose_environment(environment)
+            shell.input(|e, now| e.handle_choose_environment(environment, now))
         }
         PageToController::Export { session } => export::export(shell, session),
         PageToController::Import { file_name, bytes } => export::expect_import(file_name, bytes),

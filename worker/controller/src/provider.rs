@@ -9,11 +9,13 @@
 use js_sys::{Reflect, Uint8Array};
 use lifeline_core::journal::{ProviderFailureClass, ToolCallRecord};
 use lifeline_core::model::ModelMessage;
-use lifeline_core::profile::Tool;
+use lifeline_core::profile::{Provider, Secret, Tool};
+use lifeline_engine::{ProviderFailure, ProviderReply};
 use lifeline_provider::{
     build_request, classify_http, classify_transport, Conversation, Endpoint, ErrorClass, Message,
     ProviderKind, Reply, StreamDecoder, StreamErrorKind, StreamEvent, ToolCall, ToolName,
 };
+use std::collections::BTreeSet;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, Response};
@@ -24,14 +26,60 @@ const MAX_ERROR_BODY: usize = 16 * 1024;
 pub const SYSTEM_PROMPT: &str = "You are the agent of Lifeline, working in the user's workspace (a folder in this browser). Use the tools to read, write and list files and to run commands in the workspace's small shell (echo cat ls pwd mkdir rm cp mv touch head tail wc grep seq sleep true false env sha256sum, with | && ; > >>). Be brief.";
 
 /// How a request ended without a complete reply.
-#[derive(Clone, Debug)]
-pub struct Failure {
-    pub class: ProviderFailureClass,
-    pub message: String,
-    pub partial_text: String,
+pub type Failure = ProviderFailure;
+
+/// Sends one recorded request for `provider` and streams its reply in the
+/// engine's terms. `on_text` sees each text delta; `abort` cancels it.
+pub async fn send(
+    provider: &Provider,
+    api_key: Option<&Secret>,
+    messages: &[ModelMessage],
+    tools: &BTreeSet<Tool>,
+    abort: &AbortController,
+    on_text: impl FnMut(&str),
+) -> Result<ProviderReply, Failure> {
+    let (kind, base_url, model) = match provider {
+        // The engine sends only model-backed turns.
+        Provider::BuiltIn => {
+            return Err(failure(
+                ProviderFailureClass::InvalidRequest,
+                "the built-in agent sends no requests".into(),
+                "",
+            ))
+        }
+        Provider::OpenAiCompatible { base_url, model } => {
+            (ProviderKind::OpenAiCompatible, base_url, model)
+        }
+        Provider::Anthropic { base_url, model } => (ProviderKind::Anthropic, base_url, model),
+    };
+    let reply = stream(
+        &endpoint(kind, base_url, model),
+        api_key.map(|k| k.expose()),
+        &conversation(messages),
+        &tool_names(tools),
+        abort,
+        on_text,
+    )
+    .await?;
+    Ok(ProviderReply {
+        text: reply.text.clone(),
+        tool_calls: tool_records(&reply),
+        stop: stop_text(&reply),
+        input_tokens: reply.usage.input_tokens,
+        output_tokens: reply.usage.output_tokens,
+    })
 }
 
-pub fn endpoint(kind: ProviderKind, base_url: &str, model: &str) -> Endpoint {
+/// The browser would not make an `AbortController`: nothing was sent.
+pub fn no_abort() -> Failure {
+    failure(
+        ProviderFailureClass::Transport,
+        "the browser refused to make an abort controller; nothing was sent".into(),
+        "",
+    )
+}
+
+fn endpoint(kind: ProviderKind, base_url: &str, model: &str) -> Endpoint {
     Endpoint {
         kind,
         base_url: base_url.to_string(),
@@ -40,7 +88,7 @@ pub fn endpoint(kind: ProviderKind, base_url: &str, model: &str) -> Endpoint {
     }
 }
 
-pub fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
+fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
     tools
         .iter()
         .map(|t| match t {
@@ -54,7 +102,7 @@ pub fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
 
 /// The core's conversation in the provider crate's shape. Arguments that
 /// are not JSON go back to the model as a string so it sees its own mistake.
-pub fn conversation(messages: &[ModelMessage]) -> Conversation {
+fn conversation(messages: &[ModelMessage]) -> Conversation {
     let messages = messages
         .iter()
         .map(|m| match m {
@@ -90,7 +138,7 @@ pub fn conversation(messages: &[ModelMessage]) -> Conversation {
     }
 }
 
-pub fn tool_records(reply: &Reply) -> Vec<ToolCallRecord> {
+fn tool_records(reply: &Reply) -> Vec<ToolCallRecord> {
     reply
         .tool_calls
         .iter()
@@ -102,7 +150,7 @@ pub fn tool_records(reply: &Reply) -> Vec<ToolCallRecord> {
         .collect()
 }
 
-pub fn stop_text(reply: &Reply) -> String {
+fn stop_text(reply: &Reply) -> String {
     match &reply.stop {
         Some(lifeline_provider::StopReason::EndTurn) => "end_turn".into(),
         Some(lifeline_provider::StopReason::ToolUse) => "tool_use".into(),
@@ -134,7 +182,7 @@ fn failure(class_: ProviderFailureClass, message: String, partial: &str) -> Fail
 
 /// Sends one request and streams its reply. `on_text` sees each text delta
 /// (for the live preview); `abort` cancels it (Stop).
-pub async fn stream(
+async fn stream(
     endpoint: &Endpoint,
     api_key: Option<&str>,
     conversation: &Conversation,

@@ -1,55 +1,48 @@
-//! The controller worker's shell: carries out the core's effects (IndexedDB
-//! writes, port messages, timers, worker spawns through the page) and feeds
-//! it the events that come back. It decides nothing about recovery.
+//! The controller worker's shell: carries out the engine's effects
+//! (IndexedDB writes, port messages, timers, fetches, folder observations,
+//! worker spawns through the page) and feeds every result back as an input.
+//! It keeps handles — the journal, the profile store, ports, timers, abort
+//! controllers, the broadcast channel — keyed by the identities the effects
+//! carry, and decides nothing: `lifeline_engine::Engine` does.
 //!
 //! A controller is either the **leader** (its page holds the origin's leader
-//! lock; it holds the writer lock and the journal's writer epoch, runs
-//! `lifeline_core::Controller` and the built-in agent) or a **follower** (it
-//! folds the journal read-only and applies the leader's broadcasts after its
-//! cursor). A follower is promoted when its page takes the leader lock.
+//! lock; it holds the writer lock and the journal's writer epoch) or a
+//! **follower** (it folds the journal read-only and applies the leader's
+//! broadcasts after its cursor). A follower is promoted when its page takes
+//! the leader lock.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use lifeline_core::agent;
-use lifeline_core::phrase::{JournalFault, Phrase};
-use lifeline_core::view::{batch_deltas, session_deltas};
+use lifeline_core::phrase::Phrase;
 use lifeline_core::{
-    ClientId, ClientMessage, ClientRequest, Controller, ControllerConfig, ControllerEffect,
-    ControllerError, ExitClaim, Generation, JournalEntry, Liveness, PortId, Projection,
-    ProjectionSnapshot, Rejection, RequestId, RetentionPolicy, RuntimeId, RuntimeIdentity,
-    SessionId, StartCause, TimerId, TurnId,
+    Generation, JournalEntry, Millis, PortId, Projection, ProviderRequestId, RetentionPolicy,
+    RuntimeId, StartCause,
 };
+use lifeline_engine::{Effect, Ended, Engine, Recovered, StoreFailure, TimerKey};
 use lifeline_protocol::{
-    decode, encode, Broadcast, ControllerToPage, JournalStatus, Level, Role, RuntimeStatus, Status,
-    StorageStatus, PROTOCOL_VERSION,
+    decode, encode, Broadcast, ControllerToPage, Level, Role, PROTOCOL_VERSION,
 };
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::spawn_local;
-use web_sys::{BroadcastChannel, Event, MessageEvent, MessagePort};
+use web_sys::{AbortController, BroadcastChannel, Event, MessageEvent, MessagePort};
 
+use crate::config::ConfigStore;
 use crate::journal::{database_exists, Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
-
-mod lifecycle;
-mod recovery;
 use crate::web::{hold_lock_for_life, now, random_bytes, scope, Timeout};
 
-/// The shell is the core's only client; tabs see views, not client messages.
-const SELF: ClientId = ClientId(1);
+mod observe;
+mod profiles;
+
 /// The leader writes after holding this lock; a dead worker releases it.
 const WRITER_LOCK: &str = "lifeline-writer";
 /// Followers hear the leader's durable entries here.
 const CHANNEL: &str = "lifeline-journal";
-/// A snapshot is written after this many new journal positions.
-const SNAPSHOT_EVERY: u64 = 2_000;
 /// Entries a follower reads per round trip when it fills a gap.
 const GAP_READ: usize = 10_000;
 /// How many contradicting entries recovery sets aside before it stops.
 const MAX_REFUSED: usize = 64;
-/// What a command may run for and print, for the built-in agent's commands.
-const COMMAND_WALL_TIME_MS: u64 = 30 * 60 * 1000;
-const COMMAND_OUTPUT_BYTES: u64 = 64 << 20;
 
 pub fn post(message: &ControllerToPage) {
     // A failed postMessage to our own page means the page is gone; nobody
@@ -57,6 +50,7 @@ pub fn post(message: &ControllerToPage) {
     let _ = scope().post_message(&JsValue::from_str(&encode(message)));
 }
 
+/// A notice about the shell's own IO (the engine words everything else).
 pub fn notice(key: &str, level: Level, message: Phrase) {
     post(&ControllerToPage::Notice {
         key: key.into(),
@@ -78,175 +72,120 @@ fn journal_fault(e: &JournalError) -> Phrase {
     Phrase::Journal { fault: e.fault() }
 }
 
-/// Inputs that arrive before recovery finished; replayed in order after it.
-enum Early {
-    Runtime {
-        runtime: RuntimeId,
-        generation: Generation,
-        port: PortId,
-        text: String,
-    },
-    Closed {
-        runtime: RuntimeId,
-        generation: Generation,
-        port: PortId,
-        how: Ended,
-    },
-    Exited {
-        runtime: RuntimeId,
-        generation: Generation,
-        crashed: bool,
-        detail: String,
-    },
-    TerminateFailed {
-        runtime: RuntimeId,
-        generation: Generation,
-        detail: String,
-    },
-}
-
-/// How the shell learned that a runtime's worker ended.
-#[derive(Clone, Copy)]
-enum Ended {
-    PortClosed,
-    LockReleased,
+fn store_failure(e: JournalError) -> StoreFailure {
+    StoreFailure {
+        fault: e.fault(),
+        detail: e.to_string(),
+    }
 }
 
 /// A message listener kept alive as long as what it listens to.
 type Listener = Closure<dyn FnMut(MessageEvent)>;
 
+/// A runtime's port and its listeners.
 struct Port {
-    generation: Generation,
-    id: PortId,
-    /// Waiting for the runtime's life lock (started once it dialed in).
-    life_watched: Cell<bool>,
     port: MessagePort,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_close: Closure<dyn FnMut(Event)>,
 }
 
 pub struct Shell {
-    role: Cell<Role>,
+    engine: RefCell<Engine>,
     journal: RefCell<Option<Rc<Journal>>>,
-    journal_status: RefCell<JournalStatus>,
     epoch: Cell<Option<WriterEpoch>>,
-    core: RefCell<Option<Controller>>,
-    /// A follower's read-only fold of the journal.
-    follower: RefCell<Option<Projection>>,
+    config: RefCell<Option<Rc<ConfigStore>>>,
+    ports: RefCell<BTreeMap<PortId, Port>>,
+    timers: RefCell<BTreeMap<TimerKey, Timeout>>,
+    aborts: RefCell<BTreeMap<ProviderRequestId, AbortController>>,
+    channel: RefCell<Option<(BroadcastChannel, Option<Listener>)>>,
     follower_queue: RefCell<Vec<Vec<JournalEntry>>>,
     follower_busy: Cell<bool>,
-    ports: RefCell<BTreeMap<RuntimeId, Port>>,
-    timers: RefCell<BTreeMap<TimerId, Timeout>>,
-    /// The last `PortId` handed out; never reused.
-    last_port: Cell<u64>,
-    early: RefCell<Vec<Early>>,
-    session: Cell<Option<SessionId>>,
-    next_request: Cell<u64>,
-    /// A runtime start was asked for and its answer is not in yet.
-    starting_runtime: Cell<bool>,
-    /// A quota notice is on the page and must be cleared when writes succeed.
-    quota_noticed: Cell<bool>,
-    channel: RefCell<Option<(BroadcastChannel, Option<Listener>)>>,
-    storage: RefCell<Option<StorageStatus>>,
-    last_snapshot: Cell<u64>,
-    snapshotting: Cell<bool>,
-    /// Writing stopped for good (superseded, version change): say so once.
-    stopped: RefCell<Option<Phrase>>,
-    /// The start cause, kept for leading after a repair.
-    cause: Cell<Option<StartCause>>,
+    running: Cell<bool>,
     last_status: RefCell<String>,
-    pumping: Cell<bool>,
-    // ----- sessions and turns (lifecycle.rs) -----
-    sessions: RefCell<Option<lifeline_core::session::Sessions>>,
-    config: RefCell<Option<Rc<crate::config::ConfigStore>>>,
-    /// Prompt texts until their turn is recorded (queued, or waiting for a
-    /// start).
-    prompts: RefCell<BTreeMap<TurnId, String>>,
-    launching: RefCell<Option<lifecycle::Launching>>,
-    /// The lost launch an attempt waits for before launching anew.
-    adopting: RefCell<Option<lifecycle::PendingLaunch>>,
-    /// The rejoin an attempt waits for: attempt, runtime, generation.
-    rejoining: Cell<Option<(lifeline_core::StartupAttemptId, RuntimeId, Generation)>>,
-    active: RefCell<Option<lifecycle::Active>>,
-    /// Session records whose durability an attempt waits for.
-    awaiting_record: RefCell<BTreeMap<RequestId, lifeline_core::StartupAttemptId>>,
-    /// Runtimes an attempt stops; their exit settles its cleanup.
-    stopping: RefCell<BTreeMap<RuntimeId, lifeline_core::StartupAttemptId>>,
-    live: RefCell<Option<lifecycle::Live>>,
-    /// What the recovery inspector was last told about the world.
-    facts: RefCell<lifeline_core::recovery::Facts>,
-    /// Workspace-only access is open.
-    inspecting: Cell<bool>,
     last_card: RefCell<String>,
-    /// The projection changed in a way the card may show.
-    card_dirty: Cell<bool>,
-    /// What the card last sent was built from.
-    card_inputs: RefCell<Option<recovery::CardInputs>>,
-    /// After a controller restart: the commands that were running, until
-    /// the page is told which of them continued.
-    restart: RefCell<Option<lifeline_core::restart::RestartTally>>,
-    /// Prompts that arrived before the session layer was up.
-    early_prompts: RefCell<Vec<(TurnId, String)>>,
-    /// What a recorded provider request sends once it is durable.
-    conversations: RefCell<
-        BTreeMap<lifeline_core::ProviderRequestId, Vec<lifeline_core::model::ModelMessage>>,
-    >,
 }
 
 pub type Shared = Rc<Shell>;
 
 impl Shell {
     pub fn new() -> Shared {
+        let entropy = random_bytes::<32>().map(|b| b.to_vec()).unwrap_or_default();
         Rc::new(Shell {
-            role: Cell::new(Role::Follower),
+            engine: RefCell::new(Engine::new(Role::Follower, &entropy)),
             journal: RefCell::new(None),
-            journal_status: RefCell::new(JournalStatus::Opening),
             epoch: Cell::new(None),
-            core: RefCell::new(None),
-            follower: RefCell::new(None),
-            follower_queue: RefCell::new(Vec::new()),
-            follower_busy: Cell::new(false),
+            config: RefCell::new(None),
             ports: RefCell::new(BTreeMap::new()),
             timers: RefCell::new(BTreeMap::new()),
-            last_port: Cell::new(0),
-            early: RefCell::new(Vec::new()),
-            session: Cell::new(None),
-            next_request: Cell::new(0),
-            starting_runtime: Cell::new(false),
-            quota_noticed: Cell::new(false),
+            aborts: RefCell::new(BTreeMap::new()),
             channel: RefCell::new(None),
-            storage: RefCell::new(None),
-            last_snapshot: Cell::new(0),
-            snapshotting: Cell::new(false),
-            stopped: RefCell::new(None),
-            cause: Cell::new(None),
+            follower_queue: RefCell::new(Vec::new()),
+            follower_busy: Cell::new(false),
+            running: Cell::new(false),
             last_status: RefCell::new(String::new()),
-            pumping: Cell::new(false),
-            sessions: RefCell::new(None),
-            config: RefCell::new(None),
-            prompts: RefCell::new(BTreeMap::new()),
-            launching: RefCell::new(None),
-            rejoining: Cell::new(None),
-            adopting: RefCell::new(None),
-            active: RefCell::new(None),
-            awaiting_record: RefCell::new(BTreeMap::new()),
-            stopping: RefCell::new(BTreeMap::new()),
-            live: RefCell::new(None),
-            conversations: RefCell::new(BTreeMap::new()),
-            early_prompts: RefCell::new(Vec::new()),
-            facts: RefCell::new(Default::default()),
-            inspecting: Cell::new(false),
             last_card: RefCell::new(String::new()),
-            card_dirty: Cell::new(true),
-            card_inputs: RefCell::new(None),
-            restart: RefCell::new(None),
         })
+    }
+
+    /// Hands the engine one input, then carries out what it asks.
+    pub fn input(self: &Rc<Self>, f: impl FnOnce(&mut Engine, Millis)) {
+        let mut f = Some(f);
+        self.input_dyn(&mut |e, now| {
+            if let Some(f) = f.take() {
+                f(e, now);
+            }
+        });
+    }
+
+    /// One copy of the input path, not one per call site: the worker's
+    /// wasm has a size budget.
+    fn input_dyn(self: &Rc<Self>, f: &mut dyn FnMut(&mut Engine, Millis)) {
+        f(&mut self.engine.borrow_mut(), now());
+        self.run();
+    }
+
+    /// Carries out the engine's effects until it has none.
+    fn run(self: &Rc<Self>) {
+        if self.running.replace(true) {
+            return;
+        }
+        loop {
+            let effect = self.engine.borrow_mut().poll_effect();
+            match effect {
+                Some(effect) => self.execute(effect),
+                None => break,
+            }
+        }
+        self.running.set(false);
+    }
+
+    /// Posts to the page, dropping a status line or a card identical to
+    /// the last one sent (the engine republishes both after every input).
+    fn post_changed(&self, message: &ControllerToPage) {
+        let last = match message {
+            ControllerToPage::Status(_) => &self.last_status,
+            ControllerToPage::Recovery { .. } => &self.last_card,
+            _ => return post(message),
+        };
+        let text = encode(message);
+        if *last.borrow() != text {
+            let _ = scope().post_message(&JsValue::from_str(&text));
+            *last.borrow_mut() = text;
+        }
+    }
+
+    pub(crate) fn journal(&self) -> Option<Rc<Journal>> {
+        self.journal.borrow().clone()
+    }
+
+    fn config(&self) -> Option<Rc<ConfigStore>> {
+        self.config.borrow().clone()
     }
 
     // ----- start ---------------------------------------------------------
 
     pub fn start(self: &Rc<Self>, role: Role, cause: StartCause) {
-        self.role.set(role);
+        self.input(|e, _| e.handle_start(role));
         let shell = self.clone();
         spawn_local(async move {
             if shell.open_journal().await.is_err() {
@@ -261,18 +200,17 @@ impl Shell {
     }
 
     pub fn promote(self: &Rc<Self>) {
-        if self.role.get() == Role::Leader {
+        let mut promoted = false;
+        self.input(|e, _| promoted = e.handle_promote());
+        if !promoted {
             return;
         }
-        self.role.set(Role::Leader);
-        self.follower.borrow_mut().take();
         if let Some((channel, _)) = self.channel.borrow_mut().take() {
             channel.close();
         }
-        self.publish_status();
         let shell = self.clone();
         spawn_local(async move {
-            if shell.journal.borrow().is_none() && shell.open_journal().await.is_err() {
+            if shell.journal().is_none() && shell.open_journal().await.is_err() {
                 return;
             }
             // The previous leader's tab is gone, and every worker with it.
@@ -286,177 +224,27 @@ impl Shell {
                 let weak = Rc::downgrade(self);
                 journal.on_lost(move |e| {
                     if let Some(shell) = weak.upgrade() {
-                        shell.journal_lost(e);
+                        shell.input(|engine, _| engine.handle_journal_lost(e.fault()));
                     }
                 });
-                *self.journal_status.borrow_mut() = JournalStatus::Open {
-                    schema_version: journal.version(),
-                    id: None,
-                };
+                let version = journal.version();
                 *self.journal.borrow_mut() = Some(Rc::new(journal));
-                self.publish_status();
+                self.input(|e, _| e.handle_journal_open(version, None));
                 Ok(())
             }
-            Err(e) => {
-                *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
-                    reason: journal_fault(&e),
-                };
-                notice("journal", Level::Error, journal_fault(&e));
-                self.publish_status();
+            Err(err) => {
+                self.input(|e, _| e.handle_journal_unavailable(err.fault()));
                 Err(())
             }
         }
     }
 
-    pub(crate) fn journal(&self) -> Option<Rc<Journal>> {
-        self.journal.borrow().clone()
-    }
-
-    async fn refresh_storage(&self) {
+    async fn refresh_storage(self: &Rc<Self>) {
         let estimate = crate::storage::estimate().await;
-        let persisted = crate::storage::persisted().await.unwrap_or(false);
-        if let Ok(e) = estimate {
-            *self.storage.borrow_mut() = Some(StorageStatus {
-                usage: e.usage,
-                quota: e.quota,
-                persisted,
-            });
+        let persisted = crate::storage::persisted().await.ok();
+        if let Ok(estimate) = estimate {
+            self.input(|e, _| e.handle_storage(estimate.usage, estimate.quota, persisted));
         }
-        self.publish_status();
-    }
-
-    pub fn storage_persisted(&self, persisted: bool) {
-        if let Some(s) = self.storage.borrow_mut().as_mut() {
-            s.persisted = persisted;
-        }
-        self.publish_status();
-    }
-
-    /// Writing stopped for good; this tab must be reloaded to go on.
-    fn stop(&self, reason: Phrase) {
-        if self.halt(&reason, true) {
-            *self.journal_status.borrow_mut() = JournalStatus::Unavailable {
-                reason: reason.clone(),
-            };
-            notice("journal", Level::Error, reason);
-            self.publish_status();
-        }
-    }
-
-    /// Ends writing: no core, no timers, prompts refused with `reason`
-    /// from now on; closes the journal unless it is kept for reading
-    /// (export). False if writing had already stopped.
-    fn halt(&self, reason: &Phrase, close: bool) -> bool {
-        if self.stopped.borrow().is_some() {
-            return false;
-        }
-        *self.stopped.borrow_mut() = Some(reason.clone());
-        self.core.borrow_mut().take();
-        for (_, t) in std::mem::take(&mut *self.timers.borrow_mut()) {
-            t.cancel();
-        }
-        if close {
-            if let Some(j) = self.journal.borrow_mut().take() {
-                j.close();
-            }
-        }
-        // Messages not yet recorded go back to the page's message box:
-        // none is dropped silently.
-        let held: Vec<TurnId> = self.prompts.borrow_mut().keys().copied().collect();
-        self.prompts.borrow_mut().clear();
-        let early = std::mem::take(&mut *self.early_prompts.borrow_mut());
-        for turn in held.into_iter().chain(early.into_iter().map(|(t, _)| t)) {
-            post(&ControllerToPage::PromptRefused {
-                turn,
-                message: reason.clone(),
-            });
-        }
-        true
-    }
-
-    /// The journal's connection is gone for good (a storage event): an
-    /// upgrade by a newer build stops this tab; a deletion or a close by
-    /// the browser says the history is gone, or unreachable, and the page
-    /// offers a new journal.
-    fn journal_lost(self: &Rc<Self>, error: JournalError) {
-        if error == JournalError::VersionChange {
-            return self.stop(journal_fault(&error));
-        }
-        self.gone(&error);
-        if error == JournalError::ConnectionLost {
-            // A close says nothing about the data; the browser's list of
-            // databases tells whether it was wiped.
-            let shell = self.clone();
-            spawn_local(async move {
-                if database_exists(DATABASE_NAME).await == Some(false) {
-                    shell.gone(&JournalError::Removed);
-                }
-            });
-        }
-    }
-
-    fn gone(&self, error: &JournalError) {
-        let reason = journal_fault(error);
-        self.halt(&reason, true);
-        *self.journal_status.borrow_mut() = JournalStatus::Gone { reason };
-        self.publish_status();
-    }
-
-    /// A record writing needs is damaged: the rest is shown read-only from
-    /// `projection`, the journal stays open for Export, and the page offers
-    /// [`Shell::repair_journal`].
-    fn read_only(&self, projection: Projection) {
-        let reason = journal_fault(&JournalError::WriterUnreadable);
-        self.halt(&reason, false);
-        let session = self.pick_session(&projection);
-        self.session.set(session);
-        post(&ControllerToPage::View {
-            reset: true,
-            deltas: session
-                .map(|s| session_deltas(&projection, s))
-                .unwrap_or_default(),
-        });
-        *self.follower.borrow_mut() = Some(projection);
-        *self.journal_status.borrow_mut() = JournalStatus::ReadOnly { reason };
-        // No card: its actions would all be refused, for a reason (another
-        // tab leads) that is not this one; the banner says what is.
-        post(&ControllerToPage::Recovery { card: None });
-        *self.last_card.borrow_mut() = String::new();
-        self.publish_status();
-    }
-
-    /// The page's Repair journal: sets the damaged writer record aside
-    /// (kept in quarantine) and leads as if just started.
-    pub fn repair_journal(self: &Rc<Self>) {
-        let read_only = matches!(
-            *self.journal_status.borrow(),
-            JournalStatus::ReadOnly { .. }
-        );
-        let (Some(journal), true, Some(cause)) = (self.journal(), read_only, self.cause.get())
-        else {
-            return;
-        };
-        // Not read-only while it runs: a second click is not a second repair.
-        let read_only = std::mem::replace(
-            &mut *self.journal_status.borrow_mut(),
-            JournalStatus::Opening,
-        );
-        self.publish_status();
-        let shell = self.clone();
-        spawn_local(async move {
-            match journal.repair_writer(now().0).await {
-                Ok(epoch) => {
-                    shell.follower.borrow_mut().take();
-                    shell.stopped.borrow_mut().take();
-                    shell.lead_as(journal, epoch, cause).await;
-                }
-                Err(e) => {
-                    *shell.journal_status.borrow_mut() = read_only;
-                    shell.publish_status();
-                    notice("journal", Level::Error, journal_fault(&e));
-                }
-            }
-        });
     }
 
     /// Folds the journal without writing (a follower, or a leader that
@@ -485,115 +273,63 @@ impl Shell {
     // ----- leader --------------------------------------------------------
 
     async fn lead(self: &Rc<Self>, cause: StartCause) {
-        self.publish_status();
         if let Err(e) = hold_lock_for_life(WRITER_LOCK).await {
-            notice("lock", Level::Error, e);
-            return;
+            return self.input(|engine, _| engine.handle_lock_failed(e));
         }
         let Some(journal) = self.journal() else {
             return;
         };
-        self.cause.set(Some(cause));
         match journal.claim_writer().await {
             Ok(epoch) => self.lead_as(journal, epoch, cause).await,
-            Err(JournalError::WriterUnreadable) => match self.fold_read_only(&journal).await {
-                Ok(projection) => self.read_only(projection),
-                Err(e) => self.stop(journal_fault(&e)),
-            },
-            Err(e) => self.stop(journal_fault(&e)),
+            Err(JournalError::WriterUnreadable) => {
+                let folded = self.fold_read_only(&journal).await;
+                self.input(|e, _| match folded {
+                    Ok(projection) => e.handle_writer_unreadable(projection, cause),
+                    Err(err) => e.stop(journal_fault(&err)),
+                });
+            }
+            Err(err) => self.input(|e, _| e.stop(journal_fault(&err))),
         }
     }
 
     /// Leads under a claimed `epoch`: recovers from the journal and starts
-    /// the core.
+    /// the engine's core.
     async fn lead_as(self: &Rc<Self>, journal: Rc<Journal>, epoch: WriterEpoch, cause: StartCause) {
         self.epoch.set(Some(epoch));
-        *self.journal_status.borrow_mut() = JournalStatus::Open {
-            schema_version: journal.version(),
-            id: journal.id(),
-        };
+        let (version, id) = (journal.version(), journal.id());
+        self.input(|e, _| e.handle_journal_open(version, id));
         let loaded = match journal.load().await {
             Ok(loaded) => loaded,
-            Err(e) => return self.stop(journal_fault(&e)),
+            Err(err) => return self.input(|e, _| e.stop(journal_fault(&err))),
         };
-        let projection = self.salvage(&journal, epoch, loaded).await;
+        let (projection, unreadable) = self.salvage(&journal, epoch, loaded).await;
         let entropy = match random_bytes::<32>() {
             Ok(bytes) => bytes.to_vec(),
-            Err(detail) => return self.stop(Phrase::NoRandomness { detail }),
+            Err(detail) => return self.input(|e, _| e.stop(Phrase::NoRandomness { detail })),
         };
-        let config = ControllerConfig {
-            entropy,
-            ..ControllerConfig::default()
-        };
-        self.last_snapshot.set(projection.position);
-        let snapshot = ProjectionSnapshot {
-            v: lifeline_core::V1,
-            position: projection.position,
-            projection,
-        };
-        let core = match Controller::recover_from_snapshot(config, snapshot, &[], cause, now()) {
-            Ok(core) => core,
-            Err(e) => {
-                return self.stop(Phrase::Journal {
-                    fault: JournalFault::NotRecovered {
-                        detail: e.to_string(),
-                    },
-                })
-            }
-        };
-        if cause == StartCause::ControllerRestart {
-            *self.restart.borrow_mut() = Some(lifeline_core::restart::RestartTally::new(
-                core.pending_projection(),
-            ));
-        }
-        let session = self.pick_session(core.pending_projection());
-        self.session.set(session);
-        post(&ControllerToPage::View {
-            reset: true,
-            deltas: session
-                .map(|s| session_deltas(core.projection(), s))
-                .unwrap_or_default(),
-        });
-        *self.core.borrow_mut() = Some(core);
-        self.register_ports();
-        self.card_dirty.set(true);
         self.open_channel(false);
-        let shell = self.clone();
-        spawn_local(async move { shell.start_sessions().await });
-        let early = std::mem::take(&mut *self.early.borrow_mut());
-        for input in early {
-            match input {
-                Early::Runtime {
-                    runtime,
-                    generation,
-                    port,
-                    text,
-                } => self.runtime_message(runtime, generation, port, &text),
-                Early::Closed {
-                    runtime,
-                    generation,
-                    port,
-                    how,
-                } => self.worker_ended(runtime, generation, port, how),
-                Early::Exited {
-                    runtime,
-                    generation,
-                    crashed,
-                    detail,
-                } => self.runtime_exited(runtime, generation, crashed, detail),
-                Early::TerminateFailed {
-                    runtime,
-                    generation,
-                    detail,
-                } => self.terminate_failed(runtime, generation, &detail),
-            }
-        }
-        self.pump();
+        self.input(|e, now| {
+            e.lead(
+                Recovered {
+                    projection,
+                    unreadable,
+                    cause,
+                    entropy,
+                },
+                now,
+            )
+        });
     }
 
     /// Folds what the journal holds, setting aside what cannot be read and
-    /// saying so; never deletes a readable record.
-    async fn salvage(&self, journal: &Journal, epoch: WriterEpoch, loaded: Loaded) -> Projection {
+    /// saying so; never deletes a readable record. Also counts what was set
+    /// aside, for the card.
+    async fn salvage(
+        &self,
+        journal: &Journal,
+        epoch: WriterEpoch,
+        loaded: Loaded,
+    ) -> (Projection, u32) {
         let Loaded {
             snapshot,
             snapshot_note,
@@ -637,9 +373,6 @@ impl Shell {
         }
         let policy = RetentionPolicy::default();
         let (mut projection, refused) = Projection::salvage(policy, snapshot, &tail, MAX_REFUSED);
-        // The recovery card reports what could not be read as missing.
-        self.facts.borrow_mut().quarantined =
-            u32::try_from(quarantined.len() + refused.len()).unwrap_or(u32::MAX);
         if !refused.is_empty() {
             let detail: Vec<String> = refused.iter().take(8).map(|r| r.to_string()).collect();
             notice(
@@ -653,308 +386,288 @@ impl Shell {
         }
         // Positions held by unreadable records are never written over.
         projection.position = projection.position.max(last_position);
-        projection
+        let unreadable = u32::try_from(quarantined.len() + refused.len()).unwrap_or(u32::MAX);
+        (projection, unreadable)
     }
 
-    fn pick_session(&self, projection: &Projection) -> Option<SessionId> {
-        projection
-            .sessions
-            .values()
-            .max_by_key(|s| (s.opened_at, s.session))
-            .map(|s| s.session)
-    }
-
-    fn request_id(&self) -> RequestId {
-        let n = self.next_request.get() + 1;
-        self.next_request.set(n);
-        RequestId(n)
-    }
-
-    /// Hands a request to the core; a refusal is reported and left alone.
-    fn ask(&self, core: &mut Controller, make: impl FnOnce(RequestId) -> ClientRequest) -> bool {
-        match core.handle_client(SELF, make(self.request_id()), now()) {
-            Ok(()) => true,
-            Err(rejection) => {
-                self.rejected(&rejection);
-                false
+    /// Opens the profile store and makes sure the default profile exists,
+    /// then brings the engine's sessions up.
+    async fn open_profiles(self: &Rc<Self>) {
+        let config = match ConfigStore::open().await {
+            Ok(c) => Rc::new(c),
+            Err(e) => {
+                let reason = Phrase::ProfilesCannotOpen {
+                    detail: e.to_string(),
+                };
+                return self.input(|engine, _| engine.handle_profiles_unavailable(reason));
             }
-        }
-    }
-
-    fn rejected(&self, rejection: &Rejection) {
-        let level = match rejection {
-            Rejection::Busy => Level::Info,
-            _ => Level::Warning,
         };
-        notice(
-            "request",
-            level,
-            Phrase::RequestRejected {
-                detail: rejection.to_string(),
-            },
-        );
-    }
-
-    /// Carries out effects until the core and the agent are quiet.
-    pub fn pump(self: &Rc<Self>) {
-        if self.pumping.replace(true) {
+        *self.config.borrow_mut() = Some(config.clone());
+        let Some(id) = profiles::mint(lifeline_core::ProfileId::from_u128) else {
             return;
-        }
-        for _ in 0..10_000 {
-            let effect = self
-                .core
-                .borrow_mut()
-                .as_mut()
-                .and_then(|c| c.poll_effect());
-            if let Some(effect) = effect {
-                self.execute(effect);
-                continue;
-            }
-            if self.drive_sessions() {
-                continue;
-            }
-            if !(self.check_ready()
-                || self.check_rejoin()
-                || self.check_adoption()
-                || self.check_active_runtime()
-                || self.drive_turn())
-            {
-                break;
-            }
-        }
-        self.pumping.set(false);
-        self.publish_status();
-        self.publish_recovery();
-        self.report_restart();
-    }
-
-    /// Tells the page what the restart did to the commands that were
-    /// running, once every one of them has either continued (its runtime
-    /// dialed back in) or not (its runtime was retired).
-    fn report_restart(&self) {
-        let summary = {
-            let tally = self.restart.borrow();
-            let core = self.core.borrow();
-            let (Some(tally), Some(core)) = (tally.as_ref(), core.as_ref()) else {
-                return;
-            };
-            tally.settle(core.projection(), |r| core.is_attached(r))
         };
-        if let Some(s) = summary {
-            self.restart.borrow_mut().take();
-            post(&ControllerToPage::Restarted {
-                running: s.running,
-                continued: s.continued,
-            });
-        }
+        let default = match config.ensure_default_profile(id).await {
+            Ok(p) => p,
+            Err(e) => {
+                let reason = Phrase::NoProfileMade {
+                    detail: e.to_string(),
+                };
+                return self.input(|engine, _| engine.handle_profiles_unavailable(reason));
+            }
+        };
+        let entropy = random_bytes::<32>().map(|b| b.to_vec()).unwrap_or_default();
+        self.input(|e, now| e.start_sessions(default.id, &entropy, now));
+        self.publish_profiles().await;
     }
 
-    /// Shows `session`'s transcript from scratch (after Start fresh).
-    fn show_session(&self, session: SessionId) {
-        if let Some(core) = self.core.borrow().as_ref() {
-            post(&ControllerToPage::View {
-                reset: true,
-                deltas: session_deltas(core.projection(), session),
-            });
-        }
-    }
+    // ----- effects -------------------------------------------------------
 
-    fn execute(self: &Rc<Self>, effect: ControllerEffect) {
+    fn execute(self: &Rc<Self>, effect: Effect) {
         match effect {
-            ControllerEffect::Persist(batch) => {
+            Effect::Page(message) => self.post_changed(&message),
+            Effect::Persist(batch) => {
                 let (Some(journal), Some(epoch)) = (self.journal(), self.epoch.get()) else {
                     return;
                 };
                 let shell = self.clone();
                 spawn_local(async move {
                     let result = journal.write_batch(&batch, epoch).await;
-                    shell.persisted(batch, result);
+                    shell.input(|e, now| {
+                        e.handle_persisted(batch, result.map_err(store_failure), now)
+                    });
                 });
             }
-            ControllerEffect::SendToRuntime { runtime, message } => {
-                let ports = self.ports.borrow();
-                let Some(p) = ports.get(&runtime) else {
-                    // No port yet: the core resends on the next hello.
-                    return;
-                };
-                let text = match serde_json::to_string(&message) {
-                    Ok(t) => t,
-                    Err(_) => return,
-                };
-                let _ = p.port.post_message(&JsValue::from_str(&text));
+            Effect::SendToRuntime { port, message, .. } => {
+                if let (Some(p), Ok(text)) = (
+                    self.ports.borrow().get(&port),
+                    serde_json::to_string(&message),
+                ) {
+                    let _ = p.port.post_message(&JsValue::from_str(&text));
+                }
             }
-            ControllerEffect::NotifyClient { message, .. } => self.notified(message),
-            ControllerEffect::SetTimer { timer, at } => {
+            Effect::SetTimer { key, at } => {
                 let delay = at.0.saturating_sub(now().0);
                 let weak = Rc::downgrade(self);
                 let handle = Timeout::new(delay, move || {
                     if let Some(shell) = weak.upgrade() {
-                        shell.timers.borrow_mut().remove(&timer);
-                        if let Some(core) = shell.core.borrow_mut().as_mut() {
-                            core.handle_timer(timer, now());
-                        }
-                        shell.pump();
+                        shell.timers.borrow_mut().remove(&key);
+                        shell.input(|e, now| e.handle_timer(key, now));
                     }
                 });
                 if let Some(handle) = handle {
-                    if let Some(old) = self.timers.borrow_mut().insert(timer, handle) {
+                    if let Some(old) = self.timers.borrow_mut().insert(key, handle) {
                         old.cancel();
                     }
                 }
             }
-            ControllerEffect::SpawnRuntime {
-                workspace,
-                lease,
+            Effect::CancelTimers => {
+                for (_, t) in std::mem::take(&mut *self.timers.borrow_mut()) {
+                    t.cancel();
+                }
+            }
+            Effect::CloseJournal => {
+                if let Some(j) = self.journal.borrow_mut().take() {
+                    j.close();
+                }
+            }
+            Effect::ClosePort(id) => {
+                if let Some(p) = self.ports.borrow_mut().remove(&id) {
+                    silence(&p);
+                }
+            }
+            Effect::WatchLife {
                 runtime,
                 generation,
-                execution,
+                port,
             } => {
-                let (env, existing_workspace) = self.launch_env(runtime);
-                let folder = self.folder_of(workspace);
-                post(&ControllerToPage::SpawnRuntime {
-                    identity: RuntimeIdentity {
-                        lease,
-                        runtime,
-                        generation,
-                        execution,
-                    },
-                    workspace,
-                    env,
-                    existing_workspace,
-                    folder,
-                })
+                let weak = Rc::downgrade(self);
+                spawn_local(async move {
+                    let name = lifeline_protocol::runtime_life_lock(runtime, generation);
+                    if crate::web::wait_for_release(&name).await.is_ok() {
+                        if let Some(shell) = weak.upgrade() {
+                            shell.input(|e, now| {
+                                e.handle_worker_ended(
+                                    runtime,
+                                    generation,
+                                    port,
+                                    Ended::LockReleased,
+                                    now,
+                                )
+                            });
+                        }
+                    }
+                });
             }
-            ControllerEffect::TerminateRuntime {
-                runtime,
-                generation,
-            } => post(&ControllerToPage::TerminateRuntime {
-                runtime,
-                generation,
+            Effect::OpenProfiles => {
+                let shell = self.clone();
+                spawn_local(async move { shell.open_profiles().await });
+            }
+            Effect::LookupProfile { attempt, profile } => {
+                let Some(config) = self.config() else { return };
+                let shell = self.clone();
+                spawn_local(async move {
+                    let lookup = config.lookup_profile(profile).await;
+                    shell.input(|e, now| e.handle_profile(attempt, lookup, now));
+                });
+            }
+            Effect::ResolveCredentials {
+                attempt,
+                credentials,
+            } => {
+                let Some(config) = self.config() else { return };
+                let shell = self.clone();
+                spawn_local(async move {
+                    let mut resolved = Vec::with_capacity(credentials.len());
+                    for id in credentials {
+                        resolved.push((id, config.resolve_credential(id).await));
+                    }
+                    shell.input(|e, now| e.handle_credentials(attempt, resolved, now));
+                });
+            }
+            Effect::ObserveWorkspace {
+                attempt,
+                workspace,
+                environment,
+            } => {
+                let shell = self.clone();
+                spawn_local(async move {
+                    let observed = observe::workspace(&environment, workspace).await;
+                    shell.input(|e, now| {
+                        e.handle_workspace_observed(attempt, &environment, observed, now)
+                    });
+                });
+            }
+            Effect::RemoveWorkspace(workspace) => spawn_local(async move {
+                if let Err(e) = crate::storage::remove_workspace(workspace).await {
+                    notice(
+                        "workspace",
+                        Level::Warning,
+                        Phrase::WorkspaceNotDeleted {
+                            detail: e.to_string(),
+                        },
+                    );
+                }
             }),
-        }
-    }
-
-    fn notified(self: &Rc<Self>, message: ClientMessage) {
-        self.session_notified(&message);
-        match message {
-            ClientMessage::RuntimeStarted { .. } => self.starting_runtime.set(false),
-            ClientMessage::Rejected { rejection, .. } => {
-                self.starting_runtime.set(false);
-                self.rejected(&rejection);
-            }
-            _ => {}
-        }
-    }
-
-    fn persisted(
-        self: &Rc<Self>,
-        batch: lifeline_core::PersistBatch,
-        result: Result<(), JournalError>,
-    ) {
-        match result {
-            Ok(()) => {
-                {
-                    let mut guard = self.core.borrow_mut();
-                    let Some(core) = guard.as_mut() else {
-                        return;
-                    };
-                    if let Err(e) = core.handle_persist_complete(batch.batch, now()) {
-                        notice(
-                            "persist",
-                            Level::Warning,
-                            Phrase::PersistConfirmFailed {
-                                detail: e.to_string(),
-                            },
-                        );
-                    }
-                    self.card_records(&batch.entries);
-                    let deltas = batch_deltas(core.projection(), &batch.entries);
-                    if !deltas.is_empty() {
-                        post(&ControllerToPage::View {
-                            reset: false,
-                            deltas,
-                        });
-                    }
+            Effect::Fetch {
+                request,
+                provider,
+                api_key,
+                conversation,
+                tools,
+            } => self.fetch(request, provider, api_key, conversation, tools),
+            Effect::Abort(request) => {
+                if let Some(abort) = self.aborts.borrow().get(&request) {
+                    abort.abort();
                 }
-                // Cleared once when writes succeed again, not on every batch.
-                if self.quota_noticed.replace(false) {
-                    clear_notice("quota");
-                }
-                self.broadcast(batch.entries);
-                self.maybe_snapshot();
             }
-            Err(JournalError::Superseded) => {
-                return self.stop(journal_fault(&JournalError::Superseded))
+            Effect::ObserveFacts {
+                session,
+                workspace,
+                environment,
+                profile,
+            } => {
+                let config = self.config();
+                let shell = self.clone();
+                spawn_local(async move {
+                    let facts = observe::facts(config, workspace, environment, profile).await;
+                    shell.input(|e, _| e.handle_facts(session, facts));
+                });
             }
-            Err(
-                e @ (JournalError::VersionChange
-                | JournalError::Removed
-                | JournalError::ConnectionLost),
-            ) => return self.journal_lost(e),
-            Err(JournalError::WriterUnreadable) => {
-                // Damaged while open: keep showing what is durable.
-                let projection = self.core.borrow().as_ref().map(|c| c.projection().clone());
-                if let Some(projection) = projection {
-                    self.read_only(projection);
-                }
-                return;
+            Effect::ListWorkspace {
+                session,
+                workspace,
+                environment,
+                file,
+            } => {
+                let shell = self.clone();
+                spawn_local(async move {
+                    let listing = observe::list(session, workspace, &environment, file).await;
+                    shell.input(|e, _| {
+                        e.handle_workspace_listing(session, workspace, &environment, listing)
+                    });
+                });
             }
-            Err(e) => {
-                if let Some(core) = self.core.borrow_mut().as_mut() {
-                    let _ = core.handle_persist_failed(batch.batch, &e.to_string(), now());
-                }
-                let key = if e == JournalError::QuotaExceeded {
-                    self.quota_noticed.set(true);
-                    "quota"
-                } else {
-                    "persist"
+            Effect::Snapshot(snapshot) => {
+                let (Some(journal), Some(epoch)) = (self.journal(), self.epoch.get()) else {
+                    return;
                 };
-                notice(key, Level::Error, journal_fault(&e));
+                let shell = self.clone();
+                spawn_local(async move {
+                    let result = journal.put_snapshot(&snapshot, epoch).await;
+                    shell
+                        .input(|e, _| e.handle_snapshot_written(result.map_err(|e| e.to_string())));
+                });
+            }
+            Effect::Broadcast(entries) => {
+                if let Some((channel, _)) = self.channel.borrow().as_ref() {
+                    let message = Broadcast::Entries {
+                        protocol: PROTOCOL_VERSION,
+                        entries,
+                    };
+                    let _ = channel.post_message(&JsValue::from_str(&encode(&message)));
+                }
+            }
+            Effect::CheckStorage => {
                 let shell = self.clone();
                 spawn_local(async move {
                     // A browser that wiped the database without telling the
                     // connection still stops listing it.
                     if database_exists(DATABASE_NAME).await == Some(false) {
-                        shell.journal_lost(JournalError::Removed);
+                        shell.input(|e, _| {
+                            e.handle_journal_lost(lifeline_core::phrase::JournalFault::Removed)
+                        });
                     }
-                    shell.refresh_storage().await
+                    shell.refresh_storage().await;
+                });
+            }
+            Effect::RepairJournal => {
+                let (Some(journal), Some(cause)) =
+                    (self.journal(), self.engine.borrow().start_cause())
+                else {
+                    return;
+                };
+                let shell = self.clone();
+                spawn_local(async move {
+                    match journal.repair_writer(now().0).await {
+                        Ok(epoch) => shell.lead_as(journal, epoch, cause).await,
+                        Err(err) => shell.input(|e, _| e.handle_repair_failed(err.fault())),
+                    }
                 });
             }
         }
-        self.pump();
     }
 
-    fn maybe_snapshot(self: &Rc<Self>) {
-        let (Some(journal), Some(epoch)) = (self.journal(), self.epoch.get()) else {
-            return;
+    /// Sends a recorded provider request, once, streaming its text to the
+    /// engine; an abort ends it with what arrived so far.
+    fn fetch(
+        self: &Rc<Self>,
+        request: ProviderRequestId,
+        provider: lifeline_core::profile::Provider,
+        api_key: Option<lifeline_core::profile::Secret>,
+        conversation: Vec<lifeline_core::ModelMessage>,
+        tools: std::collections::BTreeSet<lifeline_core::profile::Tool>,
+    ) {
+        let Ok(abort) = AbortController::new() else {
+            return self.input(|e, now| {
+                e.handle_provider_outcome(request, Err(crate::provider::no_abort()), now)
+            });
         };
-        let snapshot = {
-            let guard = self.core.borrow();
-            let Some(core) = guard.as_ref() else {
-                return;
-            };
-            if core.projection().position < self.last_snapshot.get() + SNAPSHOT_EVERY
-                || self.snapshotting.get()
-            {
-                return;
-            }
-            core.snapshot()
-        };
-        self.snapshotting.set(true);
-        self.last_snapshot.set(snapshot.position);
+        self.aborts.borrow_mut().insert(request, abort.clone());
         let shell = self.clone();
         spawn_local(async move {
-            if let Err(e) = journal.put_snapshot(&snapshot, epoch).await {
-                // Startup replays more of the journal; nothing is lost.
-                notice(
-                    "snapshot",
-                    Level::Info,
-                    Phrase::SnapshotNotSaved {
-                        detail: e.to_string(),
-                    },
-                );
-            }
-            shell.snapshotting.set(false);
+            let result = crate::provider::send(
+                &provider,
+                api_key.as_ref(),
+                &conversation,
+                &tools,
+                &abort,
+                |delta| {
+                    shell.input(|e, _| e.handle_provider_text(request, delta));
+                },
+            )
+            .await;
+            shell.aborts.borrow_mut().remove(&request);
+            shell.input(|e, now| e.handle_provider_outcome(request, result, now));
         });
     }
 
@@ -966,39 +679,40 @@ impl Shell {
         generation: Generation,
         port: MessagePort,
     ) {
-        let id = PortId(self.last_port.get() + 1);
-        self.last_port.set(id.0);
-        // Before recovery the core cannot judge it yet: `register_ports`
-        // does once it can.
-        let refused = self
-            .core
+        let id = self
+            .engine
             .borrow_mut()
-            .as_mut()
-            .and_then(|c| c.handle_port_opened(runtime, generation, id).err());
-        if let Some(e) = refused {
-            return refuse_port(runtime, &port, &e);
-        }
-        // Every listener names the port it listens to, so the core can tell
-        // the runtime's current port from an old or a made-up one.
+            .handle_port_opened(runtime, generation, now());
+        // Every listener names the port it listens to, so the engine can
+        // tell the runtime's current port from an old or a made-up one.
         let weak = Rc::downgrade(self);
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             let Some(shell) = weak.upgrade() else { return };
-            match event.data().as_string() {
-                Some(text) => shell.runtime_message(runtime, generation, id, &text),
-                None => notice(
+            let Some(text) = event.data().as_string() else {
+                return notice(
                     "runtime-message",
                     Level::Warning,
                     Phrase::RuntimeNotJson {
                         runtime: runtime.to_string(),
                     },
-                ),
+                );
+            };
+            match decode::<lifeline_core::RuntimeToController>(&text) {
+                Ok(message) => shell.input(|e, now| {
+                    e.handle_runtime_message(runtime, generation, id, message, now)
+                }),
+                Err(err) => {
+                    shell.input(|e, _| e.runtime_message_rejected(runtime, err.to_string()))
+                }
             }
         });
         port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         let weak = Rc::downgrade(self);
         let on_close = Closure::<dyn FnMut(Event)>::new(move |_: Event| {
             if let Some(shell) = weak.upgrade() {
-                shell.port_closed(runtime, generation, id);
+                shell.input(|e, now| {
+                    e.handle_worker_ended(runtime, generation, id, Ended::PortClosed, now)
+                });
             }
         });
         // The `close` event is newer than web-sys's `MessagePort`; where a
@@ -1009,256 +723,17 @@ impl Shell {
             &JsValue::from_str("onclose"),
             on_close.as_ref().unchecked_ref(),
         );
-        let old = self.ports.borrow_mut().insert(
-            runtime,
+        self.ports.borrow_mut().insert(
+            id,
             Port {
-                generation,
-                id,
-                life_watched: Cell::new(false),
                 port,
                 _on_message: on_message,
                 _on_close: on_close,
             },
         );
-        if let Some(old) = old {
-            // A late message on the old port must not pass for the new one.
-            silence(&old);
-        }
+        // A refused port is closed by the effect the engine queued.
+        self.run();
     }
-
-    /// Hands the core the ports that arrived while it was recovering.
-    fn register_ports(&self) {
-        let refused: Vec<(RuntimeId, ControllerError)> = {
-            let ports = self.ports.borrow();
-            let mut core = self.core.borrow_mut();
-            let Some(core) = core.as_mut() else { return };
-            ports
-                .iter()
-                .filter_map(|(runtime, p)| {
-                    core.handle_port_opened(*runtime, p.generation, p.id)
-                        .err()
-                        .map(|e| (*runtime, e))
-                })
-                .collect()
-        };
-        for (runtime, e) in refused {
-            if let Some(p) = self.ports.borrow_mut().remove(&runtime) {
-                silence(&p);
-                refuse_port(runtime, &p.port, &e);
-            }
-        }
-    }
-
-    fn runtime_message(
-        self: &Rc<Self>,
-        runtime: RuntimeId,
-        generation: Generation,
-        port: PortId,
-        text: &str,
-    ) {
-        if self.core.borrow().is_none() {
-            if self.stopped.borrow().is_none() && self.role.get() == Role::Leader {
-                self.early.borrow_mut().push(Early::Runtime {
-                    runtime,
-                    generation,
-                    port,
-                    text: text.to_string(),
-                });
-            }
-            return;
-        }
-        let message = match decode::<lifeline_core::RuntimeToController>(text) {
-            Ok(m) => m,
-            Err(e) => {
-                notice(
-                    "runtime-message",
-                    Level::Warning,
-                    Phrase::RuntimeMessageRejected {
-                        runtime: runtime.to_string(),
-                        detail: e.to_string(),
-                    },
-                );
-                return;
-            }
-        };
-        let result = self
-            .core
-            .borrow_mut()
-            .as_mut()
-            .map(|c| c.handle_port_message(runtime, generation, port, message, now()));
-        self.watch_life(runtime, generation, port);
-        if let Some(Err(ControllerError::Malformed { detail })) = result {
-            notice(
-                "runtime-message",
-                Level::Warning,
-                Phrase::RuntimeMessageRejected {
-                    runtime: runtime.to_string(),
-                    detail,
-                },
-            );
-        }
-        self.pump();
-    }
-
-    /// Once the runtime dialed in on `port` it holds its life lock (it
-    /// takes it before its hello); waiting for that lock tells when its
-    /// worker ends, in every browser with Web Locks.
-    fn watch_life(self: &Rc<Self>, runtime: RuntimeId, generation: Generation, port: PortId) {
-        let attached = self
-            .core
-            .borrow()
-            .as_ref()
-            .is_some_and(|c| c.is_attached(runtime));
-        let start = attached
-            && self
-                .ports
-                .borrow()
-                .get(&runtime)
-                .is_some_and(|p| p.id == port && !p.life_watched.replace(true));
-        if !start {
-            return;
-        }
-        let weak = Rc::downgrade(self);
-        spawn_local(async move {
-            let name = lifeline_protocol::runtime_life_lock(runtime, generation);
-            if crate::web::wait_for_release(&name).await.is_ok() {
-                if let Some(shell) = weak.upgrade() {
-                    shell.worker_ended(runtime, generation, port, Ended::LockReleased);
-                }
-            }
-        });
-    }
-
-    /// The runtime's end of `port` went away (its worker ended).
-    fn port_closed(self: &Rc<Self>, runtime: RuntimeId, generation: Generation, port: PortId) {
-        self.worker_ended(runtime, generation, port, Ended::PortClosed);
-    }
-
-    fn worker_ended(
-        self: &Rc<Self>,
-        runtime: RuntimeId,
-        generation: Generation,
-        port: PortId,
-        how: Ended,
-    ) {
-        {
-            let mut ports = self.ports.borrow_mut();
-            if ports.get(&runtime).is_some_and(|p| p.id == port) {
-                if let Some(p) = ports.remove(&runtime) {
-                    silence(&p);
-                }
-            }
-        }
-        if self.core.borrow().is_none() {
-            if self.stopped.borrow().is_none() && self.role.get() == Role::Leader {
-                self.early.borrow_mut().push(Early::Closed {
-                    runtime,
-                    generation,
-                    port,
-                    how,
-                });
-            }
-            return;
-        }
-        let result = self.core.borrow_mut().as_mut().map(|c| match how {
-            Ended::PortClosed => c.handle_port_closed(runtime, generation, port, now()),
-            Ended::LockReleased => c.handle_life_lock_released(runtime, generation, port, now()),
-        });
-        if let Some(Ok(())) = result {
-            self.runtime_lost(runtime, generation, "its worker ended".into());
-        }
-        self.pump();
-    }
-
-    /// The page says a runtime's worker exited. Only the core knows how
-    /// much that counts (`lifeline_core::controller::watch`).
-    pub fn runtime_exited(
-        self: &Rc<Self>,
-        runtime: RuntimeId,
-        generation: Generation,
-        crashed: bool,
-        detail: String,
-    ) {
-        if self.core.borrow().is_none() {
-            if self.role.get() == Role::Leader {
-                self.early.borrow_mut().push(Early::Exited {
-                    runtime,
-                    generation,
-                    crashed,
-                    detail,
-                });
-            }
-            return;
-        }
-        let claim = self
-            .core
-            .borrow_mut()
-            .as_mut()
-            .map(|c| c.handle_exit_claim(runtime, generation, crashed, now()));
-        if claim == Some(ExitClaim::Believed) {
-            {
-                let mut ports = self.ports.borrow_mut();
-                if ports
-                    .get(&runtime)
-                    .is_some_and(|p| p.generation == generation)
-                {
-                    if let Some(p) = ports.remove(&runtime) {
-                        silence(&p);
-                    }
-                }
-            }
-            if crashed {
-                self.runtime_lost(runtime, generation, detail);
-            } else {
-                self.stopped_runtime(runtime, Ok(()));
-            }
-        }
-        self.pump();
-    }
-
-    /// A person asked to stop a runtime that does not answer.
-    pub fn stop_unresponsive(self: &Rc<Self>, runtime: RuntimeId, generation: Generation) {
-        let result = self
-            .core
-            .borrow_mut()
-            .as_mut()
-            .map(|c| c.handle_stop_unresponsive(runtime, generation, now()));
-        if let Some(Err(e)) = result {
-            notice(
-                "request",
-                Level::Info,
-                Phrase::RequestRejected {
-                    detail: e.to_string(),
-                },
-            );
-        }
-        self.pump();
-    }
-
-    pub fn terminate_failed(
-        self: &Rc<Self>,
-        runtime: RuntimeId,
-        generation: Generation,
-        detail: &str,
-    ) {
-        if self.core.borrow().is_none() {
-            if self.role.get() == Role::Leader {
-                self.early.borrow_mut().push(Early::TerminateFailed {
-                    runtime,
-                    generation,
-                    detail: detail.to_string(),
-                });
-            }
-            return;
-        }
-        if let Some(core) = self.core.borrow_mut().as_mut() {
-            let _ = core.handle_cleanup_failed(runtime, generation, detail, now());
-        }
-        self.stopped_runtime(runtime, Err(detail.to_string()));
-        self.pump();
-    }
-
-    // ----- the page's requests ---------------------------------------------
 
     // ----- followers -----------------------------------------------------
 
@@ -1271,30 +746,15 @@ impl Shell {
         self.open_channel(true);
         let projection = match self.fold_read_only(&journal).await {
             Ok(p) => p,
-            Err(e) => return self.stop(journal_fault(&e)),
+            Err(err) => return self.input(|e, _| e.stop(journal_fault(&err))),
         };
-        if self.role.get() != Role::Follower {
-            return;
-        }
-        let session = self.pick_session(&projection);
-        self.session.set(session);
-        post(&ControllerToPage::View {
-            reset: true,
-            deltas: session
-                .map(|s| session_deltas(&projection, s))
-                .unwrap_or_default(),
-        });
-        *self.follower.borrow_mut() = Some(projection);
-        self.publish_status();
-        self.card_dirty.set(true);
-        self.publish_recovery();
         // Reads only: whether the keys the session's profile names exist.
-        if let Ok(config) = crate::config::ConfigStore::open().await {
+        if let Ok(config) = ConfigStore::open().await {
             if self.config.borrow().is_none() {
                 *self.config.borrow_mut() = Some(Rc::new(config));
             }
         }
-        self.refresh_facts();
+        self.input(|e, _| e.follow(projection));
         self.drain_follower_queue();
     }
 
@@ -1335,20 +795,10 @@ impl Shell {
         }
     }
 
-    fn broadcast(&self, entries: Vec<JournalEntry>) {
-        if let Some((channel, _)) = self.channel.borrow().as_ref() {
-            let message = Broadcast::Entries {
-                protocol: PROTOCOL_VERSION,
-                entries,
-            };
-            let _ = channel.post_message(&JsValue::from_str(&encode(&message)));
-        }
-    }
-
     /// Applies queued broadcasts after the cursor, reading any gap from the
     /// journal first (the leader writes before it broadcasts).
     fn drain_follower_queue(self: &Rc<Self>) {
-        if self.follower_busy.get() || self.follower.borrow().is_none() {
+        if self.follower_busy.get() || self.engine.borrow().follower_position().is_none() {
             return;
         }
         self.follower_busy.set(true);
@@ -1362,165 +812,52 @@ impl Shell {
                     }
                     q.remove(0)
                 };
-                let cursor = match shell.follower.borrow().as_ref() {
-                    Some(p) => p.position,
-                    None => break,
+                let Some(cursor) = shell.engine.borrow().follower_position() else {
+                    break;
                 };
-                let mut entries: Vec<JournalEntry> = Vec::new();
                 let first = batch.iter().map(|e| e.position).min().unwrap_or(0);
+                let mut entries = Vec::new();
                 if first > cursor + 1 {
                     let Some(journal) = shell.journal() else {
                         break;
                     };
-                    let mut after = cursor;
-                    loop {
-                        match journal.entries_after(after, GAP_READ).await {
-                            Ok(tail) => {
-                                let next = tail.last_position(after);
-                                entries.extend(
-                                    tail.entries.into_iter().filter(|e| e.position < first),
-                                );
-                                if next == after || next >= first {
-                                    break;
-                                }
-                                after = next;
-                            }
-                            Err(e) => {
-                                notice(
-                                    "follow",
-                                    Level::Warning,
-                                    Phrase::CatchUpFailed {
-                                        detail: e.to_string(),
-                                    },
-                                );
-                                break;
-                            }
-                        }
-                    }
+                    entries = read_gap(&journal, cursor, first).await;
                 }
                 entries.extend(batch);
-                shell.follower_apply(entries);
+                shell.input(|e, _| e.handle_followed(entries));
             }
             shell.follower_busy.set(false);
         });
     }
+}
 
-    fn follower_apply(self: &Rc<Self>, mut entries: Vec<JournalEntry>) {
-        entries.sort_by_key(|e| e.position);
-        let mut guard = self.follower.borrow_mut();
-        let Some(p) = guard.as_mut() else { return };
-        let mut applied = Vec::new();
-        for e in entries {
-            if e.position <= p.position {
-                continue; // already seen: no duplicates
+/// Reads the entries after `cursor` and before `first` from the journal.
+async fn read_gap(journal: &Journal, cursor: u64, first: u64) -> Vec<JournalEntry> {
+    let mut entries = Vec::new();
+    let mut after = cursor;
+    loop {
+        match journal.entries_after(after, GAP_READ).await {
+            Ok(tail) => {
+                let next = tail.last_position(after);
+                entries.extend(tail.entries.into_iter().filter(|e| e.position < first));
+                if next == after || next >= first {
+                    break;
+                }
+                after = next;
             }
-            if e.position != p.position + 1 {
-                // A hole the journal could not fill: bridge it, say so.
+            Err(e) => {
                 notice(
                     "follow",
                     Level::Warning,
-                    Phrase::FollowGap {
-                        from: p.position + 1,
-                        to: e.position - 1,
+                    Phrase::CatchUpFailed {
+                        detail: e.to_string(),
                     },
                 );
-                p.position = e.position - 1;
+                break;
             }
-            match p.apply(&e) {
-                Ok(()) => applied.push(e),
-                Err(err) => {
-                    notice(
-                        "follow",
-                        Level::Warning,
-                        Phrase::EntryNotBelieved {
-                            detail: err.to_string(),
-                        },
-                    );
-                    p.position = e.position;
-                }
-            }
-        }
-        if self.session.get().is_none() {
-            self.session.set(self.pick_session(p));
-        }
-        let deltas = batch_deltas(p, &applied);
-        drop(guard);
-        if !deltas.is_empty() {
-            post(&ControllerToPage::View {
-                reset: false,
-                deltas,
-            });
-        }
-        self.publish_status();
-        self.card_records(&applied);
-        self.publish_recovery();
-        let lifecycle = applied.iter().any(|e| {
-            matches!(
-                e.record,
-                lifeline_core::JournalRecord::Session { .. }
-                    | lifeline_core::JournalRecord::SessionOpened { .. }
-            )
-        });
-        if lifecycle {
-            self.refresh_facts();
         }
     }
-
-    // ----- status --------------------------------------------------------
-
-    pub fn publish_status(&self) {
-        let role = self.role.get();
-        let (writer, runtime, busy, position) = {
-            let core = self.core.borrow();
-            match core.as_ref() {
-                Some(core) if self.stopped.borrow().is_none() => {
-                    let p = core.projection();
-                    let session = self.session.get();
-                    let runtime = session
-                        .and_then(|s| p.sessions.get(&s))
-                        .and_then(|s| p.workspaces.get(&s.workspace))
-                        .and_then(|lease| p.leases.get(lease))
-                        .and_then(|l| l.current())
-                        .map(|r| {
-                            let liveness = core.liveness(r.runtime);
-                            RuntimeStatus {
-                                runtime: r.runtime,
-                                generation: r.generation,
-                                attached: liveness != Liveness::Detached,
-                                not_responding: matches!(liveness, Liveness::NotResponding { .. }),
-                            }
-                        });
-                    let busy = session.is_some_and(|s| agent::busy(core.pending_projection(), s));
-                    (true, runtime, busy || self.lifecycle_status().1, p.position)
-                }
-                _ => {
-                    let f = self.follower.borrow();
-                    let p = f.as_ref();
-                    let busy = p
-                        .zip(self.session.get())
-                        .is_some_and(|(p, s)| agent::busy(p, s));
-                    (false, None, busy, p.map_or(0, |p| p.position))
-                }
-            }
-        };
-        let status = Status {
-            role,
-            writer,
-            journal: self.journal_status.borrow().clone(),
-            session: self.session.get(),
-            runtime,
-            storage: self.storage.borrow().clone(),
-            busy,
-            lifecycle: self.lifecycle_status().0,
-            position,
-        };
-        let message = ControllerToPage::Status(Box::new(status));
-        let text = encode(&message);
-        if *self.last_status.borrow() != text {
-            let _ = scope().post_message(&JsValue::from_str(&text));
-            *self.last_status.borrow_mut() = text;
-        }
-    }
+    entries
 }
 
 /// Stops listening to a port and closes it.
@@ -1528,17 +865,4 @@ fn silence(p: &Port) {
     p.port.set_onmessage(None);
     let _ = js_sys::Reflect::set(&p.port, &JsValue::from_str("onclose"), &JsValue::NULL);
     p.port.close();
-}
-
-/// A port the core would not take as the runtime's own is closed unheard.
-fn refuse_port(runtime: RuntimeId, port: &MessagePort, e: &ControllerError) {
-    port.close();
-    notice(
-        "runtime-port",
-        Level::Warning,
-        Phrase::RuntimeMessageRejected {
-            runtime: runtime.to_string(),
-            detail: e.to_string(),
-        },
-    );
 }

@@ -1,0 +1,165 @@
+//! What the engine asks of its shell, and the shapes of the answers.
+//!
+//! Every effect names the identity it acts on (a batch, an attempt, a port,
+//! a provider request), so an answer that arrives late is matched against
+//! the engine's current state and dropped when it no longer applies.
+
+use std::collections::BTreeSet;
+
+use lifeline_core::environment::FolderAccess;
+use lifeline_core::phrase::JournalFault;
+use lifeline_core::profile::{Provider, Secret, Tool};
+use lifeline_core::session::Environment;
+use lifeline_core::{
+    ControllerToRuntime, CredentialId, Generation, JournalEntry, ModelMessage, PersistBatch,
+    PortId, ProfileId, ProjectionSnapshot, ProviderFailureClass, ProviderRequestId, RuntimeId,
+    SessionId, StartupAttemptId, TimerId, ToolCallRecord, WorkspaceId,
+};
+use lifeline_protocol::ControllerToPage;
+
+/// A timer the shell keeps; setting a key again replaces its timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TimerKey {
+    Controller(TimerId),
+    /// A startup attempt's wait, by a key never reused.
+    Attempt(u64),
+}
+
+/// No `Debug`: it would print secrets (launch environments, keys) and
+/// costs the worker's wasm.
+pub enum Effect {
+    /// Write this batch in one transaction under the writer epoch; answer
+    /// with [`crate::Engine::handle_persisted`].
+    Persist(PersistBatch),
+    /// Post to the runtime on `port` (its current one).
+    SendToRuntime {
+        runtime: RuntimeId,
+        port: PortId,
+        message: ControllerToRuntime,
+    },
+    /// Post to this worker's page.
+    Page(ControllerToPage),
+    SetTimer {
+        key: TimerKey,
+        at: lifeline_core::Millis,
+    },
+    /// Writing stopped: cancel every timer.
+    CancelTimers,
+    /// Close the journal's connection (writing stopped for good).
+    CloseJournal,
+    /// Stop listening to this port and close it.
+    ClosePort(PortId),
+    /// Wait for this runtime's life lock to be released; answer with
+    /// [`crate::Engine::handle_worker_ended`].
+    WatchLife {
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+    },
+    /// Open the profile store and make sure a default profile exists;
+    /// answer with [`crate::Engine::start_sessions`].
+    OpenProfiles,
+    LookupProfile {
+        attempt: StartupAttemptId,
+        profile: ProfileId,
+    },
+    /// Decrypt these credentials (the launch checkpoint).
+    ResolveCredentials {
+        attempt: StartupAttemptId,
+        credentials: Vec<CredentialId>,
+    },
+    /// Look at where a launch will run, without prompting: a local folder's
+    /// access, or whether the sandbox workspace exists. Answer with
+    /// [`crate::Engine::handle_workspace_observed`].
+    ObserveWorkspace {
+        attempt: StartupAttemptId,
+        workspace: WorkspaceId,
+        environment: Environment,
+    },
+    /// Delete a Lifeline-owned workspace folder.
+    RemoveWorkspace(WorkspaceId),
+    /// Send a recorded provider request, once; answer with
+    /// [`crate::Engine::handle_provider_text`] and
+    /// [`crate::Engine::handle_provider_outcome`].
+    Fetch {
+        request: ProviderRequestId,
+        provider: Provider,
+        api_key: Option<Secret>,
+        conversation: Vec<ModelMessage>,
+        tools: BTreeSet<Tool>,
+    },
+    /// Abort that request's fetch now.
+    Abort(ProviderRequestId),
+    /// Observe what the recovery card needs (the workspace folder, the
+    /// presence of keys); answer with [`crate::Engine::handle_facts`].
+    ObserveFacts {
+        session: SessionId,
+        workspace: Option<WorkspaceId>,
+        environment: Option<Environment>,
+        profile: Option<ProfileId>,
+    },
+    /// List the workspace read-only (and read `file`); answer with
+    /// [`crate::Engine::handle_workspace_listing`].
+    ListWorkspace {
+        session: SessionId,
+        workspace: WorkspaceId,
+        environment: Environment,
+        file: Option<String>,
+    },
+    /// Write this snapshot; answer with [`crate::Engine::handle_snapshot_written`].
+    Snapshot(ProjectionSnapshot),
+    /// Tell the other tabs about these durable entries.
+    Broadcast(Vec<JournalEntry>),
+    /// A write failed: is the database still there? Answer a wiped one with
+    /// [`crate::Engine::handle_journal_lost`]; refresh the storage estimate.
+    CheckStorage,
+    /// Set the damaged writer record aside and claim the journal again;
+    /// answer with [`crate::Engine::lead`] or
+    /// [`crate::Engine::handle_repair_failed`].
+    RepairJournal,
+}
+
+/// A failed journal operation, as the store saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreFailure {
+    pub fault: JournalFault,
+    /// The store's own words, for the core's degraded notice.
+    pub detail: String,
+}
+
+/// What the shell saw of a launch's workspace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkspaceObserved {
+    /// A local folder's access, observed without prompting.
+    Folder(FolderAccess),
+    /// Whether the sandbox workspace folder exists (`None`: could not tell).
+    Sandbox(Option<bool>),
+}
+
+/// What the shell saw for the recovery card.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FactsObserved {
+    pub workspace_exists: Option<bool>,
+    pub workspace_files: Option<u32>,
+    pub folder_access: Option<FolderAccess>,
+    /// Credentials the profile refers to: (present, total).
+    pub credentials: Option<(u32, u32)>,
+}
+
+/// A complete reply from a provider.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderReply {
+    pub text: String,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub stop: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// How a provider request ended without a complete reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderFailure {
+    pub class: ProviderFailureClass,
+    pub message: String,
+    pub partial_text: String,
+}

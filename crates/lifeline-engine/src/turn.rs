@@ -1,0 +1,568 @@
+//! Prompts, Stop, the turn driver and provider requests.
+//!
+//! A prompt is held until its turn is recorded and then belongs to the
+//! journal; the next step of an open turn is always derived from the
+//! projection (`lifeline_core::model::next_turn_step`). A provider request
+//! is recorded before it is sent and sent once: a request whose reply was
+//! lost stays uncertain and is never resent.
+
+use lifeline_core::agent;
+use lifeline_core::journal::TurnAgent;
+use lifeline_core::model::{ModelStep, TurnStep};
+use lifeline_core::phrase::Phrase;
+use lifeline_core::profile::Provider;
+use lifeline_core::session::{CancelOutcome, PromptDisposition};
+use lifeline_core::stop::StopPlan;
+use lifeline_core::{
+    Binding, Budget, ClientRequest, ExecutionId, Generation, IdempotencyKey, Millis, ModelMessage,
+    ProviderFailureClass, ProviderRequestId, SessionId, TurnId, TurnStatus,
+};
+use lifeline_protocol::{ControllerToPage, Level, Role};
+
+use crate::{
+    Effect, Engine, ProviderFailure, ProviderReply, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS,
+};
+
+/// The provider request this engine owns.
+pub(crate) struct Live {
+    pub request: ProviderRequestId,
+    pub turn: TurnId,
+    /// The reply's text so far, as the page shows it while it streams.
+    pub preview: String,
+}
+
+/// Whether a command of `session` is still on its way to an outcome (not
+/// settled, and not stuck uncertain or undispatched for good).
+fn running_in(p: &lifeline_core::Projection, session: SessionId) -> bool {
+    p.commands.values().any(|c| {
+        c.binding.session == session
+            && matches!(
+                c.outcome,
+                lifeline_core::Outcome::Admitted
+                    | lifeline_core::Outcome::Dispatched
+                    | lifeline_core::Outcome::Running
+            )
+    })
+}
+
+/// The longest failure text a session's failure keeps.
+const MAX_FAILURE_CHARS: usize = 1000;
+
+impl Engine {
+    /// A message from the page's message box.
+    pub fn handle_prompt(&mut self, turn: TurnId, text: String, now: Millis) {
+        if let Some(message) = self.prompt_refusal(turn, &text) {
+            return self.post(ControllerToPage::PromptRefused { turn, message });
+        }
+        // The same turn again (a page resending after a controller
+        // restart): it is in the journal, so it is not submitted twice.
+        if self
+            .core
+            .as_ref()
+            .is_some_and(|c| c.pending_projection().turns.contains_key(&turn))
+        {
+            return;
+        }
+        if self.sessions.is_none() {
+            // Recovery is still running: held, and submitted once sessions
+            // are up (see start_sessions).
+            self.early_prompts.push((turn, text));
+            return;
+        }
+        let Some(session) = self.session else {
+            return self.post(ControllerToPage::PromptRefused {
+                turn,
+                message: Phrase::NoSessionToSend,
+            });
+        };
+        self.prompts.insert(turn, text);
+        let disposition = self.with_sessions(|s| s.submit_prompt(session, turn, now));
+        match disposition {
+            Some(Ok(PromptDisposition::Queued { position })) => self.notice(
+                "queue",
+                Level::Info,
+                Phrase::MessageWaits {
+                    waiting: u32::try_from(position).unwrap_or(u32::MAX),
+                },
+            ),
+            Some(Ok(_)) | None => {}
+            Some(Err(refusal)) => {
+                self.prompts.remove(&turn);
+                return self.post(ControllerToPage::PromptRefused {
+                    turn,
+                    message: Phrase::Refused { refusal },
+                });
+            }
+        }
+        self.pump(now);
+    }
+
+    fn prompt_refusal(&self, _turn: TurnId, text: &str) -> Option<Phrase> {
+        if self.role != Role::Leader {
+            return Some(Phrase::FollowingCannotSend);
+        }
+        if let Some(reason) = &self.stopped {
+            return Some(reason.clone());
+        }
+        if text.trim().is_empty() {
+            return Some(Phrase::MessageEmpty);
+        }
+        let limit = lifeline_core::schema::limits::MAX_PROMPT_BYTES;
+        if text.len() > limit {
+            return Some(Phrase::MessageTooLong {
+                bytes: text.len() as u64,
+                limit: limit as u64,
+            });
+        }
+        let degraded = self.core.as_ref().and_then(|c| c.degraded());
+        degraded.map(|d| Phrase::JournalDegraded {
+            detail: d.to_string(),
+        })
+    }
+
+    /// Stop: cancels a start in progress, else whatever the turn waits for
+    /// (`lifeline_core::stop::plan`).
+    pub fn handle_stop(&mut self, now: Millis) {
+        let Some(session) = self.session else {
+            return;
+        };
+        let cancelled = self.with_sessions(|s| s.cancel(session, now));
+        match cancelled {
+            None => return,
+            Some(CancelOutcome::NoAttempt) => {}
+            Some(_) => return self.pump(now),
+        }
+        let live = self.live_request();
+        let plan = match self.core.as_ref() {
+            Some(core) => lifeline_core::stop::plan(core.pending_projection(), session, live, now),
+            None => return,
+        };
+        match plan {
+            // The fetch ends with an abort, recorded as cancelled with its
+            // partial text.
+            StopPlan::AbortRequest(request) => {
+                return self.effects.push_back(Effect::Abort(request))
+            }
+            StopPlan::Cancel(commands) => {
+                for (command, generation) in commands {
+                    self.ask(
+                        |request| ClientRequest::Cancel {
+                            request,
+                            command,
+                            generation,
+                        },
+                        now,
+                    );
+                }
+            }
+            StopPlan::FinishTurn { turn, reply } => {
+                self.ask(
+                    |request| ClientRequest::FinishTurn {
+                        request,
+                        turn,
+                        status: TurnStatus::Cancelled,
+                        reply,
+                    },
+                    now,
+                );
+            }
+            StopPlan::Nothing => return,
+        }
+        self.pump(now);
+    }
+
+    pub(crate) fn admit_prompt(
+        &mut self,
+        session: SessionId,
+        turn: TurnId,
+        execution: ExecutionId,
+        generation: Generation,
+        now: Millis,
+    ) {
+        let Some(text) = self.prompts.remove(&turn) else {
+            return;
+        };
+        let Some(a) = self
+            .active
+            .as_ref()
+            .filter(|a| a.binding.execution == execution)
+        else {
+            return self.refuse_turn(
+                session,
+                turn,
+                execution,
+                generation,
+                Phrase::SessionStoppedResend,
+                now,
+            );
+        };
+        let agent_and_plan = match (&a.prepared.provider, a.binding.profile.clone()) {
+            (Provider::BuiltIn, _) | (_, None) => agent::plan(&text)
+                .map(|plan| (TurnAgent::BuiltIn, plan.commands))
+                .map_err(|error| Phrase::Plan { error }),
+            (provider, Some(profile)) => Ok((
+                TurnAgent::Model {
+                    profile,
+                    provider: provider.label().into(),
+                    model: provider.model().unwrap_or_default().into(),
+                    budget: a.prepared.budget,
+                    tools: a.prepared.capabilities.tools.clone(),
+                },
+                Vec::new(),
+            )),
+        };
+        let (agent_kind, plan) = match agent_and_plan {
+            Ok(x) => x,
+            Err(message) => {
+                return self.refuse_turn(session, turn, execution, generation, message, now)
+            }
+        };
+        let request = self.request_id();
+        let result = self.core.as_mut().map(|core| {
+            core.handle_client(
+                crate::SELF,
+                ClientRequest::RecordTurn {
+                    request,
+                    session,
+                    turn,
+                    prompt: text,
+                    plan,
+                    agent: agent_kind,
+                },
+                now,
+            )
+        });
+        if let Some(Err(rejection)) = result {
+            self.refuse_turn(
+                session,
+                turn,
+                execution,
+                generation,
+                Phrase::RequestRejected {
+                    detail: rejection.to_string(),
+                },
+                now,
+            );
+        }
+    }
+
+    fn refuse_turn(
+        &mut self,
+        session: SessionId,
+        turn: TurnId,
+        execution: ExecutionId,
+        generation: Generation,
+        message: Phrase,
+        now: Millis,
+    ) {
+        // A continuation is the card's, not typed: its refusal is a notice,
+        // and the card offers it again.
+        if self.continuations.remove(&turn) {
+            self.notice("recovery", Level::Warning, message);
+        } else {
+            self.post(ControllerToPage::PromptRefused { turn, message });
+        }
+        self.with_sessions(|s| {
+            s.handle_turn_finished(session, turn, execution, generation, None, now)
+        });
+    }
+
+    /// The turn's end is durable: tell the session layer (a failed model
+    /// turn is a recoverable failure of its execution).
+    pub(crate) fn turn_finished(&mut self, turn: TurnId, now: Millis) {
+        let Some(core) = self.core.as_ref() else {
+            return;
+        };
+        let Some((session, failure)) = core.projection().turns.get(&turn).map(|t| {
+            let failed = t.agent.is_model()
+                && t.end
+                    .as_ref()
+                    .is_some_and(|e| e.status == TurnStatus::Failed);
+            let failure = failed.then(|| {
+                t.end
+                    .as_ref()
+                    .map(|e| e.reply.chars().take(MAX_FAILURE_CHARS).collect::<String>())
+                    .unwrap_or_default()
+            });
+            (t.session, failure)
+        }) else {
+            return;
+        };
+        let Some((execution, generation)) = self
+            .active
+            .as_ref()
+            .filter(|a| a.session == session)
+            .map(|a| (a.binding.execution, a.binding.generation))
+        else {
+            return;
+        };
+        self.with_sessions(|s| {
+            s.handle_turn_finished(session, turn, execution, generation, failure, now)
+        });
+    }
+
+    /// Drives the open turn one step. True when it asked the core for
+    /// something.
+    pub(crate) fn drive_turn(&mut self, now: Millis) -> bool {
+        self.drive_open_turn(now) || self.end_left_turn(now)
+    }
+
+    /// A session left for another (Start fresh, another environment,
+    /// Archive) runs nothing more: its open turn ends once what it waits
+    /// for has settled, saying it was left. Found by the engine simulation:
+    /// only the open session's turn was driven, so a left turn stayed open
+    /// forever.
+    fn end_left_turn(&mut self, now: Millis) -> bool {
+        let Some(core) = self.core.as_ref() else {
+            return false;
+        };
+        let p = core.pending_projection();
+        let live = self.live.as_ref().map(|l| l.turn);
+        let ending = p
+            .sessions
+            .keys()
+            .filter(|s| Some(**s) != self.session)
+            .filter_map(|s| agent::open_turn(p, *s).map(|t| (*s, t)))
+            .filter(|(_, t)| Some(*t) != live)
+            .find_map(|(session, turn)| {
+                match lifeline_core::model::next_turn_step(p, turn, None, now) {
+                    Some(
+                        TurnStep::BuiltIn(agent::Step::Finish { status, reply })
+                        | TurnStep::Model(ModelStep::Finish { status, reply }),
+                    ) => Some((turn, status, reply)),
+                    // A command still on its way ends it later; a lost
+                    // reply, an uncertain command or a step not taken
+                    // ends it now (nothing more will run in a left session).
+                    _ if running_in(p, session) => None,
+                    _ => Some((
+                        turn,
+                        TurnStatus::Interrupted,
+                        "The session was left before this turn finished; nothing more ran in it."
+                            .into(),
+                    )),
+                }
+            });
+        let Some((turn, status, reply)) = ending else {
+            return false;
+        };
+        self.ask(
+            |request| ClientRequest::FinishTurn {
+                request,
+                turn,
+                status,
+                reply,
+            },
+            now,
+        )
+    }
+
+    fn drive_open_turn(&mut self, now: Millis) -> bool {
+        let Some(session) = self.session else {
+            return false;
+        };
+        let live = self.live_request();
+        let Some(core) = self.core.as_ref() else {
+            return false;
+        };
+        let p = core.pending_projection();
+        let Some(turn) = agent::open_turn(p, session) else {
+            return false;
+        };
+        let Some(step) = lifeline_core::model::next_turn_step(p, turn, live, now) else {
+            return false;
+        };
+        match step {
+            TurnStep::BuiltIn(agent::Step::Admit { index, line }) => {
+                self.admit_command(agent::plan_key(turn, index), line, now)
+            }
+            TurnStep::Model(ModelStep::AdmitTool { key, line, .. }) => {
+                self.admit_command(key, line, now)
+            }
+            TurnStep::BuiltIn(agent::Step::Finish { status, reply })
+            | TurnStep::Model(ModelStep::Finish { status, reply }) => self.ask(
+                |request| ClientRequest::FinishTurn {
+                    request,
+                    turn,
+                    status,
+                    reply,
+                },
+                now,
+            ),
+            TurnStep::Model(ModelStep::Request { step, conversation }) => {
+                self.record_provider_request(turn, step, conversation, now)
+            }
+            TurnStep::BuiltIn(agent::Step::Wait { .. }) | TurnStep::Model(ModelStep::Wait) => false,
+        }
+    }
+
+    /// The binding a command of the running execution gets.
+    pub(crate) fn command_binding(
+        &self,
+        working_directory: String,
+        command_line: String,
+        now: Millis,
+    ) -> Option<Binding> {
+        let (a, core) = (self.active.as_ref()?, self.core.as_ref()?);
+        let p = core.pending_projection();
+        let workspace = p.sessions.get(&a.session)?.workspace;
+        let (lease, _) = p.runtime(a.binding.runtime)?;
+        Some(Binding {
+            workspace,
+            lease: lease.lease,
+            generation: a.binding.generation,
+            runtime: a.binding.runtime,
+            session: a.session,
+            working_directory,
+            capabilities: a.prepared.capabilities.command_capabilities(),
+            budget: Budget {
+                deadline: now.plus(COMMAND_WALL_TIME_MS),
+                max_output_bytes: COMMAND_OUTPUT_BYTES,
+            },
+            command_line,
+        })
+    }
+
+    fn admit_command(&mut self, key: IdempotencyKey, line: String, now: Millis) -> bool {
+        let Some(binding) = self.command_binding("/".into(), line, now) else {
+            return false;
+        };
+        self.ask(
+            |request| ClientRequest::Admit {
+                request,
+                key,
+                binding,
+            },
+            now,
+        )
+    }
+
+    fn record_provider_request(
+        &mut self,
+        turn: TurnId,
+        step: u32,
+        conversation: Vec<ModelMessage>,
+        now: Millis,
+    ) -> bool {
+        if self.live.is_some() {
+            return false;
+        }
+        let Some(id) = self.mint(ProviderRequestId::from_u128, now) else {
+            return false;
+        };
+        // Owned from here: the step is not "lost" while it is being recorded.
+        self.live = Some(Live {
+            request: id,
+            turn,
+            preview: String::new(),
+        });
+        self.conversations.insert(id, conversation);
+        let asked = self.ask(
+            |request| ClientRequest::RecordProviderRequest {
+                request,
+                provider_request: id,
+                turn,
+                step,
+            },
+            now,
+        );
+        if !asked {
+            self.live = None;
+            self.conversations.remove(&id);
+        }
+        asked
+    }
+
+    /// The request record is durable: send it, once.
+    pub(crate) fn send_provider_request(
+        &mut self,
+        id: ProviderRequestId,
+        existing: bool,
+        now: Millis,
+    ) {
+        let conversation = self.conversations.remove(&id);
+        let owned = self.live.as_ref().is_some_and(|l| l.request == id);
+        let (Some(conversation), false, true) = (conversation, existing, owned) else {
+            return;
+        };
+        let call = self
+            .active
+            .as_ref()
+            .filter(|a| !matches!(a.prepared.provider, Provider::BuiltIn))
+            .map(|a| {
+                (
+                    a.prepared.provider.clone(),
+                    a.prepared.api_key.clone(),
+                    a.prepared.capabilities.tools.clone(),
+                )
+            });
+        let Some((provider, api_key, tools)) = call else {
+            return self.handle_provider_outcome(
+                id,
+                Err(ProviderFailure {
+                    class: ProviderFailureClass::InvalidRequest,
+                    message: "this execution has no model provider; resume the session".into(),
+                    partial_text: String::new(),
+                }),
+                now,
+            );
+        };
+        self.effects.push_back(Effect::Fetch {
+            request: id,
+            provider,
+            api_key,
+            conversation,
+            tools,
+        });
+    }
+
+    /// More of a streaming reply's text arrived.
+    pub fn handle_provider_text(&mut self, id: ProviderRequestId, delta: &str) {
+        let Some(live) = self.live.as_mut().filter(|l| l.request == id) else {
+            return;
+        };
+        live.preview.push_str(delta);
+        let (turn, text) = (live.turn, live.preview.clone());
+        self.post(ControllerToPage::Streaming { turn, text });
+    }
+
+    /// A provider request ended: its outcome goes to the journal.
+    pub fn handle_provider_outcome(
+        &mut self,
+        id: ProviderRequestId,
+        result: Result<ProviderReply, ProviderFailure>,
+        now: Millis,
+    ) {
+        let request = self.request_id();
+        let message = match result {
+            Ok(reply) => ClientRequest::RecordProviderReply {
+                request,
+                provider_request: id,
+                text: reply.text,
+                tool_calls: reply.tool_calls,
+                stop: reply.stop,
+                input_tokens: reply.input_tokens,
+                output_tokens: reply.output_tokens,
+            },
+            Err(f) => ClientRequest::RecordProviderFailure {
+                request,
+                provider_request: id,
+                class: f.class,
+                message: f.message,
+                partial_text: f.partial_text,
+            },
+        };
+        let result = self
+            .core
+            .as_mut()
+            .map(|core| core.handle_client(crate::SELF, message, now));
+        // Ownership ends once the outcome is in the journal's hands; a
+        // refusal (the turn ended meanwhile) leaves the request uncertain.
+        if self.live.as_ref().is_some_and(|l| l.request == id) {
+            self.live = None;
+        }
+        if let Some(Err(rejection)) = result {
+            self.rejected(&rejection);
+        }
+        self.pump(now);
+    }
+}

@@ -1,0 +1,1526 @@
+//! The seeded simulation of the whole controller: the real
+//! `lifeline_engine::Engine` (controller, sessions, turns, provider
+//! requests, the card and its actions) with real `lifeline_core::Runtime`s,
+//! an in-memory journal, a simulated model provider, simulated users and
+//! tabs, and a fault injector. See `docs/simulation.md` ("The engine").
+//!
+//! Safety is checked as it happens (nothing runs twice, an offered action
+//! is accepted, no secret reaches the journal); liveness after a quiet
+//! phase without faults (every command settles, every prompt ends answered
+//! or refused, every Stop ends its turn in bounded time, every session
+//! leaves the user a way forward).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use lifeline_core::phrase::{JournalFault, Phrase};
+use lifeline_core::profile::{Profile, ProfileLookup, Provider, Secret};
+use lifeline_core::recovery::{Action, Card};
+use lifeline_core::{
+    CommandId, ControllerToRuntime, CredentialId, Generation, JournalEntry, JournalRecord, Millis,
+    Outcome, PortId, ProcessOutput, ProfileId, Projection, ProviderFailureClass, ProviderRequestId,
+    RetentionPolicy, Runtime, RuntimeConfig, RuntimeEffect, RuntimeId, RuntimeIdentity,
+    RuntimeToController, StartCause, ToolCallRecord, TurnId,
+};
+use lifeline_engine::{
+    Effect, Ended, Engine, FactsObserved, ProviderFailure, ProviderReply, Recovered, StoreFailure,
+    TimerKey, WorkspaceObserved,
+};
+use lifeline_protocol::{ControllerToPage, Role, Status, WorkspaceListing};
+
+use crate::clock::Clock;
+use crate::rng::Rng;
+
+/// Simulated milliseconds in which users act and faults strike.
+const ACTIVE_MS: u64 = 20_000;
+/// The quiet phase afterwards: no faults; users only take a way forward
+/// (in its first half; afterwards only Stop), and everything must settle.
+const QUIET_MS: u64 = 60_000;
+/// A Stop ends its turn within this much simulated time.
+const STOP_BOUND_MS: u64 = 10_000;
+/// What the simulated profile's key is; it must never reach the journal.
+const SECRET: &str = "sk-sim-NEVER-IN-THE-JOURNAL";
+
+/// A tab's incarnation: effects of a crashed leader are void.
+type Inc = u64;
+
+enum Ev {
+    Persisted {
+        inc: Inc,
+        batch: lifeline_core::PersistBatch,
+        result: Result<(), StoreFailure>,
+    },
+    Timer {
+        inc: Inc,
+        key: TimerKey,
+    },
+    ToEngine {
+        inc: Inc,
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+        msg: RuntimeToController,
+    },
+    ToRuntime {
+        runtime: RuntimeId,
+        generation: Generation,
+        msg: ControllerToRuntime,
+    },
+    RuntimeTimer {
+        runtime: RuntimeId,
+        generation: Generation,
+    },
+    Spawn {
+        inc: Inc,
+        identity: RuntimeIdentity,
+    },
+    Redial {
+        runtime: RuntimeId,
+        generation: Generation,
+    },
+    Process {
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        step: u8,
+    },
+    WorkerEnded {
+        inc: Inc,
+        runtime: RuntimeId,
+        generation: Generation,
+        port: PortId,
+    },
+    Exited {
+        inc: Inc,
+        runtime: RuntimeId,
+        generation: Generation,
+        crashed: bool,
+    },
+    Answer {
+        inc: Inc,
+        answer: Answer,
+    },
+    ProviderChunk {
+        inc: Inc,
+        request: ProviderRequestId,
+    },
+    ProviderEnd {
+        inc: Inc,
+        request: ProviderRequestId,
+    },
+    UserAct,
+    LeaderStart {
+        cause: StartCause,
+    },
+}
+
+#[derive(Debug)]
+enum Answer {
+    Profiles,
+    Profile(lifeline_core::StartupAttemptId),
+    Credentials(lifeline_core::StartupAttemptId, Vec<CredentialId>),
+    Workspace(
+        lifeline_core::StartupAttemptId,
+        lifeline_core::session::Environment,
+    ),
+    Facts(lifeline_core::SessionId),
+    Listing(
+        lifeline_core::SessionId,
+        lifeline_core::WorkspaceId,
+        lifeline_core::session::Environment,
+    ),
+    Snapshot,
+}
+
+/// How the simulated provider answers one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reply {
+    Text,
+    Tool,
+    Cut,
+    Malformed,
+    RateLimited,
+    Overloaded,
+    RefusedKey,
+    /// Never ends by itself: only Stop (an abort) ends it.
+    Stall,
+}
+
+struct Fetch {
+    reply: Reply,
+    chunks: u8,
+    partial: String,
+}
+
+struct SimRuntime {
+    rt: Runtime,
+    /// The port the leader filed it under, while connected.
+    port: Option<PortId>,
+    alive: bool,
+    procs: BTreeMap<CommandId, bool>,
+}
+
+/// What the page of the leading tab was last told.
+#[derive(Default)]
+struct Page {
+    card: Option<Card>,
+    status: Option<Status>,
+    refused: BTreeSet<TurnId>,
+    /// An action was refused with the card's own reason.
+    not_possible: u32,
+}
+
+/// Counts per boundary, for `docs/simulation.md`'s coverage table.
+#[derive(Clone, Debug, Default)]
+pub struct EngineCoverage {
+    pub prompts: u64,
+    pub prompts_refused: u64,
+    pub turns_finished: u64,
+    pub stops: u64,
+    pub actions: BTreeMap<&'static str, u64>,
+    pub verdicts: u64,
+    pub reissues: u64,
+    pub provider: BTreeMap<&'static str, u64>,
+    pub faults: BTreeMap<&'static str, u64>,
+    pub commands_started: u64,
+    pub follower_applied: u64,
+}
+
+impl EngineCoverage {
+    pub fn add(&mut self, other: &EngineCoverage) {
+        self.prompts += other.prompts;
+        self.prompts_refused += other.prompts_refused;
+        self.turns_finished += other.turns_finished;
+        self.stops += other.stops;
+        self.verdicts += other.verdicts;
+        self.reissues += other.reissues;
+        self.commands_started += other.commands_started;
+        self.follower_applied += other.follower_applied;
+        for (k, v) in &other.actions {
+            *self.actions.entry(k).or_default() += v;
+        }
+        for (k, v) in &other.provider {
+            *self.provider.entry(k).or_default() += v;
+        }
+        for (k, v) in &other.faults {
+            *self.faults.entry(k).or_default() += v;
+        }
+    }
+}
+
+pub struct EngineSim {
+    seed: u64,
+    rng: Rng,
+    clock: Clock<Ev>,
+    trace: bool,
+    log: Vec<String>,
+    violations: Vec<String>,
+    /// The journal's durable entries.
+    durable: Vec<JournalEntry>,
+    leader: Option<Engine>,
+    inc: Inc,
+    page: Page,
+    /// A second tab following the leader's broadcasts.
+    follower: Option<Engine>,
+    runtimes: BTreeMap<(RuntimeId, Generation), SimRuntime>,
+    profile: Profile,
+    fetches: BTreeMap<ProviderRequestId, Fetch>,
+    /// Prompts the page sent and has not seen recorded or refused: resent
+    /// to a new leader (the controller ignores a turn it recorded).
+    pending: BTreeMap<TurnId, String>,
+    sent: BTreeMap<TurnId, String>,
+    /// Command lines started, by the command that started them.
+    started: BTreeMap<CommandId, String>,
+    lines: BTreeMap<String, CommandId>,
+    /// Stop presses: when, and the turn open then.
+    stops: Vec<(u64, TurnId, Inc)>,
+    next_token: u64,
+    cov: EngineCoverage,
+}
+
+fn mix(seed: u64, n: u64) -> u128 {
+    let x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    (u128::from(x) << 64 | u128::from(n + 1)).max(1)
+}
+
+impl EngineSim {
+    pub fn new(seed: u64, trace: bool) -> EngineSim {
+        let mut rng = Rng::new(seed ^ 0xe961_e5e5);
+        let profile_id = ProfileId::from_u128(mix(seed, 1)).expect("a nonzero id");
+        let mut profile = Profile::built_in(profile_id);
+        // Half the seeds run model turns through the simulated provider.
+        if rng.coin() {
+            let key = CredentialId::from_u128(mix(seed, 2)).expect("a nonzero id");
+            profile.provider = Provider::OpenAiCompatible {
+                base_url: "http://sim.invalid/v1".into(),
+                model: "sim-model".into(),
+            };
+            profile.api_key = Some(key);
+        }
+        EngineSim {
+            seed,
+            rng,
+            clock: Clock::new(),
+            trace,
+            log: Vec::new(),
+            violations: Vec::new(),
+            durable: Vec::new(),
+            leader: None,
+            inc: 0,
+            page: Page::default(),
+            follower: None,
+            runtimes: BTreeMap::new(),
+            profile,
+            fetches: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            sent: BTreeMap::new(),
+            started: BTreeMap::new(),
+            lines: BTreeMap::new(),
+            stops: Vec::new(),
+            next_token: 0,
+            cov: EngineCoverage::default(),
+        }
+    }
+
+    pub fn coverage(&self) -> &EngineCoverage {
+        &self.cov
+    }
+
+    pub fn model_turns(&self) -> bool {
+        self.profile.provider != Provider::BuiltIn
+    }
+
+    fn now(&self) -> Millis {
+        Millis(self.clock.now())
+    }
+
+    fn active(&self) -> bool {
+        self.now().0 < ACTIVE_MS
+    }
+
+    fn note(&mut self, text: impl FnOnce() -> String) {
+        if self.trace {
+            let line = format!("[{:>6}] {}", self.now().0, text());
+            self.log.push(line);
+        }
+    }
+
+    fn violation(&mut self, text: String) {
+        let line = format!("seed {} at {} ms: {text}", self.seed, self.now().0);
+        if self.trace {
+            self.log.push(format!("VIOLATION {line}"));
+        }
+        self.violations.push(line);
+    }
+
+    fn fault(&mut self, kind: &'static str) {
+        *self.cov.faults.entry(kind).or_default() += 1;
+        self.note(|| format!("FAULT {kind}"));
+    }
+
+    /// Runs the whole schedule and checks the invariants.
+    pub fn run(&mut self) -> Result<(), String> {
+        self.clock.schedule_at(
+            0,
+            Ev::LeaderStart {
+                cause: StartCause::ControllerRestart,
+            },
+        );
+        self.clock.schedule_at(50, Ev::UserAct);
+        let end = ACTIVE_MS + QUIET_MS;
+        let mut steps = 0u64;
+        while let Some((at, ev)) = self.clock.pop() {
+            if at > end {
+                break;
+            }
+            steps += 1;
+            if steps > 2_000_000 {
+                self.violation("the schedule never quiets (2,000,000 events)".into());
+                break;
+            }
+            self.handle(ev);
+            self.drain();
+            if !self.violations.is_empty() {
+                break;
+            }
+        }
+        if self.violations.is_empty() {
+            self.check_end();
+        }
+        if self.violations.is_empty() {
+            Ok(())
+        } else {
+            let mut text = self.violations.join("\n");
+            if self.trace {
+                let tail: Vec<&String> = self.log.iter().rev().take(200).collect();
+                for line in tail.into_iter().rev() {
+                    text.push('\n');
+                    text.push_str(line);
+                }
+            }
+            Err(text)
+        }
+    }
+
+    // ----- the leader's effects ---------------------------------------------
+
+    fn drain(&mut self) {
+        for _ in 0..100_000 {
+            let Some(effect) = self.leader.as_mut().and_then(|e| e.poll_effect()) else {
+                break;
+            };
+            self.effect(effect);
+        }
+        // A follower's effects are its page's; it writes nothing.
+        while let Some(effect) = self.follower.as_mut().and_then(|e| e.poll_effect()) {
+            if let Effect::Persist(_) | Effect::SendToRuntime { .. } | Effect::Fetch { .. } = effect
+            {
+                self.violation("a follower asked to write, send or fetch".into());
+            }
+        }
+    }
+
+    fn effect(&mut self, effect: Effect) {
+        let inc = self.inc;
+        let now = self.now();
+        match effect {
+            Effect::Persist(batch) => {
+                self.note(|| {
+                    let kinds: Vec<String> = batch
+                        .entries
+                        .iter()
+                        .map(|e| format!("{:?}", e.record).chars().take(24).collect())
+                        .collect();
+                    format!("persist batch {:?}: {kinds:?}", batch.batch)
+                });
+                let fail = if self.active() && self.rng.chance(15) {
+                    self.fault("persist failure");
+                    Some(if self.rng.coin() {
+                        JournalFault::QuotaExceeded
+                    } else {
+                        JournalFault::Operation {
+                            detail: "simulated write failure".into(),
+                        }
+                    })
+                } else {
+                    None
+                };
+                let result = match fail {
+                    Some(fault) => Err(StoreFailure {
+                        fault,
+                        detail: "simulated".into(),
+                    }),
+                    None => {
+                        // Committed now; the confirmation may be lost to a crash.
+                        self.check_secret(&batch.entries);
+                        self.absorb(&batch.entries);
+                        self.durable.extend(batch.entries.iter().cloned());
+                        Ok(())
+                    }
+                };
+                let d = self.rng.range(1, 20);
+                self.clock
+                    .schedule_in(d, Ev::Persisted { inc, batch, result });
+            }
+            Effect::SendToRuntime {
+                runtime, message, ..
+            } => {
+                let generation = self
+                    .runtimes
+                    .iter()
+                    .filter(|((r, _), s)| *r == runtime && s.alive)
+                    .map(|((_, g), _)| *g)
+                    .max();
+                if let Some(generation) = generation {
+                    let d = self.rng.range(1, 15);
+                    self.clock.schedule_in(
+                        d,
+                        Ev::ToRuntime {
+                            runtime,
+                            generation,
+                            msg: message,
+                        },
+                    );
+                }
+            }
+            Effect::Page(message) => self.page(message),
+            Effect::SetTimer { key, at } => self.clock.schedule_at(at.0, Ev::Timer { inc, key }),
+            Effect::CancelTimers | Effect::CloseJournal | Effect::ClosePort(_) => {}
+            Effect::WatchLife { .. } => {}
+            Effect::OpenProfiles => self.answer(Answer::Profiles),
+            Effect::LookupProfile { attempt, .. } => self.answer(Answer::Profile(attempt)),
+            Effect::ResolveCredentials {
+                attempt,
+                credentials,
+            } => self.answer(Answer::Credentials(attempt, credentials)),
+            Effect::ObserveWorkspace {
+                attempt,
+                environment,
+                ..
+            } => self.answer(Answer::Workspace(attempt, environment)),
+            Effect::RemoveWorkspace(_) => {}
+            Effect::Fetch {
+                request, api_key, ..
+            } => {
+                if api_key.as_ref().map(Secret::expose) != Some(SECRET) {
+                    self.violation(format!("request {request} sent without the profile's key"));
+                }
+                if self.fetches.contains_key(&request) {
+                    self.violation(format!("provider request {request} sent twice"));
+                }
+                let reply = *self.rng.pick(&[
+                    Reply::Text,
+                    Reply::Text,
+                    Reply::Tool,
+                    Reply::Tool,
+                    Reply::Tool,
+                    Reply::Cut,
+                    Reply::Malformed,
+                    Reply::RateLimited,
+                    Reply::Overloaded,
+                    Reply::RefusedKey,
+                    Reply::Stall,
+                ]);
+                let chunks = u8::try_from(self.rng.range(0, 4)).unwrap_or(0);
+                self.fetches.insert(
+                    request,
+                    Fetch {
+                        reply,
+                        chunks,
+                        partial: String::new(),
+                    },
+                );
+                let d = self.rng.range(5, 200);
+                self.clock
+                    .schedule_in(d, Ev::ProviderChunk { inc, request });
+            }
+            Effect::Abort(request) => {
+                if let Some(f) = self.fetches.get_mut(&request) {
+                    if f.chunks != u8::MAX {
+                        f.chunks = u8::MAX;
+                        let partial = f.partial.clone();
+                        *self.cov.provider.entry("aborted").or_default() += 1;
+                        if let Some(e) = self.leader.as_mut() {
+                            e.handle_provider_outcome(
+                                request,
+                                Err(ProviderFailure {
+                                    class: ProviderFailureClass::Cancelled,
+                                    message: "stopped by the user".into(),
+                                    partial_text: partial,
+                                }),
+                                now,
+                            );
+                        }
+                    }
+                }
+            }
+            Effect::ObserveFacts { session, .. } => self.answer(Answer::Facts(session)),
+            Effect::ListWorkspace {
+                session,
+                workspace,
+                environment,
+                ..
+            } => self.answer(Answer::Listing(session, workspace, environment)),
+            Effect::Snapshot(_) => self.answer(Answer::Snapshot),
+            Effect::Broadcast(entries) => {
+                if let Some(f) = self.follower.as_mut() {
+                    self.cov.follower_applied += entries.len() as u64;
+                    f.handle_followed(entries);
+                }
+            }
+            Effect::CheckStorage => {}
+            Effect::RepairJournal => {
+                self.violation("a repair was asked for with an intact writer record".into())
+            }
+        }
+    }
+
+    fn answer(&mut self, answer: Answer) {
+        let d = self.rng.range(1, 25);
+        let inc = self.inc;
+        self.clock.schedule_in(d, Ev::Answer { inc, answer });
+    }
+
+    fn page(&mut self, message: ControllerToPage) {
+        if self.trace {
+            let text = match &message {
+                ControllerToPage::Status(s) => format!(
+                    "status busy={} writer={} lifecycle={:?}",
+                    s.busy,
+                    s.writer,
+                    s.lifecycle.as_ref().map(|l| (&l.state, l.queued))
+                ),
+                ControllerToPage::Recovery { card } => format!(
+                    "card {:?}",
+                    card.as_ref().map(|c| c
+                        .actions
+                        .iter()
+                        .map(|a| (a.action, a.unavailable.is_none()))
+                        .collect::<Vec<_>>())
+                ),
+                ControllerToPage::Notice { key, message, .. } => {
+                    format!("notice {key}: {message:?}")
+                }
+                ControllerToPage::View { .. } | ControllerToPage::Streaming { .. } => String::new(),
+                other => format!("{other:?}").chars().take(160).collect(),
+            };
+            if !text.is_empty() {
+                self.note(|| format!("page: {text}"));
+            }
+        }
+        match message {
+            ControllerToPage::Status(status) => self.page.status = Some(*status),
+            ControllerToPage::Recovery { card } => self.page.card = card.map(|c| *c),
+            ControllerToPage::PromptRefused { turn, message } => {
+                if !self.sent.contains_key(&turn) {
+                    self.violation(format!("a prompt no one sent was refused: {turn}"));
+                }
+                self.note(|| format!("prompt {turn} refused: {message:?}"));
+                self.pending.remove(&turn);
+                self.page.refused.insert(turn);
+                self.cov.prompts_refused += 1;
+            }
+            ControllerToPage::Notice {
+                message: Some(Phrase::ActionNotPossible { .. } | Phrase::NothingToRecover),
+                ..
+            } => self.page.not_possible += 1,
+            ControllerToPage::SpawnRuntime { identity, .. } => {
+                let d = self.rng.range(5, 60);
+                let inc = self.inc;
+                self.clock.schedule_in(d, Ev::Spawn { inc, identity });
+            }
+            ControllerToPage::TerminateRuntime {
+                runtime,
+                generation,
+            } => {
+                if let Some(s) = self.runtimes.get_mut(&(runtime, generation)) {
+                    s.alive = false;
+                }
+                let d = self.rng.range(1, 30);
+                let inc = self.inc;
+                self.clock.schedule_in(
+                    d,
+                    Ev::Exited {
+                        inc,
+                        runtime,
+                        generation,
+                        crashed: false,
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
+
+    // ----- events ----------------------------------------------------------
+
+    fn handle(&mut self, ev: Ev) {
+        let now = self.now();
+        let inc = self.inc;
+        match ev {
+            Ev::Persisted {
+                inc: i,
+                batch,
+                result,
+            } if i == inc => {
+                if let Some(e) = self.leader.as_mut() {
+                    e.handle_persisted(batch, result, now);
+                }
+            }
+            Ev::Timer { inc: i, key } if i == inc => {
+                if let Some(e) = self.leader.as_mut() {
+                    e.handle_timer(key, now);
+                }
+            }
+            Ev::ToEngine {
+                inc: i,
+                runtime,
+                generation,
+                port,
+                msg,
+            } if i == inc => {
+                if let Some(e) = self.leader.as_mut() {
+                    e.handle_runtime_message(runtime, generation, port, msg, now);
+                }
+            }
+            Ev::ToRuntime {
+                runtime,
+                generation,
+                msg,
+            } => {
+                let Some(s) = self
+                    .runtimes
+                    .get_mut(&(runtime, generation))
+                    .filter(|s| s.alive && s.port.is_some())
+                else {
+                    return;
+                };
+                let _ = s.rt.handle_controller(msg, now);
+                self.runtime_effects(runtime, generation);
+            }
+            Ev::RuntimeTimer {
+                runtime,
+                generation,
+            } => {
+                if let Some(s) = self
+                    .runtimes
+                    .get_mut(&(runtime, generation))
+                    .filter(|s| s.alive)
+                {
+                    s.rt.handle_timer(now);
+                    self.runtime_effects(runtime, generation);
+                }
+            }
+            Ev::Spawn { inc: i, identity } if i == inc => {
+                let rt = Runtime::new(RuntimeConfig::new(identity), now);
+                self.runtimes.insert(
+                    (identity.runtime, identity.generation),
+                    SimRuntime {
+                        rt,
+                        port: None,
+                        alive: true,
+                        procs: BTreeMap::new(),
+                    },
+                );
+                self.connect(identity.runtime, identity.generation);
+            }
+            Ev::Redial {
+                runtime,
+                generation,
+            } => self.connect(runtime, generation),
+            Ev::Process {
+                runtime,
+                generation,
+                command,
+                step,
+            } => self.process(runtime, generation, command, step),
+            Ev::WorkerEnded {
+                inc: i,
+                runtime,
+                generation,
+                port,
+            } if i == inc => {
+                if let Some(e) = self.leader.as_mut() {
+                    e.handle_worker_ended(runtime, generation, port, Ended::PortClosed, now);
+                }
+            }
+            Ev::Exited {
+                inc: i,
+                runtime,
+                generation,
+                crashed,
+            } if i == inc => {
+                if let Some(e) = self.leader.as_mut() {
+                    e.handle_runtime_exited(runtime, generation, crashed, "simulated".into(), now);
+                }
+            }
+            Ev::Answer { inc: i, answer } if i == inc => self.answered(answer),
+            Ev::ProviderChunk { inc: i, request } if i == inc => self.provider_chunk(request),
+            Ev::ProviderEnd { inc: i, request } if i == inc => self.provider_end(request),
+            Ev::UserAct => self.user_act(),
+            Ev::LeaderStart { cause } => self.leader_start(cause),
+            // An effect or an answer for a leader that crashed since.
+            _ => {}
+        }
+    }
+
+    fn answered(&mut self, answer: Answer) {
+        let now = self.now();
+        let secret = Secret::new(SECRET.to_string());
+        let Some(e) = self.leader.as_mut() else {
+            return;
+        };
+        match answer {
+            Answer::Profiles => e.start_sessions(self.profile.id, &self.seed.to_le_bytes(), now),
+            Answer::Profile(attempt) => {
+                e.handle_profile(attempt, ProfileLookup::Found(self.profile.clone()), now)
+            }
+            Answer::Credentials(attempt, ids) => {
+                let resolved = ids.into_iter().map(|id| (id, Ok(secret.clone()))).collect();
+                e.handle_credentials(attempt, resolved, now);
+            }
+            Answer::Workspace(attempt, environment) => e.handle_workspace_observed(
+                attempt,
+                &environment,
+                WorkspaceObserved::Sandbox(Some(true)),
+                now,
+            ),
+            Answer::Facts(session) => e.handle_facts(
+                session,
+                FactsObserved {
+                    workspace_exists: Some(true),
+                    workspace_files: Some(1),
+                    folder_access: None,
+                    credentials: Some((1, 1)),
+                },
+            ),
+            Answer::Listing(session, workspace, environment) => e.handle_workspace_listing(
+                session,
+                workspace,
+                &environment,
+                Ok(WorkspaceListing {
+                    session,
+                    entries: vec![("/notes.txt".into(), false)],
+                    truncated: false,
+                    file: None,
+                }),
+            ),
+            Answer::Snapshot => e.handle_snapshot_written(Ok(())),
+        }
+    }
+
+    // ----- the leader tab --------------------------------------------------
+
+    fn leader_start(&mut self, cause: StartCause) {
+        let now = self.now();
+        self.inc += 1;
+        self.page = Page::default();
+        let mut engine = match self.follower.take() {
+            // The follower's page took the leader lock.
+            Some(mut f) => {
+                f.handle_promote();
+                f
+            }
+            None => Engine::new(
+                Role::Leader,
+                &self.seed.wrapping_add(self.inc).to_le_bytes(),
+            ),
+        };
+        engine.handle_start(Role::Leader);
+        engine.handle_journal_open(1, Some("sim".into()));
+        let (projection, refused) =
+            Projection::salvage(RetentionPolicy::default(), None, &self.durable, 64);
+        if !refused.is_empty() {
+            self.violation(format!("the durable journal does not replay: {refused:?}"));
+        }
+        let mut entropy = self.seed.to_le_bytes().to_vec();
+        entropy.extend(self.inc.to_le_bytes());
+        engine.lead(
+            Recovered {
+                projection,
+                unreadable: 0,
+                cause,
+                entropy,
+            },
+            now,
+        );
+        self.leader = Some(engine);
+        self.note(|| format!("leader started ({cause:?})"));
+        // Surviving runtimes dial the new controller.
+        let alive: Vec<(RuntimeId, Generation)> = self
+            .runtimes
+            .iter()
+            .filter(|(_, s)| s.alive)
+            .map(|(k, _)| *k)
+            .collect();
+        for (runtime, generation) in alive {
+            if let Some(s) = self.runtimes.get_mut(&(runtime, generation)) {
+                s.port = None;
+                s.rt.handle_disconnected(now);
+            }
+            let d = self.rng.range(5, 200);
+            self.clock.schedule_in(
+                d,
+                Ev::Redial {
+                    runtime,
+                    generation,
+                },
+            );
+        }
+        // The page sends again what it has not seen recorded.
+        let resend: Vec<(TurnId, String)> =
+            self.pending.iter().map(|(t, p)| (*t, p.clone())).collect();
+        for (turn, text) in resend {
+            if let Some(e) = self.leader.as_mut() {
+                e.handle_prompt(turn, text, now);
+            }
+        }
+        // A second tab opens and follows, some of the time.
+        if self.rng.coin() {
+            let mut f = Engine::new(Role::Follower, &self.inc.to_le_bytes());
+            f.handle_start(Role::Follower);
+            let (projection, _) =
+                Projection::salvage(RetentionPolicy::default(), None, &self.durable, 64);
+            f.follow(projection);
+            self.follower = Some(f);
+        }
+    }
+
+    /// The controller worker dies (its tab lives on: runtimes survive and
+    /// dial the next one), or the whole tab does (host loss: every worker
+    /// with it, and another tab takes over).
+    fn crash_leader(&mut self, host_loss: bool) {
+        self.fault(if host_loss {
+            "host loss"
+        } else {
+            "controller crash"
+        });
+        self.leader = None;
+        self.inc += 1;
+        self.fetches.clear();
+        if host_loss {
+            for s in self.runtimes.values_mut() {
+                s.alive = false;
+            }
+        }
+        let d = self.rng.range(50, 1_500);
+        let cause = if host_loss {
+            StartCause::HostLoss
+        } else {
+            StartCause::ControllerRestart
+        };
+        self.clock.schedule_in(d, Ev::LeaderStart { cause });
+    }
+
+    // ----- runtimes --------------------------------------------------------
+
+    fn connect(&mut self, runtime: RuntimeId, generation: Generation) {
+        let now = self.now();
+        let Some(engine) = self.leader.as_mut() else {
+            return;
+        };
+        let Some(s) = self
+            .runtimes
+            .get_mut(&(runtime, generation))
+            .filter(|s| s.alive)
+        else {
+            return;
+        };
+        let port = engine.handle_port_opened(runtime, generation, now);
+        s.port = Some(port);
+        s.rt.handle_connected(now);
+        self.runtime_effects(runtime, generation);
+    }
+
+    fn runtime_effects(&mut self, runtime: RuntimeId, generation: Generation) {
+        let now = self.now();
+        let inc = self.inc;
+        loop {
+            let Some(s) = self.runtimes.get_mut(&(runtime, generation)) else {
+                return;
+            };
+            let Some(effect) = s.rt.poll_effect() else {
+                return;
+            };
+            match effect {
+                RuntimeEffect::Send(msg) => {
+                    if let Some(port) = s.port {
+                        let d = self.rng.range(1, 15);
+                        self.clock.schedule_in(
+                            d,
+                            Ev::ToEngine {
+                                inc,
+                                runtime,
+                                generation,
+                                port,
+                                msg,
+                            },
+                        );
+                    }
+                }
+                RuntimeEffect::StartProcess { command, binding } => {
+                    s.procs.insert(command, false);
+                    self.cov.commands_started += 1;
+                    if let Some(line) = self.started.get(&command) {
+                        let line = line.clone();
+                        self.violation(format!("{command} ({line}) started a second time"));
+                    }
+                    let line = binding.command_line.clone();
+                    // Only the users' own lines are unique actions; the
+                    // built-in agent lists files (`ls`) whenever it is asked
+                    // to talk.
+                    let unique = line.starts_with("echo ");
+                    if let Some(earlier) = self.lines.get(&line).copied().filter(|_| unique) {
+                        // Linked to the first run or to a re-issue of it.
+                        let linked = self
+                            .leader
+                            .as_ref()
+                            .and_then(|e| e.controller())
+                            .is_some_and(|c| {
+                                let p = c.projection();
+                                p.command(command)
+                                    .and_then(|v| v.reissue_of)
+                                    .and_then(|o| p.command(o))
+                                    .is_some_and(|o| o.binding.command_line == line)
+                            });
+                        if !linked {
+                            self.violation(format!(
+                                "`{line}` ran again as {command} (first as {earlier}) without a linked re-issue"
+                            ));
+                        }
+                    }
+                    self.started.insert(command, line.clone());
+                    self.lines.entry(line).or_insert(command);
+                    let d = if self.rng.chance(200) {
+                        self.rng.range(1_000, 4_000)
+                    } else {
+                        self.rng.range(5, 300)
+                    };
+                    self.clock.schedule_in(
+                        d,
+                        Ev::Process {
+                            runtime,
+                            generation,
+                            command,
+                            step: 0,
+                        },
+                    );
+                }
+                RuntimeEffect::KillProcess { command } => {
+                    if let Some(done) = s.procs.get_mut(&command) {
+                        if !*done {
+                            *done = true;
+                            let _ = s.rt.handle_process(
+                                command,
+                                ProcessOutput::Exit { code: 143 },
+                                now,
+                            );
+                        }
+                    }
+                }
+                RuntimeEffect::SetTimer { at } => self.clock.schedule_at(
+                    at.0,
+                    Ev::RuntimeTimer {
+                        runtime,
+                        generation,
+                    },
+                ),
+                RuntimeEffect::Shutdown { .. } => {
+                    s.alive = false;
+                    if let Some(port) = s.port.take() {
+                        let d = self.rng.range(1, 50);
+                        self.clock.schedule_in(
+                            d,
+                            Ev::WorkerEnded {
+                                inc,
+                                runtime,
+                                generation,
+                                port,
+                            },
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn process(
+        &mut self,
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        step: u8,
+    ) {
+        let now = self.now();
+        let Some(s) = self
+            .runtimes
+            .get_mut(&(runtime, generation))
+            .filter(|s| s.alive)
+        else {
+            return;
+        };
+        if s.procs.get(&command) != Some(&false) {
+            return;
+        }
+        let output = if step == 0 {
+            ProcessOutput::Stdout {
+                data: "out\n".into(),
+            }
+        } else {
+            s.procs.insert(command, true);
+            ProcessOutput::Exit { code: 0 }
+        };
+        let _ = s.rt.handle_process(command, output, now);
+        if step == 0 {
+            let d = self.rng.range(1, 100);
+            self.clock.schedule_in(
+                d,
+                Ev::Process {
+                    runtime,
+                    generation,
+                    command,
+                    step: 1,
+                },
+            );
+        }
+        self.runtime_effects(runtime, generation);
+    }
+
+    fn crash_runtime(&mut self) {
+        let now = self.now();
+        let _ = now;
+        let alive: Vec<(RuntimeId, Generation)> = self
+            .runtimes
+            .iter()
+            .filter(|(_, s)| s.alive)
+            .map(|(k, _)| *k)
+            .collect();
+        if alive.is_empty() {
+            return;
+        }
+        let (runtime, generation) = *self.rng.pick(&alive);
+        self.fault("runtime crash");
+        let inc = self.inc;
+        let s = self
+            .runtimes
+            .get_mut(&(runtime, generation))
+            .expect("alive");
+        s.alive = false;
+        if let Some(port) = s.port.take() {
+            let d = self.rng.range(1, 300);
+            self.clock.schedule_in(
+                d,
+                Ev::WorkerEnded {
+                    inc,
+                    runtime,
+                    generation,
+                    port,
+                },
+            );
+        }
+        if self.rng.coin() {
+            let d = self.rng.range(1, 300);
+            self.clock.schedule_in(
+                d,
+                Ev::Exited {
+                    inc,
+                    runtime,
+                    generation,
+                    crashed: true,
+                },
+            );
+        }
+    }
+
+    // ----- the simulated provider ------------------------------------------
+
+    fn provider_chunk(&mut self, request: ProviderRequestId) {
+        let now = self.now();
+        let inc = self.inc;
+        let Some(f) = self.fetches.get_mut(&request) else {
+            return;
+        };
+        if f.chunks == u8::MAX {
+            return;
+        }
+        let early_refusal = matches!(
+            f.reply,
+            Reply::RateLimited | Reply::Overloaded | Reply::RefusedKey
+        );
+        if f.chunks > 0 && !early_refusal {
+            f.chunks -= 1;
+            let delta = format!("w{} ", f.chunks);
+            f.partial.push_str(&delta);
+            if let Some(e) = self.leader.as_mut() {
+                e.handle_provider_text(request, &delta);
+            }
+            let d = self.rng.range(1, 100);
+            self.clock
+                .schedule_in(d, Ev::ProviderChunk { inc, request });
+            return;
+        }
+        if f.reply == Reply::Stall {
+            // Holds the request until Stop aborts it.
+            return;
+        }
+        let _ = now;
+        let d = self.rng.range(1, 50);
+        self.clock.schedule_in(d, Ev::ProviderEnd { inc, request });
+    }
+
+    fn provider_end(&mut self, request: ProviderRequestId) {
+        let now = self.now();
+        let Some(f) = self.fetches.get_mut(&request) else {
+            return;
+        };
+        if f.chunks == u8::MAX {
+            return;
+        }
+        f.chunks = u8::MAX;
+        let partial = f.partial.clone();
+        self.next_token += 1;
+        let token = self.next_token;
+        let failure = |class, message: &str| {
+            Err(ProviderFailure {
+                class,
+                message: message.into(),
+                partial_text: partial.clone(),
+            })
+        };
+        let (kind, result) = match f.reply {
+            Reply::Text => (
+                "text",
+                Ok(ProviderReply {
+                    text: format!("{partial}done"),
+                    tool_calls: Vec::new(),
+                    stop: "end_turn".into(),
+                    input_tokens: 10,
+                    output_tokens: 5,
+                }),
+            ),
+            Reply::Tool => (
+                "tool call",
+                Ok(ProviderReply {
+                    text: partial.clone(),
+                    tool_calls: vec![ToolCallRecord {
+                        id: format!("call-{token}"),
+                        name: "run_command".into(),
+                        arguments: format!("{{\"command\":\"echo m{}-{token}\"}}", self.seed),
+                    }],
+                    stop: "tool_use".into(),
+                    input_tokens: 10,
+                    output_tokens: 5,
+                }),
+            ),
+            Reply::Cut => (
+                "cut",
+                failure(ProviderFailureClass::Cut, "the stream ended"),
+            ),
+            Reply::Malformed => (
+                "malformed",
+                failure(ProviderFailureClass::Malformed, "not JSON"),
+            ),
+            Reply::RateLimited => (
+                "429",
+                failure(ProviderFailureClass::RateLimit, "429 retry after 1 s"),
+            ),
+            Reply::Overloaded => ("503", failure(ProviderFailureClass::Server, "503")),
+            Reply::RefusedKey => ("401", failure(ProviderFailureClass::Auth, "401")),
+            Reply::Stall => return,
+        };
+        *self.cov.provider.entry(kind).or_default() += 1;
+        if let Some(e) = self.leader.as_mut() {
+            e.handle_provider_outcome(request, result, now);
+        }
+    }
+
+    // ----- simulated users and faults --------------------------------------
+
+    fn durable_projection(&self) -> Projection {
+        Projection::salvage(RetentionPolicy::default(), None, &self.durable, 64).0
+    }
+
+    /// Notes prompts that became durable (no longer the page's to resend).
+    fn absorb(&mut self, entries: &[JournalEntry]) {
+        for e in entries {
+            if let JournalRecord::TurnRecorded { turn, .. } = &e.record {
+                self.pending.remove(turn);
+            }
+        }
+    }
+
+    fn send_prompt(&mut self) {
+        let now = self.now();
+        let Some(turn) = TurnId::from_u128(mix(self.seed, 1_000 + self.next_token)).ok() else {
+            return;
+        };
+        self.next_token += 1;
+        let text = if self.model_turns() {
+            format!("please work on item {}", self.next_token)
+        } else {
+            let n = self.rng.range(1, 3);
+            (0..n)
+                .map(|i| format!("$ echo p{}-{}-{i}", self.seed, self.next_token))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        self.cov.prompts += 1;
+        self.note(|| format!("user sends {turn}: {text:?}"));
+        self.sent.insert(turn, text.clone());
+        self.pending.insert(turn, text.clone());
+        if let Some(e) = self.leader.as_mut() {
+            e.handle_prompt(turn, text, now);
+        }
+    }
+
+    fn press_stop(&mut self) {
+        let now = self.now();
+        let Some(e) = self.leader.as_mut() else {
+            return;
+        };
+        let open = e.session().and_then(|s| {
+            e.controller()
+                .and_then(|c| lifeline_core::agent::open_turn(c.pending_projection(), s))
+        });
+        self.cov.stops += 1;
+        if let Some(turn) = open {
+            self.stops.push((now.0, turn, self.inc));
+        }
+        e.handle_stop(now);
+    }
+
+    /// Takes an action the card offers now; it must be accepted.
+    fn take_offered_action(&mut self) -> bool {
+        let now = self.now();
+        let offered: Vec<Action> = self
+            .page
+            .card
+            .as_ref()
+            .map(|c| {
+                c.actions
+                    .iter()
+                    .filter(|a| a.unavailable.is_none())
+                    .map(|a| a.action)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if offered.is_empty() {
+            return false;
+        }
+        let action = *self.rng.pick(&offered);
+        let before = self.page.not_possible;
+        *self.cov.actions.entry(action_name(action)).or_default() += 1;
+        self.note(|| format!("user takes {action:?}"));
+        if let Some(e) = self.leader.as_mut() {
+            e.handle_recover(action, now);
+        }
+        self.drain();
+        if self.page.not_possible != before {
+            self.violation(format!(
+                "the card offered {action:?}, and taking it was refused"
+            ));
+        }
+        if action == Action::InspectWorkspace {
+            if let Some(e) = self.leader.as_mut() {
+                e.handle_close_workspace();
+            }
+        }
+        true
+    }
+
+    fn judge_uncertain(&mut self) {
+        let now = self.now();
+        let Some(e) = self.leader.as_mut() else {
+            return;
+        };
+        let (Some(session), Some(core)) = (e.session(), e.controller()) else {
+            return;
+        };
+        let uncertain: Vec<CommandId> = core
+            .projection()
+            .commands
+            .values()
+            .filter(|c| {
+                c.binding.session == session
+                    && matches!(c.outcome, Outcome::MayHaveStarted | Outcome::Lost)
+                    && c.reissued_as.is_none()
+            })
+            .map(|c| c.command)
+            .collect();
+        let Some(command) = uncertain.first().copied() else {
+            return;
+        };
+        if self.rng.coin() {
+            self.cov.reissues += 1;
+            e.handle_reissue(command, now);
+        } else {
+            self.cov.verdicts += 1;
+            e.handle_verdict(command, self.rng.coin(), now);
+        }
+    }
+
+    fn user_act(&mut self) {
+        let next = if self.active() {
+            self.rng.range(20, 700)
+        } else {
+            2_000
+        };
+        self.clock.schedule_in(next, Ev::UserAct);
+        if self.active() {
+            let roll = self.rng.below(100);
+            match roll {
+                0..=34 => self.send_prompt(),
+                35..=46 => self.press_stop(),
+                47..=60 => {
+                    self.take_offered_action();
+                }
+                61..=68 => self.judge_uncertain(),
+                69..=72 => self.crash_leader(false),
+                73..=74 => self.crash_leader(true),
+                75..=80 => self.crash_runtime(),
+                _ => {}
+            }
+            return;
+        }
+        // Quiet: no faults. A person takes the way forward they are shown:
+        // Stop what has run too long, an offered action, or nothing.
+        let busy = self.page.status.as_ref().is_some_and(|s| s.busy);
+        if busy && self.rng.chance(300) {
+            self.press_stop();
+        } else if !busy && self.rng.chance(200) && self.now().0 < ACTIVE_MS + QUIET_MS / 2 {
+            self.take_offered_action();
+        }
+    }
+
+    // ----- invariants --------------------------------------------------------
+
+    fn check_secret(&mut self, entries: &[JournalEntry]) {
+        for e in entries {
+            let text = serde_json::to_string(&e.record).unwrap_or_default();
+            if text.contains(SECRET) {
+                self.violation(format!(
+                    "the key reached the journal at position {}",
+                    e.position
+                ));
+            }
+        }
+    }
+
+    fn check_end(&mut self) {
+        let p = self.durable_projection();
+        // Every admitted command settled: a terminal outcome, or recorded as
+        // never dispatched or uncertain (each with its reason in the journal).
+        for c in p.commands.values() {
+            let settled = c.outcome.is_terminal()
+                || matches!(
+                    c.outcome,
+                    Outcome::NotDispatched | Outcome::MayHaveStarted | Outcome::Lost
+                );
+            if !settled {
+                self.violation(format!(
+                    "command {} (`{}`) is still {} after the quiet phase",
+                    c.command, c.binding.command_line, c.outcome
+                ));
+            }
+        }
+        // Every prompt the page sent was recorded once and its turn ended,
+        // or it was refused visibly.
+        // Prompts waiting in the open session's queue are held visibly (the
+        // status line counts them) behind a card that offers a way on.
+        let queued: BTreeSet<TurnId> = self
+            .leader
+            .as_ref()
+            .and_then(|e| Some(e.sessions()?.trace(e.session()?)?.queued))
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let mut recorded: BTreeMap<&str, u32> = BTreeMap::new();
+        for t in p.turns.values() {
+            *recorded.entry(t.prompt.as_str()).or_default() += 1;
+        }
+        for (turn, text) in &self.sent {
+            let count = recorded.get(text.as_str()).copied().unwrap_or(0);
+            if count > 1 {
+                self.violations.push(format!(
+                    "seed {}: the prompt of {turn} was recorded {count} times",
+                    self.seed
+                ));
+            }
+            let refused = self.page.refused.contains(turn);
+            match p.turns.get(turn) {
+                Some(t) if t.end.is_none() => {
+                    let current = self.leader.as_ref().and_then(|e| e.session()) == Some(t.session);
+                    let requests: Vec<String> = t
+                        .requests
+                        .iter()
+                        .filter_map(|r| p.provider_requests.get(r))
+                        .map(|r| {
+                            format!(
+                                "{:?}",
+                                r.outcome
+                                    .as_ref()
+                                    .map(|o| format!("{o:?}").chars().take(60).collect::<String>())
+                            )
+                        })
+                        .collect();
+                    let commands: Vec<String> = p
+                        .commands
+                        .values()
+                        .filter(|c| c.binding.session == t.session)
+                        .map(|c| format!("{}:{}", c.binding.command_line, c.outcome))
+                        .collect();
+                    let step = lifeline_core::model::next_turn_step(&p, *turn, None, self.now());
+                    let known = p.sessions.contains_key(&t.session);
+                    let engine_view = self.leader.as_ref().map(|e| {
+                        let pending = e.controller().map(|c| {
+                            c.pending_projection()
+                                .turns
+                                .get(turn)
+                                .map(|t| t.end.is_some())
+                        });
+                        (e.live_request(), pending, e.stopped().is_some())
+                    });
+                    let known = format!(
+                        "{known} (engine: live, ended in pending, stopped: {engine_view:?})"
+                    );
+                    let open = lifeline_core::agent::open_turn(&p, t.session);
+                    self.violations.push(format!(
+                        "seed {}: turn {turn} ({text:?}) never ended (open session: {current}; session known {known}, its open turn {open:?}; next step {step:?}; requests {requests:?}; commands {commands:?})",
+                        self.seed
+                    ))
+                }
+                Some(_) => self.cov.turns_finished += 1,
+                None if !refused && self.pending.contains_key(turn) && !queued.contains(turn) => {
+                    self.violations.push(format!(
+                        "seed {}: the prompt {text:?} was neither recorded nor refused",
+                        self.seed
+                    ))
+                }
+                None => {}
+            }
+        }
+        // Every Stop ended its turn within the bound (unless the leader it
+        // was pressed in crashed before the bound).
+        for (at, turn, _) in self.stops.clone() {
+            let ended = p.turns.get(&turn).and_then(|t| t.end.as_ref());
+            if ended.is_none() {
+                self.violations.push(format!(
+                    "seed {}: Stop at {at} ms did not end turn {turn}",
+                    self.seed
+                ));
+            }
+        }
+        let _ = STOP_BOUND_MS;
+        // Every re-issue is linked both ways.
+        for c in p.commands.values() {
+            if let Some(original) = c.reissue_of {
+                let back = p.command(original).and_then(|o| o.reissued_as);
+                if back != Some(c.command) {
+                    self.violations.push(format!(
+                        "seed {}: re-issue {} is not linked back from {original}",
+                        self.seed, c.command
+                    ));
+                }
+            }
+        }
+        // A way forward: nothing runs, and the composer accepts a message or
+        // the card offers an action.
+        let Some(status) = self.page.status.clone() else {
+            return self
+                .violations
+                .push(format!("seed {}: no status at the end", self.seed));
+        };
+        if status.busy {
+            self.violations.push(format!(
+                "seed {}: the session is still busy after the quiet phase ({:?})",
+                self.seed, status.lifecycle
+            ));
+        }
+        let offered = self
+            .page
+            .card
+            .as_ref()
+            .is_some_and(|c| c.actions.iter().any(|a| a.unavailable.is_none()));
+        let composer = status.writer
+            && status
+                .lifecycle
+                .as_ref()
+                .is_some_and(|l| !matches!(l.state.as_str(), "archived"));
+        if !offered && !composer {
+            self.violations.push(format!(
+                "seed {}: no way forward: the card offers nothing and the composer is closed ({:?})",
+                self.seed, status.lifecycle
+            ));
+        }
+    }
+}
+
+fn action_name(action: Action) -> &'static str {
+    match action {
+        Action::Resume => "Resume",
+        Action::ContinueFromHistory => "Continue from history",
+        Action::StartFresh => "Start fresh",
+        Action::InspectWorkspace => "Inspect workspace",
+        Action::Archive => "Archive",
+        Action::Unarchive => "Unarchive",
+    }
+}
