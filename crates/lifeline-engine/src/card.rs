@@ -268,7 +268,7 @@ impl Engine {
             return;
         };
         self.prompts.insert(turn, prompt);
-        self.continuations.insert(turn);
+        self.continuations.insert(turn, ());
         let result =
             self.with_sessions(|s| s.begin(session, Purpose::Launch, None, Some(turn), now));
         if let Some(Err(r)) = result {

@@ -29,6 +29,7 @@
 //! | `status` | the status line |
 
 pub mod effect;
+pub mod slots;
 
 mod card;
 mod lead;
@@ -52,6 +53,7 @@ use lifeline_protocol::{ControllerToPage, JournalStatus, Level, Role, StorageSta
 
 pub use lead::Recovered;
 pub use runtimes::Ended;
+pub use slots::Slots;
 
 pub use effect::{
     Effect, FactsObserved, ProviderFailure, ProviderReply, StoreFailure, TimerKey,
@@ -123,20 +125,20 @@ pub struct Engine {
     next_request: u64,
     last_port: u64,
     next_timer: u64,
-    ports: BTreeMap<RuntimeId, PortEntry>,
+    ports: Slots<RuntimeId, PortEntry>,
     early: Vec<Early>,
     /// Attempt timers by key; controller timers are keyed by their own id.
-    attempt_timers: BTreeMap<u64, (StartupAttemptId, AttemptTimer)>,
+    attempt_timers: Slots<u64, (StartupAttemptId, AttemptTimer)>,
     /// Prompt texts until their turn is recorded (queued, or waiting for a
     /// start).
     prompts: BTreeMap<TurnId, String>,
     /// Turns the card started (Continue from history), not typed by anyone.
-    continuations: std::collections::BTreeSet<TurnId>,
+    continuations: Slots<TurnId, ()>,
     /// Prompts that arrived before the session layer was up.
     early_prompts: Vec<(TurnId, String)>,
     launching: Option<lifecycle::Launching>,
     /// A launch being checked against its workspace before it starts.
-    preparing: BTreeMap<StartupAttemptId, lifecycle::Launch>,
+    preparing: Slots<StartupAttemptId, lifecycle::Launch>,
     /// The lost launch an attempt waits for before launching anew.
     adopting: Option<lifecycle::PendingLaunch>,
     /// The rejoin an attempt waits for.
@@ -187,14 +189,14 @@ impl Engine {
             next_request: 0,
             last_port: 0,
             next_timer: 0,
-            ports: BTreeMap::new(),
+            ports: Slots::new(),
             early: Vec::new(),
-            attempt_timers: BTreeMap::new(),
+            attempt_timers: Slots::new(),
             prompts: BTreeMap::new(),
             continuations: Default::default(),
             early_prompts: Vec::new(),
             launching: None,
-            preparing: BTreeMap::new(),
+            preparing: Slots::new(),
             adopting: None,
             rejoining: None,
             active: None,

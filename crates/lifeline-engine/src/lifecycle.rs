@@ -284,7 +284,7 @@ impl Engine {
                     // Once per prompt this engine holds; a continuation is
                     // the card's, not typed: the card offers it again.
                     let held = self.prompts.remove(&turn).is_some();
-                    if self.continuations.remove(&turn) || !held {
+                    if self.continuations.remove(&turn).is_some() || !held {
                         continue;
                     }
                     self.post(ControllerToPage::PromptRefused {

@@ -257,7 +257,7 @@ impl Engine {
     ) {
         // A continuation is the card's, not typed: its refusal is a notice,
         // and the card offers it again.
-        if self.continuations.remove(&turn) {
+        if self.continuations.remove(&turn).is_some() {
             self.notice("recovery", Level::Warning, message);
         } else {
             self.post(ControllerToPage::PromptRefused { turn, message });

@@ -12,7 +12,6 @@
 //! the leader lock.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use lifeline_core::phrase::Phrase;
@@ -20,7 +19,7 @@ use lifeline_core::{
     Generation, JournalEntry, Millis, PortId, Projection, ProviderRequestId, RetentionPolicy,
     RuntimeId, StartCause,
 };
-use lifeline_engine::{Effect, Ended, Engine, Recovered, StoreFailure, TimerKey};
+use lifeline_engine::{Effect, Ended, Engine, Recovered, Slots, StoreFailure, TimerKey};
 use lifeline_protocol::{
     decode, encode, Broadcast, ControllerToPage, Level, Role, PROTOCOL_VERSION,
 };
@@ -94,9 +93,9 @@ pub struct Shell {
     journal: RefCell<Option<Rc<Journal>>>,
     epoch: Cell<Option<WriterEpoch>>,
     config: RefCell<Option<Rc<ConfigStore>>>,
-    ports: RefCell<BTreeMap<PortId, Port>>,
-    timers: RefCell<BTreeMap<TimerKey, Timeout>>,
-    aborts: RefCell<BTreeMap<ProviderRequestId, AbortController>>,
+    ports: RefCell<Slots<PortId, Port>>,
+    timers: RefCell<Slots<TimerKey, Timeout>>,
+    aborts: RefCell<Slots<ProviderRequestId, AbortController>>,
     channel: RefCell<Option<(BroadcastChannel, Option<Listener>)>>,
     follower_queue: RefCell<Vec<Vec<JournalEntry>>>,
     follower_busy: Cell<bool>,
@@ -115,9 +114,9 @@ impl Shell {
             journal: RefCell::new(None),
             epoch: Cell::new(None),
             config: RefCell::new(None),
-            ports: RefCell::new(BTreeMap::new()),
-            timers: RefCell::new(BTreeMap::new()),
-            aborts: RefCell::new(BTreeMap::new()),
+            ports: RefCell::new(Slots::new()),
+            timers: RefCell::new(Slots::new()),
+            aborts: RefCell::new(Slots::new()),
             channel: RefCell::new(None),
             follower_queue: RefCell::new(Vec::new()),
             follower_busy: Cell::new(false),
@@ -461,7 +460,7 @@ impl Shell {
                 }
             }
             Effect::CancelTimers => {
-                for (_, t) in std::mem::take(&mut *self.timers.borrow_mut()) {
+                for (_, t) in self.timers.borrow_mut().take_all() {
                     t.cancel();
                 }
             }
