@@ -73,7 +73,10 @@ enum Ev {
         inc: Inc,
         identity: RuntimeIdentity,
     },
+    /// The page hands a living runtime a port to the controller of `inc`
+    /// (once per controller).
     Redial {
+        inc: Inc,
         runtime: RuntimeId,
         generation: Generation,
     },
@@ -231,9 +234,13 @@ pub struct EngineSim {
     /// Command lines started, by the command that started them.
     started: BTreeMap<CommandId, String>,
     lines: BTreeMap<String, CommandId>,
+    /// Durable admissions: command line and the command it re-issues.
+    admitted: BTreeMap<CommandId, (String, Option<CommandId>)>,
     /// Stop presses: when, and the turn open then.
     stops: Vec<(u64, TurnId, Inc)>,
     next_token: u64,
+    /// Quiet-phase looks in a row that found the session busy.
+    quiet_busy: u32,
     cov: EngineCoverage,
 }
 
@@ -275,8 +282,10 @@ impl EngineSim {
             sent: BTreeMap::new(),
             started: BTreeMap::new(),
             lines: BTreeMap::new(),
+            admitted: BTreeMap::new(),
             stops: Vec::new(),
             next_token: 0,
+            quiet_busy: 0,
             cov: EngineCoverage::default(),
         }
     }
@@ -351,8 +360,7 @@ impl EngineSim {
         } else {
             let mut text = self.violations.join("\n");
             if self.trace {
-                let tail: Vec<&String> = self.log.iter().rev().take(200).collect();
-                for line in tail.into_iter().rev() {
+                for line in &self.log {
                     text.push('\n');
                     text.push_str(line);
                 }
@@ -413,6 +421,14 @@ impl EngineSim {
                         // Committed now; the confirmation may be lost to a crash.
                         self.check_secret(&batch.entries);
                         self.absorb(&batch.entries);
+                        for e in &batch.entries {
+                            if let JournalRecord::CommandAdmitted(r) = &e.record {
+                                self.admitted.insert(
+                                    r.command,
+                                    (r.binding.command_line.clone(), r.reissue_of),
+                                );
+                            }
+                        }
                         self.durable.extend(batch.entries.iter().cloned());
                         Ok(())
                     }
@@ -481,6 +497,7 @@ impl EngineSim {
                     Reply::Stall,
                 ]);
                 let chunks = u8::try_from(self.rng.range(0, 4)).unwrap_or(0);
+                self.note(|| format!("fetch {request}: {reply:?}"));
                 self.fetches.insert(
                     request,
                     Fetch {
@@ -494,6 +511,7 @@ impl EngineSim {
                     .schedule_in(d, Ev::ProviderChunk { inc, request });
             }
             Effect::Abort(request) => {
+                self.note(|| format!("abort {request}"));
                 if let Some(f) = self.fetches.get_mut(&request) {
                     if f.chunks != u8::MAX {
                         f.chunks = u8::MAX;
@@ -684,9 +702,10 @@ impl EngineSim {
                 self.connect(identity.runtime, identity.generation);
             }
             Ev::Redial {
+                inc: i,
                 runtime,
                 generation,
-            } => self.connect(runtime, generation),
+            } if i == inc => self.connect(runtime, generation),
             Ev::Process {
                 runtime,
                 generation,
@@ -818,9 +837,11 @@ impl EngineSim {
                 s.rt.handle_disconnected(now);
             }
             let d = self.rng.range(5, 200);
+            let inc = self.inc;
             self.clock.schedule_in(
                 d,
                 Ev::Redial {
+                    inc,
                     runtime,
                     generation,
                 },
@@ -903,6 +924,17 @@ impl EngineSim {
             };
             match effect {
                 RuntimeEffect::Send(msg) => {
+                    if self.trace {
+                        let text: String = format!("{msg:?}").chars().take(90).collect();
+                        let port = s.port;
+                        self.log.push(format!(
+                            "[{:>6}] rt {runtime} g{} on {port:?}: {text}",
+                            now.0, generation.0
+                        ));
+                    }
+                    let Some(s) = self.runtimes.get_mut(&(runtime, generation)) else {
+                        return;
+                    };
                     if let Some(port) = s.port {
                         let d = self.rng.range(1, 15);
                         self.clock.schedule_in(
@@ -932,16 +964,11 @@ impl EngineSim {
                     if let Some(earlier) = self.lines.get(&line).copied().filter(|_| unique) {
                         // Linked to the first run or to a re-issue of it.
                         let linked = self
-                            .leader
-                            .as_ref()
-                            .and_then(|e| e.controller())
-                            .is_some_and(|c| {
-                                let p = c.projection();
-                                p.command(command)
-                                    .and_then(|v| v.reissue_of)
-                                    .and_then(|o| p.command(o))
-                                    .is_some_and(|o| o.binding.command_line == line)
-                            });
+                            .admitted
+                            .get(&command)
+                            .and_then(|(_, original)| *original)
+                            .and_then(|o| self.admitted.get(&o))
+                            .is_some_and(|(l, _)| *l == line);
                         if !linked {
                             self.violation(format!(
                                 "`{line}` ran again as {command} (first as {earlier}) without a linked re-issue"
@@ -1242,10 +1269,11 @@ impl EngineSim {
                 .and_then(|c| lifeline_core::agent::open_turn(c.pending_projection(), s))
         });
         self.cov.stops += 1;
+        e.handle_stop(now);
+        self.note(|| format!("user presses Stop (open turn {open:?})"));
         if let Some(turn) = open {
             self.stops.push((now.0, turn, self.inc));
         }
-        e.handle_stop(now);
     }
 
     /// Takes an action the card offers now; it must be accepted.
@@ -1344,9 +1372,17 @@ impl EngineSim {
         // Quiet: no faults. A person takes the way forward they are shown:
         // Stop what has run too long, an offered action, or nothing.
         let busy = self.page.status.as_ref().is_some_and(|s| s.busy);
-        if busy && self.rng.chance(300) {
-            self.press_stop();
-        } else if !busy && self.rng.chance(200) && self.now().0 < ACTIVE_MS + QUIET_MS / 2 {
+        if busy {
+            // What has run for two looks in a row is stopped.
+            self.quiet_busy += 1;
+            if self.quiet_busy >= 2 {
+                self.quiet_busy = 0;
+                self.press_stop();
+            }
+            return;
+        }
+        self.quiet_busy = 0;
+        if !busy && self.rng.chance(200) && self.now().0 < ACTIVE_MS + QUIET_MS / 2 {
             self.take_offered_action();
         }
     }
@@ -1376,8 +1412,17 @@ impl EngineSim {
                     Outcome::NotDispatched | Outcome::MayHaveStarted | Outcome::Lost
                 );
             if !settled {
+                let rt = self
+                    .runtimes
+                    .get(&(c.binding.runtime, c.binding.generation))
+                    .map(|r| (r.alive, r.port.is_some(), r.procs.get(&c.command).copied()));
+                let attached = self
+                    .leader
+                    .as_ref()
+                    .and_then(|e| e.controller())
+                    .map(|ctl| ctl.is_attached(c.binding.runtime));
                 self.violation(format!(
-                    "command {} (`{}`) is still {} after the quiet phase",
+                    "command {} (`{}`) is still {} after the quiet phase (its runtime alive, connected, process done: {rt:?}; attached: {attached:?})",
                     c.command, c.binding.command_line, c.outcome
                 ));
             }

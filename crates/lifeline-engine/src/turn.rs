@@ -482,6 +482,13 @@ impl Engine {
         let conversation = self.conversations.remove(&id);
         let owned = self.live.as_ref().is_some_and(|l| l.request == id);
         let (Some(conversation), false, true) = (conversation, existing, owned) else {
+            // Not sent by this engine: nothing is in flight for Stop to
+            // abort, and the turn's next step is derived from the journal
+            // again (found by the engine simulation: a request recorded as
+            // existing stayed "live" forever, and Stop aborted nothing).
+            if owned {
+                self.live = None;
+            }
             return;
         };
         let call = self
