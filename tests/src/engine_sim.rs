@@ -892,6 +892,45 @@ impl EngineSim {
         self.clock.schedule_in(d, Ev::LeaderStart { cause });
     }
 
+    /// The site's data is cleared under the running app: the journal is
+    /// gone. No prompt may vanish: every one not recorded must come back to
+    /// the message box. The user then starts a new journal (the page
+    /// reloads: every worker of the tab ends).
+    fn wipe_journal(&mut self) {
+        self.fault("journal wiped");
+        let now = self.now();
+        if let Some(e) = self.leader.as_mut() {
+            e.handle_journal_lost(JournalFault::Removed);
+        }
+        self.drain();
+        let _ = now;
+        let held: Vec<TurnId> = self
+            .leader
+            .as_ref()
+            .map(|e| e.held_prompts().collect())
+            .unwrap_or_default();
+        if !held.is_empty() {
+            self.violation(format!("prompts still held after the journal was lost: {held:?}"));
+        }
+        // What the wiped journal recorded is gone with it; what it never
+        // recorded was given back (checked above) or is the page's to send.
+        let lost: Vec<TurnId> = self
+            .sent
+            .keys()
+            .copied()
+            .filter(|t| !self.pending.contains_key(t) || self.page.refused.contains(t))
+            .collect();
+        for t in lost {
+            self.sent.remove(&t);
+        }
+        self.durable.clear();
+        self.started.clear();
+        self.lines.clear();
+        self.admitted.clear();
+        self.stops.clear();
+        self.crash_leader(true);
+    }
+
     // ----- runtimes --------------------------------------------------------
 
     fn connect(&mut self, runtime: RuntimeId, generation: Generation) {
@@ -1365,6 +1404,7 @@ impl EngineSim {
                 69..=72 => self.crash_leader(false),
                 73..=74 => self.crash_leader(true),
                 75..=80 => self.crash_runtime(),
+                81 if self.rng.chance(300) => self.wipe_journal(),
                 _ => {}
             }
             return;

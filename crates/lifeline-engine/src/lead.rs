@@ -238,9 +238,14 @@ impl Engine {
         }
         // Messages not yet recorded go back to the page's message box: none
         // is dropped silently.
-        let held: Vec<_> = self.held_prompts().collect();
+        // A continuation is the card's, not typed: nothing to give back.
+        let held: Vec<_> = self
+            .held_prompts()
+            .filter(|t| !self.continuations.contains(t))
+            .collect();
         self.prompts.clear();
         self.early_prompts.clear();
+        self.continuations.clear();
         for turn in held {
             self.post(ControllerToPage::PromptRefused {
                 turn,

@@ -5,8 +5,9 @@ use crate::root;
 use std::{collections::BTreeMap, process::Command};
 
 /// Crates that must never see a browser API, directly or transitively.
-const PURE_CRATES: [&str; 4] = [
+const PURE_CRATES: [&str; 5] = [
     "lifeline-core",
+    "lifeline-engine",
     "lifeline-protocol",
     "lifeline-shell",
     "lifeline-provider",
@@ -88,7 +89,12 @@ fn pure_crates_never_depend_on_browser_apis() {
 #[test]
 fn the_core_has_no_clock_randomness_or_async_runtime() {
     let metadata = metadata();
-    let closure = normal_closure(&metadata, "lifeline-core");
+    for krate in ["lifeline-core", "lifeline-engine"] {
+        no_clock_randomness_or_async_runtime(&normal_closure(&metadata, krate), krate);
+    }
+}
+
+fn no_clock_randomness_or_async_runtime(closure: &[String], krate: &str) {
     for forbidden in [
         "tokio",
         "async-std",
@@ -100,9 +106,66 @@ fn the_core_has_no_clock_randomness_or_async_runtime() {
     ] {
         assert!(
             !closure.iter().any(|name| name == forbidden),
-            "lifeline-core depends on {forbidden}; time and randomness are inputs to the core"
+            "{krate} depends on {forbidden}; time and randomness are inputs to the core"
         );
     }
+}
+
+/// The controller worker carries out the engine's effects and decides
+/// nothing: it never drives the core's machines itself (the controller, the
+/// sessions, the turn driver, Stop, the card), and its shell stays small
+/// enough to read in one sitting — the cheap proxy the issue named.
+/// (docs/ARCHITECTURE.md, "Architecture Invariant" at worker/controller.)
+#[test]
+fn the_controller_shell_decides_nothing() {
+    const DECIDERS: [&str; 8] = [
+        "lifeline_core::Controller",
+        "lifeline_core::controller::",
+        "lifeline_core::session::Sessions",
+        "lifeline_core::agent",
+        "lifeline_core::model::next",
+        "lifeline_core::stop",
+        "lifeline_core::recovery",
+        "lifeline_core::restart",
+    ];
+    /// Lines of the shell (its own module and the ones under `shell/`).
+    const SHELL_LINES: usize = 1_400;
+    let src = root().join("worker/controller/src");
+    let mut files = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("controller sources").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 5, "only {} files found: is the path right?", files.len());
+    let mut offenders = Vec::new();
+    let mut shell_lines = 0;
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("readable source");
+        for decider in DECIDERS {
+            if text.contains(decider) {
+                offenders.push(format!("{} uses {decider}", path.display()));
+            }
+        }
+        let rel = path.strip_prefix(&src).expect("under src");
+        if rel.starts_with("shell") || rel == std::path::Path::new("shell.rs") {
+            shell_lines += text.lines().count();
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "the controller worker decides what only the engine may: {offenders:?}"
+    );
+    assert!(
+        shell_lines <= SHELL_LINES,
+        "the controller shell has {shell_lines} lines (ceiling {SHELL_LINES}): move the decision into lifeline-engine"
+    );
 }
 
 #[test]
