@@ -290,6 +290,11 @@ impl EngineSim {
         }
     }
 
+    /// The step trace of a run made with `trace`.
+    pub fn trace(&self) -> &[String] {
+        &self.log
+    }
+
     pub fn coverage(&self) -> &EngineCoverage {
         &self.cov
     }
@@ -910,7 +915,9 @@ impl EngineSim {
             .map(|e| e.held_prompts().collect())
             .unwrap_or_default();
         if !held.is_empty() {
-            self.violation(format!("prompts still held after the journal was lost: {held:?}"));
+            self.violation(format!(
+                "prompts still held after the journal was lost: {held:?}"
+            ));
         }
         // What the wiped journal recorded is gone with it; what it never
         // recorded was given back (checked above) or is the page's to send.

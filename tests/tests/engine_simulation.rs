@@ -20,6 +20,9 @@ fn engine_simulation_seeds() {
         if let Err(failure) = sim.run() {
             panic!("{failure}");
         }
+        for line in sim.trace() {
+            println!("{line}");
+        }
         println!("seed {seed} passed: {:?}", sim.coverage());
         return;
     }

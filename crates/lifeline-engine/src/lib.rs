@@ -38,6 +38,9 @@ mod runtimes;
 mod status;
 mod turn;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::{BTreeMap, VecDeque};
 
 use lifeline_core::phrase::Phrase;

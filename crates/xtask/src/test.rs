@@ -17,8 +17,9 @@ const LAYERS: [&str; 3] = ["native", "wasm", "e2e"];
 /// Host crates; the browser shells are tested in the wasm layer instead.
 /// The UI's unit tests (locale catalogs, phrase wording, profile form) need
 /// no browser and run here too.
-const NATIVE_PACKAGES: [&str; 7] = [
+const NATIVE_PACKAGES: [&str; 8] = [
     "lifeline-core",
+    "lifeline-engine",
     "lifeline-protocol",
     "lifeline-provider",
     "lifeline-shell",
@@ -123,11 +124,15 @@ fn native(tally: &mut Tally) -> Result<(), String> {
         "-p",
         "lifeline-core",
         "-p",
+        "lifeline-engine",
+        "-p",
         "lifeline-provider",
         "--target",
         "wasm32-unknown-unknown",
     ]))
-    .map_err(|error| format!("the core or provider crate does not build for wasm32: {error}"))?;
+    .map_err(|error| {
+        format!("the core, engine or provider crate does not build for wasm32: {error}")
+    })?;
     result
 }
 

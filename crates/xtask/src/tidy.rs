@@ -134,7 +134,10 @@ fn the_controller_shell_decides_nothing() {
     let mut files = Vec::new();
     let mut stack = vec![src.clone()];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("controller sources").flatten() {
+        for entry in std::fs::read_dir(&dir)
+            .expect("controller sources")
+            .flatten()
+        {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
@@ -143,7 +146,11 @@ fn the_controller_shell_decides_nothing() {
             }
         }
     }
-    assert!(files.len() > 5, "only {} files found: is the path right?", files.len());
+    assert!(
+        files.len() > 5,
+        "only {} files found: is the path right?",
+        files.len()
+    );
     let mut offenders = Vec::new();
     let mut shell_lines = 0;
     for path in &files {

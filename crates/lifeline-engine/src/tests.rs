@@ -1,0 +1,135 @@
+//! The engine driven by hand, without runtimes: what it gives back and
+//! what it refuses. The seeded simulation (`tests/src/engine_sim.rs`)
+//! drives it with everything else.
+
+use lifeline_core::phrase::{JournalFault, Phrase};
+use lifeline_core::profile::{Profile, ProfileLookup};
+use lifeline_core::recovery::Action;
+use lifeline_core::{Millis, ProfileId, Projection, RetentionPolicy, StartCause, TurnId};
+use lifeline_protocol::{ControllerToPage, JournalStatus, Role};
+
+use crate::{Effect, Engine, Recovered, Slots};
+
+/// A leader on an empty journal whose default profile is the built-in
+/// agent; every lookup is answered at once. Returns what reached the page.
+fn leader() -> (Engine, Vec<ControllerToPage>) {
+    let mut e = Engine::new(Role::Leader, b"engine tests");
+    e.handle_start(Role::Leader);
+    e.handle_journal_open(2, Some("test".into()));
+    e.lead(
+        Recovered {
+            projection: Projection::new(RetentionPolicy::default()),
+            unreadable: 0,
+            cause: StartCause::ControllerRestart,
+            entropy: b"core".to_vec(),
+        },
+        Millis(1),
+    );
+    let mut page = Vec::new();
+    settle(&mut e, &mut page);
+    (e, page)
+}
+
+fn profile() -> Profile {
+    Profile::built_in(ProfileId::from_u128(0x9f).expect("a valid id"))
+}
+
+/// Carries out effects the way a shell with no runtime would: journal
+/// writes succeed, the profile store answers; spawns are never answered.
+fn settle(e: &mut Engine, page: &mut Vec<ControllerToPage>) {
+    for _ in 0..10_000 {
+        let Some(effect) = e.poll_effect() else {
+            return;
+        };
+        match effect {
+            Effect::Persist(batch) => e.handle_persisted(batch, Ok(()), Millis(2)),
+            Effect::OpenProfiles => e.start_sessions(profile().id, b"sessions", Millis(2)),
+            Effect::LookupProfile { attempt, .. } => {
+                e.handle_profile(attempt, ProfileLookup::Found(profile()), Millis(2))
+            }
+            Effect::Page(message) => page.push(message),
+            _ => {}
+        }
+    }
+    panic!("the engine never quieted");
+}
+
+fn refused(page: &[ControllerToPage], turn: TurnId) -> Option<&Phrase> {
+    page.iter().find_map(|m| match m {
+        ControllerToPage::PromptRefused { turn: t, message } if *t == turn => Some(message),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_lost_journal_gives_back_every_prompt_it_had_not_recorded() {
+    let (mut e, mut page) = leader();
+    let turn = TurnId::from_u128(0x71).expect("a valid id");
+    // The session is still starting (no runtime answers): the message waits.
+    e.handle_prompt(turn, "$ echo waiting".into(), Millis(3));
+    settle(&mut e, &mut page);
+    assert!(e.held_prompts().any(|t| t == turn), "the prompt is held");
+    assert_eq!(refused(&page, turn), None);
+
+    e.handle_journal_lost(JournalFault::Removed);
+    settle(&mut e, &mut page);
+    assert_eq!(
+        refused(&page, turn),
+        Some(&Phrase::Journal {
+            fault: JournalFault::Removed
+        }),
+        "the text goes back to the message box with the reason"
+    );
+    assert_eq!(e.held_prompts().count(), 0);
+    let gone = page.iter().rev().find_map(|m| match m {
+        ControllerToPage::Status(s) => Some(s.journal.clone()),
+        _ => None,
+    });
+    assert!(matches!(gone, Some(JournalStatus::Gone { .. })), "{gone:?}");
+
+    // And every later message is refused with the same reason.
+    let later = TurnId::from_u128(0x72).expect("a valid id");
+    e.handle_prompt(later, "$ echo later".into(), Millis(4));
+    settle(&mut e, &mut page);
+    assert!(refused(&page, later).is_some());
+}
+
+#[test]
+fn an_action_the_card_does_not_offer_is_answered_with_the_cards_reason() {
+    let (mut e, mut page) = leader();
+    let card = e.card().expect("a starting session has a card");
+    let archive = card
+        .actions
+        .iter()
+        .find(|a| a.action == Action::Archive)
+        .expect("the card lists Archive");
+    let reason = archive
+        .unavailable
+        .clone()
+        .expect("nothing can be archived while it starts");
+    page.clear();
+    e.handle_recover(Action::Archive, Millis(5));
+    settle(&mut e, &mut page);
+    let answered = page.iter().find_map(|m| match m {
+        ControllerToPage::Notice {
+            message: Some(Phrase::ActionNotPossible { action, reason }),
+            ..
+        } => Some((*action, (**reason).clone())),
+        _ => None,
+    });
+    assert_eq!(answered, Some((Action::Archive, reason)));
+}
+
+#[test]
+fn slots_replace_and_give_back_what_they_held() {
+    let mut s: Slots<u8, &str> = Slots::new();
+    assert_eq!(s.insert(1, "a"), None);
+    assert_eq!(s.insert(2, "b"), None);
+    assert_eq!(s.insert(1, "c"), Some("a"));
+    assert_eq!(s.get(&1), Some(&"c"));
+    assert!(s.contains(&2));
+    assert_eq!(s.remove(&2), Some("b"));
+    assert_eq!(s.remove(&2), None);
+    assert_eq!(s.take_all(), vec![(1, "c")]);
+    assert_eq!(s.get(&1), None);
+}
