@@ -3037,3 +3037,502 @@ fn a_dead_runtime_whose_termination_keeps_failing_is_retried_until_its_command_i
     assert_eq!(w.starts_of(never_sent), 0);
     assert_eq!(w.dispatches_of(never_sent), 0);
 }
+
+// ----- Cancellation details pinned by `cargo xtask mutants` ------------------
+
+#[test]
+fn a_cancel_whose_dispatch_never_arrived_is_cancelled_on_the_runtimes_word_without_a_termination() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xA9));
+    // The port breaks unnoticed by the controller: the dispatch is exposed
+    // and sent, and lost on the way.
+    w.cut(rt.runtime);
+    let (command, _) = w.admit(id(0xF9), w.binding(rt, "touch never")).unwrap();
+    assert_eq!(w.dispatches_of(command), 1);
+    assert_eq!(w.exposures_in_journal(command), 1);
+    w.reconnect(rt.runtime);
+    assert_eq!(w.starts_of(command), 0);
+    assert_eq!(w.outcome(command), Outcome::Admitted);
+
+    // The runtime never accepted it and fences the id: proof it did not run,
+    // so the cancel settles it without terminating anything.
+    assert_eq!(
+        w.cancel(command, rt.generation),
+        Ok(Settlement::Pending {
+            reason: CancelReason::User
+        })
+    );
+    assert_eq!(w.outcome(command), Outcome::Cancelled);
+    assert_eq!(
+        w.history(command),
+        vec![Outcome::Admitted, Outcome::Cancelled]
+    );
+    w.fire(TimerId::CancelGrace { command });
+    assert!(w.terminations.is_empty(), "nothing left to stop");
+    assert!(w.evidence(RecoveryKind::CancelEscalation).is_empty());
+    assert_eq!(w.starts_of(command), 0);
+    assert_eq!(w.dispatches_of(command), 1, "never sent again");
+}
+
+#[test]
+fn a_cancel_after_its_runtime_died_records_nothing_and_answers_not_running() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xAA));
+    // The process starts but its ACK never reaches the controller.
+    w.mute.insert(rt.runtime);
+    let (command, _) = w.admit(id(0xFA), w.binding(rt, "touch maybe")).unwrap();
+    assert_eq!(w.starts_of(command), 1);
+    w.runtimes.remove(&rt.runtime);
+    w.cut(rt.runtime);
+    let now = w.now;
+    w.c()
+        .handle_runtime_crashed(rt.runtime, rt.generation, now)
+        .unwrap();
+    w.settle();
+    assert_eq!(w.outcome(command), Outcome::MayHaveStarted);
+
+    // No cancel was pending when it died. Nothing is left to stop: the
+    // cancel is answered as it stands, journals nothing and arms nothing.
+    let (journal, timers) = (w.journal.len(), w.timers.len());
+    assert_eq!(
+        w.cancel(command, rt.generation),
+        Ok(Settlement::NotRunning {
+            outcome: Outcome::MayHaveStarted
+        })
+    );
+    assert_eq!(w.journal.len(), journal, "no cancel recorded");
+    assert_eq!(w.timers.len(), timers, "no cancel grace armed");
+    assert_eq!(w.outcome(command), Outcome::MayHaveStarted);
+}
+
+#[test]
+fn a_retired_runtime_that_dials_back_is_never_given_the_work_it_was_never_sent() {
+    let mut w = World::new();
+    let old = w.start_runtime(id(0xAB));
+    let (running, _) = w.admit(id(0xFB0), w.binding(old, "sleep 60")).unwrap();
+    assert_eq!(w.outcome(running), Outcome::Running);
+    w.cut(old.runtime);
+    let now = w.now;
+    w.c().handle_transport_lost(old.runtime, now).unwrap();
+    w.settle();
+    // Admitted while its runtime is away: bound to it, never exposed.
+    let (command, _) = w.admit(id(0xFB), w.binding(old, "touch later")).unwrap();
+    assert_eq!(w.outcome(command), Outcome::Admitted);
+    assert_eq!(w.dispatches_of(command), 0);
+
+    // Replacing the runtime retires its generation, which settles what was
+    // never sent to it; its termination is not confirmed yet.
+    let new = w.start_runtime(old.workspace);
+    assert_eq!(w.outcome(command), Outcome::NotDispatched);
+    assert_eq!(w.outcome(running), Outcome::Running);
+    assert_eq!(w.terminations, vec![(old.runtime, old.generation)]);
+    // The retirement's evidence lists each of its commands as it changed.
+    let replaced = w.evidence(RecoveryKind::RuntimeReplaced);
+    let listed: BTreeMap<CommandId, (Outcome, Outcome)> = replaced
+        .last()
+        .expect("retirement evidence")
+        .outcomes
+        .iter()
+        .map(|r| (r.command, (r.before, r.after)))
+        .collect();
+    assert_eq!(
+        listed,
+        BTreeMap::from([
+            (command, (Outcome::Admitted, Outcome::NotDispatched)),
+            (running, (Outcome::Running, Outcome::Running)),
+        ])
+    );
+
+    // The old worker is alive and dials back: it is heard (it may still
+    // deliver evidence for its own commands) but given no work.
+    w.reconnect(old.runtime);
+    assert!(w.c().is_attached(old.runtime));
+    assert_eq!(w.dispatches_of(command), 0);
+    assert_eq!(w.exposures_in_journal(command), 0);
+    assert_eq!(w.starts_of(command), 0);
+    assert_eq!(w.outcome(command), Outcome::NotDispatched);
+    assert_ne!(new.runtime, old.runtime);
+}
+
+// ----- Dispatch and hello checks pinned by `cargo xtask mutants` -------------
+
+impl World {
+    /// The worker behind `rt` holds at most `max_commands` commands at once
+    /// (it dials in again with that limit).
+    fn limit_runtime(&mut self, rt: Started, max_commands: usize) {
+        let identity = self.runtimes[&rt.runtime].identity();
+        let now = self.now;
+        let mut worker = Runtime::new(
+            RuntimeConfig {
+                max_commands,
+                ..RuntimeConfig::new(identity)
+            },
+            now,
+        );
+        worker.handle_connected(now);
+        self.runtimes.insert(rt.runtime, worker);
+        self.settle();
+    }
+
+    /// A hello for `runtime` as the controller receives it on that
+    /// runtime's port, with the identity fields given.
+    fn hello(
+        &mut self,
+        lease: LeaseId,
+        runtime: RuntimeId,
+        generation: Generation,
+        execution: ExecutionId,
+    ) -> Result<(), ControllerError> {
+        let now = self.now;
+        let hello = Hello {
+            v: V1,
+            lease,
+            runtime,
+            generation,
+            execution,
+            streams: Vec::new(),
+        };
+        let r = self
+            .c()
+            .handle_runtime(runtime, RuntimeToController::Hello(hello), now);
+        self.settle();
+        r
+    }
+}
+
+#[test]
+fn a_dispatch_the_runtime_refuses_is_recorded_not_dispatched_and_never_uncertain() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xAC));
+    w.limit_runtime(rt, 1);
+    let (busy, _) = w.admit(id(0xFC1), w.binding(rt, "sleep 60")).unwrap();
+    assert_eq!(w.outcome(busy), Outcome::Running);
+
+    // The runtime is full: it refuses the second dispatch, which proves the
+    // command did not start there.
+    let (refused, _) = w.admit(id(0xFC2), w.binding(rt, "touch full")).unwrap();
+    assert_eq!(w.dispatches_of(refused), 1);
+    assert_eq!(w.starts_of(refused), 0);
+    assert_eq!(w.outcome(refused), Outcome::NotDispatched);
+    assert_eq!(
+        w.history(refused),
+        vec![Outcome::Admitted, Outcome::NotDispatched]
+    );
+    assert!(w.journal.iter().any(|e| matches!(&e.record,
+        JournalRecord::DispatchRefused { command, reason: DispatchRefusal::Capacity, .. }
+            if *command == refused)));
+
+    // Its ACK timeout finds a recorded refusal, not an unanswered dispatch.
+    let attempt = w
+        .sent
+        .iter()
+        .find_map(|(_, m)| match m {
+            ControllerToRuntime::Dispatch { order, .. } if order.command == refused => {
+                Some(order.attempt)
+            }
+            _ => None,
+        })
+        .expect("dispatched once");
+    w.fire(TimerId::AckTimeout {
+        command: refused,
+        attempt,
+    });
+    assert_eq!(w.outcome(refused), Outcome::NotDispatched);
+    assert!(w.evidence(RecoveryKind::AckTimeout).is_empty());
+    assert_eq!(w.outcome(busy), Outcome::Running);
+}
+
+#[test]
+fn a_hello_that_does_not_match_the_journal_is_rejected_with_its_reason_and_never_attaches() {
+    let mut w = World::new();
+    let a = w.start_runtime(id(0xAD1));
+    let b = w.start_runtime(id(0xAD2));
+    assert_ne!(a.lease, b.lease);
+    let execution = w.runtimes[&a.runtime].identity().execution;
+    // A's port broke; it has not dialed back.
+    w.cut(a.runtime);
+    let now = w.now;
+    w.c().handle_transport_lost(a.runtime, now).unwrap();
+    w.settle();
+    assert!(!w.c().is_attached(a.runtime));
+
+    let rejected = |reason| Err(ControllerError::HelloRejected { reason });
+    // A's identity under another lease is not A.
+    assert_eq!(
+        w.hello(b.lease, a.runtime, a.generation, execution),
+        rejected(HelloRejection::UnknownRuntime)
+    );
+    assert!(!w.c().is_attached(a.runtime));
+    // A's identity from another execution (a worker started for another
+    // run of the session) is not A either.
+    assert_eq!(
+        w.hello(a.lease, a.runtime, a.generation, id(0xE0E)),
+        rejected(HelloRejection::WrongExecution)
+    );
+    assert!(!w.c().is_attached(a.runtime));
+    // An identity the journal never assigned: on a known lease it is an
+    // unknown runtime, on an unknown lease an unknown lease.
+    let stranger: RuntimeId = id(0xBAD);
+    assert_eq!(
+        w.hello(a.lease, stranger, Generation(1), execution),
+        rejected(HelloRejection::UnknownRuntime)
+    );
+    assert_eq!(
+        w.hello(id(0xBAD1), stranger, Generation(1), execution),
+        rejected(HelloRejection::UnknownLease)
+    );
+    assert!(w.sent.iter().any(|(r, m)| *r == stranger
+        && matches!(
+            m,
+            ControllerToRuntime::HelloRejected {
+                reason: HelloRejection::UnknownLease,
+                ..
+            }
+        )));
+
+    // The same hello under its own lease is A dialing back.
+    assert_eq!(w.hello(a.lease, a.runtime, a.generation, execution), Ok(()));
+    assert!(w.c().is_attached(a.runtime));
+}
+
+// ----- Transport loss and reattachment pinned by `cargo xtask mutants` ------
+
+#[test]
+fn a_runtime_dialing_back_is_told_exactly_which_of_its_events_are_durable() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xAE));
+    let (command, _) = w.admit(id(0xFE), w.binding(rt, "sleep 60")).unwrap();
+    w.stdout(rt.runtime, command, "one\n");
+    w.stdout(rt.runtime, command, "two\n");
+    let durable = w.c().projection().command(command).unwrap().last_seq;
+    assert!(durable > EventSeq::ZERO);
+    let events = w.events_in_journal(command).len();
+
+    w.cut(rt.runtime);
+    let now = w.now;
+    w.c().handle_transport_lost(rt.runtime, now).unwrap();
+    w.settle();
+    w.reconnect(rt.runtime);
+    assert!(w.c().is_attached(rt.runtime));
+    // The answer to its hello names the last durable event of each command
+    // it listed, so it resends only what came after.
+    let told = w
+        .sent
+        .iter()
+        .rev()
+        .find_map(|(r, m)| match m {
+            ControllerToRuntime::HelloAccepted { durable, .. } if *r == rt.runtime => {
+                Some(durable.clone())
+            }
+            _ => None,
+        })
+        .expect("hello accepted");
+    assert_eq!(
+        told,
+        vec![DurablePosition {
+            command,
+            through: durable
+        }]
+    );
+    assert_eq!(w.events_in_journal(command).len(), events);
+    assert_eq!(w.outcome(command), Outcome::Running);
+}
+
+#[test]
+fn a_transport_loss_is_recorded_once_and_gives_the_runtime_the_full_time_to_dial_back() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xAF));
+    let (command, _) = w.admit(id(0xFF), w.binding(rt, "sleep 60")).unwrap();
+    assert_eq!(w.outcome(command), Outcome::Running);
+    w.now = w.now.plus(4_000);
+    let lost_at = w.now;
+    w.cut(rt.runtime);
+    w.c().handle_transport_lost(rt.runtime, lost_at).unwrap();
+    w.settle();
+    let losses = w.evidence(RecoveryKind::TransportLoss);
+    assert_eq!(losses.len(), 1);
+    assert_eq!(
+        losses[0].outcomes,
+        vec![Resolution {
+            command,
+            attempt: losses[0].outcomes[0].attempt,
+            before: Outcome::Running,
+            after: Outcome::Running,
+        }],
+        "an acknowledged command awaits reattachment"
+    );
+    let deadline = TimerId::ReattachDeadline {
+        runtime: rt.runtime,
+        generation: rt.generation,
+    };
+    assert!(
+        w.armed(deadline)
+            .contains(&lost_at.plus(w.config.reattach_timeout_ms)),
+        "armed from the loss: {:?}",
+        w.armed(deadline)
+    );
+
+    // A second report of the same broken port is not a second loss: nothing
+    // is journaled and the deadline is not moved.
+    let (journal, timers) = (w.journal.len(), w.timers.len());
+    w.now = w.now.plus(100);
+    let now = w.now;
+    w.c().handle_transport_lost(rt.runtime, now).unwrap();
+    w.settle();
+    assert_eq!(w.journal.len(), journal);
+    assert_eq!(w.timers.len(), timers);
+    assert_eq!(w.outcome(command), Outcome::Running);
+}
+
+// ----- Stale timers pinned by `cargo xtask mutants` -------------------------
+
+#[test]
+fn a_cancel_that_settles_within_its_grace_period_terminates_nothing() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xB1));
+    let (a, _) = w.admit(id(0xB1A), w.binding(rt, "sleep 100")).unwrap();
+    let (b, _) = w.admit(id(0xB1B), w.binding(rt, "sleep 200")).unwrap();
+    assert_eq!(
+        w.cancel(a, rt.generation),
+        Ok(Settlement::Pending {
+            reason: CancelReason::User
+        })
+    );
+    w.exit(rt.runtime, a, 137);
+    assert_eq!(w.outcome(a), Outcome::Cancelled);
+
+    // The grace period ends after the cancel took effect: nothing to escalate.
+    let journal = w.journal.len();
+    w.fire(TimerId::CancelGrace { command: a });
+    assert!(w.terminations.is_empty());
+    assert!(w.evidence(RecoveryKind::CancelEscalation).is_empty());
+    assert_eq!(w.journal.len(), journal);
+    assert_eq!(w.outcome(b), Outcome::Running);
+    assert!(w.c().is_attached(rt.runtime));
+}
+
+#[test]
+fn a_deadline_timer_fired_early_for_a_settled_or_cancelled_command_is_not_armed_again() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xB2));
+    let mut binding = w.binding(rt, "echo done");
+    binding.budget.deadline = w.now.plus(60_000);
+    let (done, _) = w.admit(id(0xB2A), binding.clone()).unwrap();
+    w.exit(rt.runtime, done, 0);
+    assert_eq!(w.outcome(done), Outcome::Completed);
+    binding.command_line = "sleep 100".into();
+    let (stopping, _) = w.admit(id(0xB2B), binding).unwrap();
+    assert_eq!(
+        w.cancel(stopping, rt.generation),
+        Ok(Settlement::Pending {
+            reason: CancelReason::User
+        })
+    );
+
+    // The shell fires both deadlines early (its clock ran ahead): a timer
+    // that no longer matches the state is ignored, not armed again.
+    let (journal, timers) = (w.journal.len(), w.timers.len());
+    let now = w.now;
+    for command in [done, stopping] {
+        w.c().handle_timer(TimerId::Deadline { command }, now);
+    }
+    w.settle();
+    assert_eq!(w.timers.len(), timers, "no deadline armed again");
+    assert_eq!(w.journal.len(), journal);
+    assert_eq!(w.outcome(done), Outcome::Completed);
+    assert_eq!(w.outcome(stopping), Outcome::Running);
+}
+
+#[test]
+fn a_detached_runtime_is_not_watched_for_silence_until_it_dials_back() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xB3));
+    let liveness = TimerId::Liveness {
+        runtime: rt.runtime,
+        generation: rt.generation,
+    };
+    let first = *w.armed(liveness).last().expect("armed at its hello");
+    let (command, _) = w.admit(id(0xB3A), w.binding(rt, "sleep 100")).unwrap();
+    // Heard from well after its hello, then its port breaks.
+    w.now = w.now.plus(1_000);
+    w.stdout(rt.runtime, command, "still here\n");
+    w.cut(rt.runtime);
+    let now = w.now;
+    w.c().handle_transport_lost(rt.runtime, now).unwrap();
+    w.settle();
+
+    // Its liveness check comes due while it is detached: it lapses.
+    let timers = w.timers.len();
+    w.fire(liveness);
+    assert_eq!(w.now, first);
+    assert_eq!(w.timers.len(), timers, "not armed again while detached");
+    assert_eq!(w.c().liveness(rt.runtime), Liveness::Detached);
+
+    // Dialing back starts the watch again, once.
+    w.reconnect(rt.runtime);
+    assert_eq!(w.c().liveness(rt.runtime), Liveness::Responding);
+    assert_eq!(
+        w.armed(liveness),
+        vec![first, w.now.plus(w.config.heartbeat_timeout_ms)]
+    );
+}
+
+#[test]
+fn a_runtime_that_dialed_back_in_time_is_kept_when_its_reattach_deadline_passes() {
+    let mut w = World::new();
+    let rt = w.start_runtime(id(0xB4));
+    let (command, _) = w.admit(id(0xB4A), w.binding(rt, "sleep 100")).unwrap();
+    w.cut(rt.runtime);
+    let now = w.now;
+    w.c().handle_transport_lost(rt.runtime, now).unwrap();
+    w.settle();
+    w.reconnect(rt.runtime);
+    assert!(w.c().is_attached(rt.runtime));
+
+    // Both deadlines (from its spawn and from the loss) pass with the
+    // runtime attached and current: nothing happens to it.
+    let journal = w.journal.len();
+    w.fire(TimerId::ReattachDeadline {
+        runtime: rt.runtime,
+        generation: rt.generation,
+    });
+    assert!(w.terminations.is_empty());
+    assert!(w.evidence(RecoveryKind::ReattachTimeout).is_empty());
+    assert_eq!(w.journal.len(), journal);
+    assert!(w.c().is_attached(rt.runtime));
+    assert_eq!(w.outcome(command), Outcome::Running);
+}
+
+#[test]
+fn a_termination_retry_due_after_the_runtime_is_confirmed_gone_asks_for_nothing() {
+    let mut w = World::new();
+    let old = w.start_runtime(id(0xB5));
+    let (command, _) = w.admit(id(0xB5A), w.binding(old, "sleep 100")).unwrap();
+    w.start_runtime(old.workspace);
+    assert_eq!(w.terminations, vec![(old.runtime, old.generation)]);
+    let now = w.now;
+    w.c()
+        .handle_cleanup_failed(old.runtime, old.generation, "terminate() threw", now)
+        .unwrap();
+    w.settle();
+    let retry = TimerId::TerminateRetry {
+        runtime: old.runtime,
+        generation: old.generation,
+    };
+    assert_eq!(w.armed(retry).len(), 1);
+
+    // The worker ends before the retry is due (the first request was carried
+    // out after all): the retry finds nothing to terminate.
+    let now = w.now;
+    w.c()
+        .handle_runtime_terminated(old.runtime, old.generation, now)
+        .unwrap();
+    w.settle();
+    assert_eq!(w.outcome(command), Outcome::Lost);
+    w.fire(retry);
+    assert_eq!(
+        w.terminations,
+        vec![(old.runtime, old.generation)],
+        "a gone runtime is not terminated again"
+    );
+}

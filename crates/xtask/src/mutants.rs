@@ -1,12 +1,14 @@
 //! `cargo xtask mutants`: how much of the controller's dispatch, ACK,
 //! reattach, cancel and timer code the *whole* test suite pins down.
 //! cargo-mutants (installed into target/tools on first use) mutates those
-//! functions of `crates/lifeline-core/src/controller.rs` one at a time and
+//! functions of the controller (`crates/lifeline-core/src/controller.rs` and
+//! the modules under `controller/` that hold them) one at a time and
 //! runs the core's unit tests, the acceptance tests and the seeded
 //! simulation against each; a mutant no test notices is "missed". Prints
 //! caught / missed / unviable / timeout and every missed mutant, which
 //! docs/simulation.md either kills with a test or explains as equivalent.
-//! Not part of `cargo xtask test`: a full run takes hours on two cores.
+//! Not part of `cargo xtask test`: a run over the 70 mutants takes about
+//! 40 minutes on two cores with `--seeds 200` (docs/simulation.md).
 
 use crate::{root, run_command};
 use std::{path::PathBuf, process::Command};
@@ -14,11 +16,26 @@ use std::{path::PathBuf, process::Command};
 /// The version installed and run; its output format is what `summary` reads.
 const CARGO_MUTANTS: &str = "27.1.0";
 
+/// The controller's modules that hold the functions under test (paths from
+/// the workspace root): the entry points, the effect plumbing (`timer`),
+/// dispatch and ACKs, the runtime link (hello, reattach, transport loss),
+/// cancellation, retirement and the timers.
+const FILES: [&str; 7] = [
+    "crates/lifeline-core/src/controller.rs",
+    "crates/lifeline-core/src/controller/batch.rs",
+    "crates/lifeline-core/src/controller/dispatch.rs",
+    "crates/lifeline-core/src/controller/link.rs",
+    "crates/lifeline-core/src/controller/cancel.rs",
+    "crates/lifeline-core/src/controller/retire.rs",
+    "crates/lifeline-core/src/controller/timers.rs",
+];
+
 /// The functions under test: dispatch, acknowledgement, reattachment,
-/// cancellation and timers (a regex over cargo-mutants' mutant names, which
-/// include the function's name).
-const FUNCTIONS: &str = "try_dispatch|dispatch_ready|dispatch|hello|refused|ack|reattach|\
-                         cancel|timer|deadline|heartbeat|retire|transport_lost|expose";
+/// cancellation and timers. A regex over cargo-mutants' mutant names, which
+/// start with the file's path: it is anchored on `Controller::` so that a
+/// module's name (`dispatch.rs`, `timers.rs`) does not select all of it.
+const FUNCTIONS: &str = "Controller::\\w*(try_dispatch|dispatch_ready|dispatch|hello|refused|ack|\
+                         reattach|cancel|timer|deadline|heartbeat|retire|transport_lost|expose)";
 
 fn tool_dir() -> PathBuf {
     root()
@@ -76,12 +93,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     command
         .current_dir(root())
         .env("LIFELINE_SIM_SEEDS", &seeds)
+        .args(["mutants", "--package", "lifeline-core"])
+        .args(FILES.iter().flat_map(|file| ["--file", file]))
         .args([
-            "mutants",
-            "--package",
-            "lifeline-core",
-            "--file",
-            "crates/lifeline-core/src/controller.rs",
             "--re",
             only.as_deref().unwrap_or(FUNCTIONS),
             // The whole suite judges each mutant, not only the crate's own
