@@ -196,6 +196,13 @@ pub fn expect_download(_session: SessionId, file_name: String, bytes: u64) {
     DOWNLOAD.with(|d| *d.borrow_mut() = Some((file_name, bytes)));
 }
 
+/// The controller died: an export or import it was carrying ended with
+/// it, and the controls are free again.
+pub fn controller_gone() {
+    signals().busy.set(false);
+    DOWNLOAD.with(|d| d.borrow_mut().take());
+}
+
 /// A binary message from the controller: the archive `ExportReady` announced.
 pub fn received_buffer(buffer: ArrayBuffer) {
     signals().busy.set(false);

@@ -19,7 +19,7 @@ use lifeline_protocol::{
     Status, PROTOCOL_VERSION,
 };
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 use web_sys::{ErrorEvent, Event, MessageChannel, MessageEvent, Worker, WorkerOptions, WorkerType};
@@ -33,6 +33,13 @@ const READY_TIMEOUT_MS: f64 = 20_000.0;
 const MAX_RESTARTS: usize = 5;
 const RESTART_WINDOW_MS: f64 = 60_000.0;
 const TICK_MS: i32 = 1_000;
+/// A request of the person's counts as arrived once the controller has
+/// beaten this many times after the page posted it: by then it sat in the
+/// worker's queue for at least two whole beat intervals, and the worker
+/// takes its messages in order with its timers. An inference, not a
+/// receipt (the protocol has none): a request newer than that may have
+/// died with the worker, and is reported if it did.
+const ARRIVAL_BEATS: u64 = 3;
 /// A tick this late means the page itself was stalled (or throttled in the
 /// background): silence during it is no evidence against a worker.
 const STALL_MS: f64 = 3_000.0;
@@ -264,6 +271,11 @@ struct ControllerSlot {
     started: bool,
     spawned_at: f64,
     last_beat: f64,
+    /// The number of the last heartbeat it sent.
+    beat: u64,
+    /// The person's requests posted to it that it cannot be known to have
+    /// received yet: the beat when each was posted and the control used.
+    unconfirmed: Vec<(u64, Msg)>,
 }
 
 struct RuntimeSlot {
@@ -286,17 +298,26 @@ struct RuntimeSlot {
 
 type RuntimeKey = (RuntimeId, Generation);
 
+impl RuntimeSlot {
+    fn key(&self) -> RuntimeKey {
+        (self.identity.runtime, self.identity.generation)
+    }
+}
+
 struct Host {
     ui: Ui,
     role: Option<Role>,
     controller: Option<ControllerSlot>,
     epoch: u32,
     restart_times: VecDeque<f64>,
-    runtimes: HashMap<RuntimeKey, RuntimeSlot>,
+    /// A handful at most: one per session execution still alive.
+    runtimes: Vec<RuntimeSlot>,
     /// Reports for the controller that arose while none was listening.
     outbox: Vec<PageToController>,
-    /// Prompts sent but not yet seen in the transcript, to give back if refused.
-    prompts: HashMap<TurnId, String>,
+    /// Prompts sent but not yet seen in the transcript, in the order they
+    /// were sent: sent again to a replacement controller, given back to
+    /// the message box if refused or if none can take them.
+    prompts: Vec<(TurnId, String)>,
     last_tick: f64,
     /// The "history gone since the last visit" notice was shown.
     gone_noticed: bool,
@@ -374,9 +395,9 @@ pub fn start(ui: Ui) {
             controller: None,
             epoch: 0,
             restart_times: VecDeque::new(),
-            runtimes: HashMap::new(),
+            runtimes: Vec::new(),
             outbox: Vec::new(),
-            prompts: HashMap::new(),
+            prompts: Vec::new(),
             last_tick: now(),
             gone_noticed: false,
         })
@@ -472,6 +493,8 @@ impl Host {
             started: false,
             spawned_at: at,
             last_beat: at,
+            beat: 0,
+            unconfirmed: Vec::new(),
         });
     }
 
@@ -516,13 +539,16 @@ impl Host {
                 // Messages the previous controller had not recorded yet go
                 // again under the same turn ids: one it did record is
                 // recognised by its id and not recorded twice.
-                let pending: Vec<(TurnId, String)> =
-                    self.prompts.iter().map(|(t, s)| (*t, s.clone())).collect();
-                for (turn, text) in pending {
+                for (turn, text) in self.prompts.clone() {
                     self.send(PageToController::Prompt { turn, text });
                 }
             }
-            ControllerToPage::Heartbeat { .. } => {}
+            ControllerToPage::Heartbeat { beat } => {
+                if let Some(c) = self.current(epoch) {
+                    c.beat = beat;
+                    c.unconfirmed.retain(|(at, _)| beat < at + ARRIVAL_BEATS);
+                }
+            }
             ControllerToPage::Status(status) => {
                 self.journal_seen(&status);
                 if self
@@ -552,7 +578,7 @@ impl Host {
             ControllerToPage::View { reset, deltas } => {
                 for delta in &deltas {
                     if let lifeline_core::ViewDelta::Turn { turn, .. } = delta {
-                        self.prompts.remove(turn);
+                        self.prompts.retain(|(t, _)| t != turn);
                     }
                 }
                 transcript::apply(reset, deltas);
@@ -612,14 +638,26 @@ impl Host {
 
     /// Puts a sent message that was not recorded back into the box.
     fn give_back(&mut self, turn: TurnId) {
-        if let Some(text) = self.prompts.remove(&turn) {
-            self.ui.draft.update(|draft| {
-                *draft = if draft.trim().is_empty() {
-                    text
-                } else {
-                    format!("{text}\n{draft}")
-                };
-            });
+        let Some(i) = self.prompts.iter().position(|(t, _)| *t == turn) else {
+            return;
+        };
+        let (_, text) = self.prompts.remove(i);
+        self.ui.draft.update(|draft| {
+            if draft.trim().is_empty() {
+                *draft = text;
+            } else {
+                draft.insert(0, '\n');
+                draft.insert_str(0, &text);
+            }
+        });
+    }
+
+    /// Puts every sent message not yet recorded back into the box, in the
+    /// order they were sent.
+    fn give_back_all(&mut self) {
+        while let Some((turn, _)) = self.prompts.last() {
+            let turn = *turn;
+            self.give_back(turn);
         }
     }
 
@@ -631,12 +669,7 @@ impl Host {
     /// data": after that nothing is known, and nothing is claimed.
     fn journal_seen(&mut self, status: &Status) {
         match &status.journal {
-            JournalStatus::Gone { .. } => {
-                let turns: Vec<TurnId> = self.prompts.keys().copied().collect();
-                for turn in turns {
-                    self.give_back(turn);
-                }
-            }
+            JournalStatus::Gone { .. } => self.give_back_all(),
             JournalStatus::Open { id: Some(id), .. } if status.role == Role::Leader => {
                 let storage = window().local_storage().ok().flatten();
                 let seen = storage
@@ -686,7 +719,7 @@ impl Host {
         for message in std::mem::take(&mut self.outbox) {
             self.send(message);
         }
-        let keys: Vec<RuntimeKey> = self.runtimes.keys().copied().collect();
+        let keys: Vec<RuntimeKey> = self.runtimes.iter().map(RuntimeSlot::key).collect();
         for key in keys {
             self.relay(key);
         }
@@ -694,8 +727,12 @@ impl Host {
 
     /// Posts to the controller; reports about runtimes wait for the next one
     /// if none is listening. False if the message was not sent.
+    ///
+    /// A request the person made stays unconfirmed until the controller
+    /// has beaten [`ARRIVAL_BEATS`] times since; if it dies before, the
+    /// person is told (prompts are tracked by their turn instead).
     fn send(&mut self, message: PageToController) -> bool {
-        let Some(c) = self.controller.as_ref().filter(|c| c.started) else {
+        let Some(c) = self.controller.as_mut().filter(|c| c.started) else {
             if matches!(
                 message,
                 PageToController::RuntimeExited { .. } | PageToController::TerminateFailed { .. }
@@ -705,7 +742,12 @@ impl Host {
             return false;
         };
         match c.worker.post_message(&JsValue::from_str(&encode(&message))) {
-            Ok(()) => true,
+            Ok(()) => {
+                if let Some(label) = asked(&message) {
+                    c.unconfirmed.push((c.beat, label));
+                }
+                true
+            }
             Err(e) => {
                 self.notice(
                     "controller-post",
@@ -726,6 +768,9 @@ impl Host {
         old.worker.terminate();
         self.ui.started.set(false);
         self.ui.status.set(None);
+        self.unconfirmed(old.unconfirmed);
+        // An export or import it was carrying ended with it.
+        crate::export::controller_gone();
         let at = now();
         self.restart_times.push_back(at);
         while self
@@ -737,6 +782,8 @@ impl Host {
         }
         if self.restart_times.len() > MAX_RESTARTS {
             self.notice("controller-restart", Level::Warning, String::new());
+            // No controller will take them: back to the box.
+            self.give_back_all();
             return self.fail(i18n::now_f(
                 Msg::ControllerTooManyRestarts,
                 &[&self.restart_times.len().to_string(), &reason],
@@ -751,6 +798,30 @@ impl Host {
         self.spawn_controller(StartCause::ControllerRestart);
     }
 
+    /// Tells the person which of their requests to a controller that died
+    /// may not have reached it; prompts are not among them (they are sent
+    /// again under their turn ids).
+    fn unconfirmed(&self, requests: Vec<(u64, Msg)>) {
+        let mut seen: Vec<Msg> = Vec::new();
+        let mut names = String::new();
+        for (_, msg) in requests {
+            if !seen.contains(&msg) {
+                if !names.is_empty() {
+                    names.push_str(", ");
+                }
+                names.push_str(i18n::now(msg));
+                seen.push(msg);
+            }
+        }
+        if !names.is_empty() {
+            self.notice(
+                "unconfirmed",
+                Level::Warning,
+                i18n::now_f(Msg::MaybeNotReceived, &[&names]),
+            );
+        }
+    }
+
     fn tick(&mut self) {
         let at = now();
         let stalled = at - self.last_tick > STALL_MS;
@@ -760,7 +831,7 @@ impl Host {
                 c.last_beat = at;
                 c.spawned_at = c.spawned_at.max(at - READY_TIMEOUT_MS / 2.0);
             }
-            for r in self.runtimes.values_mut() {
+            for r in &mut self.runtimes {
                 r.spawned_at = r.spawned_at.max(at - READY_TIMEOUT_MS / 2.0);
             }
             return;
@@ -788,8 +859,8 @@ impl Host {
         let late: Vec<RuntimeKey> = self
             .runtimes
             .iter()
-            .filter(|(_, r)| !r.ready && at - r.spawned_at > READY_TIMEOUT_MS)
-            .map(|(k, _)| *k)
+            .filter(|r| !r.ready && at - r.spawned_at > READY_TIMEOUT_MS)
+            .map(RuntimeSlot::key)
             .collect();
         for key in late {
             self.runtime_crashed(
@@ -823,6 +894,15 @@ impl Host {
 
     // ---- runtimes ----
 
+    fn runtime(&mut self, key: RuntimeKey) -> Option<&mut RuntimeSlot> {
+        self.runtimes.iter_mut().find(|r| r.key() == key)
+    }
+
+    fn take_runtime(&mut self, key: RuntimeKey) -> Option<RuntimeSlot> {
+        let i = self.runtimes.iter().position(|r| r.key() == key)?;
+        Some(self.runtimes.swap_remove(i))
+    }
+
     fn spawn_runtime(
         &mut self,
         identity: RuntimeIdentity,
@@ -831,7 +911,7 @@ impl Host {
         (existing_workspace, folder): (bool, Option<lifeline_core::FolderId>),
     ) {
         let key = (identity.runtime, identity.generation);
-        if self.runtimes.contains_key(&key) {
+        if self.runtime(key).is_some() {
             return self.notice(
                 "runtime-spawn",
                 Level::Warning,
@@ -869,26 +949,23 @@ impl Host {
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         on_message.forget();
         on_error.forget();
-        self.runtimes.insert(
-            key,
-            RuntimeSlot {
-                worker,
-                identity,
-                workspace,
-                env,
-                existing_workspace,
-                folder,
-                ready: false,
-                spawned_at: now(),
-                dialed: None,
-            },
-        );
+        self.runtimes.push(RuntimeSlot {
+            worker,
+            identity,
+            workspace,
+            env,
+            existing_workspace,
+            folder,
+            ready: false,
+            spawned_at: now(),
+            dialed: None,
+        });
     }
 
     /// A resume rejoined this runtime with its profile's current
     /// environment: hand it over (or, before `Start`, start with it).
     fn runtime_environment(&mut self, key: RuntimeKey, env: Vec<(String, SecretText)>) {
-        let Some(slot) = self.runtimes.get_mut(&key) else {
+        let Some(slot) = self.runtime(key) else {
             return self.notice(
                 "runtime-environment",
                 Level::Warning,
@@ -912,7 +989,7 @@ impl Host {
     }
 
     fn runtime_message(&mut self, key: RuntimeKey, data: Option<String>) {
-        if !self.runtimes.contains_key(&key) {
+        if self.runtime(key).is_none() {
             return;
         }
         let Some(text) = data else {
@@ -927,7 +1004,7 @@ impl Host {
                 if let Err(e) = check_version(protocol) {
                     return self.runtime_crashed(key, format!("the runtime worker {e}"));
                 }
-                let Some(slot) = self.runtimes.get_mut(&key) else {
+                let Some(slot) = self.runtime(key) else {
                     return;
                 };
                 if slot.ready {
@@ -972,7 +1049,7 @@ impl Host {
         let Some(c) = self.controller.as_ref().filter(|c| c.started) else {
             return;
         };
-        let Some(slot) = self.runtimes.get_mut(&key) else {
+        let Some(slot) = self.runtimes.iter_mut().find(|r| r.key() == key) else {
             return;
         };
         if !slot.ready || slot.dialed == Some(c.epoch) {
@@ -1004,7 +1081,7 @@ impl Host {
     }
 
     fn runtime_crashed(&mut self, key: RuntimeKey, detail: String) {
-        let Some(slot) = self.runtimes.remove(&key) else {
+        let Some(slot) = self.take_runtime(key) else {
             return;
         };
         slot.worker.set_onmessage(None);
@@ -1019,7 +1096,7 @@ impl Host {
     }
 
     fn terminate_runtime(&mut self, key: RuntimeKey) {
-        let detail = match self.runtimes.remove(&key) {
+        let detail = match self.take_runtime(key) {
             Some(slot) => {
                 slot.worker.set_onmessage(None);
                 slot.worker.set_onerror(None);
@@ -1035,6 +1112,38 @@ impl Host {
             detail,
         });
     }
+}
+
+/// What the person asked for with `message`, named by the control they
+/// used (a file of the workspace browser by the browser itself); `None`
+/// for a prompt (tracked by its turn and sent again) and for the page's
+/// own reports.
+fn asked(message: &PageToController) -> Option<Msg> {
+    Some(match message {
+        PageToController::Stop => Msg::Stop,
+        PageToController::StopRuntime { .. } => Msg::StopRuntime,
+        PageToController::Resume => Msg::Resume,
+        PageToController::Recover { action } => i18n::action(*action),
+        PageToController::CommandVerdict { done: true, .. } => Msg::MarkDone,
+        PageToController::CommandVerdict { done: false, .. } => Msg::MarkNotDone,
+        PageToController::Reissue { .. } => Msg::Reissue,
+        PageToController::SaveProfile { .. } => Msg::SaveProfile,
+        PageToController::DeleteProfile { .. } => Msg::Delete,
+        PageToController::SelectProfile { .. } => Msg::UseForSession,
+        PageToController::Export { .. } => Msg::ExportEvidence,
+        PageToController::Import { .. } => Msg::ImportEvidence,
+        PageToController::RepairJournal => Msg::RepairJournal,
+        PageToController::CloseWorkspace => Msg::CloseWorkspace,
+        PageToController::ChooseEnvironment { .. } => Msg::EnvStartThere,
+        PageToController::StoragePersisted { .. } => Msg::KeepData,
+        PageToController::ReadWorkspaceFile { .. } => Msg::Workspace,
+        PageToController::Prompt { .. }
+        | PageToController::Start { .. }
+        | PageToController::Promote
+        | PageToController::RuntimePort { .. }
+        | PageToController::RuntimeExited { .. }
+        | PageToController::TerminateFailed { .. } => return None,
+    })
 }
 
 // ---- leader election (Web Locks; web-sys binds them only under an unstable cfg) ----
@@ -1141,7 +1250,7 @@ pub fn send_prompt() {
             turn,
             text: text.clone(),
         }) {
-            h.prompts.insert(turn, text);
+            h.prompts.push((turn, text));
             h.ui.draft.set(String::new());
             h.ui.refused.set(None);
         } else {
@@ -1161,7 +1270,7 @@ pub fn stop_turn() {
 /// message box is left alone.
 pub fn new_journal() {
     with_host(|h| {
-        for (_, slot) in h.runtimes.drain() {
+        for slot in h.runtimes.drain(..) {
             slot.worker.set_onmessage(None);
             slot.worker.set_onerror(None);
             slot.worker.terminate();
@@ -1171,6 +1280,8 @@ pub fn new_journal() {
             old.worker.set_onmessage(None);
             old.worker.set_onerror(None);
             old.worker.terminate();
+            h.unconfirmed(old.unconfirmed);
+            crate::export::controller_gone();
         }
         h.ui.started.set(false);
         h.ui.status.set(None);

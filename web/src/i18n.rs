@@ -212,6 +212,8 @@ catalog! {
     MessagePlaceholder => "Message, or $ command", "Nachricht oder $ Befehl";
     Send => "Send", "Senden";
     Stop => "Stop", "Stopp";
+    MaybeNotReceived => "Your last action ({0}) may not have reached the app before it restarted: check, and take it again if needed.",
+        "Deine letzte Aktion ({0}) hat die App vor dem Neustart vielleicht nicht erreicht: Prüfe sie und wiederhole sie bei Bedarf.";
     StartingSession => "Starting the session…", "Starte die Sitzung…";
     Stopping => "Stopping…", "Halte an…";
     StartCancelled => "Start cancelled.", "Start abgebrochen.";
