@@ -54,6 +54,22 @@ export async function openBrowser(viewport) {
   };
 }
 
+/** Opens a fresh browser profile on the app and waits until it is
+ * Connected; `prepare(browser)`, if given, runs before the page loads.
+ * Call `close()` when done. */
+export async function openApp(viewport, prepare) {
+  const browser = await openBrowser(viewport);
+  try {
+    prepare?.(browser);
+    await browser.page.goto(BASE_URL);
+    await waitConnected(browser.page);
+  } catch (error) {
+    await browser.close();
+    throw error;
+  }
+  return browser;
+}
+
 /** Waits until the status line says the worker round trip succeeded. */
 export async function waitConnected(page) {
   const status = page.getByRole('status').filter({ hasText: /^(Connected|Not connected.*)$/ });

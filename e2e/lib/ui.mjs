@@ -7,6 +7,9 @@ export const card = (page) => transcript(page).getByRole('region', { name: 'Reco
 export const commandBlock = (page, line) =>
   transcript(page).getByRole('group', { name: `Command: ${line}` });
 
+/** A model reply as it streams, before it is recorded. */
+export const streaming = (page) => page.getByRole('group', { name: 'Streaming (not yet saved)' });
+
 /** An uncertain command's item on the recovery card. */
 export const uncertainItem = (page, line) => card(page).getByRole('group', { name: `Uncertain: ${line}` });
 
@@ -30,7 +33,8 @@ export async function send(page, text) {
   await page.getByRole('button', { name: 'Send' }).click();
 }
 
-/** Saves a model profile in the Profiles dialog and uses it for the session. */
+/** Saves a model profile in the Profiles dialog, uses it for the session
+ * and waits until the app is Connected again. */
 export async function addProfile(page, { name, provider, baseUrl, model, key }) {
   await page.getByRole('button', { name: 'Profiles' }).click();
   const dialog = page.getByRole('dialog', { name: 'Profiles' });
@@ -46,4 +50,5 @@ export async function addProfile(page, { name, provider, baseUrl, model, key }) 
   await item.getByText('(selected)').waitFor();
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
+  await waitConnected(page);
 }

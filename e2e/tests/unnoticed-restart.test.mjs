@@ -8,7 +8,7 @@
 // page shows, never on sleeps.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE_URL, VIEWPORTS, closeWorker, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { VIEWPORTS, closeWorker, openApp, waitConnected } from '../lib/browser.mjs';
 import { verdictRecords } from '../lib/journal.mjs';
 import { commandBlock, send, uncertainAfterReload } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
@@ -24,11 +24,9 @@ async function assertUnnoticed(page) {
 for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
   describe(`a controller that died unnoticed at ${viewport.width}×${viewport.height} (${vname})`, () => {
     test('a Mark done it never received is reported, still offered, and recorded when taken again', async () => {
-      const browser = await openBrowser(viewport);
+      const browser = await openApp(viewport);
       try {
         const { page } = browser;
-        await page.goto(BASE_URL);
-        await waitConnected(page);
         // An uncertain command: a reload (host loss) during its sleep.
         const item = await uncertainAfterReload(page, 'echo mark >> mark.txt; sleep 30');
         const markDone = item.getByRole('button', { name: 'Mark done', exact: true });
@@ -52,11 +50,9 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
     });
 
     test('a prompt it never received goes to the new controller and runs once', async () => {
-      const browser = await openBrowser(viewport);
+      const browser = await openApp(viewport);
       try {
         const { page } = browser;
-        await page.goto(BASE_URL);
-        await waitConnected(page);
         await send(page, '$ echo first >> gap.txt');
         await commandBlock(page, 'echo first >> gap.txt').getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
 

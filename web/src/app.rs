@@ -1,5 +1,5 @@
 //! The app shell: session sidebar, notices, transcript and composer, details
-//! pane. Thin components over [`Ui`] signals; all IO is in [`host`].
+//! pane. Thin components over [`Ui`] signals; all IO is in [`io`].
 //! Accessible names follow DESIGN.md; the end-to-end tests find things by them.
 
 use crate::i18n::{self, text, tf, tr, Msg};
