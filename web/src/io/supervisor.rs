@@ -147,7 +147,7 @@ impl Host {
             ControllerToPage::Heartbeat { beat } => {
                 if let Some(c) = self.current(epoch) {
                     c.beat = beat;
-                    c.unconfirmed.retain(|(at, _)| beat < at + ARRIVAL_BEATS);
+                    forget_arrived(&mut c.unconfirmed, beat);
                 }
             }
             ControllerToPage::Status(status) => {
@@ -475,6 +475,11 @@ impl Host {
     }
 }
 
+/// Drops the requests that have arrived by heartbeat `beat`.
+fn forget_arrived(unconfirmed: &mut Vec<(u64, Msg)>, beat: u64) {
+    unconfirmed.retain(|(at, _)| beat < at + ARRIVAL_BEATS);
+}
+
 /// What the person asked for with `message`, named by the control they
 /// used (a file of the workspace browser by the browser itself); `None`
 /// for a prompt (tracked by its turn and sent again) and for the page's
@@ -505,4 +510,83 @@ fn asked(message: &PageToController) -> Option<Msg> {
         | PageToController::RuntimeExited { .. }
         | PageToController::TerminateFailed { .. } => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::i18n::{t, Locale};
+    use lifeline_core::recovery::Action;
+    use lifeline_core::{CommandId, Generation, RuntimeId};
+
+    fn name(message: PageToController) -> Option<&'static str> {
+        asked(&message).map(|m| t(Locale::En, m))
+    }
+
+    #[test]
+    fn a_request_is_named_by_the_button_the_person_used() {
+        let command = CommandId::from_u128(7).unwrap();
+        assert_eq!(
+            name(PageToController::CommandVerdict {
+                command,
+                done: true
+            }),
+            Some("Mark done")
+        );
+        assert_eq!(
+            name(PageToController::CommandVerdict {
+                command,
+                done: false
+            }),
+            Some("Mark not done")
+        );
+        assert_eq!(
+            name(PageToController::Reissue { command }),
+            Some("Re-issue")
+        );
+        assert_eq!(
+            name(PageToController::Recover {
+                action: Action::ContinueFromHistory
+            }),
+            Some("Continue from history")
+        );
+        assert_eq!(name(PageToController::Stop), Some("Stop"));
+    }
+
+    #[test]
+    fn prompts_and_the_pages_own_reports_are_not_requests_to_report() {
+        let turn = TurnId::from_u128(9).unwrap();
+        let runtime = RuntimeId::from_u128(3).unwrap();
+        let generation = Generation::FIRST;
+        for message in [
+            PageToController::Prompt {
+                turn,
+                text: "hi".into(),
+            },
+            PageToController::Promote,
+            PageToController::RuntimePort {
+                runtime,
+                generation,
+            },
+            PageToController::RuntimeExited {
+                runtime,
+                generation,
+                crashed: true,
+                detail: String::new(),
+            },
+        ] {
+            assert_eq!(name(message), None);
+        }
+    }
+
+    #[test]
+    fn a_request_counts_as_arrived_after_three_more_beats() {
+        let mut unconfirmed = vec![(5, Msg::MarkDone), (6, Msg::Resume)];
+        forget_arrived(&mut unconfirmed, 7);
+        assert_eq!(unconfirmed.len(), 2);
+        forget_arrived(&mut unconfirmed, 8);
+        assert_eq!(unconfirmed, vec![(6, Msg::Resume)]);
+        forget_arrived(&mut unconfirmed, 9);
+        assert!(unconfirmed.is_empty());
+    }
 }
