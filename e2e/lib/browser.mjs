@@ -14,7 +14,8 @@ export const VIEWPORTS = {
   phone: { width: 390, height: 844 },
 };
 
-const ARGS = [
+/** Chromium's flags for every test, the soak and the probes. */
+export const ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -53,6 +54,22 @@ export async function openBrowser(viewport) {
   };
 }
 
+/** Opens a fresh browser profile on the app and waits until it is
+ * Connected; `prepare(browser)`, if given, runs before the page loads.
+ * Call `close()` when done. */
+export async function openApp(viewport, prepare) {
+  const browser = await openBrowser(viewport);
+  try {
+    prepare?.(browser);
+    await browser.page.goto(BASE_URL);
+    await waitConnected(browser.page);
+  } catch (error) {
+    await browser.close();
+    throw error;
+  }
+  return browser;
+}
+
 /** Waits until the status line says the worker round trip succeeded. */
 export async function waitConnected(page) {
   const status = page.getByRole('status').filter({ hasText: /^(Connected|Not connected.*)$/ });
@@ -67,4 +84,18 @@ export async function waitServiceWorkerReady(page) {
     const registration = await navigator.serviceWorker.ready;
     return registration.active.state;
   });
+}
+
+/**
+ * Test-only: the worker whose URL contains `part` closes itself, as a crash
+ * would end it, and this resolves once it is gone. Nothing in the app
+ * offers this; the page notices a closed controller only through its
+ * missed heartbeats.
+ */
+export async function closeWorker(page, part) {
+  const worker = page.workers().find((w) => w.url().includes(part));
+  if (!worker) throw new Error(`no worker whose URL contains ${part}`);
+  const closed = worker.waitForEvent('close');
+  await worker.evaluate(() => setTimeout(() => self.close(), 0));
+  await closed;
 }

@@ -76,7 +76,13 @@ export async function startStubProvider({ port = 0, holdCuts = false } = {}) {
   const releaseCuts = () => {
     for (const release of held.splice(0)) release();
   };
-  return { url, requests, close, releaseCuts };
+  /** A profile's fields for this stub: `OpenAI-compatible` unless asked
+   * for `Anthropic`. */
+  const profile = (name, key, provider = 'OpenAI-compatible') =>
+    provider === 'Anthropic'
+      ? { name, provider, baseUrl: url, model: 'stub-claude', key }
+      : { name, provider, baseUrl: `${url}/v1`, model: 'stub-model', key };
+  return { url, requests, close, releaseCuts, profile };
 }
 
 async function handle(req, res, requests, hold) {

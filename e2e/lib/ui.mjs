@@ -1,17 +1,40 @@
 // The page as a user finds it, by the accessible names of DESIGN.md: the
-// helpers the newer end-to-end files share.
+// helpers the end-to-end files share.
+import { waitConnected } from './browser.mjs';
 
 export const transcript = (page) => page.getByRole('log', { name: 'Transcript' });
 export const card = (page) => transcript(page).getByRole('region', { name: 'Recovery' });
 export const commandBlock = (page, line) =>
   transcript(page).getByRole('group', { name: `Command: ${line}` });
 
+/** A model reply as it streams, before it is recorded. */
+export const streaming = (page) => page.getByRole('group', { name: 'Streaming (not yet saved)' });
+
+/** An uncertain command's item on the recovery card. */
+export const uncertainItem = (page, line) => card(page).getByRole('group', { name: `Uncertain: ${line}` });
+
+/**
+ * Runs `line` (a command that sleeps) and reloads the page while it runs:
+ * host loss makes it uncertain. Resolves with its item on the card once
+ * that offers Mark done.
+ */
+export async function uncertainAfterReload(page, line) {
+  await send(page, `$ ${line}`);
+  await commandBlock(page, line).getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
+  await page.reload();
+  await waitConnected(page);
+  const item = uncertainItem(page, line);
+  await item.getByRole('button', { name: 'Mark done', exact: true }).waitFor({ timeout: 30_000 });
+  return item;
+}
+
 export async function send(page, text) {
   await page.getByRole('textbox', { name: 'Message' }).fill(text);
   await page.getByRole('button', { name: 'Send' }).click();
 }
 
-/** Saves a model profile in the Profiles dialog and uses it for the session. */
+/** Saves a model profile in the Profiles dialog, uses it for the session
+ * and waits until the app is Connected again. */
 export async function addProfile(page, { name, provider, baseUrl, model, key }) {
   await page.getByRole('button', { name: 'Profiles' }).click();
   const dialog = page.getByRole('dialog', { name: 'Profiles' });
@@ -27,4 +50,5 @@ export async function addProfile(page, { name, provider, baseUrl, model, key }) 
   await item.getByText('(selected)').waitFor();
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
+  await waitConnected(page);
 }

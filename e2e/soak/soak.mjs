@@ -9,8 +9,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { BASE_URL, VIEWPORTS } from '../lib/browser.mjs';
+import { ARGS, BASE_URL, VIEWPORTS } from '../lib/browser.mjs';
 import { card, send } from '../lib/ui.mjs';
+import { readJournalRows } from '../lib/journal.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 import { SETTLED, check, soakLine } from './check.mjs';
 
@@ -27,19 +28,6 @@ const RECOVERY_MS = 90_000;
 /** How long a user would look at a Mark button that did nothing before
  * clicking it again. */
 const VERDICT_MS = 20_000;
-
-// Same flags as e2e/lib/browser.mjs, which does not export them.
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-dev-shm-usage',
-];
 
 /** mulberry32: small, seedable, and the same on every machine. */
 export function random(seed) {
@@ -256,35 +244,6 @@ async function describe(page) {
     stopDisabled: await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled().catch(() => null),
     journal,
   };
-}
-
-/** Every journal row of the entry stores, raw, and how many values the app
- * set aside in quarantine. Read-only, without a version, so it never creates
- * or upgrades the database (store names: worker/controller/src/journal.rs). */
-async function readJournalRows(page) {
-  return page.evaluate(async () => {
-    const db = await new Promise((ok, fail) => {
-      const r = indexedDB.open('lifeline');
-      r.onsuccess = () => ok(r.result);
-      r.onerror = () => fail(r.error);
-    });
-    const all = (store) =>
-      new Promise((ok, fail) => {
-        const r = db.transaction(store, 'readonly').objectStore(store).getAll();
-        r.onsuccess = () => ok(r.result);
-        r.onerror = () => fail(r.error);
-      });
-    try {
-      const rows = [];
-      for (const store of ['commands', 'events', 'evidence', 'records']) {
-        for (const value of await all(store)) rows.push({ store, position: value?.position, json: value?.json });
-      }
-      const quarantined = db.objectStoreNames.contains('quarantine') ? (await all('quarantine')).length : 0;
-      return { rows, quarantined };
-    } finally {
-      db.close();
-    }
-  });
 }
 
 /**

@@ -5,7 +5,8 @@
 // and on what the stub received, never on sleeps.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
+import { addProfile, card, commandBlock, send, streaming, transcript } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 import {
   startStubProvider,
@@ -26,40 +27,16 @@ after(async () => {
   await stub?.close();
 });
 
-function transcript(page) {
-  return page.getByRole('log', { name: 'Transcript' });
+/** The app in a fresh profile, Connected, with every console line of the
+ * page and its workers recorded from the start, for the secret scan. */
+async function openRecorded(viewport) {
+  const consoleLines = [];
+  const browser = await openApp(viewport, ({ page }) => {
+    page.on('console', (m) => consoleLines.push(m.text()));
+    page.on('worker', (w) => w.on('console', (m) => consoleLines.push(m.text())));
+  });
+  return { browser, consoleLines };
 }
-
-async function send(page, text) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
-
-/** Every console line of the page and its workers, for the secret scan. */
-function recordConsole(browser) {
-  const lines = [];
-  browser.page.on('console', (m) => lines.push(m.text()));
-  browser.page.on('worker', (w) => w.on('console', (m) => lines.push(m.text())));
-  return lines;
-}
-
-async function addProfile(page, { name, provider, baseUrl, model, key }) {
-  await page.getByRole('button', { name: 'Profiles' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Profiles' });
-  await dialog.getByLabel('Name', { exact: true }).fill(name);
-  await dialog.getByLabel('Provider', { exact: true }).selectOption({ label: provider });
-  await dialog.getByLabel('Base URL', { exact: true }).fill(baseUrl);
-  await dialog.getByLabel('Model', { exact: true }).fill(model);
-  await dialog.getByLabel('API key', { exact: true }).fill(key);
-  await dialog.getByRole('button', { name: 'Save profile' }).click();
-  const item = dialog.getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: name });
-  await item.getByText('API key set').waitFor();
-  await item.getByRole('button', { name: 'Use for this session' }).click();
-  await item.getByText('(selected)').waitFor();
-  await page.keyboard.press('Escape');
-  await dialog.waitFor({ state: 'hidden' });
-}
-
 
 /** Everything in every IndexedDB database of the origin, as text; binary
  * values are decoded byte for byte so a plaintext secret in a buffer shows. */
@@ -98,15 +75,20 @@ function assertNoSecret(where, haystack, secret) {
   assert.ok(!haystack.includes(secret), `the planted secret appears in ${where}`);
 }
 
+/** The secret scan: storage, the page, and every console line. */
+async function scanForSecret(page, consoleLines, secret) {
+  assertNoSecret('IndexedDB', await dumpIndexedDb(page), secret);
+  assertNoSecret('the page', await page.content(), secret);
+  assert.ok(!consoleLines.join('\n').includes(secret), 'the planted secret appears in the console');
+}
+
 describe('the built-in agent for a new user (1280×800)', () => {
   test('a prompt with `$ ` lines runs commands; any other prompt gets a reply listing what it can do', async () => {
-    const browser = await openBrowser(VIEWPORTS.desktop);
+    const browser = await openApp(VIEWPORTS.desktop);
     try {
       const { page } = browser;
-      await page.goto(BASE_URL);
-      await waitConnected(page);
       await send(page, '$ echo hello > note.txt\n$ cat note.txt');
-      await transcript(page).getByRole('group', { name: 'Command: cat note.txt' }).getByText('completed', { exact: true }).waitFor();
+      await commandBlock(page, 'cat note.txt').getByText('completed', { exact: true }).waitFor();
       await transcript(page).getByText(/Ran 2 commands/).waitFor();
       await send(page, 'what can you do?');
       await transcript(page).getByText(/note\.txt/).last().waitFor();
@@ -120,21 +102,11 @@ describe('the built-in agent for a new user (1280×800)', () => {
 for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
   describe(`an OpenAI-compatible endpoint at ${viewport.width}×${viewport.height} (${vname})`, () => {
     test('a tool-using turn writes the file through the command journal and the model answers', async () => {
-      const browser = await openBrowser(viewport);
-      const consoleLines = recordConsole(browser);
+      const { browser, consoleLines } = await openRecorded(viewport);
       try {
         const { page } = browser;
-        await page.goto(BASE_URL);
-        await waitConnected(page);
         const before = stub.requests.length;
-        await addProfile(page, {
-          name: 'Stub OpenAI',
-          provider: 'OpenAI-compatible',
-          baseUrl: `${stub.url}/v1`,
-          model: 'stub-model',
-          key: OPENAI_KEY,
-        });
-        await waitConnected(page);
+        await addProfile(page, stub.profile('Stub OpenAI', OPENAI_KEY));
         await send(page, 'Please write a greeting into a file.');
         await transcript(page).getByText(DONE_TEXT).last().waitFor({ timeout: 30_000 });
         // The tool call ran as a journalled command, once.
@@ -150,10 +122,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         assert.equal(last.role, 'tool');
         assert.ok(mine[1].body.tools.some((t) => t.function.name === 'write_file'));
 
-        // The secret scan: storage, the page, and every console line.
-        assertNoSecret('IndexedDB', await dumpIndexedDb(page), OPENAI_KEY);
-        assertNoSecret('the page', await page.content(), OPENAI_KEY);
-        assert.ok(!consoleLines.join('\n').includes(OPENAI_KEY), 'the planted secret appears in the console');
+        await scanForSecret(page, consoleLines, OPENAI_KEY);
         assert.deepEqual(browser.errors, []);
       } finally {
         await browser.close();
@@ -164,21 +133,11 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
 
 describe('an Anthropic endpoint (1280×800)', () => {
   test('a tool-using turn works over the Messages API', async () => {
-    const browser = await openBrowser(VIEWPORTS.desktop);
-    const consoleLines = recordConsole(browser);
+    const { browser, consoleLines } = await openRecorded(VIEWPORTS.desktop);
     try {
       const { page } = browser;
-      await page.goto(BASE_URL);
-      await waitConnected(page);
       const before = stub.requests.length;
-      await addProfile(page, {
-        name: 'Stub Anthropic',
-        provider: 'Anthropic',
-        baseUrl: stub.url,
-        model: 'stub-claude',
-        key: ANTHROPIC_KEY,
-      });
-      await waitConnected(page);
+      await addProfile(page, stub.profile('Stub Anthropic', ANTHROPIC_KEY, 'Anthropic'));
       await send(page, 'Please write a greeting into a file.');
       await transcript(page).getByText(DONE_TEXT).last().waitFor({ timeout: 30_000 });
       assert.deepEqual(await readWorkspaceFile(page, GREETING_PATH), [GREETING_CONTENT]);
@@ -188,8 +147,7 @@ describe('an Anthropic endpoint (1280×800)', () => {
         assert.equal(r.headers['x-api-key'], ANTHROPIC_KEY);
         assert.equal(r.headers['anthropic-version'], '2023-06-01');
       }
-      assertNoSecret('IndexedDB', await dumpIndexedDb(page), ANTHROPIC_KEY);
-      assert.ok(!consoleLines.join('\n').includes(ANTHROPIC_KEY));
+      await scanForSecret(page, consoleLines, ANTHROPIC_KEY);
       assert.deepEqual(browser.errors, []);
     } finally {
       await browser.close();
@@ -199,24 +157,15 @@ describe('an Anthropic endpoint (1280×800)', () => {
 
 describe('when a reply is lost or refused (1280×800)', () => {
   test('a stream cut mid-reply keeps its partial text, interrupts the turn and is not resent', async () => {
-    const browser = await openBrowser(VIEWPORTS.desktop);
+    const browser = await openApp(VIEWPORTS.desktop);
     try {
       const { page } = browser;
-      await page.goto(BASE_URL);
-      await waitConnected(page);
-      await addProfile(page, {
-        name: 'Stub cut',
-        provider: 'OpenAI-compatible',
-        baseUrl: `${stub.url}/v1`,
-        model: 'stub-model',
-        key: 'sk-cut',
-      });
-      await waitConnected(page);
+      await addProfile(page, stub.profile('Stub cut', 'sk-cut'));
       const before = stub.requests.length;
       await send(page, 'Please cut the stream halfway.');
       // Barrier: the page shows the streamed text (so the controller read
       // it) before the stub cuts the stream.
-      await page.getByRole('group', { name: 'Streaming (not yet saved)' }).getByText(PARTIAL_TEXT).waitFor({ timeout: 30_000 });
+      await streaming(page).getByText(PARTIAL_TEXT).waitFor({ timeout: 30_000 });
       stub.releaseCuts();
       await transcript(page).getByText(/interrupted/).last().waitFor({ timeout: 30_000 });
       await transcript(page).getByText(new RegExp(PARTIAL_TEXT)).last().waitFor();
@@ -228,30 +177,21 @@ describe('when a reply is lost or refused (1280×800)', () => {
   });
 
   test('a refused key fails the turn with what to do; the workspace is kept and Resume brings the session back', async () => {
-    const browser = await openBrowser(VIEWPORTS.desktop);
+    const browser = await openApp(VIEWPORTS.desktop);
     try {
       const { page } = browser;
-      await page.goto(BASE_URL);
-      await waitConnected(page);
       await send(page, '$ echo kept > kept.txt');
-      await transcript(page).getByRole('group', { name: 'Command: echo kept > kept.txt' }).getByText('completed', { exact: true }).waitFor();
-      await addProfile(page, {
-        name: 'Stub bad key',
-        provider: 'OpenAI-compatible',
-        baseUrl: `${stub.url}/v1`,
-        model: 'stub-model',
-        key: 'bad-key',
-      });
-      await waitConnected(page);
+      await commandBlock(page, 'echo kept > kept.txt').getByText('completed', { exact: true }).waitFor();
+      await addProfile(page, stub.profile('Stub bad key', 'bad-key'));
       await send(page, 'hello');
-      const card = transcript(page).getByRole('region', { name: 'Recovery' });
-      await card.getByText('The last turn failed. The workspace and keys are kept.').waitFor({ timeout: 30_000 });
+      const recovery = card(page);
+      await recovery.getByText('The last turn failed. The workspace and keys are kept.').waitFor({ timeout: 30_000 });
       // What to do is in the card's details: the class's advice.
-      await card.getByRole('button', { name: 'Details' }).click();
-      await card.getByText(/API key/).first().waitFor();
+      await recovery.getByRole('button', { name: 'Details' }).click();
+      await recovery.getByText(/API key/).first().waitFor();
       assert.ok(!(await page.content()).includes('bad-key'), 'the key is not echoed');
-      await card.getByRole('button', { name: 'Resume' }).click();
-      await card.waitFor({ state: 'detached', timeout: 30_000 });
+      await recovery.getByRole('button', { name: 'Resume' }).click();
+      await recovery.waitFor({ state: 'detached', timeout: 30_000 });
       await waitConnected(page);
       assert.deepEqual(await readWorkspaceFile(page, 'kept.txt'), ['kept\n']);
     } finally {

@@ -4,9 +4,9 @@
 // synchronised on what the page shows.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { VIEWPORTS, openApp } from '../lib/browser.mjs';
 import { startStubProvider, HELLO_TEXT, PARTIAL_TEXT } from '../lib/stub-provider.mjs';
-import { addProfile, send, transcript } from '../lib/ui.mjs';
+import { addProfile, send, streaming, transcript } from '../lib/ui.mjs';
 
 let stub;
 before(async () => {
@@ -22,25 +22,13 @@ after(async () => {
 for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
   describe(`Stop during a model reply at ${viewport.width}×${viewport.height} (${vname})`, () => {
     test('a stalled stream is stopped at once; the partial text stays and nothing is resent', async () => {
-      const browser = await openBrowser(viewport);
+      const browser = await openApp(viewport);
       try {
         const { page } = browser;
-        await page.goto(BASE_URL);
-        await waitConnected(page);
-        await addProfile(page, {
-          name: 'Stub stall',
-          provider: 'OpenAI-compatible',
-          baseUrl: `${stub.url}/v1`,
-          model: 'stub-model',
-          key: 'sk-stall',
-        });
-        await waitConnected(page);
+        await addProfile(page, stub.profile('Stub stall', 'sk-stall'));
         const before = stub.requests.length;
         await send(page, 'Please cut the stream halfway.');
-        await page
-          .getByRole('group', { name: 'Streaming (not yet saved)' })
-          .getByText(PARTIAL_TEXT)
-          .waitFor({ timeout: 30_000 });
+        await streaming(page).getByText(PARTIAL_TEXT).waitFor({ timeout: 30_000 });
         // The stream now stalls: Stop is enabled and ends the turn.
         const stop = page.getByRole('button', { name: 'Stop' });
         assert.ok(await stop.isEnabled(), 'Stop is enabled while the reply stalls');

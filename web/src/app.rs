@@ -1,11 +1,12 @@
 //! The app shell: session sidebar, notices, transcript and composer, details
-//! pane. Thin components over [`Ui`] signals; all IO is in [`host`].
+//! pane. Thin components over [`Ui`] signals; all IO is in [`io`].
 //! Accessible names follow DESIGN.md; the end-to-end tests find things by them.
 
-use crate::host::{self, Connection, NoticeItem, Offline, Persist, Ui};
 use crate::i18n::{self, text, tf, tr, Msg};
+use crate::io;
 use crate::profiles::Profiles;
 use crate::transcript::{self, CommandView, RequestView, TurnItem, TurnView};
+use crate::ui::{Connection, NoticeItem, Offline, Persist, Ui};
 use leptos::prelude::*;
 use lifeline_core::{ProviderRequestStatus, TurnId};
 use lifeline_protocol::{JournalStatus, Level, PageToController, Role};
@@ -17,8 +18,8 @@ pub fn App() -> impl IntoView {
     if let Some(owner) = Owner::current() {
         transcript::init(ui.transcript, owner);
     }
-    host::start(ui);
-    host::register_service_worker(ui.offline);
+    io::start(ui);
+    io::register_service_worker(ui.offline);
 
     // Only phone and tablet widths hide these panes; on desktop CSS shows them
     // regardless, so the flags just mean "opened by the user".
@@ -84,7 +85,7 @@ fn RuntimeWatch(ui: Ui) -> impl IntoView {
     let unresponsive = Memo::new(move |_| ui.unresponsive());
     let stop = move |_| {
         if let Some((runtime, generation)) = unresponsive.get_untracked() {
-            host::request(PageToController::StopRuntime {
+            io::request(PageToController::StopRuntime {
                 runtime,
                 generation,
             });
@@ -169,7 +170,7 @@ fn Notices(ui: Ui) -> impl IntoView {
                         view! {
                             <div class="notice" data-level="error">
                                 <p>{move || tf(Msg::Stopped, &[&reason])}</p>
-                                <button type="button" on:click=|_| host::reload()>
+                                <button type="button" on:click=|_| io::reload()>
                                     {text(Msg::Reload)}
                                 </button>
                             </div>
@@ -183,7 +184,7 @@ fn Notices(ui: Ui) -> impl IntoView {
                     <button
                         type="button"
                         disabled=move || ui.persist.get() == Persist::Asking
-                        on:click=|_| host::keep_data()
+                        on:click=|_| io::keep_data()
                     >
                         {text(Msg::KeepData)}
                     </button>
@@ -213,9 +214,9 @@ fn JournalBanner(ui: Ui) -> impl IntoView {
             _ => return None,
         };
         let (label, act): (Msg, fn()) = if gone {
-            (Msg::NewJournal, host::new_journal)
+            (Msg::NewJournal, io::new_journal)
         } else {
-            (Msg::RepairJournal, host::repair_journal)
+            (Msg::RepairJournal, io::repair_journal)
         };
         Some(view! {
             <div class="notice journal-banner" data-level="error" role="alert">
@@ -256,7 +257,7 @@ fn Transcript(ui: Ui) -> impl IntoView {
             role="log"
             aria-label=text(Msg::Transcript)
             tabindex="0"
-            hidden=crate::export::importing
+            hidden=crate::evidence::importing
             node_ref=t.log
             on:scroll=move |event| {
                 let element = event_target::<web_sys::Element>(&event);
@@ -423,7 +424,7 @@ fn Composer(ui: Ui) -> impl IntoView {
     let can_send = move || {
         ui.can_write()
             && !ui.busy()
-            && !crate::export::importing()
+            && !crate::evidence::importing()
             && !ui.draft.with(|d| d.trim().is_empty())
     };
     // `busy` covers a starting session too; the lifecycle check keeps Stop
@@ -436,7 +437,7 @@ fn Composer(ui: Ui) -> impl IntoView {
             on:submit=move |event| {
                 event.prevent_default();
                 if can_send() {
-                    host::send_prompt();
+                    io::send_prompt();
                 }
             }
         >
@@ -461,7 +462,7 @@ fn Composer(ui: Ui) -> impl IntoView {
                     if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
                         event.prevent_default();
                         if can_send() {
-                            host::send_prompt();
+                            io::send_prompt();
                         }
                     }
                 }
@@ -470,7 +471,7 @@ fn Composer(ui: Ui) -> impl IntoView {
                 <button type="submit" class="primary" disabled=move || !can_send()>
                     {text(Msg::Send)}
                 </button>
-                <button type="button" disabled=move || !can_stop() on:click=|_| host::stop_turn()>
+                <button type="button" disabled=move || !can_stop() on:click=|_| io::stop_turn()>
                     {text(Msg::Stop)}
                 </button>
             </div>

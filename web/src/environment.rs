@@ -1,6 +1,7 @@
 //! The `Environment` selector (reference 000) and the page's part of using
 //! a local folder: only a page can show the folder picker and only a click
-//! may ask the user for access again, so both happen here; what they mean
+//! may ask the user for access again, so both happen here (the IO itself
+//! in [`crate::io::folders`]); what they mean
 //! (which actions a folder blocks, what teardown and reopening are
 //! possible) comes from the core through the recovery card and the
 //! session's status.
@@ -15,60 +16,18 @@ use lifeline_core::environment::{EnvironmentState, FolderAccess, FolderRef, Reop
 use lifeline_core::recovery::Action;
 use lifeline_core::session::Environment;
 use lifeline_core::FolderId;
-use lifeline_opfs::folders::{self, error_name};
 use lifeline_protocol::{PageToController, Role};
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use web_sys::FileSystemDirectoryHandle;
 
-use crate::host::{self, Ui};
 use crate::i18n::{self, t, text, tf, tf_in, tr, Locale, Msg};
+use crate::io::{self, folders};
+use crate::ui::Ui;
 
 /// What the user picked, waiting for the confirmation.
 #[derive(Clone)]
 enum Choice {
     Worker,
     Folder(FileSystemDirectoryHandle),
-}
-
-fn picker() -> Option<js_sys::Function> {
-    let window = web_sys::window()?;
-    js_sys::Reflect::get(&window, &"showDirectoryPicker".into())
-        .ok()?
-        .dyn_into()
-        .ok()
-}
-
-/// Shows the browser's folder picker; `Ok(None)` when the user cancelled.
-async fn pick_folder() -> Result<Option<FileSystemDirectoryHandle>, String> {
-    let Some(show) = picker() else {
-        return Err(i18n::now(Msg::EnvFolderUnsupported).into());
-    };
-    let options = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&options, &"mode".into(), &"readwrite".into());
-    // The picker starts where it was last left for Lifeline.
-    let _ = js_sys::Reflect::set(&options, &"id".into(), &"lifeline".into());
-    let promise: js_sys::Promise = show
-        .call1(&JsValue::UNDEFINED, &options)
-        .map_err(|e| error_text(&e))?
-        .dyn_into()
-        .map_err(|_| String::from("the folder picker did not answer"))?;
-    match JsFuture::from(promise).await {
-        Ok(handle) => handle
-            .dyn_into::<FileSystemDirectoryHandle>()
-            .map(Some)
-            .map_err(|_| String::from("the picker returned something other than a folder")),
-        Err(e) if error_name(&e) == "AbortError" => Ok(None),
-        Err(e) => Err(error_text(&e)),
-    }
-}
-
-fn error_text(error: &JsValue) -> String {
-    js_sys::Reflect::get(error, &"message".into())
-        .ok()
-        .and_then(|m| m.as_string())
-        .filter(|m| !m.is_empty())
-        .unwrap_or_else(|| error_name(error))
 }
 
 /// The session's folder, if it runs in one; `None` for the sandbox.
@@ -90,7 +49,7 @@ pub fn EnvironmentSelect(ui: Ui) -> impl IntoView {
                 .is_some_and(|s| s.role == Role::Leader && s.writer)
         })
     };
-    let supported = picker().is_some();
+    let supported = folders::picker().is_some();
     let folder_name = move || current(ui).map(|f| f.name);
     let value = move || {
         if current(ui).is_some() {
@@ -109,7 +68,7 @@ pub fn EnvironmentSelect(ui: Ui) -> impl IntoView {
         match picked.as_str() {
             "worker" if current(ui).is_some() => choice.set(Some(Choice::Worker)),
             "pick" => spawn_local(async move {
-                match pick_folder().await {
+                match folders::pick_folder().await {
                     Ok(Some(handle)) => choice.set(Some(Choice::Folder(handle))),
                     Ok(None) => {}
                     Err(e) => problem.set(Some(tf(Msg::EnvPickFailed, &[&e]))),
@@ -127,7 +86,7 @@ pub fn EnvironmentSelect(ui: Ui) -> impl IntoView {
             let environment = match picked {
                 Choice::Worker => Environment::Worker,
                 Choice::Folder(handle) => {
-                    let Some(folder) = host::mint(FolderId::from_u128) else {
+                    let Some(folder) = io::mint(FolderId::from_u128) else {
                         return problem
                             .set(Some(tf(Msg::EnvRememberFailed, &["no random source"])));
                     };
@@ -142,7 +101,7 @@ pub fn EnvironmentSelect(ui: Ui) -> impl IntoView {
                     }
                 }
             };
-            if !host::request(PageToController::ChooseEnvironment { environment }) {
+            if !io::request(PageToController::ChooseEnvironment { environment }) {
                 problem.set(Some(i18n::now(Msg::NotSentNoController).into()));
             }
         });
@@ -210,7 +169,7 @@ pub fn act(ui: Ui, action: Action, environment: Option<&EnvironmentState>) {
 }
 
 fn send(ui: Ui, action: Action) {
-    if !host::request(PageToController::Recover { action }) {
+    if !io::request(PageToController::Recover { action }) {
         ui.refused
             .set(Some(i18n::now(Msg::NotSentNoController).into()));
     }

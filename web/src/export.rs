@@ -1,277 +1,29 @@
-//! Evidence export (a download) and import (a read-only view), docs/export.md.
-//!
-//! Export: the controller answers `ExportReady` and then posts the archive
-//! as a transferred `ArrayBuffer`; the page saves it with an `<a download>`
-//! on an object URL and revokes the URL afterwards. Import: the chosen file
-//! goes to the controller the same way (`Import`, then the buffer); the
-//! transcript it sends back is shown here, read-only, in place of the live
-//! one (which stays mounted, hidden, and keeps updating).
+//! Evidence export (a download) and import (a read-only view), docs/export.md:
+//! the controls in the details pane and the imported run where the live
+//! transcript was. The chosen file goes to the controller (`Import`, then
+//! the buffer as a transferred message); the transcript it sends back is
+//! shown read-only in place of the live one (which stays mounted, hidden,
+//! and keeps updating). Saving an export is in [`crate::io`].
 
-use std::cell::RefCell;
-
-use js_sys::{Array, ArrayBuffer};
+use js_sys::ArrayBuffer;
 use leptos::prelude::*;
-use lifeline_core::view::{ProviderRequestStatus, Stream};
-use lifeline_core::{CommandId, Outcome, SessionId, TurnId, TurnStatus, ViewDelta};
 use lifeline_protocol::PageToController;
-use wasm_bindgen::{prelude::*, JsCast};
+use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::host::{self, Ui};
+use crate::evidence::{signals, Block};
 use crate::i18n::{self, t, text, tf_in, Locale, Msg};
-
-/// One block of an imported transcript, in order.
-#[derive(Clone, Debug, PartialEq)]
-enum Block {
-    Turn {
-        turn: TurnId,
-        prompt: String,
-        status: Option<TurnStatus>,
-        reply: Option<String>,
-    },
-    Command {
-        command: CommandId,
-        line: String,
-        outcome: Outcome,
-        exit_code: Option<i32>,
-        evidence: Option<String>,
-        output: String,
-        not_shown: u64,
-    },
-    Request {
-        status: ProviderRequestStatus,
-        text: Option<String>,
-        tools: Vec<String>,
-        failure: Option<String>,
-    },
-}
-
-/// An imported run as shown.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct ImportedRun {
-    file_name: String,
-    session: Option<SessionId>,
-    title: String,
-    blocks: Vec<Block>,
-}
-
-impl ImportedRun {
-    fn apply(&mut self, delta: ViewDelta) {
-        match delta {
-            ViewDelta::Session { title, .. } => self.title = title,
-            ViewDelta::Turn {
-                turn,
-                prompt,
-                status,
-                reply,
-                ..
-            } => {
-                let block = Block::Turn {
-                    turn,
-                    prompt,
-                    status,
-                    reply,
-                };
-                match self
-                    .blocks
-                    .iter_mut()
-                    .find(|b| matches!(b, Block::Turn { turn: t, .. } if *t == turn))
-                {
-                    Some(b) => *b = block,
-                    None => self.blocks.push(block),
-                }
-            }
-            ViewDelta::Command {
-                command,
-                line,
-                outcome,
-                exit_code,
-                evidence,
-                ..
-            } => {
-                if let Some(Block::Command {
-                    line: l,
-                    outcome: o,
-                    exit_code: x,
-                    evidence: e,
-                    ..
-                }) = self.command(command)
-                {
-                    (*l, *o, *x, *e) = (line, outcome, exit_code, evidence);
-                } else {
-                    self.blocks.push(Block::Command {
-                        command,
-                        line,
-                        outcome,
-                        exit_code,
-                        evidence,
-                        output: String::new(),
-                        not_shown: 0,
-                    });
-                }
-            }
-            ViewDelta::Output {
-                command,
-                text,
-                not_shown: n,
-                stream,
-                ..
-            } => {
-                if let Some(Block::Command {
-                    output, not_shown, ..
-                }) = self.command(command)
-                {
-                    if stream == Stream::Stderr && !text.is_empty() && !output.ends_with('\n') {
-                        output.push('\n');
-                    }
-                    output.push_str(&text);
-                    *not_shown += n;
-                }
-            }
-            ViewDelta::Settled {
-                command,
-                stdout,
-                stderr,
-                not_shown: n,
-                ..
-            } => {
-                if let Some(Block::Command {
-                    output, not_shown, ..
-                }) = self.command(command)
-                {
-                    *output = stdout + &stderr;
-                    *not_shown = n;
-                }
-            }
-            ViewDelta::Gap { .. } => {}
-            ViewDelta::ProviderRequest {
-                status,
-                text,
-                tool_calls,
-                failure,
-                ..
-            } => self.blocks.push(Block::Request {
-                status,
-                text,
-                tools: tool_calls,
-                failure: failure.map(|f| format!("{}: {} {}", f.label, f.message, f.advice)),
-            }),
-        }
-    }
-
-    fn command(&mut self, command: CommandId) -> Option<&mut Block> {
-        self.blocks
-            .iter_mut()
-            .find(|b| matches!(b, Block::Command { command: c, .. } if *c == command))
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Signals {
-    /// The imported run being shown instead of the live session.
-    imported: RwSignal<Option<ImportedRun>>,
-    busy: RwSignal<bool>,
-}
-
-thread_local! {
-    static SIGNALS: Signals = Signals {
-        imported: RwSignal::new(None),
-        busy: RwSignal::new(false),
-    };
-    /// The `ExportReady` whose archive is the next binary message.
-    static DOWNLOAD: RefCell<Option<(String, u64)>> = const { RefCell::new(None) };
-}
-
-fn signals() -> Signals {
-    SIGNALS.with(|s| *s)
-}
-
-/// An imported run is shown (tracked): the live transcript is hidden and
-/// Send is off.
-pub fn importing() -> bool {
-    signals().imported.with(Option::is_some)
-}
-
-pub fn expect_download(_session: SessionId, file_name: String, bytes: u64) {
-    DOWNLOAD.with(|d| *d.borrow_mut() = Some((file_name, bytes)));
-}
-
-/// A binary message from the controller: the archive `ExportReady` announced.
-pub fn received_buffer(buffer: ArrayBuffer) {
-    signals().busy.set(false);
-    let Some((file_name, bytes)) = DOWNLOAD.with(|d| d.borrow_mut().take()) else {
-        return;
-    };
-    if buffer.byte_length() as u64 != bytes {
-        return host::page_notice(
-            "export",
-            i18n::now_f(
-                Msg::ExportShort,
-                &[&buffer.byte_length().to_string(), &bytes.to_string()],
-            ),
-        );
-    }
-    if let Err(e) = save(&buffer, &file_name) {
-        host::page_notice(
-            "export",
-            i18n::now_f(Msg::CouldNotSave, &[&file_name, &host::describe(&e)]),
-        );
-    }
-}
-
-fn save(buffer: &ArrayBuffer, file_name: &str) -> Result<(), JsValue> {
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type("application/x-tar");
-    let blob =
-        web_sys::Blob::new_with_buffer_source_sequence_and_options(&Array::of1(buffer), &options)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob)?;
-    let document = document();
-    let a: web_sys::HtmlAnchorElement = document.create_element("a")?.unchecked_into();
-    a.set_href(&url);
-    a.set_download(file_name);
-    a.set_hidden(true);
-    document.body().ok_or("no body")?.append_child(&a)?;
-    a.click();
-    a.remove();
-    // The download has its own reference by now; free ours a little later.
-    let revoke = Closure::once_into_js(move || {
-        let _ = web_sys::Url::revoke_object_url(&url);
-    });
-    window()
-        .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 10_000)?;
-    Ok(())
-}
-
-pub fn imported(
-    file_name: String,
-    session: SessionId,
-    title: String,
-    reset: bool,
-    deltas: Vec<ViewDelta>,
-) {
-    signals().busy.set(false);
-    signals().imported.update(|run| {
-        let run = match run {
-            Some(r) if !reset => r,
-            _ => run.insert(ImportedRun::default()),
-        };
-        run.file_name = file_name;
-        run.session = Some(session);
-        run.title = title;
-        for delta in deltas {
-            run.apply(delta);
-        }
-    });
-}
+use crate::io;
+use crate::ui::Ui;
 
 fn export(ui: Ui) {
     let Some(session) = ui
         .status
         .with_untracked(|s| s.as_ref().and_then(|s| s.session))
     else {
-        return host::page_notice("export", i18n::now(Msg::NothingToExport).into());
+        return io::page_notice("export", i18n::now(Msg::NothingToExport).into());
     };
-    if host::send_with_buffer(PageToController::Export { session }, None) {
+    if io::send_with_buffer(PageToController::Export { session }, None) {
         signals().busy.set(true);
     }
 }
@@ -291,15 +43,15 @@ fn import(input: web_sys::HtmlInputElement) {
                     file_name: name,
                     bytes: buffer.byte_length() as u64,
                 };
-                if !host::send_with_buffer(message, Some(buffer)) {
+                if !io::send_with_buffer(message, Some(buffer)) {
                     signals().busy.set(false);
                 }
             }
             Err(e) => {
                 signals().busy.set(false);
-                host::page_notice(
+                io::page_notice(
                     "export",
-                    i18n::now_f(Msg::CouldNotRead, &[&name, &host::describe(&e)]),
+                    i18n::now_f(Msg::CouldNotRead, &[&name, &io::describe(&e)]),
                 );
             }
         }

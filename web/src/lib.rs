@@ -1,17 +1,20 @@
 //! The Lifeline UI (Leptos, client-side rendered).
 //!
-//! Thin components render state; all IO with workers and the service worker
-//! lives in [`host`]. Recovery semantics are decided in `lifeline-core`, never
+//! Thin components render state ([`ui`], [`evidence`], [`transcript`]);
+//! all IO with workers, storage, folders, downloads and the service worker
+//! lives in [`io`]. Recovery semantics are decided in `lifeline-core`, never
 //! here.
 
 mod app;
 mod environment;
+mod evidence;
 mod export;
-mod host;
 mod i18n;
+mod io;
 mod profiles;
 mod recovery;
 mod transcript;
+mod ui;
 
 use wasm_bindgen::prelude::*;
 

@@ -8,8 +8,9 @@
 //! after. It never goes into a URL, storage, the console or a notice; the
 //! list only ever knows whether a key is set.
 
-use crate::host::{self, Ui};
 use crate::i18n::{self, t, text, tf, tf_in, tr, Locale, Msg};
+use crate::io;
+use crate::ui::Ui;
 use leptos::html;
 use leptos::prelude::*;
 use lifeline_core::profile::{limits, AgentBudget, Capabilities, Provider, Tool, RESERVED_ENV};
@@ -689,7 +690,7 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                         type="button"
                                         disabled=is_selected
                                         on:click=move |_| {
-                                            if host::select_profile(id) {
+                                            if io::select_profile(id) {
                                                 said.set(i18n::now_f(Msg::LaunchesUse, &[&name2]));
                                             } else {
                                                 said.set(i18n::now(Msg::NotSentNoController).into());
@@ -733,7 +734,7 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                                             let name3 = name3.clone();
                                                             move |_| {
                                                                 confirming.set(None);
-                                                                if host::delete_profile(id) {
+                                                                if io::delete_profile(id) {
                                                                     if form.id.get_untracked() == Some(id) {
                                                                         form.load(Draft::default());
                                                                     }
@@ -870,7 +871,7 @@ fn ProfileForm(
             }
             Ok(input) => {
                 let name = input.name.clone();
-                let sent = host::save_profile(input);
+                let sent = io::save_profile(input);
                 // The key is gone from the page either way.
                 form.api_key.set(String::new());
                 if sent {

@@ -16,8 +16,9 @@ use lifeline_protocol::{PageToController, Role};
 use wasm_bindgen::{closure::Closure, JsCast};
 
 use crate::environment::act;
-use crate::host::{self, Ui};
 use crate::i18n::{self, t, tf_in, Msg};
+use crate::io;
+use crate::ui::Ui;
 
 thread_local! {
     /// Cards already revealed in this page: a repeated event with the same
@@ -26,7 +27,7 @@ thread_local! {
 }
 
 fn send(ui: Ui, message: PageToController) {
-    if !host::request(message) {
+    if !io::request(message) {
         ui.refused
             .set(Some(i18n::now(Msg::NotSentNoController).into()));
     }

@@ -1,0 +1,624 @@
+//! The catalogs: every key the page renders, with its text in each locale.
+//! A key without a text in either locale does not compile; English is the
+//! UI contract (the accessible names of DESIGN.md).
+
+use super::Locale;
+
+macro_rules! catalog {
+    ($($key:ident => $en:literal, $de:literal;)*) => {
+        /// A message key; each has a text in every locale.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Msg { $($key,)* }
+
+        #[cfg(test)]
+        impl Msg {
+            pub const ALL: &'static [Msg] = &[$(Msg::$key,)*];
+        }
+
+        /// The text of `msg` in `locale`. `{0}`, `{1}` are parameters for
+        /// [`fill`].
+        pub fn t(locale: Locale, msg: Msg) -> &'static str {
+            match locale {
+                Locale::En => match msg { $(Msg::$key => $en,)* },
+                Locale::De => match msg { $(Msg::$key => $de,)* },
+            }
+        }
+    };
+}
+
+catalog! {
+    // The shell.
+    Sessions => "Sessions", "Sitzungen";
+    SessionDetails => "Session details", "Sitzungsdetails";
+    CloseSessions => "Close sessions", "Sitzungen schließen";
+    NewSession => "New session", "Neue Sitzung";
+    NoSessionYet => "No session yet.", "Noch keine Sitzung.";
+    MoreSessionsLater => "More than one session arrives in a later build.",
+        "Mehrere Sitzungen kommen in einer späteren Version.";
+    // Connection status.
+    Connecting => "Connecting…", "Verbinde…";
+    Recovering => "Recovering…", "Stelle wieder her…";
+    Connected => "Connected", "Verbunden";
+    Following => "Following another tab (read-only)", "Folgt einem anderen Tab (nur lesen)";
+    NotConnected => "Not connected: {0}", "Nicht verbunden: {0}";
+    JournalUnavailable => "the journal is unavailable: {0}", "das Journal ist nicht verfügbar: {0}";
+    // Notices.
+    Stopped => "Lifeline stopped: {0}.", "Lifeline wurde angehalten: {0}.";
+    Reload => "Reload", "Neu laden";
+    NewJournal => "Start a new journal", "Neues Journal beginnen";
+    RepairJournal => "Repair journal", "Journal reparieren";
+    JournalGoneStatus => "the stored history cannot be reached", "der gespeicherte Verlauf ist nicht erreichbar";
+    JournalReadOnlyStatus => "read-only, the journal is damaged", "nur lesen, das Journal ist beschädigt";
+    HistoryGone => "The history Lifeline stored in this browser before is gone (the site's data was cleared or the journal was deleted); this is a new journal. Only evidence you exported keeps what it held.",
+        "Der Verlauf, den Lifeline zuvor in diesem Browser gespeichert hat, ist weg (die Websitedaten wurden gelöscht oder das Journal wurde gelöscht); dies ist ein neues Journal. Nur exportierte Nachweise bewahren, was er enthielt.";
+    StorageNotice => "Storage is best-effort: the browser may clear this history under storage pressure.",
+        "Der Speicher ist nicht dauerhaft: Der Browser kann diesen Verlauf bei Speicherknappheit löschen.";
+    KeepData => "Keep data on this device", "Daten auf diesem Gerät behalten";
+    PersistAsking => "Asking the browser…", "Frage den Browser…";
+    PersistRefused => "The browser declined; this history stays best-effort. Browsers often grant it to installed or frequently used sites.",
+        "Der Browser hat abgelehnt; dieser Verlauf bleibt nicht dauerhaft. Browser gewähren es oft installierten oder häufig genutzten Seiten.";
+    PersistFailed => "Could not ask the browser: {0}", "Der Browser konnte nicht gefragt werden: {0}";
+    Dismiss => "Dismiss", "Ausblenden";
+    RestartChecking => "The controller worker stopped and was restarted; checking whether running commands continued…",
+        "Der Controller-Worker wurde beendet und neu gestartet; prüfe, ob laufende Befehle weiterliefen…";
+    RestartNoneRunning => "The controller worker stopped and was restarted; no commands were running.",
+        "Der Controller-Worker wurde beendet und neu gestartet; es liefen keine Befehle.";
+    RestartOneContinued => "The controller worker stopped and was restarted; the running command continued.",
+        "Der Controller-Worker wurde beendet und neu gestartet; der laufende Befehl lief weiter.";
+    RestartOneStopped => "The controller worker stopped and was restarted; the running command did not continue (the transcript shows what is known about it).",
+        "Der Controller-Worker wurde beendet und neu gestartet; der laufende Befehl lief nicht weiter (das Protokoll zeigt, was über ihn bekannt ist).";
+    RestartAllContinued => "The controller worker stopped and was restarted; all {0} running commands continued.",
+        "Der Controller-Worker wurde beendet und neu gestartet; alle {0} laufenden Befehle liefen weiter.";
+    RestartSomeContinued => "The controller worker stopped and was restarted; {0} of {1} running commands continued (the transcript shows what is known about the others).",
+        "Der Controller-Worker wurde beendet und neu gestartet; {0} von {1} laufenden Befehlen liefen weiter (das Protokoll zeigt, was über die anderen bekannt ist).";
+    ControllerNotRunning => "The controller is not running; try again in a moment.",
+        "Der Controller läuft nicht; versuche es gleich noch einmal.";
+    ControllerNotMessage => "The controller sent something that is not a message; it was ignored.",
+        "Der Controller hat etwas gesendet, das keine Nachricht ist; es wurde ignoriert.";
+    FromController => "From the controller: {0}", "Vom Controller: {0}";
+    ControllerUnreachable => "Could not reach the controller: {0}", "Der Controller war nicht erreichbar: {0}";
+    RuntimeAskedAgain => "The controller asked again for runtime {0} generation {1}; the running worker was kept.",
+        "Der Controller hat erneut Runtime {0} Generation {1} angefordert; der laufende Worker wurde behalten.";
+    RuntimeEnvUnknown => "The controller sent an environment for runtime {0} generation {1}, which this tab is not running.",
+        "Der Controller hat eine Umgebung für Runtime {0} Generation {1} gesendet, die dieser Tab nicht ausführt.";
+    RuntimeNotMessage => "A runtime worker sent something that is not a message; it was ignored.",
+        "Ein Runtime-Worker hat etwas gesendet, das keine Nachricht ist; es wurde ignoriert.";
+    RuntimeFailed => "A runtime worker failed and was stopped: {0}", "Ein Runtime-Worker ist fehlgeschlagen und wurde beendet: {0}";
+    FromRuntime => "From a runtime worker: {0}", "Von einem Runtime-Worker: {0}";
+    RuntimeRelayFailed => "Could not connect a runtime worker to the controller: {0}",
+        "Ein Runtime-Worker konnte nicht mit dem Controller verbunden werden: {0}";
+    // Reasons the page stopped (shown inside `Stopped`).
+    ControllerSpawnFailed => "could not start the controller worker: {0}",
+        "der Controller-Worker konnte nicht gestartet werden: {0}";
+    ControllerStartFailed => "could not start it: {0}", "er konnte nicht gestartet werden: {0}";
+    ControllerTooManyRestarts => "the controller worker stopped {0} times within a minute (last: {1})",
+        "der Controller-Worker wurde innerhalb einer Minute {0}-mal beendet (zuletzt: {1})";
+    ControllerNoStart => "it did not start within {0} s", "er ist nicht innerhalb von {0} s gestartet";
+    ControllerNoHeartbeat => "no heartbeat for {0} s", "kein Lebenszeichen seit {0} s";
+    NoWebLocks => "this browser has no Web Locks, which keep two tabs from writing the journal at once",
+        "dieser Browser hat keine Web Locks, die verhindern, dass zwei Tabs gleichzeitig ins Journal schreiben";
+    ElectionFailed => "the leader election failed: {0}", "die Leader-Wahl ist fehlgeschlagen: {0}";
+    // The transcript.
+    Transcript => "Transcript", "Verlauf";
+    NoTurnsYet => "No turns yet. Type a message below. Each line that starts with “$ ” runs as a command in this browser, for example: $ echo hi",
+        "Noch keine Runden. Schreib unten eine Nachricht. Jede Zeile, die mit „$ “ beginnt, läuft als Befehl in diesem Browser, zum Beispiel: $ echo hi";
+    You => "You", "Du";
+    Streaming => "Streaming (not yet saved)", "Wird gestreamt (noch nicht gespeichert)";
+    AgentTurn => "Agent · turn {0}", "Agent · Runde {0}";
+    ModelStep => "Model · step {0} · {1}", "Modell · Schritt {0} · {1}";
+    Called => "Called: {0}", "Aufgerufen: {0}";
+    NoReplyRecorded => "No reply was recorded: the model may have answered. It was not asked again.",
+        "Es wurde keine Antwort aufgezeichnet: Das Modell hat vielleicht geantwortet. Es wurde nicht erneut gefragt.";
+    CommandName => "Command: {0}", "Befehl: {0}";
+    Exit => "exit {0}", "Exit-Code {0}";
+    EarlierOutput => "Earlier output is in the journal and not shown here.",
+        "Frühere Ausgabe steht im Journal und wird hier nicht gezeigt.";
+    BytesNotShown => "{0} bytes of output are stored but not shown",
+        "{0} Bytes Ausgabe sind gespeichert, aber nicht angezeigt";
+    // Turn status.
+    TurnCompleted => "completed", "abgeschlossen";
+    TurnFailed => "failed", "fehlgeschlagen";
+    TurnInterrupted => "interrupted", "unterbrochen";
+    TurnCancelled => "cancelled", "abgebrochen";
+    // Provider request status.
+    RequestWaiting => "waiting", "wartet";
+    RequestReplied => "replied", "beantwortet";
+    RequestUncertain => "uncertain", "ungewiss";
+    // Command outcomes (DESIGN.md).
+    OutcomeAdmitted => "admitted", "angenommen";
+    OutcomeNotDispatched => "not dispatched", "nicht übergeben";
+    OutcomeDispatched => "dispatched", "übergeben";
+    OutcomeMayHaveStarted => "may have started", "vielleicht gestartet";
+    OutcomeRunning => "running", "läuft";
+    OutcomeTimedOut => "timed out", "Zeit überschritten";
+    OutcomeLost => "lost", "verloren";
+    // The composer.
+    FollowingNote => "Another tab is running Lifeline, so this one follows it read-only. Close that tab to take over here.",
+        "Ein anderer Tab führt Lifeline aus, daher folgt dieser ihm nur lesend. Schließ den anderen Tab, um hier zu übernehmen.";
+    Message => "Message", "Nachricht";
+    MessagePlaceholder => "Message, or $ command", "Nachricht oder $ Befehl";
+    Send => "Send", "Senden";
+    Stop => "Stop", "Stopp";
+    MaybeNotReceived => "Your last action ({0}) may not have reached the app before it restarted: check, and take it again if needed.",
+        "Deine letzte Aktion ({0}) hat die App vor dem Neustart vielleicht nicht erreicht: Prüfe sie und wiederhole sie bei Bedarf.";
+    StartingSession => "Starting the session…", "Starte die Sitzung…";
+    Stopping => "Stopping…", "Halte an…";
+    StartCancelled => "Start cancelled.", "Start abgebrochen.";
+    OneWaiting => "1 message waiting", "1 Nachricht wartet";
+    ManyWaiting => "{0} messages waiting", "{0} Nachrichten warten";
+    NotSentNoController => "Not sent: the controller is not running.",
+        "Nicht gesendet: Der Controller läuft nicht.";
+    NotSentNoRandomness => "Not sent: this browser gave no randomness for an id.",
+        "Nicht gesendet: Dieser Browser lieferte keinen Zufall für eine ID.";
+    // The details pane.
+    Details => "Details", "Details";
+    Environment => "Environment", "Umgebung";
+    EnvWorker => "This tab's worker sandbox (OPFS workspace)", "Worker-Sandbox dieses Tabs (OPFS-Arbeitsbereich)";
+    EnvPickFolder => "A local folder…", "Ein lokaler Ordner …";
+    EnvFolderUnsupported => "A local folder (this browser cannot open one)", "Ein lokaler Ordner (dieser Browser kann keinen öffnen)";
+    EnvFolderNamed => "Local folder: {0}", "Lokaler Ordner: {0}";
+    EnvironmentHint => "Where a session's files live. Choosing another environment starts a new session there; this session and its files stay as they are. Lifeline never deletes files in a folder you opened.", "Wo die Dateien einer Sitzung liegen. Eine andere Umgebung zu wählen startet dort eine neue Sitzung; diese Sitzung und ihre Dateien bleiben, wie sie sind. Lifeline löscht nie Dateien in einem Ordner, den du geöffnet hast.";
+    EnvConfirmFolder => "Start a new session in the folder “{0}”? The agent can read, change and delete files in it. This session and its files stay as they are.", "Eine neue Sitzung im Ordner „{0}“ starten? Der Agent kann darin Dateien lesen, ändern und löschen. Diese Sitzung und ihre Dateien bleiben, wie sie sind.";
+    EnvConfirmWorker => "Start a new session in this tab's worker sandbox? This session and its files stay as they are.", "Eine neue Sitzung in der Worker-Sandbox dieses Tabs starten? Diese Sitzung und ihre Dateien bleiben, wie sie sind.";
+    EnvStartThere => "Start there", "Dort starten";
+    EnvPickFailed => "The folder could not be opened: {0}", "Der Ordner konnte nicht geöffnet werden: {0}";
+    EnvRememberFailed => "The folder could not be remembered, so nothing was started: {0}", "Der Ordner konnte nicht gespeichert werden, daher wurde nichts gestartet: {0}";
+    EnvPermissionRefused => "Access to the folder “{0}” was not allowed, so nothing was started. Press the button again to be asked again.", "Der Zugriff auf den Ordner „{0}“ wurde nicht erlaubt, daher wurde nichts gestartet. Drücke die Schaltfläche erneut, um wieder gefragt zu werden.";
+    EnvStateWorker => "Environment: this tab's worker sandbox.", "Umgebung: die Worker-Sandbox dieses Tabs.";
+    EnvStateFolder => "Environment: your folder “{0}”.", "Umgebung: dein Ordner „{0}“.";
+    TeardownRemovedOnDelete => "Lifeline owns its folder: Archive keeps it, Delete removes it.", "Der Ordner gehört Lifeline: Archivieren behält ihn, Löschen entfernt ihn.";
+    TeardownNeverRemoved => "It is yours: Lifeline never deletes it.", "Er gehört dir: Lifeline löscht ihn nie.";
+    ReopenReady => "A new runtime can open it again.", "Eine neue Runtime kann ihn wieder öffnen.";
+    ReopenAfterPermission => "The browser will ask for your permission before it is opened again.", "Der Browser fragt dich um Erlaubnis, bevor er wieder geöffnet wird.";
+    ReopenImpossible => "It cannot be opened again in this browser.", "Er kann in diesem Browser nicht wieder geöffnet werden.";
+    ReopenUnknown => "Whether it can be opened again was not checked yet.", "Ob er wieder geöffnet werden kann, wurde noch nicht geprüft.";
+    Language => "Language", "Sprache";
+    Role => "Role", "Rolle";
+    Runtime => "Runtime", "Runtime";
+    Journal => "Journal", "Journal";
+    Position => "Position", "Position";
+    Storage => "Storage", "Speicher";
+    ControllerRestarts => "Controller restarts", "Controller-Neustarts";
+    OfflineStart => "Offline start", "Offline-Start";
+    RoleLeader => "leader (this tab writes the journal)", "Leader (dieser Tab schreibt das Journal)";
+    RoleFollower => "follower (read-only)", "Follower (nur lesen)";
+    RoleDeciding => "deciding", "wird entschieden";
+    RuntimeLine => "{0} (generation {1}), {2}", "{0} (Generation {1}), {2}";
+    Attached => "attached", "verbunden";
+    NotAttached => "not attached", "nicht verbunden";
+    NotResponding => "not responding", "antwortet nicht";
+    RuntimeNotResponding => "The runtime is not responding. It may be busy (a long `js` loop) or stuck; its command goes on if it recovers.",
+        "Die Runtime antwortet nicht. Sie ist vielleicht beschäftigt (eine lange `js`-Schleife) oder hängt; ihr Befehl läuft weiter, falls sie sich erholt.";
+    StopRuntime => "Stop runtime", "Runtime beenden";
+    None => "none", "keine";
+    JournalOpen => "IndexedDB, schema {0}", "IndexedDB, Schema {0}";
+    JournalOpening => "opening", "wird geöffnet";
+    Unavailable => "unavailable: {0}", "nicht verfügbar: {0}";
+    JournalNotOpen => "not open yet", "noch nicht geöffnet";
+    StorageLine => "{0} of {1} used, {2}", "{0} von {1} belegt, {2}";
+    Persisted => "persisted", "dauerhaft";
+    BestEffort => "best-effort", "nicht dauerhaft";
+    Unknown => "unknown", "unbekannt";
+    OfflinePreparing => "preparing", "wird vorbereitet";
+    OfflineReady => "ready", "bereit";
+    // Evidence export and import.
+    Evidence => "Evidence", "Nachweise";
+    ExportEvidence => "Export evidence", "Nachweise exportieren";
+    ImportEvidence => "Import evidence", "Nachweise importieren";
+    ImportedEvidence => "Imported evidence", "Importierte Nachweise";
+    ImportedReadOnly => "Imported evidence (read-only)", "Importierte Nachweise (nur lesen)";
+    ImportedFrom => " — {0} from {1}", " — {0} aus {1}";
+    BackToSession => "Back to my session", "Zurück zu meiner Sitzung";
+    ArchiveNotShown => "{0} bytes of output are in the archive's artifacts, not shown",
+        "{0} Bytes Ausgabe liegen in den Artefakten des Archivs und werden nicht angezeigt";
+    ModelRequest => "Model request · {0}", "Modellanfrage · {0}";
+    ToolsUsed => "Tools: {0}", "Werkzeuge: {0}";
+    ExportShort => "The export arrived with {0} of {1} bytes; try again.",
+        "Der Export kam mit {0} von {1} Bytes an; versuche es noch einmal.";
+    CouldNotSave => "Could not save {0}: {1}", "{0} konnte nicht gespeichert werden: {1}";
+    NothingToExport => "There is no session to export yet.", "Es gibt noch keine Sitzung zum Exportieren.";
+    CouldNotRead => "Could not read {0}: {1}", "{0} konnte nicht gelesen werden: {1}";
+    // The recovery card (DESIGN.md).
+    Recovery => "Recovery", "Wiederherstellung";
+    Resume => "Resume", "Wiederaufnehmen";
+    ContinueFromHistory => "Continue from history", "Aus dem Verlauf fortsetzen";
+    StartFresh => "Start fresh", "Neu beginnen";
+    InspectWorkspace => "Inspect workspace", "Arbeitsbereich ansehen";
+    Archive => "Archive", "Archivieren";
+    Unarchive => "Unarchive", "Zurückholen";
+    ReissueOf => "You re-issued `{0}`.", "Sie haben `{0}` erneut ausgeführt.";
+    ReissuedLater => "Re-issued below.", "Unten erneut ausgeführt.";
+    Confirm => "Confirm", "Bestätigen";
+    ConfirmStartFresh => "Confirm start fresh", "Neu beginnen bestätigen";
+    ConfirmArchive => "Confirm archive", "Archivieren bestätigen";
+    Cancel => "Cancel", "Abbrechen";
+    NotPossibleNow => "{0} is not possible now: {1}", "{0} ist jetzt nicht möglich: {1}";
+    WhatSurvived => "What survived", "Was erhalten ist";
+    Conversation => "Conversation", "Unterhaltung";
+    Workspace => "Workspace", "Arbeitsbereich";
+    Credentials => "Credentials", "Zugangsdaten";
+    Processes => "Processes", "Prozesse";
+    Attachments => "Attachments", "Anhänge";
+    Survived => "survived", "erhalten";
+    Missing => "missing", "fehlt";
+    Uncertain => "uncertain", "ungewiss";
+    Lost => "lost", "verloren";
+    NotApplicable => "not applicable", "nicht zutreffend";
+    UncertainActions => "Uncertain actions", "Ungewisse Aktionen";
+    EarlierFailures => "Earlier, separate failures:", "Frühere, getrennte Fehler:";
+    UncertainName => "Uncertain: {0}", "Ungewiss: {0}";
+    MarkedDone => "marked done", "als erledigt markiert";
+    MarkedNotDone => "marked not done", "als nicht erledigt markiert";
+    Reissued => "re-issued", "erneut ausgeführt";
+    Verify => "Verify", "Prüfen";
+    MarkDone => "Mark done", "Als erledigt markieren";
+    MarkNotDone => "Mark not done", "Als nicht erledigt markieren";
+    Reissue => "Re-issue", "Erneut ausführen";
+    ConfirmReissue => "Confirm re-issue", "Erneut ausführen bestätigen";
+    // The workspace browser (DESIGN.md).
+    ReadOnlyStopped => "Read-only: the agent is stopped", "Nur lesen: Der Agent ist angehalten";
+    FirstEntriesOnly => "Only the first entries are listed.", "Nur die ersten Einträge sind aufgeführt.";
+    CloseWorkspace => "Close workspace", "Arbeitsbereich schließen";
+    // The Profiles dialog.
+    Profiles => "Profiles", "Profile";
+    Close => "Close", "Schließen";
+    Saved => "Saved “{0}”.", "„{0}“ gespeichert.";
+    UnreadableProfile => "Unreadable profile: {0}", "Unlesbares Profil: {0}";
+    SavedProfiles => "Saved profiles", "Gespeicherte Profile";
+    NoProfilesYet => "No profiles yet.", "Noch keine Profile.";
+    WaitingForController => "Waiting for the controller…", "Warte auf den Controller…";
+    ApiKeySet => "API key set", "API-Schlüssel gesetzt";
+    NoApiKey => "no API key", "kein API-Schlüssel";
+    SelectedMark => " (selected)", " (ausgewählt)";
+    LaunchesUse => "New launches of this session use “{0}”.", "Neue Starts dieser Sitzung verwenden „{0}“.";
+    UseForSession => "Use for this session", "Für diese Sitzung verwenden";
+    Edit => "Edit", "Bearbeiten";
+    Delete => "Delete", "Löschen";
+    DeleteQuestion => "Delete “{0}”?", "„{0}“ löschen?";
+    Deleting => "Deleting “{0}”…", "Lösche „{0}“…";
+    ConfirmDelete => "Confirm delete", "Löschen bestätigen";
+    EditProfile => "Edit profile", "Profil bearbeiten";
+    NewProfile => "New profile", "Neues Profil";
+    NotSavedFix => "The profile was not saved: fix the marked fields.",
+        "Das Profil wurde nicht gespeichert: Korrigiere die markierten Felder.";
+    Saving => "Saving “{0}”…", "Speichere „{0}“…";
+    NotSavedNoController => "Not saved: the controller is not running.",
+        "Nicht gespeichert: Der Controller läuft nicht.";
+    CancelEditing => "Cancel editing", "Bearbeiten abbrechen";
+    Name => "Name", "Name";
+    Provider => "Provider", "Anbieter";
+    BuiltInAgent => "Built-in local agent", "Eingebauter lokaler Agent";
+    OpenAiCompatible => "OpenAI-compatible", "OpenAI-kompatibel";
+    Anthropic => "Anthropic", "Anthropic";
+    BaseUrl => "Base URL", "Basis-URL";
+    Model => "Model", "Modell";
+    ApiKey => "API key", "API-Schlüssel";
+    KeyStored => "A key is stored. Leave this empty to keep it.",
+        "Ein Schlüssel ist gespeichert. Lass das Feld leer, um ihn zu behalten.";
+    KeyNew => "Stored encrypted in this browser; never shown again.",
+        "Wird verschlüsselt in diesem Browser gespeichert und nie wieder angezeigt.";
+    RemoveKey => "Remove the stored key", "Gespeicherten Schlüssel entfernen";
+    EnvVars => "Environment variables", "Umgebungsvariablen";
+    EnvHint => "One NAME=value per line. Commands see them; they are not secret.",
+        "Eine Zeile NAME=Wert je Variable. Befehle sehen sie; sie sind nicht geheim.";
+    KeyEnvLabel => "Give commands the API key as", "API-Schlüssel an Befehle geben als";
+    KeyEnvHint => "Optional: a variable name, e.g. OPENAI_API_KEY. Empty keeps the key from commands.",
+        "Optional: ein Variablenname, z. B. OPENAI_API_KEY. Leer hält den Schlüssel von Befehlen fern.";
+    Tools => "Tools", "Werkzeuge";
+    AllowJs => "Allow js", "js erlauben";
+    BudgetPerTurn => "Budget per turn", "Budget pro Runde";
+    MaxSteps => "Max steps", "Max. Schritte";
+    MaxCommands => "Max commands", "Max. Befehle";
+    MaxTokens => "Max tokens", "Max. Tokens";
+    MaxMinutes => "Max minutes", "Max. Minuten";
+    SaveProfile => "Save profile", "Profil speichern";
+    // Profile form errors.
+    EnterName => "Enter a name.", "Gib einen Namen ein.";
+    AtMostBytes => "At most {0} bytes.", "Höchstens {0} Bytes.";
+    UrlScheme => "Start the URL with http:// or https://.", "Beginne die URL mit http:// oder https://.";
+    EnterModel => "Enter the model's name.", "Gib den Namen des Modells ein.";
+    KeyEnvTaken => "{0} is already set under Environment variables.",
+        "{0} ist schon unter Umgebungsvariablen gesetzt.";
+    KeyEnvNoKey => "This profile has no API key to give; enter one or leave this empty.",
+        "Dieses Profil hat keinen API-Schlüssel zum Weitergeben; gib einen ein oder lass das Feld leer.";
+    EnterMinutes => "Enter minutes above 0 and at most 1440 (up to 3 decimals).",
+        "Gib Minuten über 0 und höchstens 1440 ein (bis zu 3 Nachkommastellen).";
+    EnterWhole => "Enter a whole number above 0.", "Gib eine ganze Zahl über 0 ein.";
+    NotVarName => "“{0}” is not a variable name: use letters, digits and _, not starting with a digit.",
+        "„{0}“ ist kein Variablenname: Verwende Buchstaben, Ziffern und _, nicht mit einer Ziffer am Anfang.";
+    ReservedVar => "{0} is set by the runtime and cannot be changed.",
+        "{0} wird von der Runtime gesetzt und kann nicht geändert werden.";
+    LineProblem => "Line {0}: {1}", "Zeile {0}: {1}";
+    WriteNameValue => "write NAME=value.", "schreib NAME=Wert.";
+    SetTwice => "{0} is set twice.", "{0} ist doppelt gesetzt.";
+    ValueTooLong => "the value is longer than {0} bytes.", "der Wert ist länger als {0} Bytes.";
+    AtMostVars => "At most {0} variables.", "Höchstens {0} Variablen.";
+    // Phrases composed by the core and the controller (lifeline_core::phrase).
+    PhSummaryAgentFailed => "The last turn failed. The workspace and keys are kept.",
+        "Der letzte Durchgang ist fehlgeschlagen. Arbeitsbereich und Schlüssel bleiben erhalten.";
+    PhSummaryRuntimeLost => "The runtime stopped. The workspace is kept.",
+        "Die Runtime wurde beendet. Der Arbeitsbereich bleibt erhalten.";
+    PhSummaryCleanupFailed => "Stopping did not finish.", "Das Anhalten wurde nicht abgeschlossen.";
+    PhSummaryCredential => "A key this session needs is missing.",
+        "Ein Schlüssel, den diese Sitzung braucht, fehlt.";
+    PhSummaryProfile => "The session's profile cannot be used.",
+        "Das Profil der Sitzung kann nicht verwendet werden.";
+    PhSummaryRecoveryFailed => "Recovery failed.", "Die Wiederherstellung ist fehlgeschlagen.";
+    PhSummaryUnknownFailure => "Something stopped this session.", "Etwas hat diese Sitzung angehalten.";
+    PhSummaryDetached => "The session stopped when the page or its worker did. Its history and workspace are kept.",
+        "Die Sitzung endete mit der Seite oder ihrem Worker. Verlauf und Arbeitsbereich bleiben erhalten.";
+    PhSummaryCancelled => "The start was cancelled.", "Der Start wurde abgebrochen.";
+    PhSummaryArchived => "This session is archived: Unarchive it, or Start fresh.", "Diese Sitzung ist archiviert: zurückholen oder neu beginnen.";
+    PhSummaryUncertain => "Some actions may or may not have happened. Nothing was repeated.",
+        "Einige Aktionen sind vielleicht geschehen, vielleicht nicht. Nichts wurde wiederholt.";
+    PhSummaryInterruptedEarlier => "Something stopped this session earlier; details are in its history.",
+        "Etwas hat diese Sitzung früher angehalten; Einzelheiten stehen in ihrem Verlauf.";
+    PhBusyStarting => "Recovering: starting the session…", "Wiederherstellung: Die Sitzung startet…";
+    PhBusyCancelling => "Stopping the start…", "Der Start wird angehalten…";
+    PhWaitOrStop => "{0} Wait for it, or press Stop.", "{0} Warte darauf oder drücke Stopp.";
+    PhSessionArchived => "the session is archived; Unarchive it first", "die Sitzung ist archiviert; erst zurückholen";
+    PhSessionDeleted => "the session was deleted; start a new one", "die Sitzung wurde gelöscht; beginnen Sie eine neue";
+    PhNeverRan => "this session has never run, so there is nothing to resume; send a message",
+        "diese Sitzung lief noch nie, es gibt also nichts fortzusetzen; sende eine Nachricht";
+    PhSessionRunning => "the session is running", "die Sitzung läuft";
+    PhWorkspaceGoneStartFresh => "the workspace is gone; Start fresh instead",
+        "der Arbeitsbereich ist weg; starte stattdessen neu";
+    PhNoHistory => "there is no recorded history to continue from",
+        "es gibt keinen aufgezeichneten Verlauf, an den angeknüpft werden kann";
+    PhAgentWorking => "the agent is working on a message", "der Agent arbeitet an einer Nachricht";
+    PhAgentRunningLive => "the agent is running; its workspace is live, not stopped",
+        "der Agent läuft; sein Arbeitsbereich ist aktiv, nicht angehalten";
+    PhNoWorkspaceFolder => "there is no workspace folder to inspect",
+        "es gibt keinen Arbeitsbereich-Ordner zum Ansehen";
+    PhAgentWorkingStopFirst => "the agent is working on a message; stop it first",
+        "der Agent arbeitet an einer Nachricht; halte ihn zuerst an";
+    PhFolderGone => "the folder “{0}” is no longer available in this browser; choose a folder under Environment",
+        "der Ordner „{0}“ ist in diesem Browser nicht mehr verfügbar; wähle unter Umgebung einen Ordner";
+    PhFoldersUnsupported => "this browser cannot open local folders; open Lifeline in a browser that can",
+        "dieser Browser kann keine lokalen Ordner öffnen; öffne Lifeline in einem Browser, der das kann";
+    PhAnotherTabInControl => "another tab is in control; act there, or close that tab and this one takes over",
+        "ein anderer Tab hat die Kontrolle; handle dort, oder schließe jenen Tab, dann übernimmt dieser";
+    PhFolderNeedsPermissionToRead => "the browser needs your permission to read the folder “{0}”; press Inspect workspace again and allow it",
+        "der Browser braucht deine Erlaubnis, um den Ordner „{0}“ zu lesen; drücke erneut auf Arbeitsbereich ansehen und erlaube es";
+    PhEnvironmentWhileWorking => "the agent is working on a message; choose the environment when it is done, or press Stop",
+        "der Agent arbeitet an einer Nachricht; wähle die Umgebung, wenn er fertig ist, oder drücke Stopp";
+    // A provider failure in the transcript: the class's label and advice.
+    ProviderAuth => "authentication failed", "Anmeldung fehlgeschlagen";
+    ProviderRateLimit => "rate limited", "Anfragelimit erreicht";
+    ProviderContextLength => "conversation too long", "Unterhaltung zu lang";
+    ProviderTransport => "provider unreachable", "Anbieter nicht erreichbar";
+    ProviderServer => "provider error", "Fehler beim Anbieter";
+    ProviderInvalidRequest => "request refused", "Anfrage abgelehnt";
+    ProviderNotFound => "model or endpoint not found", "Modell oder Endpunkt nicht gefunden";
+    ProviderCut => "reply cut off", "Antwort abgebrochen";
+    ProviderMalformed => "reply not understood", "Antwort nicht verstanden";
+    ProviderCancelled => "cancelled", "abgebrochen";
+    AdviceAuth => "Check the API key in the environment's credentials, then send the message again.",
+        "Prüfe den API-Schlüssel in den Zugangsdaten der Umgebung und sende die Nachricht dann erneut.";
+    AdviceRateLimit => "Wait a minute (or raise the provider account's limits), then send the message again.",
+        "Warte eine Minute (oder erhöhe die Limits des Anbieterkontos) und sende die Nachricht dann erneut.";
+    AdviceContextLength => "Start a new session, or choose a model with a larger context window, and send a shorter message.",
+        "Beginne eine neue Sitzung oder wähle ein Modell mit größerem Kontextfenster und sende eine kürzere Nachricht.";
+    AdviceTransport => "Check the network and the environment's base URL (a local server must allow this page's origin), then send the message again.",
+        "Prüfe das Netzwerk und die Basis-URL der Umgebung (ein lokaler Server muss den Ursprung dieser Seite erlauben) und sende die Nachricht dann erneut.";
+    AdviceServer => "The provider had a problem on its side; try again in a little while.",
+        "Der Anbieter hatte ein Problem auf seiner Seite; versuche es in einer Weile erneut.";
+    AdviceInvalidRequest => "The provider refused the request as sent; check the environment's model and settings, or start a new session.",
+        "Der Anbieter hat die Anfrage so nicht angenommen; prüfe Modell und Einstellungen der Umgebung oder beginne eine neue Sitzung.";
+    AdviceNotFound => "Check the model name and base URL in the environment.",
+        "Prüfe den Modellnamen und die Basis-URL in der Umgebung.";
+    AdviceCut => "The connection dropped mid-reply; nothing was resent. Send the message again to ask anew.",
+        "Die Verbindung brach mitten in der Antwort ab; nichts wurde erneut gesendet. Sende die Nachricht erneut, um neu zu fragen.";
+    AdviceMalformed => "The provider sent something this app cannot read; check that the base URL points at a compatible API.",
+        "Der Anbieter hat etwas gesendet, das diese App nicht lesen kann; prüfe, ob die Basis-URL auf eine kompatible API zeigt.";
+    AdviceCancelled => "Send a new message when you are ready.", "Sende eine neue Nachricht, wenn du so weit bist.";
+    PhFolderNeedsPermissionLaunch => "the browser needs your permission again to use the folder “{0}”; press Resume and allow it",
+        "der Browser braucht erneut deine Erlaubnis, um den Ordner „{0}“ zu verwenden; drücke Fortsetzen und erlaube es";
+    PhFolderGoneLaunch => "the folder “{0}” is no longer available in this browser (moved, deleted or forgotten); Start fresh, or choose it again under Environment",
+        "der Ordner „{0}“ ist in diesem Browser nicht mehr verfügbar (verschoben, gelöscht oder vergessen); beginne neu oder wähle ihn unter Umgebung erneut";
+    PhNoMessagesYet => "no messages yet", "noch keine Nachrichten";
+    PhTurnsRepliesLost => "{0} turn(s) recorded; {1} model reply(ies) lost while streaming — never resent",
+        "{0} Durchgang/Durchgänge aufgezeichnet; {1} Modellantwort(en) beim Streamen verloren — nie erneut gesendet";
+    PhTurnsSomeUnreadable => "{0} turn(s) recorded; some records unreadable",
+        "{0} Durchgang/Durchgänge aufgezeichnet; einige Einträge sind unlesbar";
+    PhTurnsRecorded => "{0} turn(s) recorded in the journal", "{0} Durchgang/Durchgänge im Journal aufgezeichnet";
+    PhWorkspaceThere => "the workspace folder is there", "der Arbeitsbereich-Ordner ist vorhanden";
+    PhWorkspaceThereEntries => "the workspace folder is there ({0} entries)",
+        "der Arbeitsbereich-Ordner ist vorhanden ({0} Einträge)";
+    PhWorkspaceGone => "the workspace folder is gone from this browser's storage",
+        "der Arbeitsbereich-Ordner fehlt im Speicher dieses Browsers";
+    PhNoWorkspaceYet => "nothing has run yet, so there is no workspace folder",
+        "noch lief nichts, daher gibt es keinen Arbeitsbereich-Ordner";
+    PhNotChecked => "not checked", "nicht geprüft";
+    PhNoStoredKey => "the profile uses no stored key", "das Profil verwendet keinen gespeicherten Schlüssel";
+    PhKeysPresent => "{0} stored key(s) present, encrypted", "{0} gespeicherte(r) Schlüssel vorhanden, verschlüsselt";
+    PhKeysMissing => "{0} of {1} stored key(s) missing", "{0} von {1} gespeicherten Schlüsseln fehlen";
+    PhNoRuntimeRan => "no runtime has run for this session", "für diese Sitzung lief noch keine Runtime";
+    PhRuntimeAttached => "the runtime is attached", "die Runtime ist verbunden";
+    PhCommandMayHaveStarted => "a command may have started before its runtime stopped",
+        "ein Befehl wurde vielleicht gestartet, bevor seine Runtime beendet wurde";
+    PhRuntimeStopped => "the runtime that ran this session stopped",
+        "die Runtime, die diese Sitzung ausführte, wurde beendet";
+    PhTabAttached => "this tab is attached to the journal", "dieser Tab ist mit dem Journal verbunden";
+    PhTabNotAttached => "this tab is not attached to the journal", "dieser Tab ist nicht mit dem Journal verbunden";
+    PhOutputEvicted => "older output events of {0} command(s) are not kept in detail (their collapsed output is)",
+        "ältere Ausgabeereignisse von {0} Befehl(en) sind nicht im Einzelnen erhalten (ihre zusammengefasste Ausgabe schon)";
+    PhRecordsSetAside => "{0} journal record(s) could not be read and were set aside",
+        "{0} Journaleintrag/-einträge waren unlesbar und wurden beiseitegelegt";
+    PhOutputNeverRecorded => "output after the last recorded event of {0} lost command(s) was never recorded",
+        "Ausgabe nach dem letzten aufgezeichneten Ereignis von {0} verlorenen Befehl(en) wurde nie aufgezeichnet";
+    PhStoragePersistent => "persistent storage; {0} of {1} used", "dauerhafter Speicher; {0} von {1} belegt";
+    PhStorageBestEffort => "best-effort storage (the browser may clear it under pressure); {0} of {1} used",
+        "nicht dauerhafter Speicher (der Browser kann ihn bei Knappheit löschen); {0} von {1} belegt";
+    PhErrorStamp => "Error stamp {0}", "Fehlerstempel {0}";
+    PhExecution => "Execution {0}", "Ausführung {0}";
+    PhUncertainMarkedDone => "`{0}` {1} — you marked it done", "`{0}` {1} — von dir als erledigt markiert";
+    PhUncertainMarkedNotDone => "`{0}` {1} — you marked it not done", "`{0}` {1} — von dir als nicht erledigt markiert";
+    PhUncertainReissued => "`{0}` {1} — re-issued", "`{0}` {1} — erneut ausgeführt";
+    PhUncertainCheck => "`{0}` {1} — check before repeating it", "`{0}` {1} — prüfe das, bevor du ihn wiederholst";
+    PhReplyLost => "The model's reply to request {0} (turn {1}) was lost; it was not resent",
+        "Die Antwort des Modells auf Anfrage {0} (Durchgang {1}) ging verloren; sie wurde nicht erneut angefordert";
+    PhStorageDetail => "Storage: {0}", "Speicher: {0}";
+    PhEarlierFailure => "{0} (stamp {1})", "{0} (Stempel {1})";
+    // Failure causes.
+    PhProfileUnreadable => "the profile recorded for this session could not be read ({0}); open Profiles to repair or delete it, then resume",
+        "das für diese Sitzung aufgezeichnete Profil ist unlesbar ({0}); öffne Profile, um es zu reparieren oder zu löschen, und setze dann fort";
+    PhProfileOtherOwner => "the profile recorded for this session belongs to \"{0}\"; it is not used here. Delete it in Profiles to resume without it",
+        "das für diese Sitzung aufgezeichnete Profil gehört „{0}“; es wird hier nicht verwendet. Lösche es in Profile, um ohne es fortzusetzen";
+    PhProfileDeleted => "the selected profile was deleted; choose another profile for this session",
+        "das gewählte Profil wurde gelöscht; wähle ein anderes Profil für diese Sitzung";
+    PhCredentialMissing => "credential {0} that this session needs is missing; add the key again in Profiles, then resume",
+        "der Schlüssel {0}, den diese Sitzung braucht, fehlt; füge ihn in Profile erneut hinzu und setze dann fort";
+    PhCredentialUnreadable => "credential {0} could not be read ({1}); enter the key again in Profiles, then resume",
+        "der Schlüssel {0} ist unlesbar ({1}); gib ihn in Profile erneut ein und setze dann fort";
+    PhWorkspaceMissingLaunch => "the session's workspace is gone from this browser's storage; it was not recreated. Start fresh to continue in a new workspace",
+        "der Arbeitsbereich der Sitzung fehlt im Speicher dieses Browsers; er wurde nicht neu angelegt. Starte neu, um in einem neuen Arbeitsbereich weiterzumachen";
+    PhLaunchFailed => "the runtime could not start: {0}", "die Runtime konnte nicht starten: {0}";
+    PhResumeFailed => "resume failed: {0}", "das Fortsetzen ist fehlgeschlagen: {0}";
+    PhLoadUnsupported => "the execution cannot be rejoined", "die Ausführung kann nicht wieder aufgenommen werden";
+    PhLoadCapabilityAbsent => "the runtime cannot be reattached", "die Runtime kann nicht wieder verbunden werden";
+    PhLoadUnknownSession => "the runtime of this session is gone", "die Runtime dieser Sitzung ist weg";
+    PhLoadTimeout => "the runtime did not answer in time", "die Runtime hat nicht rechtzeitig geantwortet";
+    PhLoadCancelled => "the resume was cancelled", "das Fortsetzen wurde abgebrochen";
+    PhLoadAuth => "the runtime refused the session's identity", "die Runtime hat die Identität der Sitzung abgelehnt";
+    PhLoadTransport => "the runtime could not be reached: {0}", "die Runtime war nicht erreichbar: {0}";
+    PhLoadUnclassified => "rejoining failed: {0}", "das Wiederverbinden ist fehlgeschlagen: {0}";
+    PhCleanupFailed => "stopping did not finish: {0}; the session's workspace is kept. Reload the page to stop the runtime",
+        "das Anhalten wurde nicht abgeschlossen: {0}; der Arbeitsbereich der Sitzung bleibt erhalten. Lade die Seite neu, um die Runtime zu beenden";
+    PhAgentFailed => "the turn failed: {0}", "der Durchgang ist fehlgeschlagen: {0}";
+    PhRuntimeLost => "the runtime worker stopped ({0}); the workspace is kept. Resume to continue in a new runtime",
+        "der Runtime-Worker wurde beendet ({0}); der Arbeitsbereich bleibt erhalten. Setze fort, um in einer neuen Runtime weiterzumachen";
+    // Refusals.
+    PhNoSuchSession => "there is no such session", "diese Sitzung gibt es nicht";
+    PhAlreadyStarting => "the session is already starting", "die Sitzung startet bereits";
+    PhCancellationPending => "the previous start is still being cancelled; try again when it has stopped",
+        "der vorige Start wird noch abgebrochen; versuche es erneut, wenn er angehalten ist";
+    PhNothingToResume => "the session has nothing to resume; send a message to start it",
+        "die Sitzung hat nichts fortzusetzen; sende eine Nachricht, um sie zu starten";
+    PhQueueFull => "at most {0} messages can wait", "höchstens {0} Nachrichten können warten";
+    PhAlreadyRunning => "the session is already running", "die Sitzung läuft bereits";
+    PhTurnRunning => "the agent is working on a message; the new profile applies once you stop it or it ends",
+        "der Agent arbeitet an einer Nachricht; das neue Profil gilt, sobald du ihn anhältst oder er fertig ist";
+    // Journal faults.
+    PhJournalUnavailable => "the journal could not be opened or was closed by the browser ({0}); history cannot be kept in this browser profile until it is available again — reload to retry",
+        "das Journal konnte nicht geöffnet werden oder wurde vom Browser geschlossen ({0}); bis es wieder verfügbar ist, kann in diesem Browserprofil kein Verlauf gespeichert werden — lade neu, um es erneut zu versuchen";
+    PhJournalNewerSchema => "the journal was written by a newer Lifeline (schema above {0}); reload to get the newer version — nothing was changed",
+        "das Journal wurde von einem neueren Lifeline geschrieben (Schema über {0}); lade neu, um die neuere Version zu bekommen — nichts wurde geändert";
+    PhJournalBlocked => "another Lifeline tab is holding an older journal open; close or reload the other tabs",
+        "ein anderer Lifeline-Tab hält ein älteres Journal offen; schließe die anderen Tabs oder lade sie neu";
+    PhJournalOperation => "journal operation failed: {0}; nothing of it was written — it can be retried",
+        "Journal-Vorgang fehlgeschlagen: {0}; davon wurde nichts geschrieben — er kann wiederholt werden";
+    PhJournalQuota => "the browser's storage for Lifeline is full: the journal is intact and everything already recorded is kept, but new work is refused until space is freed (delete old sessions or artifacts, or free disk space)",
+        "der Browserspeicher für Lifeline ist voll: Das Journal ist intakt und alles Aufgezeichnete bleibt erhalten, aber neue Arbeit wird abgelehnt, bis Platz frei ist (lösche alte Sitzungen oder Artefakte oder schaffe Speicherplatz)";
+    PhJournalSuperseded => "another Lifeline controller (another tab or a restarted worker) took over the journal; this one wrote nothing and must stop writing — reload this tab to follow it",
+        "ein anderer Lifeline-Controller (ein anderer Tab oder ein neu gestarteter Worker) hat das Journal übernommen; dieser hat nichts geschrieben und darf nicht mehr schreiben — lade diesen Tab neu, um ihm zu folgen";
+    PhJournalVersionChange => "a newer Lifeline in another tab is upgrading the journal, so this tab closed its connection; reload this tab to continue",
+        "ein neueres Lifeline in einem anderen Tab aktualisiert das Journal, daher hat dieser Tab seine Verbindung geschlossen; lade diesen Tab neu, um weiterzumachen";
+    PhJournalCorrupt => "the journal is damaged: {0}; records already written are kept — export the evidence and start a fresh profile if this persists",
+        "das Journal ist beschädigt: {0}; bereits geschriebene Einträge bleiben erhalten — exportiere die Nachweise und beginne mit einem frischen Profil, falls das anhält";
+    PhJournalInvalid => "refused to write an invalid record ({0}); this is a bug in Lifeline — nothing was written",
+        "ein ungültiger Eintrag wurde nicht geschrieben ({0}); das ist ein Fehler in Lifeline — nichts wurde geschrieben";
+    PhJournalClosed => "the journal connection was closed by this tab", "die Journal-Verbindung wurde von diesem Tab geschlossen";
+    PhJournalNotRecovered => "the journal could not be recovered: {0}", "das Journal konnte nicht wiederhergestellt werden: {0}";
+    PhJournalRemoved => "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on",
+        "der gespeicherte Verlauf ist weg: Die Websitedaten wurden gelöscht oder das Journal wurde gelöscht, während Lifeline offen war. Nicht aufgezeichnete Nachrichten bleiben im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen";
+    PhJournalConnectionLost => "the browser closed the journal (site data cleared, or a disk error), so the stored history cannot be reached. Unrecorded messages stay in the message box. Start a new journal to go on; the history loads again if it is still there",
+        "der Browser hat das Journal geschlossen (Websitedaten gelöscht oder ein Datenträgerfehler), daher ist der gespeicherte Verlauf nicht erreichbar. Nicht aufgezeichnete Nachrichten bleiben im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen; der Verlauf wird wieder geladen, falls er noch da ist";
+    PhJournalWriterUnreadable => "the journal's writer record is unreadable, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence, then choose Repair journal (the damaged record is kept)",
+        "der Schreiber-Eintrag des Journals ist unlesbar, daher kann nichts sicher geschrieben werden. Der Verlauf wird nur lesend gezeigt und nichts wurde gelöscht: Exportiere die Nachweise und wähle dann „Journal reparieren“ (der beschädigte Eintrag bleibt erhalten)";
+    // Controller notices.
+    PhNothingToRecover => "there is nothing to recover", "es gibt nichts wiederherzustellen";
+    PhWorkspaceCannotOpen => "the workspace cannot be opened: the session is gone or archived",
+        "der Arbeitsbereich kann nicht geöffnet werden: Die Sitzung ist weg oder archiviert";
+    PhWorkspaceUnreadable => "the workspace cannot be read: {0}", "der Arbeitsbereich kann nicht gelesen werden: {0}";
+    PhNotUncertain => "that command is not uncertain", "dieser Befehl ist nicht ungewiss";
+    PhReissueNeedsRunning => "Re-issue needs a running session: Resume first, then re-issue",
+        "Erneut ausführen braucht eine laufende Sitzung: zuerst fortsetzen, dann erneut ausführen";
+    PhReissueAgentWorking => "the agent is working on a message; re-issue when it is done",
+        "der Agent arbeitet an einer Nachricht; führe erneut aus, wenn er fertig ist";
+    PhProfilesCannotOpen => "profiles and keys cannot be opened: {0}", "Profile und Schlüssel können nicht geöffnet werden: {0}";
+    PhNoProfileMade => "no profile could be made: {0}", "es konnte kein Profil angelegt werden: {0}";
+    PhMessageWaits => "your message waits for the agent ({0} waiting)", "deine Nachricht wartet auf den Agenten ({0} warten)";
+    PhResumedWithoutProfile => "the profile this session ran with was deleted; it resumes without that profile's environment variables",
+        "das Profil, mit dem diese Sitzung lief, wurde gelöscht; sie wird ohne dessen Umgebungsvariablen fortgesetzt";
+    PhWorkspaceNotDeleted => "the workspace folder could not be deleted: {0}", "der Arbeitsbereich-Ordner konnte nicht gelöscht werden: {0}";
+    PhEarlierLaunchAnswered => "an earlier launch (runtime {0}, generation {1}) had not been acknowledged; it answered and is used — nothing was launched twice",
+        "ein früherer Start (Runtime {0}, Generation {1}) war nicht bestätigt; er hat geantwortet und wird verwendet — nichts wurde doppelt gestartet";
+    PhEarlierLaunchRetired => "an earlier launch (runtime {0}, generation {1}) was recorded but never answered; whether it ran is unknown. It is retired and a new runtime starts",
+        "ein früherer Start (Runtime {0}, Generation {1}) wurde aufgezeichnet, hat aber nie geantwortet; ob er lief, ist unbekannt. Er wird ausgemustert und eine neue Runtime startet";
+    PhProfilesUnreadable => "profiles cannot be read: {0}", "Profile können nicht gelesen werden: {0}";
+    PhProfilesNotOpen => "profiles are not open yet; try again in a moment", "Profile sind noch nicht geöffnet; versuche es gleich noch einmal";
+    PhProfileSaved => "profile \"{0}\" saved", "Profil „{0}“ gespeichert";
+    PhProfileNotSaved => "the profile was not saved: {0}", "das Profil wurde nicht gespeichert: {0}";
+    PhProfileDeletedMeanwhile => "that profile was deleted meanwhile", "dieses Profil wurde inzwischen gelöscht";
+    PhProfileNotDeleted => "the profile was not deleted: {0}", "das Profil wurde nicht gelöscht: {0}";
+    PhNoIdMade => "no identifier could be made", "es konnte keine Kennung erzeugt werden";
+    PhKeyNotStored => "the key was not stored: {0}", "der Schlüssel wurde nicht gespeichert: {0}";
+    PhNoKeyForCommands => "there is no API key to give commands; enter one or clear that field",
+        "es gibt keinen API-Schlüssel für Befehle; gib einen ein oder leere dieses Feld";
+    PhProfileInvalid => "the profile is not valid: {0}", "das Profil ist ungültig: {0}";
+    PhMessageTooLong => "the message is {0}; the limit is {1}", "die Nachricht hat {0}; die Grenze ist {1}";
+    PhJournalDegraded => "the journal cannot be written: {0}", "in das Journal kann nicht geschrieben werden: {0}";
+    PhPlanTooManyCommands => "the message holds {0} commands; one turn runs at most {1}",
+        "die Nachricht enthält {0} Befehle; ein Durchgang führt höchstens {1} aus";
+    PhPlanCommandTooLong => "the command on line {0} is longer than {1}", "der Befehl in Zeile {0} ist länger als {1}";
+    PhSessionStoppedResend => "the session stopped before the message could be given to the agent; send it again",
+        "die Sitzung wurde angehalten, bevor die Nachricht den Agenten erreichte; sende sie erneut";
+    PhNoSessionToSend => "there is no session to send to", "es gibt keine Sitzung, an die gesendet werden kann";
+    PhFollowingCannotSend => "this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over",
+        "dieser Tab folgt einem anderen Tab, der das Journal hält; sende von dort, oder schließe ihn, dann übernimmt dieser";
+    PhMessageEmpty => "the message is empty", "die Nachricht ist leer";
+    PhRequestRejected => "the request was refused: {0}", "die Anfrage wurde abgelehnt: {0}";
+    PhNoWebLocks => "this browser has no Web Locks; two tabs could not be kept from writing the journal at once",
+        "dieser Browser hat keine Web Locks; zwei Tabs könnten gleichzeitig ins Journal schreiben";
+    PhNoRandomness => "this browser gives no secure randomness: {0}", "dieser Browser liefert keinen sicheren Zufall: {0}";
+    PhLockFailed => "the journal's writer lock failed: {0}", "die Schreibsperre des Journals ist fehlgeschlagen: {0}";
+    PhSnapshotFallback => "snapshot at position {0} is unreadable; loaded the previous snapshot at position {1} and the entries after it",
+        "der Schnappschuss an Position {0} ist unlesbar; der vorige an Position {1} und die Einträge danach wurden geladen";
+    PhSnapshotsUnreadable => "{0} snapshot(s) unreadable (newest at position {1}); the journal is replayed from its first entry",
+        "{0} Schnappschuss/Schnappschüsse unlesbar (neuester an Position {1}); das Journal wird ab seinem ersten Eintrag abgespielt";
+    PhSnapshotNotSaved => "a projection snapshot was not saved ({0}); the next start replays more of the journal",
+        "ein Projektions-Schnappschuss wurde nicht gespeichert ({0}); der nächste Start spielt mehr vom Journal ab";
+    PhRecordsQuarantined => "{0} journal record(s) could not be read and were set aside in quarantine; the rest of the history loaded. {1}",
+        "{0} Journaleintrag/-einträge waren unlesbar und wurden in Quarantäne gelegt; der restliche Verlauf wurde geladen. {1}";
+    PhQuarantineNotMoved => "the unreadable records stay where they are: {0}", "die unlesbaren Einträge bleiben, wo sie sind: {0}";
+    PhReplayRefused => "{0} journal entry(ies) could not be replayed and are not believed (they stay in the journal): {1}",
+        "{0} Journaleintrag/-einträge konnten nicht abgespielt werden und gelten nicht (sie bleiben im Journal): {1}";
+    PhPersistConfirmFailed => "a confirmed write could not be applied: {0}", "ein bestätigter Schreibvorgang konnte nicht angewendet werden: {0}";
+    PhRuntimeNotJson => "runtime {0} sent a message that is not a JSON string; it was ignored",
+        "Runtime {0} hat eine Nachricht gesendet, die kein JSON-String ist; sie wurde ignoriert";
+    PhRuntimeMessageRejected => "a message from runtime {0} was rejected: {1}", "eine Nachricht von Runtime {0} wurde abgelehnt: {1}";
+    PhFollowerUnreadable => "{0} journal record(s) could not be read; the tab that leads sets them aside",
+        "{0} Journaleintrag/-einträge waren unlesbar; der führende Tab legt sie beiseite";
+    PhNoBroadcastChannel => "this browser has no BroadcastChannel; other tabs will not follow live",
+        "dieser Browser hat keinen BroadcastChannel; andere Tabs folgen nicht live";
+    PhOtherBuild => "another tab runs a different Lifeline build; reload both tabs",
+        "ein anderer Tab läuft mit einer anderen Lifeline-Version; lade beide Tabs neu";
+    PhBroadcastRejected => "a broadcast was rejected: {0}", "eine Übertragung wurde abgelehnt: {0}";
+    PhCatchUpFailed => "could not read the journal to catch up: {0}", "das Journal konnte zum Aufholen nicht gelesen werden: {0}";
+    PhFollowGap => "journal entries {0} to {1} could not be read while following",
+        "die Journaleinträge {0} bis {1} konnten beim Folgen nicht gelesen werden";
+    PhEntryNotBelieved => "an entry from the leading tab was not believed: {0}", "ein Eintrag des führenden Tabs gilt nicht: {0}";
+    PhPageNotJson => "the page sent a message that is not a JSON string; it was ignored",
+        "die Seite hat eine Nachricht gesendet, die kein JSON-String ist; sie wurde ignoriert";
+    PhPageMessageRejected => "a message from the page was rejected: {0}", "eine Nachricht der Seite wurde abgelehnt: {0}";
+    PhPortMissing => "a runtime port message arrived without its port; the runtime cannot dial in",
+        "eine Runtime-Port-Nachricht kam ohne ihren Port; die Runtime kann sich nicht verbinden";
+    PhExportNoJournal => "Export failed: the journal is not open.", "Export fehlgeschlagen: Das Journal ist nicht geöffnet.";
+    PhExporting => "Exporting evidence…", "Nachweise werden exportiert…";
+    PhExportFailed => "Export failed: {0}", "Export fehlgeschlagen: {0}";
+    PhExportNoSession => "Export failed: the journal has no such session.", "Export fehlgeschlagen: Diese Sitzung steht nicht im Journal.";
+    PhExportHandOff => "Export failed: could not hand the file to the page: {0}",
+        "Export fehlgeschlagen: Die Datei konnte nicht an die Seite übergeben werden: {0}";
+    PhExportedUnreadable => "Exported, but {0} unreadable journal values were left out.",
+        "Exportiert, aber {0} unlesbare Journalwerte wurden ausgelassen.";
+    PhExportedMissing => "Exported, but {0} artifacts were missing from storage.",
+        "Exportiert, aber {0} Artefakte fehlten im Speicher.";
+    PhExportedBoth => "Exported, but {0} unreadable journal values were left out and {1} artifacts were missing from storage.",
+        "Exportiert, aber {0} unlesbare Journalwerte wurden ausgelassen und {1} Artefakte fehlten im Speicher.";
+    PhImportTooLarge => "Import refused: {0} is {1}; the limit is {2}.", "Import abgelehnt: {0} hat {1}; die Grenze ist {2}.";
+    PhUnaskedFile => "The page sent a file nobody asked for; it was ignored.",
+        "Die Seite hat eine Datei gesendet, die niemand angefordert hat; sie wurde ignoriert.";
+    PhImportTruncated => "Import failed: {0} arrived with {1} of {2}.", "Import fehlgeschlagen: {0} kam mit {1} von {2} an.";
+    PhImportFailed => "Import of {0} failed: {1}", "Import von {0} fehlgeschlagen: {1}";
+}

@@ -1,0 +1,523 @@
+//! Wording: filling a key's parameters, numbers and sizes per locale, the
+//! core's enums as keys, and every phrase the core and the controller
+//! compose ([`phrase`], exhaustive).
+
+use lifeline_core::agent::PlanError;
+use lifeline_core::environment::FolderAccess;
+use lifeline_core::journal::ProviderFailureClass;
+use lifeline_core::phrase::{JournalFault, Phrase};
+use lifeline_core::profile::{CredentialFailure, ProfileBlock};
+use lifeline_core::recovery::{Action, Dimension, Verdict};
+use lifeline_core::schema::limits;
+use lifeline_core::session::{FailureCause, LaunchFailure, LoadError, Refusal, MAX_QUEUED_PROMPTS};
+use lifeline_core::{Outcome, ProviderRequestStatus, TurnStatus};
+
+use super::{t, Locale, Msg};
+
+/// Fills `{0}`…`{9}` in `template` with `args`; anything else is kept.
+pub fn fill(template: &str, args: &[&str]) -> String {
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        match after.as_bytes() {
+            [d @ b'0'..=b'9', b'}', ..] => {
+                out.push_str(args.get(usize::from(d - b'0')).copied().unwrap_or_default());
+                rest = &after[2..];
+            }
+            _ => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `msg` in `locale`, filled with `args`.
+#[inline(never)]
+pub fn tf_in(locale: Locale, msg: Msg, args: &[&str]) -> String {
+    fill(t(locale, msg), args)
+}
+
+/// Decimal units, one decimal place, the locale's decimal mark: `1.2 MB`,
+/// `1,2 MB`.
+pub fn bytes(locale: Locale, n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    if n < 1000 {
+        return format!("{n} B");
+    }
+    // Tenths in integer arithmetic, rounded (float formatting costs the UI's
+    // wasm budget several KB).
+    let (mut div, mut unit) = (1u64, 0);
+    while n / div >= 1000 && unit < UNITS.len() - 1 {
+        div *= 1000;
+        unit += 1;
+    }
+    let tenths = (u128::from(n) * 10 + u128::from(div / 2)) / u128::from(div);
+    let mark = if locale == Locale::De { ',' } else { '.' };
+    format!("{}{mark}{} {}", tenths / 10, tenths % 10, UNITS[unit])
+}
+
+// Core enums to keys: their English texts equal the core's `label()`s.
+
+pub fn outcome(o: Outcome) -> Msg {
+    match o {
+        Outcome::Admitted => Msg::OutcomeAdmitted,
+        Outcome::NotDispatched => Msg::OutcomeNotDispatched,
+        Outcome::Dispatched => Msg::OutcomeDispatched,
+        Outcome::MayHaveStarted => Msg::OutcomeMayHaveStarted,
+        Outcome::Running => Msg::OutcomeRunning,
+        Outcome::Completed => Msg::TurnCompleted,
+        Outcome::Failed => Msg::TurnFailed,
+        Outcome::Cancelled => Msg::TurnCancelled,
+        Outcome::TimedOut => Msg::OutcomeTimedOut,
+        Outcome::Lost => Msg::OutcomeLost,
+    }
+}
+
+pub fn turn_status(s: TurnStatus) -> Msg {
+    match s {
+        TurnStatus::Completed => Msg::TurnCompleted,
+        TurnStatus::Failed => Msg::TurnFailed,
+        TurnStatus::Interrupted => Msg::TurnInterrupted,
+        TurnStatus::Cancelled => Msg::TurnCancelled,
+    }
+}
+
+/// A provider failure's label and advice, from its class (the core's
+/// English `label()` and `advice()` are the same texts).
+pub fn provider_failure(class: ProviderFailureClass) -> (Msg, Msg) {
+    use ProviderFailureClass as C;
+    match class {
+        C::Auth => (Msg::ProviderAuth, Msg::AdviceAuth),
+        C::RateLimit => (Msg::ProviderRateLimit, Msg::AdviceRateLimit),
+        C::ContextLength => (Msg::ProviderContextLength, Msg::AdviceContextLength),
+        C::Transport => (Msg::ProviderTransport, Msg::AdviceTransport),
+        C::Server => (Msg::ProviderServer, Msg::AdviceServer),
+        C::InvalidRequest => (Msg::ProviderInvalidRequest, Msg::AdviceInvalidRequest),
+        C::NotFound => (Msg::ProviderNotFound, Msg::AdviceNotFound),
+        C::Cut => (Msg::ProviderCut, Msg::AdviceCut),
+        C::Malformed => (Msg::ProviderMalformed, Msg::AdviceMalformed),
+        C::Cancelled => (Msg::ProviderCancelled, Msg::AdviceCancelled),
+    }
+}
+
+pub fn request_status(s: ProviderRequestStatus) -> Msg {
+    match s {
+        ProviderRequestStatus::Waiting => Msg::RequestWaiting,
+        ProviderRequestStatus::Replied => Msg::RequestReplied,
+        ProviderRequestStatus::Failed => Msg::TurnFailed,
+        ProviderRequestStatus::Uncertain => Msg::RequestUncertain,
+    }
+}
+
+pub fn action(a: Action) -> Msg {
+    match a {
+        Action::Resume => Msg::Resume,
+        Action::ContinueFromHistory => Msg::ContinueFromHistory,
+        Action::StartFresh => Msg::StartFresh,
+        Action::InspectWorkspace => Msg::InspectWorkspace,
+        Action::Archive => Msg::Archive,
+        Action::Unarchive => Msg::Unarchive,
+    }
+}
+
+/// The button that confirms `a` (only those that `confirms()` ask).
+pub fn confirm(a: Action) -> Msg {
+    match a {
+        Action::StartFresh => Msg::ConfirmStartFresh,
+        Action::Archive => Msg::ConfirmArchive,
+        _ => Msg::Confirm,
+    }
+}
+
+pub fn dimension(d: Dimension) -> Msg {
+    match d {
+        Dimension::Conversation => Msg::Conversation,
+        Dimension::Workspace => Msg::Workspace,
+        Dimension::Credentials => Msg::Credentials,
+        Dimension::Processes => Msg::Processes,
+        Dimension::Attachments => Msg::Attachments,
+    }
+}
+
+pub fn verdict(v: Verdict) -> Msg {
+    match v {
+        Verdict::Survived => Msg::Survived,
+        Verdict::Missing => Msg::Missing,
+        Verdict::Uncertain => Msg::Uncertain,
+        Verdict::Lost => Msg::Lost,
+        Verdict::NotApplicable => Msg::NotApplicable,
+    }
+}
+
+/// A whole number with the locale's digit grouping: `12,345`, `12.345`.
+pub fn num(locale: Locale, n: u64) -> String {
+    let digits = n.to_string();
+    let sep = if locale == Locale::De { '.' } else { ',' };
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(sep);
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A phrase composed by the core or the controller, in `l`. Exhaustive: a
+/// new phrase without a text here does not compile. Free text from outside
+/// (details, file names, command lines) is passed through untranslated.
+pub fn phrase(l: Locale, p: &Phrase) -> String {
+    use Phrase as P;
+    // Out of line, so each arm is a call or two (the UI's wasm budget).
+    #[inline(never)]
+    fn count(l: Locale, v: u32) -> String {
+        num(l, u64::from(v))
+    }
+    let n = |v: u32| count(l, v);
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    let s = |msg: Msg| owned(l, msg);
+    match p {
+        P::SummaryAgentFailed => s(Msg::PhSummaryAgentFailed),
+        P::SummaryRuntimeLost => s(Msg::PhSummaryRuntimeLost),
+        P::SummaryCleanupFailed => s(Msg::PhSummaryCleanupFailed),
+        P::SummaryCredential => s(Msg::PhSummaryCredential),
+        P::SummaryProfile => s(Msg::PhSummaryProfile),
+        P::SummaryRecoveryFailed => s(Msg::PhSummaryRecoveryFailed),
+        P::SummaryUnknownFailure => s(Msg::PhSummaryUnknownFailure),
+        P::SummaryDetached => s(Msg::PhSummaryDetached),
+        P::SummaryCancelled => s(Msg::PhSummaryCancelled),
+        P::SummaryArchived => s(Msg::PhSummaryArchived),
+        P::SummaryUncertain => s(Msg::PhSummaryUncertain),
+        P::SummaryInterruptedEarlier => s(Msg::PhSummaryInterruptedEarlier),
+        P::SummaryRecovery => s(Msg::Recovery),
+        P::BusyStarting => s(Msg::PhBusyStarting),
+        P::BusyCancelling => s(Msg::PhBusyCancelling),
+        P::WaitOrStop { starting } => f(
+            Msg::PhWaitOrStop,
+            &[t(
+                l,
+                if *starting {
+                    Msg::PhBusyStarting
+                } else {
+                    Msg::PhBusyCancelling
+                },
+            )],
+        ),
+        P::SessionArchived => s(Msg::PhSessionArchived),
+        P::NeverRan => s(Msg::PhNeverRan),
+        P::SessionRunning => s(Msg::PhSessionRunning),
+        P::WorkspaceGoneStartFresh => s(Msg::PhWorkspaceGoneStartFresh),
+        P::NoHistory => s(Msg::PhNoHistory),
+        P::AgentWorking => s(Msg::PhAgentWorking),
+        P::AgentRunningLive => s(Msg::PhAgentRunningLive),
+        P::NoWorkspaceFolder => s(Msg::PhNoWorkspaceFolder),
+        P::AgentWorkingStopFirst => s(Msg::PhAgentWorkingStopFirst),
+        P::FolderGone { name } => f(Msg::PhFolderGone, &[name]),
+        P::FoldersUnsupported => s(Msg::PhFoldersUnsupported),
+        P::AnotherTabInControl => s(Msg::PhAnotherTabInControl),
+        P::FolderNeedsPermissionToRead { name } => f(Msg::PhFolderNeedsPermissionToRead, &[name]),
+        P::EnvironmentWhileWorking => s(Msg::PhEnvironmentWhileWorking),
+        P::NoMessagesYet => s(Msg::PhNoMessagesYet),
+        P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
+        P::TurnsSomeUnreadable { turns } => f(Msg::PhTurnsSomeUnreadable, &[&n(*turns)]),
+        P::TurnsRecorded { turns } => f(Msg::PhTurnsRecorded, &[&n(*turns)]),
+        P::WorkspaceThere => s(Msg::PhWorkspaceThere),
+        P::WorkspaceThereEntries { entries } => f(Msg::PhWorkspaceThereEntries, &[&n(*entries)]),
+        P::WorkspaceGone => s(Msg::PhWorkspaceGone),
+        P::NoWorkspaceYet => s(Msg::PhNoWorkspaceYet),
+        P::NotChecked => s(Msg::PhNotChecked),
+        P::NoStoredKey => s(Msg::PhNoStoredKey),
+        P::KeysPresent { total } => f(Msg::PhKeysPresent, &[&n(*total)]),
+        P::KeysMissing { missing, total } => f(Msg::PhKeysMissing, &[&n(*missing), &n(*total)]),
+        P::NoRuntimeRan => s(Msg::PhNoRuntimeRan),
+        P::RuntimeAttached => s(Msg::PhRuntimeAttached),
+        P::CommandMayHaveStarted => s(Msg::PhCommandMayHaveStarted),
+        P::RuntimeStopped => s(Msg::PhRuntimeStopped),
+        P::TabAttached => s(Msg::PhTabAttached),
+        P::TabNotAttached => s(Msg::PhTabNotAttached),
+        P::OutputEvicted { commands } => f(Msg::PhOutputEvicted, &[&n(*commands)]),
+        P::RecordsSetAside { records } => f(Msg::PhRecordsSetAside, &[&n(*records)]),
+        P::OutputNeverRecorded { commands } => f(Msg::PhOutputNeverRecorded, &[&n(*commands)]),
+        P::Storage {
+            persisted,
+            used,
+            quota,
+        } => f(
+            if *persisted {
+                Msg::PhStoragePersistent
+            } else {
+                Msg::PhStorageBestEffort
+            },
+            &[&bytes(l, *used), &bytes(l, *quota)],
+        ),
+        P::ErrorStampIs { stamp } => f(Msg::PhErrorStamp, &[&stamp.to_string()]),
+        P::ExecutionIs { execution } => f(Msg::PhExecution, &[&execution.to_string()]),
+        P::UncertainCommand {
+            line,
+            outcome: o,
+            verdict,
+            reissued,
+        } => f(
+            match (verdict, reissued) {
+                (Some(true), _) => Msg::PhUncertainMarkedDone,
+                (Some(false), _) => Msg::PhUncertainMarkedNotDone,
+                (None, true) => Msg::PhUncertainReissued,
+                (None, false) => Msg::PhUncertainCheck,
+            },
+            &[line, t(l, outcome(*o))],
+        ),
+        P::ReplyLost { request, turn } => {
+            f(Msg::PhReplyLost, &[&request.to_string(), &turn.to_string()])
+        }
+        P::StorageDetail { storage } => f(Msg::PhStorageDetail, &[&phrase(l, storage)]),
+        P::EarlierFailure { cause: c, stamp } => {
+            f(Msg::PhEarlierFailure, &[&cause(l, c), &stamp.to_string()])
+        }
+        P::Cause { cause: c } => cause(l, c),
+        P::Refused { refusal: r } => refusal(l, r),
+        P::Journal { fault } => journal_fault(l, fault),
+        P::ActionNotPossible { action: a, reason } => {
+            f(Msg::NotPossibleNow, &[t(l, action(*a)), &phrase(l, reason)])
+        }
+        P::NothingToRecover => s(Msg::PhNothingToRecover),
+        P::WorkspaceCannotOpen => s(Msg::PhWorkspaceCannotOpen),
+        P::WorkspaceUnreadable { detail } => f(Msg::PhWorkspaceUnreadable, &[detail]),
+        P::NotUncertain => s(Msg::PhNotUncertain),
+        P::ReissueNeedsRunning => s(Msg::PhReissueNeedsRunning),
+        P::ReissueAgentWorking => s(Msg::PhReissueAgentWorking),
+        P::ProfilesCannotOpen { detail } => f(Msg::PhProfilesCannotOpen, &[detail]),
+        P::NoProfileMade { detail } => f(Msg::PhNoProfileMade, &[detail]),
+        P::MessageWaits { waiting } => f(Msg::PhMessageWaits, &[&n(*waiting)]),
+        P::ResumedWithoutProfile => s(Msg::PhResumedWithoutProfile),
+        P::WorkspaceNotDeleted { detail } => f(Msg::PhWorkspaceNotDeleted, &[detail]),
+        P::EarlierLaunchAnswered {
+            runtime,
+            generation,
+        } => f(
+            Msg::PhEarlierLaunchAnswered,
+            &[runtime, &num(l, *generation)],
+        ),
+        P::EarlierLaunchRetired {
+            runtime,
+            generation,
+        } => f(
+            Msg::PhEarlierLaunchRetired,
+            &[runtime, &num(l, *generation)],
+        ),
+        P::ProfilesUnreadable { detail } => f(Msg::PhProfilesUnreadable, &[detail]),
+        P::ProfilesNotOpen => s(Msg::PhProfilesNotOpen),
+        P::ProfileSaved { name } => f(Msg::PhProfileSaved, &[name]),
+        P::ProfileNotSaved { detail } => f(Msg::PhProfileNotSaved, &[detail]),
+        P::ProfileDeletedMeanwhile => s(Msg::PhProfileDeletedMeanwhile),
+        P::ProfileNotDeleted { detail } => f(Msg::PhProfileNotDeleted, &[detail]),
+        P::NoIdMade => s(Msg::PhNoIdMade),
+        P::KeyNotStored { detail } => f(Msg::PhKeyNotStored, &[detail]),
+        P::NoKeyForCommands => s(Msg::PhNoKeyForCommands),
+        P::ProfileInvalid { detail } => f(Msg::PhProfileInvalid, &[detail]),
+        P::MessageTooLong { bytes: b, limit } => {
+            f(Msg::PhMessageTooLong, &[&bytes(l, *b), &bytes(l, *limit)])
+        }
+        P::JournalDegraded { detail } => f(Msg::PhJournalDegraded, &[detail]),
+        P::Plan { error } => plan_error(l, error),
+        P::SessionStoppedResend => s(Msg::PhSessionStoppedResend),
+        P::NoSessionToSend => s(Msg::PhNoSessionToSend),
+        P::FollowingCannotSend => s(Msg::PhFollowingCannotSend),
+        P::MessageEmpty => s(Msg::PhMessageEmpty),
+        P::RequestRejected { detail } => f(Msg::PhRequestRejected, &[detail]),
+        P::NoWebLocks => s(Msg::PhNoWebLocks),
+        P::NoRandomness { detail } => f(Msg::PhNoRandomness, &[detail]),
+        P::LockFailed { detail } => f(Msg::PhLockFailed, &[detail]),
+        P::SnapshotFallback { bad, loaded } => {
+            f(Msg::PhSnapshotFallback, &[&num(l, *bad), &num(l, *loaded)])
+        }
+        P::SnapshotsUnreadable { count, newest } => {
+            f(Msg::PhSnapshotsUnreadable, &[&n(*count), &num(l, *newest)])
+        }
+        P::SnapshotNotSaved { detail } => f(Msg::PhSnapshotNotSaved, &[detail]),
+        P::RecordsQuarantined { count, detail } => {
+            f(Msg::PhRecordsQuarantined, &[&n(*count), detail])
+        }
+        P::QuarantineNotMoved { detail } => f(Msg::PhQuarantineNotMoved, &[detail]),
+        P::ReplayRefused { count, detail } => f(Msg::PhReplayRefused, &[&n(*count), detail]),
+        P::PersistConfirmFailed { detail } => f(Msg::PhPersistConfirmFailed, &[detail]),
+        P::RuntimeNotJson { runtime } => f(Msg::PhRuntimeNotJson, &[runtime]),
+        P::RuntimeMessageRejected { runtime, detail } => {
+            f(Msg::PhRuntimeMessageRejected, &[runtime, detail])
+        }
+        P::FollowerUnreadable { count } => f(Msg::PhFollowerUnreadable, &[&n(*count)]),
+        P::NoBroadcastChannel => s(Msg::PhNoBroadcastChannel),
+        P::OtherBuild => s(Msg::PhOtherBuild),
+        P::BroadcastRejected { detail } => f(Msg::PhBroadcastRejected, &[detail]),
+        P::CatchUpFailed { detail } => f(Msg::PhCatchUpFailed, &[detail]),
+        P::FollowGap { from, to } => f(Msg::PhFollowGap, &[&num(l, *from), &num(l, *to)]),
+        P::EntryNotBelieved { detail } => f(Msg::PhEntryNotBelieved, &[detail]),
+        P::PageNotJson => s(Msg::PhPageNotJson),
+        P::PageMessageRejected { detail } => f(Msg::PhPageMessageRejected, &[detail]),
+        P::PortMissing => s(Msg::PhPortMissing),
+        P::ExportNoJournal => s(Msg::PhExportNoJournal),
+        P::Exporting => s(Msg::PhExporting),
+        P::ExportFailed { detail } => f(Msg::PhExportFailed, &[detail]),
+        P::ExportNoSession => s(Msg::PhExportNoSession),
+        P::ExportHandOff { detail } => f(Msg::PhExportHandOff, &[detail]),
+        P::ExportedWithGaps {
+            unreadable,
+            missing,
+        } => match (*unreadable, *missing) {
+            (0, m) => f(Msg::PhExportedMissing, &[&n(m)]),
+            (u, 0) => f(Msg::PhExportedUnreadable, &[&n(u)]),
+            (u, m) => f(Msg::PhExportedBoth, &[&n(u), &n(m)]),
+        },
+        P::ImportTooLarge {
+            file,
+            bytes: b,
+            limit,
+        } => f(
+            Msg::PhImportTooLarge,
+            &[file, &bytes(l, *b), &bytes(l, *limit)],
+        ),
+        P::UnaskedFile => s(Msg::PhUnaskedFile),
+        P::ImportTruncated {
+            file,
+            got,
+            expected,
+        } => f(
+            Msg::PhImportTruncated,
+            &[file, &bytes(l, *got), &bytes(l, *expected)],
+        ),
+        P::ImportFailed { file, detail } => f(Msg::PhImportFailed, &[file, detail]),
+    }
+}
+
+#[inline(never)]
+fn owned(l: Locale, msg: Msg) -> String {
+    t(l, msg).to_owned()
+}
+
+/// A durable failure cause, in `l`.
+pub fn cause(l: Locale, c: &FailureCause) -> String {
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    match c {
+        FailureCause::ProfileBlocked { block } => match block {
+            ProfileBlock::Unreadable { detail } => f(Msg::PhProfileUnreadable, &[detail]),
+            ProfileBlock::OtherOwner { owner } => f(Msg::PhProfileOtherOwner, &[owner]),
+        },
+        FailureCause::ProfileDeleted => t(l, Msg::PhProfileDeleted).to_owned(),
+        FailureCause::Credential {
+            credential,
+            failure,
+        } => match failure {
+            CredentialFailure::Missing => f(Msg::PhCredentialMissing, &[&credential.to_string()]),
+            CredentialFailure::Unreadable { detail } => f(
+                Msg::PhCredentialUnreadable,
+                &[&credential.to_string(), detail],
+            ),
+        },
+        FailureCause::Launch { failure } => match failure {
+            LaunchFailure::WorkspaceMissing => t(l, Msg::PhWorkspaceMissingLaunch).to_owned(),
+            LaunchFailure::Failed { detail } => f(Msg::PhLaunchFailed, &[detail]),
+            LaunchFailure::Folder { name, access } => match access {
+                FolderAccess::NeedsPermission => f(Msg::PhFolderNeedsPermissionLaunch, &[name]),
+                _ => f(Msg::PhFolderGoneLaunch, &[name]),
+            },
+        },
+        FailureCause::Load { error } => {
+            let e = match error {
+                LoadError::Unsupported => t(l, Msg::PhLoadUnsupported).to_owned(),
+                LoadError::CapabilityAbsent => t(l, Msg::PhLoadCapabilityAbsent).to_owned(),
+                LoadError::UnknownSession => t(l, Msg::PhLoadUnknownSession).to_owned(),
+                LoadError::Timeout => t(l, Msg::PhLoadTimeout).to_owned(),
+                LoadError::Cancelled => t(l, Msg::PhLoadCancelled).to_owned(),
+                LoadError::Auth => t(l, Msg::PhLoadAuth).to_owned(),
+                LoadError::Transport { detail } => f(Msg::PhLoadTransport, &[detail]),
+                LoadError::Unclassified { detail } => f(Msg::PhLoadUnclassified, &[detail]),
+            };
+            f(Msg::PhResumeFailed, &[&e])
+        }
+        FailureCause::CleanupFailed { detail } => f(Msg::PhCleanupFailed, &[detail]),
+        FailureCause::AgentFailed { detail } => f(Msg::PhAgentFailed, &[detail]),
+        FailureCause::RuntimeLost { detail } => f(Msg::PhRuntimeLost, &[detail]),
+    }
+}
+
+/// Why the session layer refused a request, in `l`.
+pub fn refusal(l: Locale, r: &Refusal) -> String {
+    match r {
+        Refusal::UnknownSession => t(l, Msg::PhNoSuchSession).to_owned(),
+        Refusal::Archived => t(l, Msg::PhSessionArchived).to_owned(),
+        Refusal::Deleted => t(l, Msg::PhSessionDeleted).to_owned(),
+        Refusal::Busy { .. } => t(l, Msg::PhAlreadyStarting).to_owned(),
+        Refusal::CancellationPending { .. } => t(l, Msg::PhCancellationPending).to_owned(),
+        Refusal::NothingToResume => t(l, Msg::PhNothingToResume).to_owned(),
+        Refusal::QueueFull => tf_in(l, Msg::PhQueueFull, &[&num(l, MAX_QUEUED_PROMPTS as u64)]),
+        Refusal::AlreadyRunning => t(l, Msg::PhAlreadyRunning).to_owned(),
+        Refusal::TurnRunning => t(l, Msg::PhTurnRunning).to_owned(),
+    }
+}
+
+fn journal_fault(l: Locale, j: &JournalFault) -> String {
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    match j {
+        JournalFault::Unavailable { detail } => f(Msg::PhJournalUnavailable, &[detail]),
+        JournalFault::NewerSchema { schema } => {
+            f(Msg::PhJournalNewerSchema, &[&schema.to_string()])
+        }
+        JournalFault::Blocked => t(l, Msg::PhJournalBlocked).to_owned(),
+        JournalFault::Operation { detail } => f(Msg::PhJournalOperation, &[detail]),
+        JournalFault::QuotaExceeded => t(l, Msg::PhJournalQuota).to_owned(),
+        JournalFault::Superseded => t(l, Msg::PhJournalSuperseded).to_owned(),
+        JournalFault::VersionChange => t(l, Msg::PhJournalVersionChange).to_owned(),
+        JournalFault::Corrupt { detail } => f(Msg::PhJournalCorrupt, &[detail]),
+        JournalFault::Invalid { detail } => f(Msg::PhJournalInvalid, &[detail]),
+        JournalFault::Closed => t(l, Msg::PhJournalClosed).to_owned(),
+        JournalFault::NotRecovered { detail } => f(Msg::PhJournalNotRecovered, &[detail]),
+        JournalFault::Removed => t(l, Msg::PhJournalRemoved).to_owned(),
+        JournalFault::ConnectionLost => t(l, Msg::PhJournalConnectionLost).to_owned(),
+        JournalFault::WriterUnreadable => t(l, Msg::PhJournalWriterUnreadable).to_owned(),
+    }
+}
+
+fn plan_error(l: Locale, e: &PlanError) -> String {
+    let size = |n: usize| bytes(l, n as u64);
+    match e {
+        PlanError::Empty => t(l, Msg::PhMessageEmpty).to_owned(),
+        PlanError::TooManyCommands { count } => tf_in(
+            l,
+            Msg::PhPlanTooManyCommands,
+            &[
+                &num(l, *count as u64),
+                &num(l, limits::MAX_PLAN_COMMANDS as u64),
+            ],
+        ),
+        PlanError::CommandTooLong { line } => tf_in(
+            l,
+            Msg::PhPlanCommandTooLong,
+            &[&num(l, *line as u64), &size(limits::MAX_COMMAND_LINE_BYTES)],
+        ),
+        PlanError::PromptTooLong { bytes: b } => tf_in(
+            l,
+            Msg::PhMessageTooLong,
+            &[&size(*b), &size(limits::MAX_PROMPT_BYTES)],
+        ),
+    }
+}
+
+/// The notice once the restarted controller knows how many of the commands
+/// that were running continued.
+pub fn restart_summary(l: Locale, running: u32, continued: u32) -> String {
+    match (running, continued) {
+        (0, _) => t(l, Msg::RestartNoneRunning).into(),
+        (1, 1) => t(l, Msg::RestartOneContinued).into(),
+        (1, _) => t(l, Msg::RestartOneStopped).into(),
+        (r, c) if c >= r => tf_in(l, Msg::RestartAllContinued, &[&r.to_string()]),
+        (r, c) => tf_in(
+            l,
+            Msg::RestartSomeContinued,
+            &[&c.to_string(), &r.to_string()],
+        ),
+    }
+}

@@ -1,0 +1,814 @@
+use super::*;
+use lifeline_core::agent::PlanError;
+use lifeline_core::environment::FolderAccess;
+use lifeline_core::journal::ProviderFailureClass;
+use lifeline_core::phrase::{JournalFault, Phrase};
+use lifeline_core::profile::{CredentialFailure, ProfileBlock};
+use lifeline_core::recovery::{Action, Dimension, Verdict};
+use lifeline_core::session::{FailureCause, LaunchFailure, LoadError, Refusal};
+use lifeline_core::{Outcome, ProviderRequestStatus, TurnStatus};
+
+#[test]
+fn every_key_has_a_text_in_every_locale() {
+    assert!(Msg::ALL.len() > 100);
+    for &msg in Msg::ALL {
+        for locale in Locale::ALL {
+            let text = t(locale, msg);
+            assert!(!text.trim().is_empty(), "{msg:?} in {locale:?}");
+        }
+        // Parameters agree: a German text uses the same `{n}`s.
+        let params = |l| {
+            let text = t(l, msg);
+            (0..10)
+                .filter(|n| text.contains(&format!("{{{n}}}")))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(params(Locale::En), params(Locale::De), "{msg:?}");
+    }
+}
+
+#[test]
+fn the_restart_notice_says_what_ran_on() {
+    let en = |r, c| restart_summary(Locale::En, r, c);
+    assert!(en(0, 0).ends_with("no commands were running."));
+    assert!(en(1, 1).ends_with("the running command continued."));
+    assert!(en(1, 0).contains("the running command did not continue"));
+    assert!(en(3, 3).ends_with("all 3 running commands continued."));
+    assert!(en(3, 1).contains("1 of 3 running commands continued"));
+    assert!(restart_summary(Locale::De, 2, 2).contains("alle 2 laufenden Befehle"));
+    for (r, c) in [(0, 0), (1, 1), (1, 0), (3, 3), (3, 1)] {
+        assert!(!en(r, c).contains('{'), "{r} {c}");
+    }
+}
+
+#[test]
+fn english_accessible_names_are_the_design_contract() {
+    // DESIGN.md, "Accessible names (the UI contract)", plus the names the
+    // end-to-end tests use.
+    let table = [
+        (Msg::Sessions, "Sessions"),
+        (Msg::NewSession, "New session"),
+        (Msg::Transcript, "Transcript"),
+        (Msg::Message, "Message"),
+        (Msg::Send, "Send"),
+        (Msg::Stop, "Stop"),
+        (Msg::CommandName, "Command: {0}"),
+        (Msg::Recovery, "Recovery"),
+        (Msg::Resume, "Resume"),
+        (Msg::ContinueFromHistory, "Continue from history"),
+        (Msg::StartFresh, "Start fresh"),
+        (Msg::InspectWorkspace, "Inspect workspace"),
+        (Msg::Archive, "Archive"),
+        (Msg::Details, "Details"),
+        (Msg::Conversation, "Conversation"),
+        (Msg::Workspace, "Workspace"),
+        (Msg::Credentials, "Credentials"),
+        (Msg::Processes, "Processes"),
+        (Msg::Attachments, "Attachments"),
+        (Msg::Survived, "survived"),
+        (Msg::Missing, "missing"),
+        (Msg::Uncertain, "uncertain"),
+        (Msg::Lost, "lost"),
+        (Msg::NotApplicable, "not applicable"),
+        (Msg::ReadOnlyStopped, "Read-only: the agent is stopped"),
+        (Msg::Environment, "Environment"),
+        (Msg::Language, "Language"),
+        (Msg::ConfirmStartFresh, "Confirm start fresh"),
+        (Msg::ConfirmArchive, "Confirm archive"),
+        (Msg::ConfirmReissue, "Confirm re-issue"),
+        (Msg::SessionDetails, "Session details"),
+        (Msg::Profiles, "Profiles"),
+        (Msg::SavedProfiles, "Saved profiles"),
+        (Msg::SaveProfile, "Save profile"),
+        (Msg::UseForSession, "Use for this session"),
+        (Msg::Name, "Name"),
+        (Msg::Provider, "Provider"),
+        (Msg::Model, "Model"),
+        (Msg::BaseUrl, "Base URL"),
+        (Msg::ApiKey, "API key"),
+        (Msg::ApiKeySet, "API key set"),
+        (Msg::SelectedMark, " (selected)"),
+        (Msg::ImportedReadOnly, "Imported evidence (read-only)"),
+    ];
+    for (msg, english) in table {
+        assert_eq!(t(Locale::En, msg), english, "{msg:?}");
+    }
+    assert_eq!(
+        tf_in(Locale::En, Msg::CommandName, &["sleep 60"]),
+        "Command: sleep 60"
+    );
+    // German names differ where the word does.
+    assert_eq!(t(Locale::De, Msg::Send), "Senden");
+    assert_eq!(t(Locale::De, Msg::Message), "Nachricht");
+    assert_eq!(t(Locale::De, Msg::Resume), "Wiederaufnehmen");
+}
+
+#[test]
+fn core_labels_map_to_keys_with_the_same_english() {
+    for o in Outcome::ALL {
+        assert_eq!(t(Locale::En, outcome(o)), o.label());
+    }
+    for a in Action::ALL {
+        assert_eq!(t(Locale::En, action(a)), a.label());
+        if a.confirms() {
+            assert_eq!(
+                t(Locale::En, confirm(a)),
+                format!("Confirm {}", a.label().to_lowercase())
+            );
+        }
+    }
+    for d in Dimension::ALL {
+        assert_eq!(t(Locale::En, dimension(d)), d.label());
+    }
+    for v in [
+        Verdict::Survived,
+        Verdict::Missing,
+        Verdict::Uncertain,
+        Verdict::Lost,
+        Verdict::NotApplicable,
+    ] {
+        assert_eq!(t(Locale::En, verdict(v)), v.label());
+    }
+    for s in [
+        TurnStatus::Completed,
+        TurnStatus::Failed,
+        TurnStatus::Interrupted,
+        TurnStatus::Cancelled,
+    ] {
+        assert_eq!(t(Locale::En, turn_status(s)), s.as_str());
+    }
+    for s in [
+        ProviderRequestStatus::Waiting,
+        ProviderRequestStatus::Replied,
+        ProviderRequestStatus::Failed,
+        ProviderRequestStatus::Uncertain,
+    ] {
+        assert_eq!(t(Locale::En, request_status(s)), s.as_str());
+    }
+}
+
+#[test]
+fn the_browser_languages_choose_the_locale() {
+    assert_eq!(Locale::detect(["de-DE", "en-US"]), Locale::De);
+    assert_eq!(Locale::detect(["de"]), Locale::De);
+    assert_eq!(Locale::detect(["DE-at"]), Locale::De);
+    assert_eq!(Locale::detect(["de_CH"]), Locale::De);
+    assert_eq!(Locale::detect(["en-US", "de-DE"]), Locale::En);
+    assert_eq!(Locale::detect(["en-US"]), Locale::En);
+    // The first language this page speaks wins.
+    assert_eq!(Locale::detect(["fr-FR", "de-DE"]), Locale::De);
+    assert_eq!(Locale::detect(["fr-FR", "ja"]), Locale::En);
+    assert_eq!(Locale::detect(["dem", "des-x"]), Locale::En);
+    assert_eq!(Locale::detect([]), Locale::En);
+    assert_eq!(Locale::from_tag("de"), Some(Locale::De));
+    assert_eq!(Locale::from_tag("en"), Some(Locale::En));
+    assert_eq!(Locale::from_tag(""), None);
+    for l in Locale::ALL {
+        assert_eq!(Locale::from_tag(l.tag()), Some(l));
+    }
+}
+
+#[test]
+fn parameters_are_filled_in_place() {
+    assert_eq!(
+        fill("{0} of {1} used, {2}", &["1", "2", "x"]),
+        "1 of 2 used, x"
+    );
+    assert_eq!(fill("{1} then {0}", &["a", "b"]), "b then a");
+    assert_eq!(fill("{0} and {0}", &["a"]), "a and a");
+    assert_eq!(fill("a {x} {", &[]), "a {x} {");
+    assert_eq!(fill("missing {3}", &["a"]), "missing ");
+    assert_eq!(
+        tf_in(Locale::De, Msg::ManyWaiting, &["3"]),
+        "3 Nachrichten warten"
+    );
+    assert_eq!(
+        tf_in(
+            Locale::En,
+            Msg::NotPossibleNow,
+            &["Resume", "the runtime is gone"]
+        ),
+        "Resume is not possible now: the runtime is gone"
+    );
+    assert_eq!(
+        tf_in(Locale::De, Msg::DeleteQuestion, &["Lokal"]),
+        "„Lokal“ löschen?"
+    );
+}
+
+/// One sample of every phrase. The `match` in `index` has no wildcard:
+/// a new phrase does not compile here until it has a sample.
+fn every_phrase() -> Vec<Phrase> {
+    use lifeline_core::id::{CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, TurnId};
+    use lifeline_core::Outcome;
+    let s = |x: &str| x.to_owned();
+    let stamp = ErrorStamp::from_u128(7).unwrap();
+    let cause = FailureCause::AgentFailed {
+        detail: s("HTTP 500"),
+    };
+    let mut all = vec![
+        Phrase::SummaryAgentFailed,
+        Phrase::SummaryRuntimeLost,
+        Phrase::SummaryCleanupFailed,
+        Phrase::SummaryCredential,
+        Phrase::SummaryProfile,
+        Phrase::SummaryRecoveryFailed,
+        Phrase::SummaryUnknownFailure,
+        Phrase::SummaryDetached,
+        Phrase::SummaryCancelled,
+        Phrase::SummaryArchived,
+        Phrase::SummaryUncertain,
+        Phrase::SummaryInterruptedEarlier,
+        Phrase::SummaryRecovery,
+        Phrase::BusyStarting,
+        Phrase::BusyCancelling,
+        Phrase::WaitOrStop { starting: true },
+        Phrase::WaitOrStop { starting: false },
+        Phrase::SessionArchived,
+        Phrase::NeverRan,
+        Phrase::SessionRunning,
+        Phrase::WorkspaceGoneStartFresh,
+        Phrase::NoHistory,
+        Phrase::AgentWorking,
+        Phrase::AgentRunningLive,
+        Phrase::NoWorkspaceFolder,
+        Phrase::AgentWorkingStopFirst,
+        Phrase::FolderGone { name: s("x") },
+        Phrase::FoldersUnsupported,
+        Phrase::AnotherTabInControl,
+        Phrase::FolderNeedsPermissionToRead { name: s("x") },
+        Phrase::EnvironmentWhileWorking,
+        Phrase::NoMessagesYet,
+        Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
+        Phrase::TurnsSomeUnreadable { turns: 3 },
+        Phrase::TurnsRecorded { turns: 1234 },
+        Phrase::WorkspaceThere,
+        Phrase::WorkspaceThereEntries { entries: 2 },
+        Phrase::WorkspaceGone,
+        Phrase::NoWorkspaceYet,
+        Phrase::NotChecked,
+        Phrase::NoStoredKey,
+        Phrase::KeysPresent { total: 1 },
+        Phrase::KeysMissing {
+            missing: 1,
+            total: 2,
+        },
+        Phrase::NoRuntimeRan,
+        Phrase::RuntimeAttached,
+        Phrase::CommandMayHaveStarted,
+        Phrase::RuntimeStopped,
+        Phrase::TabAttached,
+        Phrase::TabNotAttached,
+        Phrase::OutputEvicted { commands: 2 },
+        Phrase::RecordsSetAside { records: 2 },
+        Phrase::OutputNeverRecorded { commands: 2 },
+        Phrase::Storage {
+            persisted: true,
+            used: 1_200_000,
+            quota: 10_000_000_000,
+        },
+        Phrase::Storage {
+            persisted: false,
+            used: 1_200_000,
+            quota: 10_000_000_000,
+        },
+        Phrase::ErrorStampIs { stamp },
+        Phrase::ExecutionIs {
+            execution: ExecutionId::from_u128(8).unwrap(),
+        },
+        Phrase::ReplyLost {
+            request: ProviderRequestId::from_u128(9).unwrap(),
+            turn: TurnId::from_u128(10).unwrap(),
+        },
+        Phrase::StorageDetail {
+            storage: Box::new(Phrase::Storage {
+                persisted: false,
+                used: 1,
+                quota: 2,
+            }),
+        },
+        Phrase::EarlierFailure {
+            cause: cause.clone(),
+            stamp,
+        },
+        Phrase::Refused {
+            refusal: Refusal::QueueFull,
+        },
+        Phrase::ActionNotPossible {
+            action: Action::Resume,
+            reason: Box::new(Phrase::NeverRan),
+        },
+        Phrase::NothingToRecover,
+        Phrase::WorkspaceCannotOpen,
+        Phrase::WorkspaceUnreadable { detail: s("x") },
+        Phrase::NotUncertain,
+        Phrase::ReissueNeedsRunning,
+        Phrase::ReissueAgentWorking,
+        Phrase::ProfilesCannotOpen { detail: s("x") },
+        Phrase::NoProfileMade { detail: s("x") },
+        Phrase::MessageWaits { waiting: 2 },
+        Phrase::ResumedWithoutProfile,
+        Phrase::WorkspaceNotDeleted { detail: s("x") },
+        Phrase::EarlierLaunchAnswered {
+            runtime: s("r1"),
+            generation: 2,
+        },
+        Phrase::EarlierLaunchRetired {
+            runtime: s("r1"),
+            generation: 2,
+        },
+        Phrase::ProfilesUnreadable { detail: s("x") },
+        Phrase::ProfilesNotOpen,
+        Phrase::ProfileSaved { name: s("Local") },
+        Phrase::ProfileNotSaved { detail: s("x") },
+        Phrase::ProfileDeletedMeanwhile,
+        Phrase::ProfileNotDeleted { detail: s("x") },
+        Phrase::NoIdMade,
+        Phrase::KeyNotStored { detail: s("x") },
+        Phrase::NoKeyForCommands,
+        Phrase::ProfileInvalid { detail: s("x") },
+        Phrase::MessageTooLong {
+            bytes: 300_000,
+            limit: 262_144,
+        },
+        Phrase::JournalDegraded { detail: s("x") },
+        Phrase::Plan {
+            error: PlanError::Empty,
+        },
+        Phrase::Plan {
+            error: PlanError::TooManyCommands { count: 70 },
+        },
+        Phrase::Plan {
+            error: PlanError::CommandTooLong { line: 3 },
+        },
+        Phrase::Plan {
+            error: PlanError::PromptTooLong { bytes: 300_000 },
+        },
+        Phrase::SessionStoppedResend,
+        Phrase::NoSessionToSend,
+        Phrase::FollowingCannotSend,
+        Phrase::MessageEmpty,
+        Phrase::RequestRejected { detail: s("x") },
+        Phrase::NoWebLocks,
+        Phrase::NoRandomness { detail: s("x") },
+        Phrase::LockFailed { detail: s("x") },
+        Phrase::SnapshotFallback { bad: 4, loaded: 2 },
+        Phrase::SnapshotsUnreadable {
+            count: 2,
+            newest: 4,
+        },
+        Phrase::SnapshotNotSaved { detail: s("x") },
+        Phrase::RecordsQuarantined {
+            count: 2,
+            detail: s("position 3 in entries (bad json)"),
+        },
+        Phrase::QuarantineNotMoved { detail: s("x") },
+        Phrase::ReplayRefused {
+            count: 2,
+            detail: s("x"),
+        },
+        Phrase::PersistConfirmFailed { detail: s("x") },
+        Phrase::RuntimeNotJson { runtime: s("r1") },
+        Phrase::RuntimeMessageRejected {
+            runtime: s("r1"),
+            detail: s("x"),
+        },
+        Phrase::FollowerUnreadable { count: 2 },
+        Phrase::NoBroadcastChannel,
+        Phrase::OtherBuild,
+        Phrase::BroadcastRejected { detail: s("x") },
+        Phrase::CatchUpFailed { detail: s("x") },
+        Phrase::FollowGap { from: 2, to: 5 },
+        Phrase::EntryNotBelieved { detail: s("x") },
+        Phrase::PageNotJson,
+        Phrase::PageMessageRejected { detail: s("x") },
+        Phrase::PortMissing,
+        Phrase::ExportNoJournal,
+        Phrase::Exporting,
+        Phrase::ExportFailed { detail: s("x") },
+        Phrase::ExportNoSession,
+        Phrase::ExportHandOff { detail: s("x") },
+        Phrase::ExportedWithGaps {
+            unreadable: 2,
+            missing: 0,
+        },
+        Phrase::ExportedWithGaps {
+            unreadable: 0,
+            missing: 2,
+        },
+        Phrase::ExportedWithGaps {
+            unreadable: 2,
+            missing: 2,
+        },
+        Phrase::ImportTooLarge {
+            file: s("a.tar"),
+            bytes: 300_000_000,
+            limit: 256_000_000,
+        },
+        Phrase::UnaskedFile,
+        Phrase::ImportTruncated {
+            file: s("a.tar"),
+            got: 10,
+            expected: 20,
+        },
+        Phrase::ImportFailed {
+            file: s("a.tar"),
+            detail: s("x"),
+        },
+    ];
+    for (line, verdict, reissued) in [
+        ("sleep 60", Some(true), false),
+        ("sleep 60", Some(false), false),
+        ("sleep 60", None, true),
+        ("sleep 60", None, false),
+    ] {
+        all.push(Phrase::UncertainCommand {
+            line: s(line),
+            outcome: Outcome::MayHaveStarted,
+            verdict,
+            reissued,
+        });
+    }
+    let credential = CredentialId::from_u128(11).unwrap();
+    let causes = [
+        FailureCause::ProfileBlocked {
+            block: ProfileBlock::Unreadable { detail: s("x") },
+        },
+        FailureCause::ProfileBlocked {
+            block: ProfileBlock::OtherOwner {
+                owner: s("someone"),
+            },
+        },
+        FailureCause::ProfileDeleted,
+        FailureCause::Credential {
+            credential,
+            failure: CredentialFailure::Missing,
+        },
+        FailureCause::Credential {
+            credential,
+            failure: CredentialFailure::Unreadable { detail: s("x") },
+        },
+        FailureCause::Launch {
+            failure: LaunchFailure::WorkspaceMissing,
+        },
+        FailureCause::Launch {
+            failure: LaunchFailure::Failed { detail: s("x") },
+        },
+        FailureCause::Launch {
+            failure: LaunchFailure::Folder {
+                name: s("x"),
+                access: FolderAccess::NeedsPermission,
+            },
+        },
+        FailureCause::Launch {
+            failure: LaunchFailure::Folder {
+                name: s("x"),
+                access: FolderAccess::Gone,
+            },
+        },
+        FailureCause::Load {
+            error: LoadError::Unsupported,
+        },
+        FailureCause::Load {
+            error: LoadError::CapabilityAbsent,
+        },
+        FailureCause::Load {
+            error: LoadError::UnknownSession,
+        },
+        FailureCause::Load {
+            error: LoadError::Timeout,
+        },
+        FailureCause::Load {
+            error: LoadError::Cancelled,
+        },
+        FailureCause::Load {
+            error: LoadError::Auth,
+        },
+        FailureCause::Load {
+            error: LoadError::Transport { detail: s("x") },
+        },
+        FailureCause::Load {
+            error: LoadError::Unclassified { detail: s("x") },
+        },
+        FailureCause::CleanupFailed { detail: s("x") },
+        cause,
+        FailureCause::RuntimeLost { detail: s("x") },
+    ];
+    all.extend(causes.into_iter().map(|cause| Phrase::Cause { cause }));
+    let attempt = lifeline_core::id::StartupAttemptId::from_u128(12).unwrap();
+    for refusal in [
+        Refusal::UnknownSession,
+        Refusal::Archived,
+        Refusal::Deleted,
+        Refusal::Busy { attempt },
+        Refusal::CancellationPending { attempt },
+        Refusal::NothingToResume,
+        Refusal::QueueFull,
+        Refusal::AlreadyRunning,
+        Refusal::TurnRunning,
+    ] {
+        all.push(Phrase::Refused { refusal });
+    }
+    for fault in [
+        JournalFault::Unavailable { detail: s("x") },
+        JournalFault::NewerSchema { schema: 2 },
+        JournalFault::Blocked,
+        JournalFault::Operation { detail: s("x") },
+        JournalFault::QuotaExceeded,
+        JournalFault::Superseded,
+        JournalFault::VersionChange,
+        JournalFault::Corrupt { detail: s("x") },
+        JournalFault::Invalid { detail: s("x") },
+        JournalFault::Closed,
+        JournalFault::NotRecovered { detail: s("x") },
+        JournalFault::Removed,
+        JournalFault::ConnectionLost,
+        JournalFault::WriterUnreadable,
+    ] {
+        all.push(Phrase::Journal { fault });
+    }
+    all
+}
+
+/// Which variant a phrase is (no wildcard: see `every_phrase`).
+fn index(p: &Phrase) -> usize {
+    use Phrase as P;
+    match p {
+        P::SummaryAgentFailed => 0,
+        P::SummaryRuntimeLost => 1,
+        P::SummaryCleanupFailed => 2,
+        P::SummaryCredential => 3,
+        P::SummaryProfile => 4,
+        P::SummaryRecoveryFailed => 5,
+        P::SummaryUnknownFailure => 6,
+        P::SummaryDetached => 7,
+        P::SummaryCancelled => 8,
+        P::SummaryArchived => 9,
+        P::SummaryUncertain => 10,
+        P::SummaryInterruptedEarlier => 11,
+        P::SummaryRecovery => 12,
+        P::BusyStarting => 13,
+        P::BusyCancelling => 14,
+        P::WaitOrStop { .. } => 15,
+        P::SessionArchived => 16,
+        P::NeverRan => 17,
+        P::SessionRunning => 18,
+        P::WorkspaceGoneStartFresh => 19,
+        P::NoHistory => 20,
+        P::AgentWorking => 21,
+        P::AgentRunningLive => 22,
+        P::NoWorkspaceFolder => 23,
+        P::AgentWorkingStopFirst => 24,
+        P::NoMessagesYet => 25,
+        P::TurnsRepliesLost { .. } => 26,
+        P::TurnsSomeUnreadable { .. } => 27,
+        P::TurnsRecorded { .. } => 28,
+        P::WorkspaceThere => 29,
+        P::WorkspaceThereEntries { .. } => 30,
+        P::WorkspaceGone => 31,
+        P::NoWorkspaceYet => 32,
+        P::NotChecked => 33,
+        P::NoStoredKey => 34,
+        P::KeysPresent { .. } => 35,
+        P::KeysMissing { .. } => 36,
+        P::NoRuntimeRan => 37,
+        P::RuntimeAttached => 38,
+        P::CommandMayHaveStarted => 39,
+        P::RuntimeStopped => 40,
+        P::TabAttached => 41,
+        P::TabNotAttached => 42,
+        P::OutputEvicted { .. } => 43,
+        P::RecordsSetAside { .. } => 44,
+        P::OutputNeverRecorded { .. } => 45,
+        P::Storage { .. } => 46,
+        P::ErrorStampIs { .. } => 47,
+        P::ExecutionIs { .. } => 48,
+        P::UncertainCommand { .. } => 49,
+        P::ReplyLost { .. } => 50,
+        P::StorageDetail { .. } => 51,
+        P::EarlierFailure { .. } => 52,
+        P::Cause { .. } => 53,
+        P::Refused { .. } => 54,
+        P::Journal { .. } => 55,
+        P::ActionNotPossible { .. } => 56,
+        P::NothingToRecover => 57,
+        P::WorkspaceCannotOpen => 58,
+        P::WorkspaceUnreadable { .. } => 59,
+        P::NotUncertain => 60,
+        P::ReissueNeedsRunning => 61,
+        P::ReissueAgentWorking => 62,
+        P::ProfilesCannotOpen { .. } => 63,
+        P::NoProfileMade { .. } => 64,
+        P::MessageWaits { .. } => 65,
+        P::ResumedWithoutProfile => 66,
+        P::WorkspaceNotDeleted { .. } => 67,
+        P::EarlierLaunchAnswered { .. } => 68,
+        P::EarlierLaunchRetired { .. } => 69,
+        P::ProfilesUnreadable { .. } => 70,
+        P::ProfilesNotOpen => 71,
+        P::ProfileSaved { .. } => 72,
+        P::ProfileNotSaved { .. } => 73,
+        P::ProfileDeletedMeanwhile => 74,
+        P::ProfileNotDeleted { .. } => 75,
+        P::NoIdMade => 76,
+        P::KeyNotStored { .. } => 77,
+        P::NoKeyForCommands => 78,
+        P::ProfileInvalid { .. } => 79,
+        P::MessageTooLong { .. } => 80,
+        P::JournalDegraded { .. } => 81,
+        P::Plan { .. } => 82,
+        P::SessionStoppedResend => 83,
+        P::NoSessionToSend => 84,
+        P::FollowingCannotSend => 85,
+        P::MessageEmpty => 86,
+        P::RequestRejected { .. } => 87,
+        P::NoWebLocks => 88,
+        P::NoRandomness { .. } => 89,
+        P::LockFailed { .. } => 90,
+        P::SnapshotFallback { .. } => 91,
+        P::SnapshotsUnreadable { .. } => 92,
+        P::SnapshotNotSaved { .. } => 93,
+        P::RecordsQuarantined { .. } => 94,
+        P::QuarantineNotMoved { .. } => 95,
+        P::ReplayRefused { .. } => 96,
+        P::PersistConfirmFailed { .. } => 97,
+        P::RuntimeNotJson { .. } => 98,
+        P::RuntimeMessageRejected { .. } => 99,
+        P::FollowerUnreadable { .. } => 100,
+        P::NoBroadcastChannel => 101,
+        P::OtherBuild => 102,
+        P::BroadcastRejected { .. } => 103,
+        P::CatchUpFailed { .. } => 104,
+        P::FollowGap { .. } => 105,
+        P::EntryNotBelieved { .. } => 106,
+        P::PageNotJson => 107,
+        P::PageMessageRejected { .. } => 108,
+        P::PortMissing => 109,
+        P::ExportNoJournal => 110,
+        P::Exporting => 111,
+        P::ExportFailed { .. } => 112,
+        P::ExportNoSession => 113,
+        P::ExportHandOff { .. } => 114,
+        P::ExportedWithGaps { .. } => 115,
+        P::ImportTooLarge { .. } => 116,
+        P::UnaskedFile => 117,
+        P::ImportTruncated { .. } => 118,
+        P::ImportFailed { .. } => 119,
+        P::FolderGone { .. } => 120,
+        P::FoldersUnsupported => 121,
+        P::AnotherTabInControl => 122,
+        P::FolderNeedsPermissionToRead { .. } => 123,
+        P::EnvironmentWhileWorking => 124,
+    }
+}
+
+#[test]
+fn provider_failures_read_as_the_core_says_them_in_english_and_differ_in_german() {
+    use ProviderFailureClass as C;
+    for class in [
+        C::Auth,
+        C::RateLimit,
+        C::ContextLength,
+        C::Transport,
+        C::Server,
+        C::InvalidRequest,
+        C::NotFound,
+        C::Cut,
+        C::Malformed,
+        C::Cancelled,
+    ] {
+        let (label, advice) = provider_failure(class);
+        assert_eq!(t(Locale::En, label), class.label());
+        assert_eq!(t(Locale::En, advice), class.advice());
+        assert_ne!(t(Locale::De, advice), class.advice(), "{class:?}");
+    }
+}
+
+#[test]
+fn every_phrase_has_a_text_in_every_locale() {
+    let all = every_phrase();
+    let mut seen: Vec<usize> = all.iter().map(index).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    let max = *seen.last().unwrap();
+    assert_eq!(
+        seen,
+        (0..=max).collect::<Vec<_>>(),
+        "a sample of every phrase"
+    );
+    for p in &all {
+        for locale in Locale::ALL {
+            let text = phrase(locale, p);
+            assert!(!text.trim().is_empty(), "{p:?} in {locale:?}");
+            // Every parameter was filled.
+            for k in 0..10 {
+                assert!(
+                    !text.contains(&format!("{{{k}}}")),
+                    "{p:?} in {locale:?}: {text}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn phrases_read_in_german_and_english_follows_the_core() {
+    let summary = Phrase::SummaryAgentFailed;
+    let evidence = Phrase::TurnsRecorded { turns: 1234 };
+    // English on the page is the core's English, with the locale's
+    // number format.
+    assert_eq!(phrase(Locale::En, &summary), summary.to_string());
+    assert_eq!(
+        phrase(Locale::En, &evidence),
+        "1,234 turn(s) recorded in the journal"
+    );
+    assert_eq!(
+        phrase(Locale::De, &summary),
+        "Der letzte Durchgang ist fehlgeschlagen. Arbeitsbereich und Schlüssel bleiben erhalten."
+    );
+    assert_eq!(
+        phrase(Locale::De, &evidence),
+        "1.234 Durchgang/Durchgänge im Journal aufgezeichnet"
+    );
+    assert_eq!(
+        phrase(
+            Locale::De,
+            &Phrase::Storage {
+                persisted: true,
+                used: 1_200_000,
+                quota: 10_000_000_000
+            }
+        ),
+        "dauerhafter Speicher; 1,2 MB von 10,0 GB belegt"
+    );
+    // Free text from outside stays as it is, in every locale.
+    let failed = Phrase::Cause {
+        cause: FailureCause::AgentFailed {
+            detail: "HTTP 500: overloaded".into(),
+        },
+    };
+    assert_eq!(
+        phrase(Locale::De, &failed),
+        "der Durchgang ist fehlgeschlagen: HTTP 500: overloaded"
+    );
+    // Where no number or size format differs, the page's English is
+    // exactly the core's English.
+    for p in every_phrase() {
+        let core = p.to_string();
+        let page = phrase(Locale::En, &p);
+        let plain = !core.chars().any(|c| c.is_ascii_digit())
+            && !matches!(p, Phrase::Refused { .. } | Phrase::ProfileSaved { .. })
+            && !matches!(
+                p,
+                Phrase::Cause {
+                    cause: FailureCause::ProfileBlocked { .. }
+                }
+            );
+        if plain {
+            assert_eq!(page, core, "{p:?}");
+        }
+        assert_ne!(phrase(Locale::De, &p), page, "{p:?} is not translated");
+    }
+}
+
+#[test]
+fn every_phrase_crosses_the_protocol_unchanged() {
+    use lifeline_protocol::{decode, encode, ControllerToPage, Level};
+    for p in every_phrase() {
+        let message = ControllerToPage::Notice {
+            key: "k".into(),
+            level: Level::Info,
+            message: Some(p.clone()),
+        };
+        let text = encode(&message);
+        assert_eq!(
+            decode::<ControllerToPage>(&text).unwrap(),
+            message,
+            "{text}"
+        );
+    }
+    // A malformed phrase is a decode error, not a panic.
+    let bad = r#"{"notice":{"key":"k","level":"info","message":[9999,[],[],[]]}}"#;
+    assert!(decode::<ControllerToPage>(bad).is_err());
+    let short = r#"{"notice":{"key":"k","level":"info","message":[26,[],[3],[]]}}"#;
+    assert!(decode::<ControllerToPage>(short).is_err());
+}
+
+#[test]
+fn numbers_are_grouped_per_locale() {
+    assert_eq!(num(Locale::En, 0), "0");
+    assert_eq!(num(Locale::En, 999), "999");
+    assert_eq!(num(Locale::En, 1000), "1,000");
+    assert_eq!(num(Locale::De, 1_234_567), "1.234.567");
+}
+
+#[test]
+fn sizes_read_like_the_brief() {
+    assert_eq!(bytes(Locale::En, 999), "999 B");
+    assert_eq!(bytes(Locale::En, 1_200_000), "1.2 MB");
+    assert_eq!(bytes(Locale::En, 10_000_000_000), "10.0 GB");
+    assert_eq!(bytes(Locale::De, 1_200_000), "1,2 MB");
+    assert_eq!(bytes(Locale::En, 1_000), "1.0 kB");
+    assert_eq!(bytes(Locale::En, 999_999), "1000.0 kB");
+    assert_eq!(bytes(Locale::En, 1_290_000), "1.3 MB");
+}

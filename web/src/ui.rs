@@ -1,0 +1,225 @@
+//! The signals the components read and the values in them. The IO in
+//! [`crate::io`] writes them; the components only render them and call
+//! its actions.
+
+use crate::i18n::{self, Msg};
+use crate::transcript::TranscriptSignals;
+use leptos::prelude::*;
+use lifeline_core::{Generation, RuntimeId};
+use lifeline_protocol::{JournalStatus, Level, ProfileSummary, Role, SessionStatus, Status};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Offline {
+    Pending,
+    Ready,
+    Unavailable(String),
+}
+
+/// The page's request for persistent storage.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Persist {
+    Idle,
+    Asking,
+    Refused,
+    Failed(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NoticeItem {
+    pub key: String,
+    pub level: Level,
+    pub message: NoticeText,
+    /// Raised on every change, so the list re-renders a changed notice.
+    pub revision: u64,
+}
+
+/// A notice's text: composed here, or a phrase from the controller that
+/// is worded in the current locale when it renders.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NoticeText {
+    Text(String),
+    Phrase(lifeline_core::phrase::Phrase),
+}
+
+impl NoticeText {
+    /// The text in the current locale (tracked for phrases).
+    pub fn render(&self) -> String {
+        match self {
+            NoticeText::Text(s) => s.clone(),
+            NoticeText::Phrase(p) => i18n::phrase(i18n::locale(), p),
+        }
+    }
+}
+
+/// What the status line says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Connection {
+    Connecting,
+    Recovering,
+    Connected,
+    Following,
+    Failed(String),
+}
+
+impl Connection {
+    /// The status line in the current locale (tracked).
+    pub fn text(&self) -> String {
+        let msg = match self {
+            Connection::Connecting => Msg::Connecting,
+            Connection::Recovering => Msg::Recovering,
+            Connection::Connected => Msg::Connected,
+            Connection::Following => Msg::Following,
+            Connection::Failed(reason) => return i18n::tf(Msg::NotConnected, &[reason]),
+        };
+        i18n::tr(msg).to_owned()
+    }
+
+    pub fn state(&self) -> &'static str {
+        match self {
+            Connection::Connecting => "connecting",
+            Connection::Recovering => "recovering",
+            Connection::Connected => "connected",
+            Connection::Following => "following",
+            Connection::Failed(_) => "failed",
+        }
+    }
+}
+
+/// The signals the components read (all `Copy`).
+#[derive(Clone, Copy)]
+pub struct Ui {
+    /// From the leader election; `None` until the lock answered.
+    pub role: RwSignal<Option<Role>>,
+    /// The current controller has our `Start`.
+    pub started: RwSignal<bool>,
+    /// Unrecoverable without a reload.
+    pub failure: RwSignal<Option<String>>,
+    pub status: RwSignal<Option<Status>>,
+    pub notices: RwSignal<Vec<NoticeItem>>,
+    pub restarts: RwSignal<u32>,
+    /// Why the last prompt was not recorded.
+    pub refused: RwSignal<Option<String>>,
+    pub draft: RwSignal<String>,
+    pub offline: RwSignal<Offline>,
+    pub persist: RwSignal<Persist>,
+    pub transcript: TranscriptSignals,
+    /// Every profile as the controller last listed it (never a secret).
+    pub profiles: RwSignal<Vec<ProfileSummary>>,
+    /// Profiles the controller could not read, phrased for a person.
+    pub profile_errors: RwSignal<Vec<String>>,
+    /// The controller has sent a profile list since it started.
+    pub profiles_loaded: RwSignal<bool>,
+    /// The recovery card the core built, if there is anything to recover.
+    pub recovery: RwSignal<Option<lifeline_core::recovery::Card>>,
+    /// Workspace-only access: the stopped session's files.
+    pub workspace: RwSignal<Option<lifeline_protocol::WorkspaceListing>>,
+}
+
+impl Ui {
+    pub fn new() -> Self {
+        Self {
+            role: RwSignal::new(None),
+            started: RwSignal::new(false),
+            failure: RwSignal::new(None),
+            status: RwSignal::new(None),
+            notices: RwSignal::new(Vec::new()),
+            restarts: RwSignal::new(0),
+            refused: RwSignal::new(None),
+            draft: RwSignal::new(String::new()),
+            offline: RwSignal::new(Offline::Pending),
+            persist: RwSignal::new(Persist::Idle),
+            transcript: TranscriptSignals::new(),
+            profiles: RwSignal::new(Vec::new()),
+            profile_errors: RwSignal::new(Vec::new()),
+            profiles_loaded: RwSignal::new(false),
+            recovery: RwSignal::new(None),
+            workspace: RwSignal::new(None),
+        }
+    }
+
+    /// The connection as the status line states it (tracked).
+    pub fn connection(&self) -> Connection {
+        if let Some(reason) = self.failure.get() {
+            return Connection::Failed(reason);
+        }
+        let status = self.status.get();
+        match status.as_ref().map(|s| &s.journal) {
+            Some(JournalStatus::Unavailable { reason }) => {
+                let reason = i18n::phrase(i18n::locale(), reason);
+                return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[&reason]));
+            }
+            // The banner above the transcript explains and offers the way on.
+            Some(JournalStatus::Gone { .. }) => {
+                return Connection::Failed(i18n::tr(Msg::JournalGoneStatus).to_owned())
+            }
+            Some(JournalStatus::ReadOnly { .. }) => {
+                return Connection::Failed(i18n::tr(Msg::JournalReadOnlyStatus).to_owned())
+            }
+            _ => {}
+        }
+        if !self.started.get() {
+            return Connection::Connecting;
+        }
+        match self.role.get() {
+            None => Connection::Connecting,
+            Some(Role::Follower) => Connection::Following,
+            Some(Role::Leader) => match status {
+                Some(s) if s.role == Role::Leader && s.writer => {
+                    // Only a session's first start waits for its runtime.
+                    // Once it ran, the line is about the controller, which
+                    // is there and takes messages: a stopped session is
+                    // resumed by a message, and a runtime that went silent,
+                    // died or is dialing back is shown on its own (beside
+                    // the composer, in the details) while that is settled.
+                    let settled = s.lifecycle.as_ref().is_some_and(|l| {
+                        matches!(
+                            l.state.as_str(),
+                            "running" | "failed" | "cancelled" | "archived"
+                        )
+                    });
+                    if settled || s.runtime.as_ref().is_some_and(|r| r.attached) {
+                        Connection::Connected
+                    } else {
+                        Connection::Connecting
+                    }
+                }
+                _ => Connection::Recovering,
+            },
+        }
+    }
+
+    /// This tab may send prompts now (tracked).
+    pub fn can_write(&self) -> bool {
+        self.connection() == Connection::Connected
+    }
+
+    pub fn busy(&self) -> bool {
+        self.status.with(|s| s.as_ref().is_some_and(|s| s.busy))
+    }
+
+    /// The session's lifecycle as the controller last reported it (tracked).
+    pub fn lifecycle(&self) -> Option<SessionStatus> {
+        self.status
+            .with(|s| s.as_ref().and_then(|s| s.lifecycle.clone()))
+    }
+
+    /// The runtime the controller reports as not responding, if any
+    /// (tracked).
+    pub fn unresponsive(&self) -> Option<(RuntimeId, Generation)> {
+        self.status.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.runtime.as_ref())
+                .filter(|r| r.not_responding)
+                .map(|r| (r.runtime, r.generation))
+        })
+    }
+
+    /// The session is starting (Stop cancels the start) (tracked).
+    pub fn starting(&self) -> bool {
+        self.status.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.lifecycle.as_ref())
+                .is_some_and(|l| l.state == "starting")
+        })
+    }
+}
