@@ -405,6 +405,7 @@ impl EngineSim {
                         .collect();
                     format!("persist batch {:?}: {kinds:?}", batch.batch)
                 });
+                self.check_one_batch(&batch.entries);
                 let fail = if self.active() && self.rng.chance(15) {
                     self.fault("persist failure");
                     Some(if self.rng.coin() {
@@ -1443,6 +1444,26 @@ impl EngineSim {
                 self.violation(format!(
                     "the key reached the journal at position {}",
                     e.position
+                ));
+            }
+        }
+    }
+
+    /// A change that spans records is one batch: a session is opened
+    /// together with its lifecycle's first record, and a successor together
+    /// with the link from the session it succeeds.
+    fn check_one_batch(&mut self, entries: &[JournalEntry]) {
+        use lifeline_core::session::SessionRecord;
+        for e in entries {
+            let JournalRecord::SessionOpened { session, .. } = &e.record else {
+                continue;
+            };
+            let created = entries.iter().any(|o| {
+                matches!(&o.record, JournalRecord::Session { record: SessionRecord::Created { session: s, .. } } if s == session)
+            });
+            if !created {
+                self.violation(format!(
+                    "session {session} was opened in a batch without its lifecycle's first record"
                 ));
             }
         }

@@ -338,6 +338,9 @@ pub struct Controller {
     working: Projection,
     open: OpenBatch,
     in_flight: Option<InFlight>,
+    /// Batches are cut only by [`Controller::cut_batch`] (see
+    /// [`Controller::hold_batches`]).
+    held: bool,
     effects: VecDeque<ControllerEffect>,
     links: BTreeMap<RuntimeId, Link>,
     clients: BTreeMap<ClientId, BTreeSet<CommandId>>,
@@ -391,6 +394,7 @@ impl Controller {
             config,
             open: OpenBatch::default(),
             in_flight: None,
+            held: false,
             effects: VecDeque::new(),
             links: BTreeMap::new(),
             clients: BTreeMap::new(),

@@ -309,16 +309,23 @@ impl Engine {
     /// A new session on a new workspace, linked from `old`; `old`'s
     /// evidence and workspace stay as they are.
     fn start_fresh_in(&mut self, old: SessionId, environment: Option<Environment>, now: Millis) {
-        let Some((session, workspace)) = self.open_session(now) else {
+        let session = self.mint(SessionId::from_u128, now);
+        let workspace = self.mint(WorkspaceId::from_u128, now);
+        let (Some(session), Some(workspace)) = (session, workspace) else {
             return;
         };
+        // The session layer decides first, so a refused start opens no
+        // session in the journal (found by the engine simulation: an
+        // orphan session was opened when the layer was not up yet).
         let result = self.with_sessions(|s| match environment {
             // Another environment: the old runtime stops, by identity.
             Some(environment) => s.choose_environment(old, session, workspace, environment, now),
             None => s.start_fresh(old, session, workspace, None, now),
         });
         match result {
-            Some(Ok(_)) => {
+            // The journal opens the successor before its lifecycle's
+            // records, which the pump carries out next; both go in one batch.
+            Some(Ok(_)) if self.open_session_as(session, workspace, now) => {
                 self.abort_left_request(old);
                 self.session = Some(session);
                 self.active = None;
@@ -326,8 +333,8 @@ impl Engine {
                 self.post(ControllerToPage::Workspace { listing: None });
                 self.show_session(session);
             }
+            Some(Ok(_)) | None => {}
             Some(Err(r)) => self.notice("recovery", Level::Warning, Phrase::Refused { refusal: r }),
-            None => {}
         }
     }
 

@@ -84,7 +84,7 @@ impl Engine {
             position: projection.position,
             projection,
         };
-        let core = match Controller::recover_from_snapshot(config, snapshot, &[], cause, now) {
+        let mut core = match Controller::recover_from_snapshot(config, snapshot, &[], cause, now) {
             Ok(core) => core,
             Err(e) => {
                 return self.stop(Phrase::Journal {
@@ -94,6 +94,10 @@ impl Engine {
                 })
             }
         };
+        // Every change one input makes is written as one batch (cut when
+        // the pump is quiet): a re-issue and its link, a session's
+        // transition and its execution record.
+        core.hold_batches();
         if cause == StartCause::ControllerRestart {
             self.restart = Some(lifeline_core::restart::RestartTally::new(
                 core.pending_projection(),

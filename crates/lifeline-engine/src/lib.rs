@@ -381,6 +381,10 @@ impl Engine {
                 || self.check_active_runtime(now)
                 || self.drive_turn(now))
             {
+                // Quiet: what this input recorded goes out as one batch.
+                if self.core.as_mut().is_some_and(|c| c.cut_batch()) {
+                    continue;
+                }
                 break;
             }
         }

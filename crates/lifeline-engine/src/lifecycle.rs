@@ -125,6 +125,18 @@ impl Engine {
     pub(crate) fn open_session(&mut self, now: Millis) -> Option<(SessionId, WorkspaceId)> {
         let session = self.mint(SessionId::from_u128, now)?;
         let workspace = self.mint(WorkspaceId::from_u128, now)?;
+        self.open_session_as(session, workspace, now)
+            .then_some((session, workspace))
+    }
+
+    /// Opens `session` on `workspace` in the journal; false if the core
+    /// refused (the refusal is reported).
+    pub(crate) fn open_session_as(
+        &mut self,
+        session: SessionId,
+        workspace: WorkspaceId,
+        now: Millis,
+    ) -> bool {
         self.ask(
             |request| ClientRequest::OpenSession {
                 request,
@@ -134,7 +146,6 @@ impl Engine {
             },
             now,
         )
-        .then_some((session, workspace))
     }
 
     pub(crate) fn with_sessions<R>(&mut self, f: impl FnOnce(&mut Sessions) -> R) -> Option<R> {

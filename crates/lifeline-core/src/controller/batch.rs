@@ -74,8 +74,27 @@ impl Controller {
         self.open.entries.len() < self.config.max_open_entries
     }
 
+    /// From now on a batch is cut only when the caller says so
+    /// ([`Controller::cut_batch`]), not after every input: a caller that
+    /// hands the controller several requests for one change of its own (the
+    /// engine: a session's transition and the records it causes) gets them
+    /// written in one transaction, so no crash can separate them.
+    pub fn hold_batches(&mut self) {
+        self.held = true;
+    }
+
+    /// Cuts the records made so far into the next batch if none is in
+    /// flight. True if a `Persist` effect was emitted.
+    pub fn cut_batch(&mut self) -> bool {
+        let before = self.effects.len();
+        let held = std::mem::replace(&mut self.held, false);
+        self.flush();
+        self.held = held;
+        self.effects.len() > before
+    }
+
     pub(super) fn flush(&mut self) {
-        if self.in_flight.is_some() || self.open.entries.is_empty() {
+        if self.held || self.in_flight.is_some() || self.open.entries.is_empty() {
             return;
         }
         let take_all = self.open.entries.len() <= limits::MAX_BATCH_ENTRIES;
