@@ -282,6 +282,17 @@ impl ConfigStore {
             .map_err(|e| self.failure(what, &e))
     }
 
+    /// Deletes `key` from `store_name`; a key that is not there is not an
+    /// error.
+    async fn delete(&self, what: &str, store_name: &str, key: String) -> Result<(), ConfigError> {
+        let key = JsValue::from_str(&key);
+        self.write(what, store_name, |s| async move {
+            s.delete(&key).map_err(Step::Js)?;
+            Ok(())
+        })
+        .await
+    }
+
     /// One readwrite transaction on `store_name`: `run` issues requests and
     /// may await them (IndexedDB only), then returns what to report; the
     /// transaction commits if `run` succeeds and is aborted otherwise. Every
@@ -317,6 +328,25 @@ impl ConfigStore {
             }
         }
     }
+}
+
+/// Inside [`ConfigStore::write`]: the value stored under `key`, or
+/// `undefined` when there is none and a new record still fits under `max`
+/// of `what`. Both requests are issued before either is awaited.
+pub(crate) async fn existing_or_room(
+    store: &IdbObjectStore,
+    key: &JsValue,
+    what: &'static str,
+    max: usize,
+) -> Result<JsValue, Step> {
+    let existing = store.get(key).map_err(Step::Js)?;
+    let count = store.count().map_err(Step::Js)?;
+    let existing = idb::request(&existing).await.map_err(Step::Js)?;
+    let count = idb::request(&count).await.map_err(Step::Js)?;
+    if existing.is_undefined() && count.as_f64().unwrap_or(f64::MAX) >= max as f64 {
+        return Err(Step::Refuse(ConfigError::TooMany { what, max }));
+    }
+    Ok(existing)
 }
 
 /// How a step inside [`ConfigStore::write`] ends early.

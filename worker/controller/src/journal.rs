@@ -248,10 +248,11 @@ impl Journal {
         Ok(ended?)
     }
 
-    /// Aborts a readwrite transaction that a request of it failed to issue.
-    async fn abandon<T>(&self, tx: Tx, what: &str, error: &JsValue) -> Result<T, JournalError> {
+    /// Aborts a readwrite transaction that a request of it failed to issue,
+    /// and names the failure once the abort is done.
+    async fn abandon(&self, tx: Tx, what: &str, error: &JsValue) -> JournalError {
         tx.abandon().await;
-        Err(self.failure(what, error))
+        self.failure(what, error)
     }
 
     /// One request's result, with a failure named after `what`.

@@ -29,7 +29,8 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AesGcmParams, AesKeyGenParams, Crypto, CryptoKey, SubtleCrypto};
 
 use super::{
-    field, limits, object, record_version_ok, store, ConfigError, ConfigStore, Step, RECORD_VERSION,
+    existing_or_room, field, limits, object, record_version_ok, store, ConfigError, ConfigStore,
+    Step, RECORD_VERSION,
 };
 use crate::idb::{self, exception_name};
 
@@ -85,18 +86,10 @@ impl ConfigStore {
         let id_js = JsValue::from_str(&id_text);
         let label = label.to_string();
         self.write("save credential", store::CREDENTIALS, |s| async move {
-            let existing = s.get(&id_js).map_err(Step::Js)?;
-            let count = s.count().map_err(Step::Js)?;
-            let existing = idb::request(&existing).await.map_err(Step::Js)?;
-            let count = idb::request(&count).await.map_err(Step::Js)?;
+            let existing =
+                existing_or_room(&s, &id_js, "credentials", limits::MAX_CREDENTIALS).await?;
             let now = js_sys::Date::now();
             let created = if existing.is_undefined() {
-                if count.as_f64().unwrap_or(f64::MAX) >= limits::MAX_CREDENTIALS as f64 {
-                    return Err(Step::Refuse(ConfigError::TooMany {
-                        what: "credentials",
-                        max: limits::MAX_CREDENTIALS,
-                    }));
-                }
                 now
             } else {
                 field(&existing, "created_ms")
@@ -158,12 +151,8 @@ impl ConfigStore {
     /// Deletes a credential; deleting one that is not there is not an error.
     /// The wrapping key stays.
     pub async fn delete_credential(&self, id: CredentialId) -> Result<(), ConfigError> {
-        let key = JsValue::from_str(&id.to_string());
-        self.write("delete credential", store::CREDENTIALS, |s| async move {
-            s.delete(&key).map_err(Step::Js)?;
-            Ok(())
-        })
-        .await
+        self.delete("delete credential", store::CREDENTIALS, id.to_string())
+            .await
     }
 
     /// The launch checkpoint: the only function that decrypts.

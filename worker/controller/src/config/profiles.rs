@@ -22,8 +22,8 @@ use lifeline_core::ProfileId;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::{
-    field, limits, object, printable, record_version_ok, store, ConfigError, ConfigStore, Step,
-    MAX_SAFE_INTEGER, RECORD_VERSION,
+    existing_or_room, field, limits, object, printable, record_version_ok, store, ConfigError,
+    ConfigStore, Step, MAX_SAFE_INTEGER, RECORD_VERSION,
 };
 use crate::idb;
 
@@ -59,18 +59,8 @@ impl ConfigStore {
         ]);
         let (profile_id, offered) = (profile.id, profile.revision);
         self.write("save profile", store::PROFILES, |s| async move {
-            let existing = s.get(&id).map_err(Step::Js)?;
-            let count = s.count().map_err(Step::Js)?;
-            let existing = idb::request(&existing).await.map_err(Step::Js)?;
-            let count = idb::request(&count).await.map_err(Step::Js)?;
-            if existing.is_undefined() {
-                if count.as_f64().unwrap_or(f64::MAX) >= limits::MAX_PROFILES as f64 {
-                    return Err(Step::Refuse(ConfigError::TooMany {
-                        what: "profiles",
-                        max: limits::MAX_PROFILES,
-                    }));
-                }
-            } else if let Some(stored) = stored_revision(&existing) {
+            let existing = existing_or_room(&s, &id, "profiles", limits::MAX_PROFILES).await?;
+            if let Some(stored) = stored_revision(&existing) {
                 if offered <= stored {
                     return Err(Step::Refuse(ConfigError::StaleRevision {
                         id: profile_id,
@@ -128,12 +118,8 @@ impl ConfigStore {
 
     /// Deletes a profile; deleting one that is not there is not an error.
     pub async fn delete_profile(&self, id: ProfileId) -> Result<(), ConfigError> {
-        let key = JsValue::from_str(&id.to_string());
-        self.write("delete profile", store::PROFILES, |s| async move {
-            s.delete(&key).map_err(Step::Js)?;
-            Ok(())
-        })
-        .await
+        self.delete("delete profile", store::PROFILES, id.to_string())
+            .await
     }
 
     /// The profile a session starts with when the user picked none.

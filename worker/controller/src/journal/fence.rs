@@ -39,7 +39,7 @@ impl Journal {
         let tx = self.readwrite(&[store::META], Durability::Strict)?;
         let meta = match tx.store(store::META) {
             Ok(meta) => meta,
-            Err(e) => return self.abandon(tx, "claim", &e).await,
+            Err(e) => return Err(self.abandon(tx, "claim", &e).await),
         };
         let keys = &self.inner.keys;
         let current = match meta.get(&JsValue::from_str(WRITER_KEY)) {
@@ -53,7 +53,7 @@ impl Journal {
         };
         let Some(next) = next else {
             return match current {
-                Err(e) => self.abandon(tx, "claim", &e).await,
+                Err(e) => Err(self.abandon(tx, "claim", &e).await),
                 Ok(_) => {
                     tx.abandon().await;
                     Err(JournalError::WriterUnreadable)
@@ -76,7 +76,7 @@ impl Journal {
         set(&value, &keys.key, &JsValue::from_str(WRITER_KEY));
         set(&value, &keys.epoch, &JsValue::from_f64(epoch as f64));
         if let Err(e) = meta.put(&value) {
-            return self.abandon(tx, "claim", &e).await;
+            return Err(self.abandon(tx, "claim", &e).await);
         }
         let stored = match meta.get(&JsValue::from_str(ID_KEY)) {
             Ok(request) => idb::request(&request).await.ok(),
@@ -154,7 +154,7 @@ impl Journal {
                 tx.abandon().await;
                 Err(JournalError::WriterUnreadable)
             }
-            Err(e) => self.abandon(tx, "repair", &e).await,
+            Err(e) => Err(self.abandon(tx, "repair", &e).await),
         }
     }
 }
@@ -190,15 +190,15 @@ impl Journal {
         let tx = self.readwrite(names, durability)?;
         let issued = Fence::issue(tx.transaction(), epoch, &self.inner.keys, commit_when_ours)
             .and_then(|fence| {
-                let stores = names
-                    .iter()
-                    .map(|name| Ok((*name, tx.store(name)?)))
-                    .collect::<Result<Vec<_>, JsValue>>()?;
+                let mut stores = Vec::with_capacity(names.len());
+                for name in names {
+                    stores.push((*name, tx.store(name)?));
+                }
                 Ok((fence, Stores(stores)))
             });
         match issued {
             Ok((fence, stores)) => Ok((tx, fence, stores)),
-            Err(e) => self.abandon(tx, what, &e).await,
+            Err(e) => Err(self.abandon(tx, what, &e).await),
         }
     }
 }

@@ -58,7 +58,7 @@ impl Journal {
         for (item, key) in items.iter().zip(&parsed) {
             match stores.get(&item.store).get(key) {
                 Ok(request) => reads.push((item, key, request)),
-                Err(e) => return self.abandon(tx, "quarantine", &e).await,
+                Err(e) => return Err(self.abandon(tx, "quarantine", &e).await),
             }
         }
         let keys = &self.inner.keys;
@@ -93,7 +93,7 @@ impl Journal {
                 .add(&moved)
                 .and_then(|_| stores.get(&item.store).delete(key));
             if let Err(e) = result {
-                return self.abandon(tx, "quarantine", &e).await;
+                return Err(self.abandon(tx, "quarantine", &e).await);
             }
         }
         self.finish("quarantine", tx, Some(&fence)).await

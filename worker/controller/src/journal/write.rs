@@ -100,7 +100,7 @@ impl Journal {
                 inject_fault(meta, keys);
             }
             if let Err(e) = stores.get(name).put(value) {
-                return self.abandon(tx, "write", &e).await;
+                return Err(self.abandon(tx, "write", &e).await);
             }
         }
         #[cfg(feature = "fault-injection")]
@@ -156,7 +156,7 @@ impl Journal {
             .await?;
         let snapshots = stores.get(store::SNAPSHOTS);
         if let Err(e) = snapshots.put(&value) {
-            return self.abandon(tx, "snapshot", &e).await;
+            return Err(self.abandon(tx, "snapshot", &e).await);
         }
         // If the fence aborted the transaction this request fails, and
         // `finish` reports why.
