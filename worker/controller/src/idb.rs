@@ -1,136 +1,201 @@
-//! Opening an IndexedDB database, shared by the journal and the config
-//! store so the handshake cannot drift between them: upgrade, success,
-//! error and blocked handlers, and closing a connection that arrives after
-//! `blocked` was already reported (nobody holds it, and left open it would
-//! block the next upgrade).
+//! The IndexedDB plumbing of the controller's databases, the journal and
+//! the profile store, kept in one place so that the handshakes cannot drift
+//! between them:
+//! how an open is upgraded or blocked, how a request or a transaction is
+//! awaited, how a connection learns that another tab upgraded or deleted
+//! its database, and how an exception is named without quoting values.
+//! Each store maps [`Error`] to its own error type and keeps its schema.
+//!
+//! Requests and transactions are awaited through promises whose `resolve`
+//! and `reject` are the event handlers themselves: no Rust closure has to
+//! be kept alive for them, and awaiting yields only to IndexedDB, so a
+//! transaction stays active for the requests issued after an await.
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+mod connection;
+mod open;
 
-use js_sys::{Function, Promise};
-use wasm_bindgen::{closure::Closure, JsCast, JsValue};
+use js_sys::{Array, Function, Promise, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{
-    Event, IdbDatabase, IdbFactory, IdbOpenDbRequest, IdbTransaction, IdbVersionChangeEvent,
-};
+use web_sys::{DomException, IdbFactory, IdbObjectStore, IdbRequest, IdbTransaction};
 
-/// Why a database did not open; each store maps it to its own error.
-#[derive(Debug)]
-pub enum OpenError {
+pub use connection::{Connection, Ended};
+pub use open::Step;
+
+/// Why an IndexedDB operation failed, before a store words it as its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// No IndexedDB in this context, or `open()` was refused: why.
+    Unavailable(String),
     /// Another connection refused to close for the upgrade. The open is
     /// abandoned; a connection that arrives later is closed at once.
     Blocked,
-    /// The upgrade from `old` failed (its transaction was aborted).
-    Upgrade { old: u32, detail: String },
-    /// `open()` threw, or the open request failed: the exception.
-    Failed(JsValue),
+    /// The stored database was written by a newer build (`VersionError`).
+    NewerSchema,
+    /// A migration step failed (which, and why); its versionchange
+    /// transaction was aborted, so the database stays as it was.
+    Upgrade(String),
+    /// The connection is no longer usable.
+    Ended(Ended),
+    /// The origin's storage quota is full.
+    QuotaExceeded,
+    /// A request or transaction failed: `"{what}: {exception}"`.
+    Operation(String),
 }
 
-/// Opens `name` at `version`. `upgrade(database, transaction, old)` runs
-/// inside the versionchange transaction when the stored version is older;
-/// an `Err` aborts that transaction and the open fails with
-/// [`OpenError::Upgrade`].
-pub async fn open_database(
-    factory: &IdbFactory,
-    name: &str,
-    version: u32,
-    upgrade: impl Fn(&IdbDatabase, &IdbTransaction, u32) -> Result<(), String> + 'static,
-) -> Result<IdbDatabase, OpenError> {
-    let request: IdbOpenDbRequest = factory
-        .open_with_u32(name, version)
-        .map_err(OpenError::Failed)?;
-
-    let blocked = Rc::new(Cell::new(false));
-    let upgrade_error: Rc<RefCell<Option<(u32, String)>>> = Rc::new(RefCell::new(None));
-    let (promise, resolve, reject) = promise();
-    let on_upgrade = {
-        let request = request.clone();
-        let upgrade_error = upgrade_error.clone();
-        Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(move |event: IdbVersionChangeEvent| {
-            let old = event.old_version() as u32;
-            let result = match (request.result(), request.transaction()) {
-                (Ok(database), Some(transaction)) => {
-                    upgrade(&database.unchecked_into(), &transaction, old).inspect_err(|_| {
-                        let _ = transaction.abort();
-                    })
-                }
-                _ => Err("no versionchange transaction".into()),
-            };
-            if let Err(detail) = result {
-                *upgrade_error.borrow_mut() = Some((old, detail));
-            }
-        })
-    };
-    let on_success = {
-        let request = request.clone();
-        let blocked = blocked.clone();
-        Closure::<dyn FnMut(Event)>::new(move |_| {
-            let database = request.result().unwrap_or(JsValue::UNDEFINED);
-            if blocked.get() {
-                // The caller was told it was blocked; nobody holds this late
-                // connection, so it must not block others.
-                if let Some(db) = database.dyn_ref::<IdbDatabase>() {
-                    db.close();
-                }
-                return;
-            }
-            let _ = resolve.call1(&JsValue::UNDEFINED, &database);
-        })
-    };
-    let on_error = {
-        let request = request.clone();
-        let reject = reject.clone();
-        Closure::<dyn FnMut(Event)>::new(move |event: Event| {
-            // Handled here: without this the error also reaches the worker's
-            // global error handler.
-            event.prevent_default();
-            let error = request
-                .error()
-                .ok()
-                .flatten()
-                .map(JsValue::from)
-                .unwrap_or_else(|| JsValue::from_str("UnknownError"));
-            let _ = reject.call1(&JsValue::UNDEFINED, &error);
-        })
-    };
-    let on_blocked = {
-        let blocked = blocked.clone();
-        Closure::<dyn FnMut(Event)>::new(move |_| {
-            blocked.set(true);
-            let _ = reject.call1(&JsValue::UNDEFINED, &JsValue::from_str("Blocked"));
-        })
-    };
-    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-    request.set_onsuccess(Some(on_success.as_ref().unchecked_ref()));
-    request.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    request.set_onblocked(Some(on_blocked.as_ref().unchecked_ref()));
-
-    let outcome = JsFuture::from(promise).await;
-    if blocked.get() {
-        // The request may still complete later; its handlers must outlive
-        // this call so that the late connection gets closed.
-        on_upgrade.forget();
-        on_success.forget();
-        on_error.forget();
-        on_blocked.forget();
-        return Err(OpenError::Blocked);
+/// `indexedDB` of this context. Private modes of some browsers have none.
+pub fn factory() -> Result<IdbFactory, Error> {
+    let value = Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
+        .map_err(|_| Error::Unavailable("indexedDB is not reachable".into()))?;
+    if value.is_undefined() || value.is_null() {
+        return Err(Error::Unavailable(
+            "this browser context has no IndexedDB".into(),
+        ));
     }
-    request.set_onupgradeneeded(None);
+    Ok(value.unchecked_into())
+}
+
+/// Whether the browser still lists a database `name`
+/// (`indexedDB.databases()`); `None` where it cannot tell.
+pub async fn exists(name: &str) -> Option<bool> {
+    let factory = factory().ok()?;
+    let databases: Function = Reflect::get(&factory, &JsValue::from_str("databases"))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let promise: Promise = databases.call0(&factory).ok()?.dyn_into().ok()?;
+    let list: Array = JsFuture::from(promise).await.ok()?.dyn_into().ok()?;
+    let name_key = JsValue::from_str("name");
+    Some(list.iter().any(|d| {
+        Reflect::get(&d, &name_key)
+            .ok()
+            .and_then(|n| n.as_string())
+            .is_some_and(|n| n == name)
+    }))
+}
+
+/// The name of a thrown DOMException or Error. A thrown string is kept only
+/// when it is short: a long one could be anything, a value included.
+pub fn exception_name(error: &JsValue) -> String {
+    if let Some(e) = error.dyn_ref::<DomException>() {
+        return e.name();
+    }
+    if let Some(e) = error.dyn_ref::<js_sys::Error>() {
+        return String::from(e.name());
+    }
+    match error.as_string() {
+        Some(s) if s.len() <= 40 => s,
+        _ => "unknown error".into(),
+    }
+}
+
+/// Name and (shortened) message of an exception. IndexedDB's messages name
+/// stores, keys and states, not the values being written.
+pub fn exception_message(error: &JsValue) -> String {
+    let message = if let Some(e) = error.dyn_ref::<DomException>() {
+        e.message()
+    } else if let Some(e) = error.dyn_ref::<js_sys::Error>() {
+        String::from(e.message())
+    } else {
+        String::new()
+    };
+    let name = exception_name(error);
+    if message.is_empty() {
+        name
+    } else {
+        format!("{name}: {}", truncated(message, 200))
+    }
+}
+
+/// `text` cut to at most `max` bytes (on a character boundary), with `…`.
+pub fn truncated(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+/// Maps a thrown exception or an abort reason to an [`Error`].
+pub fn failure(what: &str, error: &JsValue) -> Error {
+    match exception_name(error).as_str() {
+        "QuotaExceededError" => Error::QuotaExceeded,
+        _ => Error::Operation(format!("{what}: {}", exception_message(error))),
+    }
+}
+
+/// One request's result, or the exception it failed with.
+pub async fn request(request: &IdbRequest) -> Result<JsValue, JsValue> {
+    let promise = Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    let outcome = JsFuture::from(promise).await;
     request.set_onsuccess(None);
     request.set_onerror(None);
-    request.set_onblocked(None);
     match outcome {
-        Ok(database) => Ok(database.unchecked_into()),
-        Err(error) => Err(match upgrade_error.borrow_mut().take() {
-            Some((old, detail)) => OpenError::Upgrade { old, detail },
-            None => OpenError::Failed(error),
-        }),
+        Ok(_) => Ok(request.result().unwrap_or(JsValue::UNDEFINED)),
+        Err(_) => Err(request
+            .error()
+            .ok()
+            .flatten()
+            .map(JsValue::from)
+            .unwrap_or_else(|| JsValue::from_str("AbortError"))),
     }
 }
 
-fn promise() -> (Promise, Function, Function) {
-    let mut slots = None;
-    let promise = Promise::new(&mut |resolve, reject| slots = Some((resolve, reject)));
-    let (resolve, reject) = slots.expect("the Promise executor runs synchronously");
-    (promise, resolve, reject)
+/// A transaction whose end (`complete` or `abort`) can be awaited. Watching
+/// starts when it is made, before any request is issued, so no end is
+/// missed.
+pub struct Tx {
+    transaction: IdbTransaction,
+    end: JsFuture,
+}
+
+impl Tx {
+    pub fn new(transaction: IdbTransaction) -> Tx {
+        let promise = Promise::new(&mut |resolve, reject| {
+            transaction.set_oncomplete(Some(&resolve));
+            transaction.set_onabort(Some(&reject));
+        });
+        Tx {
+            transaction,
+            end: JsFuture::from(promise),
+        }
+    }
+
+    pub fn transaction(&self) -> &IdbTransaction {
+        &self.transaction
+    }
+
+    pub fn store(&self, name: &str) -> Result<IdbObjectStore, JsValue> {
+        self.transaction.object_store(name)
+    }
+
+    /// `Ok` once committed; otherwise why it was aborted (the transaction's
+    /// error, or `AbortError` for an explicit abort).
+    pub async fn end(self) -> Result<(), JsValue> {
+        let committed = self.end.await.is_ok();
+        self.transaction.set_oncomplete(None);
+        self.transaction.set_onabort(None);
+        if committed {
+            return Ok(());
+        }
+        Err(self
+            .transaction
+            .error()
+            .map(JsValue::from)
+            .unwrap_or_else(|| JsValue::from_str("AbortError")))
+    }
+
+    /// Aborts it and waits until the abort has happened, so that nothing of
+    /// it is left running when the caller reports the failure.
+    pub async fn abandon(self) {
+        let _ = self.transaction.abort();
+        let _ = self.end().await;
+    }
 }

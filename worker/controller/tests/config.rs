@@ -21,14 +21,13 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 use web_sys::{Crypto, CryptoKey};
 
+mod common;
+use common::*;
+
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
 // ---------------------------------------------------------------------------
 // Helpers
-
-async fn delete_db(name: &str) {
-    Factory::new().unwrap().delete(name).unwrap().await.unwrap();
-}
 
 /// A fresh store in its own database.
 async fn fresh(name: &str) -> ConfigStore {
@@ -41,104 +40,6 @@ async fn finish(store: ConfigStore, name: &str) {
     store.close();
     drop(store);
     delete_db(name).await;
-}
-
-fn field(record: &JsValue, name: &str) -> JsValue {
-    Reflect::get(record, &JsValue::from_str(name)).unwrap()
-}
-
-fn set_field(record: &JsValue, name: &str, value: &JsValue) {
-    Reflect::set(record, &JsValue::from_str(name), value).unwrap();
-}
-
-fn object(fields: &[(&str, JsValue)]) -> JsValue {
-    let o = Object::new();
-    for (k, v) in fields {
-        Reflect::set(&o, &JsValue::from_str(k), v).unwrap();
-    }
-    o.into()
-}
-
-/// A second, raw connection at the current version (no upgrade).
-async fn raw(name: &str) -> idb::Database {
-    Factory::new()
-        .unwrap()
-        .open(name, Some(SCHEMA_VERSION))
-        .unwrap()
-        .await
-        .unwrap()
-}
-
-async fn raw_get(name: &str, store_name: &str, key: &str) -> Option<JsValue> {
-    let db = raw(name).await;
-    let tx = db
-        .transaction(&[store_name], TransactionMode::ReadOnly)
-        .unwrap();
-    let v = tx
-        .object_store(store_name)
-        .unwrap()
-        .get(JsValue::from_str(key))
-        .unwrap()
-        .await
-        .unwrap();
-    db.close();
-    v
-}
-
-async fn raw_put(name: &str, store_name: &str, values: &[JsValue]) {
-    let db = raw(name).await;
-    let tx = db
-        .transaction(&[store_name], TransactionMode::ReadWrite)
-        .unwrap();
-    let s = tx.object_store(store_name).unwrap();
-    for value in values {
-        s.put(value, None).unwrap();
-    }
-    assert!(tx.commit().unwrap().await.unwrap().is_committed());
-    db.close();
-}
-
-async fn raw_delete(name: &str, store_name: &str, key: &str) {
-    let db = raw(name).await;
-    let tx = db
-        .transaction(&[store_name], TransactionMode::ReadWrite)
-        .unwrap();
-    tx.object_store(store_name)
-        .unwrap()
-        .delete(JsValue::from_str(key))
-        .unwrap();
-    assert!(tx.commit().unwrap().await.unwrap().is_committed());
-    db.close();
-}
-
-async fn raw_count(name: &str, store_name: &str) -> u32 {
-    let db = raw(name).await;
-    let tx = db
-        .transaction(&[store_name], TransactionMode::ReadOnly)
-        .unwrap();
-    let n = tx
-        .object_store(store_name)
-        .unwrap()
-        .count(None)
-        .unwrap()
-        .await
-        .unwrap();
-    db.close();
-    n
-}
-
-fn id<T: std::str::FromStr>(n: u128) -> T
-where
-    T::Err: std::fmt::Debug,
-{
-    let alphabet = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-    let mut text = [b'0'; 26];
-    let mut x = n.max(1);
-    for slot in text.iter_mut().rev() {
-        *slot = alphabet[(x & 31) as usize];
-        x >>= 5;
-    }
-    std::str::from_utf8(&text).unwrap().parse().unwrap()
 }
 
 fn pid(n: u128) -> ProfileId {

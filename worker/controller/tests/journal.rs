@@ -9,7 +9,6 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use idb::{DatabaseEvent, Factory, KeyPath, ObjectStoreParams, TransactionMode};
-use js_sys::{Object, Reflect};
 use lifeline_controller::durability::{self, Durability};
 use lifeline_controller::journal::{
     database_exists, durability_for, store, Journal, JournalError, Quarantined, WriterEpoch,
@@ -21,95 +20,13 @@ use lifeline_core::*;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 
+mod common;
+use common::*;
+
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
 // ---------------------------------------------------------------------------
 // Helpers
-
-async fn fresh(name: &str) {
-    Factory::new().unwrap().delete(name).unwrap().await.unwrap();
-}
-
-fn field(record: &JsValue, name: &str) -> JsValue {
-    Reflect::get(record, &JsValue::from_str(name)).unwrap()
-}
-
-fn object(fields: &[(&str, JsValue)]) -> JsValue {
-    let o = Object::new();
-    for (k, v) in fields {
-        Reflect::set(&o, &JsValue::from_str(k), v).unwrap();
-    }
-    o.into()
-}
-
-/// A second, raw connection at the current version (no upgrade).
-async fn raw(name: &str) -> idb::Database {
-    Factory::new()
-        .unwrap()
-        .open(name, Some(SCHEMA_VERSION))
-        .unwrap()
-        .await
-        .unwrap()
-}
-
-async fn raw_get(name: &str, store_name: &str, key: JsValue) -> Option<JsValue> {
-    let db = raw(name).await;
-    let tx = db
-        .transaction(&[store_name], TransactionMode::ReadOnly)
-        .unwrap();
-    let v = tx
-        .object_store(store_name)
-        .unwrap()
-        .get(key)
-        .unwrap()
-        .await
-        .unwrap();
-    db.close();
-    v
-}
-
-async fn raw_put(name: &str, store_name: &str, value: JsValue) {
-    let db = raw(name).await;
-    let tx = db
-        .transaction(&[store_name], TransactionMode::ReadWrite)
-        .unwrap();
-    tx.object_store(store_name)
-        .unwrap()
-        .put(&value, None)
-        .unwrap();
-    assert!(tx.commit().unwrap().await.unwrap().is_committed());
-    db.close();
-}
-
-async fn raw_count(name: &str, store_name: &str) -> u32 {
-    let db = raw(name).await;
-    let tx = db
-        .transaction(&[store_name], TransactionMode::ReadOnly)
-        .unwrap();
-    let n = tx
-        .object_store(store_name)
-        .unwrap()
-        .count(None)
-        .unwrap()
-        .await
-        .unwrap();
-    db.close();
-    n
-}
-
-fn id<T: std::str::FromStr>(n: u128) -> T
-where
-    T::Err: std::fmt::Debug,
-{
-    let alphabet = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-    let mut text = [b'0'; 26];
-    let mut x = n.max(1);
-    for slot in text.iter_mut().rev() {
-        *slot = alphabet[(x & 31) as usize];
-        x >>= 5;
-    }
-    std::str::from_utf8(&text).unwrap().parse().unwrap()
-}
 
 const CLIENT: ClientId = ClientId(1);
 
@@ -132,7 +49,7 @@ struct World {
 
 impl World {
     async fn new(name: &str) -> World {
-        fresh(name).await;
+        delete_db(name).await;
         let journal = Journal::open(name).await.unwrap();
         let epoch = journal.claim_writer().await.unwrap();
         let config = ControllerConfig {
@@ -345,7 +262,7 @@ async fn some_history(world: &mut World) {
 #[wasm_bindgen_test]
 async fn a_fresh_database_gets_every_store_and_index_of_schema_2() {
     let name = "lifeline-test-fresh";
-    fresh(name).await;
+    delete_db(name).await;
     let journal = Journal::open(name).await.unwrap();
     assert_eq!(journal.version(), 2);
     assert_eq!(SCHEMA_VERSION, 2);
@@ -408,7 +325,7 @@ async fn create_v1(name: &str) -> idb::Database {
 #[wasm_bindgen_test]
 async fn a_version_1_database_is_migrated_without_losing_its_records() {
     let name = "lifeline-test-migrate";
-    fresh(name).await;
+    delete_db(name).await;
     let v1 = create_v1(name).await;
     let tx = v1
         .transaction(&["commands"], TransactionMode::ReadWrite)
@@ -448,7 +365,7 @@ async fn a_version_1_database_is_migrated_without_losing_its_records() {
         );
     }
     db.close();
-    let kept = raw_get(name, store::COMMANDS, "01JD0000000000000000000001".into())
+    let kept = raw_get(name, store::COMMANDS, "01JD0000000000000000000001")
         .await
         .expect("the v1 record survived the migration");
     assert_eq!(field(&kept, "line").as_string().unwrap(), "echo hello");
@@ -457,7 +374,7 @@ async fn a_version_1_database_is_migrated_without_losing_its_records() {
 #[wasm_bindgen_test]
 async fn a_database_from_a_newer_build_is_refused_not_misread() {
     let name = "lifeline-test-newer";
-    fresh(name).await;
+    delete_db(name).await;
     let newer = Factory::new()
         .unwrap()
         .open(name, Some(SCHEMA_VERSION + 1))
@@ -473,7 +390,7 @@ async fn a_database_from_a_newer_build_is_refused_not_misread() {
 #[wasm_bindgen_test]
 async fn an_older_connection_that_will_not_close_blocks_the_upgrade_promptly() {
     let name = "lifeline-test-blocked";
-    fresh(name).await;
+    delete_db(name).await;
     // idb's Database has no versionchange handler: it never closes by itself.
     let old = create_v1(name).await;
     assert_eq!(
@@ -490,7 +407,7 @@ async fn an_older_connection_that_will_not_close_blocks_the_upgrade_promptly() {
 #[wasm_bindgen_test]
 async fn another_tab_upgrading_closes_our_connection_and_tells_us() {
     let name = "lifeline-test-versionchange";
-    fresh(name).await;
+    delete_db(name).await;
     let journal = Journal::open(name).await.unwrap();
     let told = std::rc::Rc::new(std::cell::Cell::new(false));
     let seen = told.clone();
@@ -566,7 +483,7 @@ async fn a_database_deleted_under_us_is_told_apart_from_an_upgrade() {
 #[wasm_bindgen_test]
 async fn the_journal_identity_is_stamped_once_and_kept() {
     let name = "lifeline-test-identity";
-    fresh(name).await;
+    delete_db(name).await;
     let journal = Journal::open(name).await.unwrap();
     assert_eq!(journal.id(), None, "unknown before a claim");
     journal.claim_writer().await.unwrap();
@@ -589,7 +506,10 @@ async fn a_damaged_writer_record_leaves_the_rest_readable_and_repair_keeps_it() 
     raw_put(
         name,
         store::META,
-        object(&[("key", "writer".into()), ("epoch", "seven".into())]),
+        &[object(&[
+            ("key", "writer".into()),
+            ("epoch", "seven".into()),
+        ])],
     )
     .await;
 
@@ -709,10 +629,10 @@ async fn every_record_kind_lands_in_its_store_and_reads_back_equal() {
     raw_put(
         name,
         store::ARTIFACTS,
-        object(&[
+        &[object(&[
             ("digest", digest.to_string().into()),
             ("data", "tampered".into()),
-        ]),
+        ])],
     )
     .await;
     assert!(matches!(
@@ -770,7 +690,7 @@ async fn a_second_claim_supersedes_the_first_and_its_write_leaves_nothing() {
 #[wasm_bindgen_test]
 async fn a_write_to_a_journal_nobody_claimed_is_refused() {
     let name = "lifeline-test-unclaimed";
-    fresh(name).await;
+    delete_db(name).await;
     let journal = Journal::open(name).await.unwrap();
     let batch = PersistBatch {
         v: V1,
@@ -799,7 +719,7 @@ async fn a_write_to_a_journal_nobody_claimed_is_refused() {
 #[wasm_bindgen_test]
 async fn a_request_failing_mid_transaction_leaves_nothing_of_the_batch() {
     let name = "lifeline-test-atomic";
-    fresh(name).await;
+    delete_db(name).await;
     let journal = Journal::open(name).await.unwrap();
     let epoch = journal.claim_writer().await.unwrap();
     let mut entries = vec![JournalEntry {
@@ -852,9 +772,7 @@ async fn a_request_failing_mid_transaction_leaves_nothing_of_the_batch() {
         "{error:?}"
     );
     assert_eq!(raw_count(name, store::RECORDS).await, 0, "nothing was kept");
-    assert!(raw_get(name, store::META, "injected-fault".into())
-        .await
-        .is_none());
+    assert!(raw_get(name, store::META, "injected-fault").await.is_none());
     // Retrying the same batch (keyed by position) writes it once.
     journal.write_batch(&batch, epoch).await.unwrap();
     journal.write_batch(&batch, epoch).await.unwrap();
@@ -867,7 +785,7 @@ async fn a_request_failing_mid_transaction_leaves_nothing_of_the_batch() {
 #[wasm_bindgen_test]
 async fn an_invalid_batch_is_refused_before_anything_is_written() {
     let name = "lifeline-test-invalid";
-    fresh(name).await;
+    delete_db(name).await;
     let journal = Journal::open(name).await.unwrap();
     let epoch = journal.claim_writer().await.unwrap();
     let batch = PersistBatch {
@@ -1004,7 +922,7 @@ fn durability_follows_the_record_kind() {
 #[wasm_bindgen_test]
 async fn the_browser_grants_the_durability_asked_for() {
     let name = "lifeline-test-durability";
-    fresh(name).await;
+    delete_db(name).await;
     let journal = Journal::open(name).await.unwrap();
     journal.close();
     let db: web_sys::IdbDatabase = raw(name).await.into();
@@ -1050,11 +968,9 @@ async fn snapshot_and_tail_fold_to_the_same_projection_as_full_replay() {
     assert_eq!(&resumed, world.controller.projection());
     // Only the newest two snapshots are kept.
     assert_eq!(raw_count(name, store::SNAPSHOTS).await, 2);
-    assert!(
-        raw_get(name, store::SNAPSHOTS, (first.position as f64).into())
-            .await
-            .is_none()
-    );
+    assert!(raw_get(name, store::SNAPSHOTS, first.position as f64)
+        .await
+        .is_none());
     journal.close();
 }
 
@@ -1084,10 +1000,10 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
     raw_put(
         name,
         store::SNAPSHOTS,
-        object(&[
+        &[object(&[
             ("position", (newer.position as f64).into()),
             ("json", "{\"v\":1,".into()),
-        ]),
+        ])],
     )
     .await;
     let loaded = journal.load().await.unwrap();
@@ -1111,10 +1027,10 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
     raw_put(
         name,
         store::SNAPSHOTS,
-        object(&[
+        &[object(&[
             ("position", (older.position as f64).into()),
             ("json", json.replacen("\"v\":1", "\"v\":99", 1).into()),
-        ]),
+        ])],
     )
     .await;
     let loaded = journal.load().await.unwrap();
@@ -1154,10 +1070,10 @@ async fn corrupt_records_are_quarantined_and_the_rest_loads() {
     raw_put(
         name,
         store::RECORDS,
-        object(&[
+        &[object(&[
             ("position", (lease.position as f64).into()),
             ("json", "{not json".into()),
-        ]),
+        ])],
     )
     .await;
     // 2. A future schema version in `events`.
@@ -1169,12 +1085,12 @@ async fn corrupt_records_are_quarantined_and_the_rest_loads() {
     raw_put(
         name,
         store::EVENTS,
-        object(&[
+        &[object(&[
             ("position", (event.position as f64).into()),
             ("command_id", e.command.to_string().into()),
             ("seq", (e.seq.0 as f64).into()),
             ("json", json.replacen("\"v\":1", "\"v\":99", 1).into()),
-        ]),
+        ])],
     )
     .await;
     // 3. A command stored at a position its entry does not have.
@@ -1188,11 +1104,11 @@ async fn corrupt_records_are_quarantined_and_the_rest_loads() {
     raw_put(
         name,
         store::COMMANDS,
-        object(&[
+        &[object(&[
             ("position", (admitted.position as f64).into()),
             ("command_id", c.command.to_string().into()),
             ("json", json.into()),
-        ]),
+        ])],
     )
     .await;
 
@@ -1258,11 +1174,9 @@ async fn corrupt_records_are_quarantined_and_the_rest_loads() {
     let again = journal.load().await.unwrap();
     assert!(again.quarantined.is_empty());
     assert_eq!(again.tail, expected);
-    assert!(
-        raw_get(name, store::RECORDS, (lease.position as f64).into())
-            .await
-            .is_none()
-    );
+    assert!(raw_get(name, store::RECORDS, lease.position as f64)
+        .await
+        .is_none());
     // Quarantining is fenced too.
     let stale: Vec<Quarantined> = Vec::new();
     journal.claim_writer().await.unwrap();
@@ -1284,7 +1198,7 @@ async fn a_long_history_reads_back_in_chunks_and_pages() {
     // are hand-built: each is valid alone, which is all the store checks;
     // folding them is covered by the controller-driven tests.)
     let name = "lifeline-test-long";
-    fresh(name).await;
+    delete_db(name).await;
     let journal = Journal::open(name).await.unwrap();
     let epoch = journal.claim_writer().await.unwrap();
     let command: CommandId = id(0xF00D);
