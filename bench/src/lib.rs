@@ -10,9 +10,9 @@ use std::collections::VecDeque;
 use std::str::FromStr;
 
 use js_sys::Reflect;
-use lifeline_controller::journal::{durability_for, Journal, JournalError};
 use lifeline_core::schema::limits;
 use lifeline_core::*;
+use lifeline_store::journal::{durability_for, Journal, JournalError};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 

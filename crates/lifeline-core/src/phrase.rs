@@ -3,7 +3,7 @@
 //!
 //! The core has no locale. It says *which* message and with *what*
 //! arguments; the page renders each phrase from its catalogs in the reader's
-//! language (`web/src/i18n.rs`, an exhaustive `match`, so a new phrase
+//! language (`web/src/i18n/`, an exhaustive `match`, so a new phrase
 //! without a translation does not compile). [`Phrase`]'s `Display` is the
 //! English rendering, for native tests, logs and the evidence export.
 //!

@@ -29,7 +29,7 @@ const NATIVE_PACKAGES: [&str; 8] = [
 ];
 
 /// Crates with wasm-bindgen tests in headless Chromium.
-const WASM_PACKAGES: [&str; 2] = ["lifeline-controller", "lifeline-runtime"];
+const WASM_PACKAGES: [&str; 2] = ["lifeline-store", "lifeline-runtime"];
 
 #[derive(Default)]
 struct Tally {

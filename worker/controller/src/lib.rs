@@ -1,29 +1,24 @@
-//! The controller worker: owns the IndexedDB journal and the controller side
-//! of the runtime protocol, and runs the built-in agent.
-//!
-//! This crate only carries out IO and translates events; recovery semantics
-//! belong to `lifeline-core`. Codemap:
+//! The controller worker: the engine's shell. `lifeline_engine::Engine`
+//! decides everything; this crate carries out its effects (IndexedDB
+//! through `lifeline-store`, ports, timers, fetches, folder observations,
+//! worker spawns through the page) and translates the page's messages and
+//! the browser's events into its inputs. Codemap:
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`journal`] | the IndexedDB schema, migrations, batched reads and writes |
-//! | [`config`] | profiles and encrypted credentials, in their own IndexedDB database |
+//! | [`shell`] | the effect loop and the handles it keeps; `shell/observe.rs` looks without reviving anything; `shell/profiles.rs` lists, saves and deletes profiles |
+//! | [`provider`] | sending a recorded provider request with `fetch`, streamed through `lifeline_provider` |
 //! | [`export`] | evidence export (a tar of JSON Lines and artifacts) and read-only import |
-//! | `idb` | opening an IndexedDB database (upgrade, blocked, late connections), for both stores |
-//! | [`durability`] | the one place that opens transactions with a durability hint |
-//! | [`storage`] | `navigator.storage` estimate and persistence, as seen from a worker |
-//! | [`shell`] | leader and follower: effects out of the core, events into it |
 //! | [`web`] | Web Locks, timers, randomness and the clock |
+//! | `config`, `durability`, `journal`, `storage` | re-exported from `lifeline-store` |
 
-pub mod config;
-pub mod durability;
 pub mod export;
-mod idb;
-pub mod journal;
 pub mod provider;
 pub mod shell;
-pub mod storage;
 pub mod web;
+
+/// The stores live in `lifeline-store`; the shell names them as before.
+pub use lifeline_store::{config, durability, journal, storage};
 
 use lifeline_protocol::{
     check_version, decode, ControllerToPage, PageToController, PROTOCOL_VERSION,

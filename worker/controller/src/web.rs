@@ -15,17 +15,7 @@ pub fn now() -> Millis {
     Millis(js_sys::Date::now().max(0.0) as u64)
 }
 
-/// Fresh random bytes from the platform's CSPRNG.
-pub fn random_bytes<const N: usize>() -> Result<[u8; N], String> {
-    let mut bytes = [0u8; N];
-    let crypto = scope()
-        .crypto()
-        .map_err(|_| "this browser gives workers no crypto".to_string())?;
-    crypto
-        .get_random_values_with_u8_array(&mut bytes)
-        .map_err(|_| "crypto.getRandomValues failed".to_string())?;
-    Ok(bytes)
-}
+pub use lifeline_store::random_bytes;
 
 pub fn random_u128() -> Result<u128, String> {
     Ok(u128::from_be_bytes(random_bytes::<16>()?).max(1))

@@ -9,14 +9,14 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use idb::{DatabaseEvent, Factory, KeyPath, ObjectStoreParams, TransactionMode};
-use lifeline_controller::durability::{self, Durability};
-use lifeline_controller::journal::{
+use lifeline_core::schema::limits;
+use lifeline_core::*;
+use lifeline_store::durability::{self, Durability};
+use lifeline_store::journal::{
     database_exists, durability_for, store, Journal, JournalError, Quarantined, WriterEpoch,
     SCHEMA_VERSION,
 };
-use lifeline_controller::storage;
-use lifeline_core::schema::limits;
-use lifeline_core::*;
+use lifeline_store::storage;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 
@@ -1188,7 +1188,7 @@ async fn corrupt_records_are_quarantined_and_the_rest_loads() {
 }
 
 fn journal_store(e: &JournalEntry) -> &'static str {
-    lifeline_controller::journal::store_for(&e.record)
+    lifeline_store::journal::store_for(&e.record)
 }
 
 #[wasm_bindgen_test]

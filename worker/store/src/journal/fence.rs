@@ -90,7 +90,7 @@ impl Journal {
         // Stamped once; an unreadable stamp is left where it is (it is not
         // ours to overwrite) and the journal goes without an identity.
         if stored.as_ref().is_some_and(JsValue::is_undefined) {
-            if let Ok(bytes) = crate::web::random_bytes::<16>() {
+            if let Ok(bytes) = crate::random_bytes::<16>() {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 let fresh: String = bytes
                     .iter()

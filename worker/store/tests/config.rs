@@ -7,15 +7,15 @@
 
 use idb::{Factory, KeyPath, TransactionMode};
 use js_sys::{ArrayBuffer, Object, Reflect, Uint8Array};
-use lifeline_controller::config::{
-    limits, store, ConfigError, ConfigStore, CREDENTIAL_KEY_NAME, KEY_GONE, SCHEMA_VERSION,
-    UNDECRYPTABLE,
-};
 use lifeline_core::profile::{
     resolve_for_resume, AgentBudget, Capabilities, CredentialFailure, EnvValue, EnvVar, Profile,
     ProfileBlock, ProfileLookup, Provider, Secret, Tool, OWNER,
 };
 use lifeline_core::{CredentialId, ProfileId};
+use lifeline_store::config::{
+    limits, store, ConfigError, ConfigStore, CREDENTIAL_KEY_NAME, KEY_GONE, SCHEMA_VERSION,
+    UNDECRYPTABLE,
+};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
