@@ -239,6 +239,8 @@ pub struct EngineSim {
     /// Stop presses: when, and the turn open then.
     stops: Vec<(u64, TurnId, Inc)>,
     next_token: u64,
+    /// The journal's writer record is damaged (until Repair journal).
+    writer_damaged: bool,
     /// Quiet-phase looks in a row that found the session busy.
     quiet_busy: u32,
     cov: EngineCoverage,
@@ -286,6 +288,7 @@ impl EngineSim {
             stops: Vec::new(),
             next_token: 0,
             quiet_busy: 0,
+            writer_damaged: false,
             cov: EngineCoverage::default(),
         }
     }
@@ -406,7 +409,13 @@ impl EngineSim {
                     format!("persist batch {:?}: {kinds:?}", batch.batch)
                 });
                 self.check_one_batch(&batch.entries);
-                let fail = if self.active() && self.rng.chance(15) {
+                let fail = if self.active() && self.rng.chance(2) && !self.writer_damaged {
+                    // The writer record went bad under the app: nothing more
+                    // is written until the user repairs the journal.
+                    self.fault("writer record damaged");
+                    self.writer_damaged = true;
+                    Some(JournalFault::WriterUnreadable)
+                } else if self.active() && self.rng.chance(15) {
                     self.fault("persist failure");
                     Some(if self.rng.coin() {
                         JournalFault::QuotaExceeded
@@ -553,7 +562,25 @@ impl EngineSim {
             }
             Effect::CheckStorage => {}
             Effect::RepairJournal => {
-                self.violation("a repair was asked for with an intact writer record".into())
+                if !std::mem::take(&mut self.writer_damaged) {
+                    return self
+                        .violation("a repair was asked for with an intact writer record".into());
+                }
+                // The damaged value is set aside; the same worker leads again
+                // from what is durable.
+                let projection = self.durable_projection();
+                if let Some(e) = self.leader.as_mut() {
+                    let cause = e.start_cause().unwrap_or(StartCause::ControllerRestart);
+                    e.lead(
+                        Recovered {
+                            projection,
+                            unreadable: 1,
+                            cause,
+                            entropy: self.seed.to_le_bytes().to_vec(),
+                        },
+                        now,
+                    );
+                }
             }
         }
     }
@@ -646,6 +673,14 @@ impl EngineSim {
                 batch,
                 result,
             } if i == inc => {
+                if self.trace && result.is_err() {
+                    let held: Vec<TurnId> = self
+                        .leader
+                        .as_ref()
+                        .map(|e| e.held_prompts().collect())
+                        .unwrap_or_default();
+                    self.note(|| format!("write failed; held prompts {held:?}"));
+                }
                 if let Some(e) = self.leader.as_mut() {
                     e.handle_persisted(batch, result, now);
                 }
@@ -1400,6 +1435,19 @@ impl EngineSim {
             2_000
         };
         self.clock.schedule_in(next, Ev::UserAct);
+        // A read-only history offers Repair journal, and a person takes it.
+        let read_only = self.page.status.as_ref().is_some_and(|s| {
+            matches!(s.journal, lifeline_protocol::JournalStatus::ReadOnly { .. })
+        });
+        if read_only && (self.rng.chance(300) || !self.active()) {
+            *self.cov.actions.entry("Repair journal").or_default() += 1;
+            let now = self.now();
+            if let Some(e) = self.leader.as_mut() {
+                e.handle_repair();
+            }
+            let _ = now;
+            return;
+        }
         if self.active() {
             let roll = self.rng.below(100);
             match roll {

@@ -13,7 +13,7 @@ use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::view::{batch_deltas, session_deltas};
 use lifeline_core::{
     Controller, ControllerConfig, ControllerEffect, JournalEntry, JournalRecord, Millis,
-    PersistBatch, Projection, ProjectionSnapshot, RuntimeIdentity, SessionId, StartCause,
+    PersistBatch, Projection, ProjectionSnapshot, RuntimeIdentity, SessionId, StartCause, TurnId,
 };
 use lifeline_protocol::{ControllerToPage, JournalStatus, Level, Role};
 
@@ -73,6 +73,23 @@ impl Engine {
         self.cause = Some(cause);
         self.stopped = None;
         self.fold = None;
+        // Leading again (after Repair journal) starts from the journal
+        // alone: nothing of an earlier leadership's sessions, starts or
+        // requests carries over.
+        self.sessions = None;
+        self.launching = None;
+        self.preparing.clear();
+        self.adopting = None;
+        self.rejoining = None;
+        self.active = None;
+        self.awaiting_record.clear();
+        self.stopping.clear();
+        self.live = None;
+        self.conversations.clear();
+        self.attempt_timers.clear();
+        self.inspecting = false;
+        self.restart = None;
+        self.card_dirty = true;
         self.facts.quarantined = unreadable;
         self.last_snapshot = projection.position;
         let config = ControllerConfig {
@@ -231,6 +248,22 @@ impl Engine {
             return false;
         }
         self.stopped = Some(reason.clone());
+        // A message whose turn was recorded but never confirmed durable is
+        // as unrecorded as one still held (found by the engine simulation:
+        // a write that failed for good took such a message with it).
+        let unconfirmed: Vec<TurnId> = self
+            .core
+            .as_ref()
+            .map(|c| {
+                let durable = &c.projection().turns;
+                c.pending_projection()
+                    .turns
+                    .keys()
+                    .filter(|t| !durable.contains_key(t))
+                    .copied()
+                    .collect()
+            })
+            .unwrap_or_default();
         self.core = None;
         self.attempt_timers.clear();
         self.effects.push_back(Effect::CancelTimers);
@@ -245,6 +278,7 @@ impl Engine {
         // A continuation is the card's, not typed: nothing to give back.
         let held: Vec<_> = self
             .held_prompts()
+            .chain(unconfirmed)
             .filter(|t| !self.continuations.contains(t))
             .collect();
         self.prompts.clear();
