@@ -3,10 +3,9 @@
 //!
 //! Retiring stops new work for a generation and settles what was never sent
 //! to it; only a confirmed end (`runtime_gone`) settles what may be running,
-//! because a retired worker may still be alive and deliver its evidence
-//! (it may dial back, see `link`). Terminations are
-//! retried until confirmed: a runtime given up on would leave its commands
-//! `running` forever.
+//! because a retired worker may still be alive, dial back (see `link`) and
+//! deliver its evidence. Terminations are retried until confirmed: a runtime
+//! given up on would leave its commands `running` forever.
 
 use crate::id::{CommandId, Generation, LeaseId, Millis, RuntimeId};
 use crate::journal::{GoneCause, JournalRecord, RecoveryKind, RetireCause, RuntimeRef};

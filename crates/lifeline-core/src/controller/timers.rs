@@ -1,8 +1,9 @@
 //! What each timer does when it fires.
 //!
 //! A timer names the identities it was armed for and the shell may fire it
-//! late or after the state moved on, so each arm first checks that it still
-//! matches the journal and the live links, and does nothing otherwise.
+//! early, late or after the state moved on, so each arm first checks that it
+//! still matches the journal and the live links, and otherwise does nothing
+//! (not even arm itself again).
 
 use crate::id::Millis;
 use crate::journal::{RecoveryKind, RetireCause};
