@@ -236,8 +236,10 @@ pub struct EngineSim {
     lines: BTreeMap<String, CommandId>,
     /// Durable admissions: command line and the command it re-issues.
     admitted: BTreeMap<CommandId, (String, Option<CommandId>)>,
-    /// Stop presses: when, and the turn open then.
+    /// Stop presses: when, the turn open then, and the leader pressed in.
     stops: Vec<(u64, TurnId, Inc)>,
+    /// When each leader incarnation ended by a crash or host loss.
+    crashes: Vec<(u64, Inc)>,
     next_token: u64,
     /// The journal's writer record is damaged (until Repair journal).
     writer_damaged: bool,
@@ -286,6 +288,7 @@ impl EngineSim {
             lines: BTreeMap::new(),
             admitted: BTreeMap::new(),
             stops: Vec::new(),
+            crashes: Vec::new(),
             next_token: 0,
             quiet_busy: 0,
             writer_damaged: false,
@@ -916,6 +919,7 @@ impl EngineSim {
         } else {
             "controller crash"
         });
+        self.crashes.push((self.now().0, self.inc));
         self.leader = None;
         self.inc += 1;
         self.fetches.clear();
@@ -1619,18 +1623,38 @@ impl EngineSim {
                 None => {}
             }
         }
-        // Every Stop ended its turn within the bound (unless the leader it
-        // was pressed in crashed before the bound).
-        for (at, turn, _) in self.stops.clone() {
-            let ended = p.turns.get(&turn).and_then(|t| t.end.as_ref());
-            if ended.is_none() {
-                self.violations.push(format!(
+        // Every Stop ended its turn within the bound, unless the controller
+        // it was pressed in crashed first (what it asked for may not have
+        // been written; the user presses Stop again, and that press counts).
+        let ended_at: BTreeMap<TurnId, u64> = self
+            .durable
+            .iter()
+            .filter_map(|e| match &e.record {
+                JournalRecord::TurnFinished { turn, .. } => Some((*turn, e.at.0)),
+                _ => None,
+            })
+            .collect();
+        for (at, turn, inc) in self.stops.clone() {
+            let deadline = at + STOP_BOUND_MS;
+            let crashed = self
+                .crashes
+                .iter()
+                .any(|(c, i)| *i == inc && *c >= at && *c <= deadline);
+            if crashed {
+                continue;
+            }
+            match ended_at.get(&turn) {
+                Some(end) if *end <= deadline => {}
+                Some(end) => self.violations.push(format!(
+                    "seed {}: Stop at {at} ms ended turn {turn} only at {end} ms",
+                    self.seed
+                )),
+                None => self.violations.push(format!(
                     "seed {}: Stop at {at} ms did not end turn {turn}",
                     self.seed
-                ));
+                )),
             }
         }
-        let _ = STOP_BOUND_MS;
         // Every re-issue is linked both ways.
         for c in p.commands.values() {
             if let Some(original) = c.reissue_of {

@@ -243,15 +243,19 @@ impl Engine {
         let Some(core) = self.core.as_ref() else {
             return;
         };
-        let owned = self.live.as_ref().filter(|l| {
-            core.pending_projection()
-                .turns
-                .get(&l.turn)
-                .is_some_and(|t| t.session == left)
-        });
-        if let Some(l) = owned {
+        let turns = &core.pending_projection().turns;
+        let Some(l) = self
+            .live
+            .as_mut()
+            .filter(|l| turns.get(&l.turn).is_some_and(|t| t.session == left))
+        else {
+            return;
+        };
+        if l.sent {
             let request = l.request;
             self.effects.push_back(Effect::Abort(request));
+        } else {
+            l.stopped = true;
         }
     }
 

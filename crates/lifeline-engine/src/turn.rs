@@ -11,7 +11,7 @@ use lifeline_core::journal::TurnAgent;
 use lifeline_core::model::{ModelStep, TurnStep};
 use lifeline_core::phrase::Phrase;
 use lifeline_core::profile::Provider;
-use lifeline_core::session::{CancelOutcome, PromptDisposition};
+use lifeline_core::session::PromptDisposition;
 use lifeline_core::stop::StopPlan;
 use lifeline_core::{
     Binding, Budget, ClientRequest, ExecutionId, Generation, IdempotencyKey, Millis, ModelMessage,
@@ -29,6 +29,10 @@ pub(crate) struct Live {
     pub turn: TurnId,
     /// The reply's text so far, as the page shows it while it streams.
     pub preview: String,
+    /// Its fetch has begun (an abort reaches it).
+    pub sent: bool,
+    /// Stop was pressed before it was sent: it never is.
+    pub stopped: bool,
 }
 
 /// Whether a command of `session` is still on its way to an outcome (not
@@ -126,11 +130,12 @@ impl Engine {
         let Some(session) = self.session else {
             return;
         };
-        let cancelled = self.with_sessions(|s| s.cancel(session, now));
-        match cancelled {
-            None => return,
-            Some(CancelOutcome::NoAttempt) => {}
-            Some(_) => return self.pump(now),
+        // A start in progress is cancelled, and the turn left open from
+        // before it ends too: one press stops everything (found by the
+        // engine simulation: a turn outlived the Stop that cancelled only
+        // its session's restart).
+        if self.with_sessions(|s| s.cancel(session, now)).is_none() {
+            return;
         }
         let live = self.live_request();
         let plan = match self.core.as_ref() {
@@ -141,7 +146,14 @@ impl Engine {
             // The fetch ends with an abort, recorded as cancelled with its
             // partial text.
             StopPlan::AbortRequest(request) => {
-                return self.effects.push_back(Effect::Abort(request))
+                match self.live.as_mut().filter(|l| l.request == request) {
+                    Some(l) if l.sent => self.effects.push_back(Effect::Abort(request)),
+                    // Recorded, not sent yet: it is never sent (found by the
+                    // engine simulation: an abort before the fetch began was
+                    // lost, and the request went out after Stop).
+                    Some(l) => l.stopped = true,
+                    None => {}
+                }
             }
             StopPlan::Cancel(commands) => {
                 for (command, generation) in commands {
@@ -166,7 +178,7 @@ impl Engine {
                     now,
                 );
             }
-            StopPlan::Nothing => return,
+            StopPlan::Nothing => {}
         }
         self.pump(now);
     }
@@ -454,6 +466,8 @@ impl Engine {
             request: id,
             turn,
             preview: String::new(),
+            sent: false,
+            stopped: false,
         });
         self.conversations.insert(id, conversation);
         let asked = self.ask(
@@ -513,6 +527,20 @@ impl Engine {
                 now,
             );
         };
+        if let Some(l) = self.live.as_mut() {
+            if l.stopped {
+                return self.handle_provider_outcome(
+                    id,
+                    Err(ProviderFailure {
+                        class: ProviderFailureClass::Cancelled,
+                        message: "stopped by the user before it was sent".into(),
+                        partial_text: String::new(),
+                    }),
+                    now,
+                );
+            }
+            l.sent = true;
+        }
         self.effects.push_back(Effect::Fetch {
             request: id,
             provider,
