@@ -306,18 +306,45 @@ impl Engine {
         make(self.minter.mint_raw(now)).ok()
     }
 
+    /// Hands a request, under a fresh request id, to the core; `None`
+    /// while there is no core (before recovery, or after writing stopped).
+    fn submit(
+        &mut self,
+        make: impl FnOnce(RequestId) -> ClientRequest,
+        now: Millis,
+    ) -> Option<(RequestId, Result<(), Rejection>)> {
+        let request = self.request_id();
+        let message = make(request);
+        self.submit_made(request, message, now)
+    }
+
+    /// The one non-generic body behind every request (the worker's wasm
+    /// has a size budget; each caller's closure stays a few instructions).
+    fn submit_made(
+        &mut self,
+        request: RequestId,
+        message: ClientRequest,
+        now: Millis,
+    ) -> Option<(RequestId, Result<(), Rejection>)> {
+        let core = self.core.as_mut()?;
+        Some((request, core.handle_client(SELF, message, now)))
+    }
+
     /// Hands a request to the core; a refusal is reported and left alone.
     fn ask(&mut self, make: impl FnOnce(RequestId) -> ClientRequest, now: Millis) -> bool {
-        let request = self.request_id();
-        let Some(core) = self.core.as_mut() else {
-            return false;
-        };
-        match core.handle_client(SELF, make(request), now) {
-            Ok(()) => true,
-            Err(rejection) => {
+        let result = self.submit(make, now);
+        self.answered(result)
+    }
+
+    /// True if the core took the request; reports a refusal.
+    fn answered(&mut self, result: Option<(RequestId, Result<(), Rejection>)>) -> bool {
+        match result {
+            Some((_, Ok(()))) => true,
+            Some((_, Err(rejection))) => {
                 self.rejected(&rejection);
                 false
             }
+            None => false,
         }
     }
 

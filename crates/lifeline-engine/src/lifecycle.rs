@@ -240,21 +240,17 @@ impl Engine {
                     | SessionRecord::ExecutionRejoined { attempt, .. } => Some(*attempt),
                     _ => None,
                 };
-                let request = self.request_id();
-                let result = self.core.as_mut().map(|core| {
-                    core.handle_client(
-                        crate::SELF,
-                        ClientRequest::RecordSession { request, record },
-                        now,
-                    )
-                });
+                let result = self.submit(
+                    |request| ClientRequest::RecordSession { request, record },
+                    now,
+                );
                 match result {
-                    Some(Ok(())) => {
+                    Some((request, Ok(()))) => {
                         if let Some(a) = attempt {
                             self.awaiting_record.insert(request, a);
                         }
                     }
-                    Some(Err(rejection)) => self.rejected(&rejection),
+                    Some((_, Err(rejection))) => self.rejected(&rejection),
                     None => {}
                 }
             }
@@ -483,17 +479,13 @@ impl Engine {
     }
 
     fn start_runtime(&mut self, attempt: StartupAttemptId, launch: Launch, now: Millis) {
-        let request = self.request_id();
         let workspace = launch.workspace;
-        let result = self.core.as_mut().map(|core| {
-            core.handle_client(
-                crate::SELF,
-                ClientRequest::StartRuntime { request, workspace },
-                now,
-            )
-        });
+        let result = self.submit(
+            |request| ClientRequest::StartRuntime { request, workspace },
+            now,
+        );
         match result {
-            Some(Ok(())) => {
+            Some((request, Ok(()))) => {
                 self.launching = Some(Launching {
                     attempt,
                     request,
@@ -502,7 +494,7 @@ impl Engine {
                     runtime: None,
                 });
             }
-            Some(Err(rejection)) => {
+            Some((_, Err(rejection))) => {
                 self.with_sessions(|s| {
                     s.handle_launch_failed(
                         attempt,
@@ -548,21 +540,17 @@ impl Engine {
         if let Some(a) = attempt {
             self.stopping.insert(runtime, a);
         }
-        let request = self.request_id();
-        let result = self.core.as_mut().map(|core| {
-            core.handle_client(
-                crate::SELF,
-                ClientRequest::StopRuntime {
-                    request,
-                    runtime,
-                    generation,
-                },
-                now,
-            )
-        });
+        let result = self.submit(
+            |request| ClientRequest::StopRuntime {
+                request,
+                runtime,
+                generation,
+            },
+            now,
+        );
         // Not (or no longer) a generation the journal holds: there is
         // nothing left to stop.
-        if let Some(Err(_)) = result {
+        if let Some((_, Err(_))) = result {
             if !escalate {
                 self.stopped_runtime(runtime, Ok(()), now);
             }

@@ -55,7 +55,7 @@ const MAX_FAILURE_CHARS: usize = 1000;
 impl Engine {
     /// A message from the page's message box.
     pub fn handle_prompt(&mut self, turn: TurnId, text: String, now: Millis) {
-        if let Some(message) = self.prompt_refusal(turn, &text) {
+        if let Some(message) = self.prompt_refusal(&text) {
             return self.post(ControllerToPage::PromptRefused { turn, message });
         }
         // The same turn again (a page resending after a controller
@@ -101,7 +101,7 @@ impl Engine {
         self.pump(now);
     }
 
-    fn prompt_refusal(&self, _turn: TurnId, text: &str) -> Option<Phrase> {
+    fn prompt_refusal(&self, text: &str) -> Option<Phrase> {
         if self.role != Role::Leader {
             return Some(Phrase::FollowingCannotSend);
         }
@@ -229,22 +229,18 @@ impl Engine {
                 return self.refuse_turn(session, turn, execution, generation, message, now)
             }
         };
-        let request = self.request_id();
-        let result = self.core.as_mut().map(|core| {
-            core.handle_client(
-                crate::SELF,
-                ClientRequest::RecordTurn {
-                    request,
-                    session,
-                    turn,
-                    prompt: text,
-                    plan,
-                    agent: agent_kind,
-                },
-                now,
-            )
-        });
-        if let Some(Err(rejection)) = result {
+        let result = self.submit(
+            |request| ClientRequest::RecordTurn {
+                request,
+                session,
+                turn,
+                prompt: text,
+                plan,
+                agent: agent_kind,
+            },
+            now,
+        );
+        if let Some((_, Err(rejection))) = result {
             self.refuse_turn(
                 session,
                 turn,
@@ -567,8 +563,7 @@ impl Engine {
         result: Result<ProviderReply, ProviderFailure>,
         now: Millis,
     ) {
-        let request = self.request_id();
-        let message = match result {
+        let make = |request| match result {
             Ok(reply) => ClientRequest::RecordProviderReply {
                 request,
                 provider_request: id,
@@ -586,16 +581,13 @@ impl Engine {
                 partial_text: f.partial_text,
             },
         };
-        let result = self
-            .core
-            .as_mut()
-            .map(|core| core.handle_client(crate::SELF, message, now));
+        let result = self.submit(make, now);
         // Ownership ends once the outcome is in the journal's hands; a
         // refusal (the turn ended meanwhile) leaves the request uncertain.
         if self.live.as_ref().is_some_and(|l| l.request == id) {
             self.live = None;
         }
-        if let Some(Err(rejection)) = result {
+        if let Some((_, Err(rejection))) = result {
             self.rejected(&rejection);
         }
         self.pump(now);
