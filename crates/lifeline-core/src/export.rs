@@ -363,24 +363,33 @@ fn columns(m: &Members, e: &JournalEntry, session: SessionId) -> Option<ExportLi
 }
 
 /// The serde name of a unit enum value (`completed`, `host_loss`).
+/// Through the JSON text, not `serde_json::to_value`: the value serializer
+/// would compile a second encoder for every type named here.
 fn name<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(other) => other.to_string(),
+    match serde_json::to_vec(value) {
+        Ok(json) => unquoted(json),
         Err(_) => String::new(),
     }
 }
 
-/// The record's `type` tag.
+fn unquoted(json: Vec<u8>) -> String {
+    serde_json::from_slice::<String>(&json)
+        .unwrap_or_else(|_| String::from_utf8_lossy(&json).into_owned())
+}
+
+/// The record's `type` tag: the first field of its JSON text, since the
+/// record enum is internally tagged. (Not `to_value`: that would compile a
+/// second encoder for every record type.)
 fn kind_of(record: &JournalRecord) -> String {
-    match serde_json::to_value(record) {
-        Ok(serde_json::Value::Object(o)) => o
-            .get("type")
-            .and_then(|t| t.as_str())
-            .unwrap_or("unknown")
-            .to_string(),
-        _ => "unknown".into(),
+    #[derive(serde::Deserialize)]
+    struct Tagged {
+        #[serde(rename = "type")]
+        kind: String,
     }
+    serde_json::to_vec(record)
+        .ok()
+        .and_then(|json| serde_json::from_slice::<Tagged>(&json).ok())
+        .map_or_else(|| "unknown".into(), |t| t.kind)
 }
 
 /// The entries of `session`'s lines, in journal order.
@@ -493,7 +502,8 @@ fn parse<'a>(
             });
         }
         let bad = |detail: String| ImportError::Line { line, detail };
-        let parsed: ExportLine = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let parsed: ExportLine =
+            serde_json::from_slice(text.as_bytes()).map_err(|e| bad(e.to_string()))?;
         if *session.get_or_insert(parsed.session) != parsed.session {
             return Err(bad(
                 "it names another session than the lines before it".into()

@@ -172,7 +172,7 @@ pub fn tool_line(call: &ToolCallRecord, enabled: &BTreeSet<Tool>) -> Result<Stri
     let args: serde_json::Map<String, serde_json::Value> = if call.arguments.trim().is_empty() {
         serde_json::Map::new()
     } else {
-        match serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        match serde_json::from_slice::<serde_json::Value>(call.arguments.as_bytes()) {
             Ok(serde_json::Value::Object(map)) => map,
             Ok(_) => {
                 return Err(format!(

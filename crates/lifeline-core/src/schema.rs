@@ -146,47 +146,60 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
-/// Decodes and validates one record. The version is checked before the body
-/// so a future record is named as such instead of failing on a field.
+/// Decodes and validates one record. The bytes are parsed once, straight
+/// into `T`: going through `serde_json::Value` first doubled the work on
+/// every journal read and compiled every record type's decoder a second
+/// time (for the `Value` deserializer), the controller's largest cost in
+/// wasm. Only when that parse fails is the version looked at, so a future
+/// record is still named as such instead of failing on a field.
 pub fn decode<T: Schema>(bytes: &[u8]) -> Result<T, SchemaError> {
-    let schema = T::NAME.to_string();
+    let schema = T::NAME;
     if bytes.len() > T::MAX_BYTES {
         return Err(SchemaError::TooLarge {
-            schema,
+            schema: schema.to_string(),
             len: bytes.len(),
             max: T::MAX_BYTES,
         });
     }
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| SchemaError::Malformed {
-            schema: schema.clone(),
-            detail: e.to_string(),
-        })?;
-    check_version(&schema, &value)?;
-    let record: T = serde_json::from_value(value).map_err(|e| SchemaError::Malformed {
-        schema: schema.clone(),
-        detail: e.to_string(),
+    let record: T = match serde_json::from_slice(bytes) {
+        Ok(record) => record,
+        Err(e) => return Err(refused(schema, bytes, &e)),
+    };
+    record.validate().map_err(|detail| SchemaError::Invalid {
+        schema: schema.to_string(),
+        detail,
     })?;
-    record
-        .validate()
-        .map_err(|detail| SchemaError::Invalid { schema, detail })?;
     Ok(record)
 }
 
-fn check_version(schema: &str, value: &serde_json::Value) -> Result<(), SchemaError> {
-    let object = value.as_object().ok_or_else(|| SchemaError::Malformed {
+/// Why bytes that did not decode as a record were refused: a missing or
+/// foreign version takes precedence over the field the parse stopped at.
+/// Not generic, so it is compiled once for every record type.
+#[inline(never)]
+fn refused(schema: &str, bytes: &[u8], parse: &serde_json::Error) -> SchemaError {
+    /// Only the version: every other field is skipped unread.
+    #[derive(Deserialize)]
+    struct Versioned {
+        v: Option<serde_json::Value>,
+    }
+    let malformed = |detail: String| SchemaError::Malformed {
         schema: schema.to_string(),
-        detail: "expected a JSON object".to_string(),
-    })?;
-    match object.get("v") {
-        None => Err(SchemaError::MissingVersion {
+        detail,
+    };
+    match serde_json::from_slice::<Versioned>(bytes) {
+        // Not a JSON object at all: say so rather than serde's wording.
+        Err(e) if e.is_syntax() || e.is_eof() => malformed(e.to_string()),
+        Err(_) => malformed("expected a JSON object".to_string()),
+        Ok(Versioned { v: None }) => SchemaError::MissingVersion {
             schema: schema.to_string(),
-        }),
-        Some(serde_json::Value::Number(n)) if n.as_u64() == Some(SCHEMA_VERSION) => Ok(()),
-        Some(other) => Err(SchemaError::UnsupportedVersion {
-            schema: schema.to_string(),
-            found: other.to_string(),
-        }),
+        },
+        Ok(Versioned { v: Some(v) }) if v.as_u64() != Some(SCHEMA_VERSION) => {
+            SchemaError::UnsupportedVersion {
+                schema: schema.to_string(),
+                found: v.to_string(),
+            }
+        }
+        Ok(_) => malformed(parse.to_string()),
     }
 }
 

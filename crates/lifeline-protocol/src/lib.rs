@@ -515,7 +515,10 @@ pub fn decode<T: DeserializeOwned>(text: &str) -> Result<T, DecodeError> {
     if text.len() > MAX_MESSAGE_BYTES {
         return Err(DecodeError::TooLarge { bytes: text.len() });
     }
-    serde_json::from_str(text).map_err(|error| DecodeError::Malformed {
+    // `from_slice`, like the journal's `schema::decode`: one reader type
+    // means every type both stores and sends has one decoder in the wasm,
+    // not two (`from_str` would compile a second one over `StrRead`).
+    serde_json::from_slice(text.as_bytes()).map_err(|error| DecodeError::Malformed {
         detail: error.to_string(),
     })
 }

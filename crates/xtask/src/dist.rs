@@ -143,6 +143,15 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
         .map(|(name, budget)| measure(&out.join(format!("{name}_bg.wasm")), name, *budget))
         .collect::<Result<Vec<_>, _>>()?;
     print_sizes(&sizes);
+    if profile == Profile::Release {
+        for (name, _) in MODULES {
+            // A report, not a gate: the budgets above are the gate.
+            match crate::footprint::measure(&wasm_dir.join(format!("{name}.wasm"))) {
+                Ok(footprint) => crate::footprint::print(name, &footprint),
+                Err(e) => println!("xtask: no footprint for {name}: {e}"),
+            }
+        }
+    }
     Ok(Bundle { dir: out, sizes })
 }
 

@@ -6,6 +6,7 @@
 
 mod bench;
 mod dist;
+mod footprint;
 mod mutants;
 mod probe;
 mod serve;

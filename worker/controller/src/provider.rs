@@ -114,7 +114,7 @@ fn conversation(messages: &[ModelMessage]) -> Conversation {
                     .map(|c| ToolCall {
                         id: c.id.clone(),
                         name: c.name.clone(),
-                        arguments: serde_json::from_str(&c.arguments)
+                        arguments: serde_json::from_slice(c.arguments.as_bytes())
                             .unwrap_or_else(|_| serde_json::Value::String(c.arguments.clone())),
                     })
                     .collect(),

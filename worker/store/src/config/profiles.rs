@@ -195,7 +195,7 @@ fn read_profile(value: &JsValue) -> Result<Profile, String> {
         ));
     }
     // serde_json's messages can quote values; keep only where it failed.
-    let profile: Profile = serde_json::from_str(&json).map_err(|e| {
+    let profile: Profile = serde_json::from_slice(json.as_bytes()).map_err(|e| {
         format!(
             "its JSON does not decode as a profile (line {}, column {})",
             e.line(),
@@ -227,7 +227,7 @@ fn stored_revision(value: &JsValue) -> Option<u64> {
     if json.len() > limits::MAX_PROFILE_JSON_BYTES {
         return None;
     }
-    serde_json::from_str::<serde_json::Value>(&json)
+    serde_json::from_slice::<serde_json::Value>(json.as_bytes())
         .ok()?
         .get("revision")?
         .as_u64()
