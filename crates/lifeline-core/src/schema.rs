@@ -161,6 +161,14 @@ pub fn decode<T: Schema>(bytes: &[u8]) -> Result<T, SchemaError> {
             max: T::MAX_BYTES,
         });
     }
+    // serde's derived structs also accept the array form; a record is an
+    // object, so nothing else gets as far as the parser.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(SchemaError::Malformed {
+            schema: schema.to_string(),
+            detail: "expected a JSON object".to_string(),
+        });
+    }
     let record: T = match serde_json::from_slice(bytes) {
         Ok(record) => record,
         Err(e) => return Err(refused(schema, bytes, &e)),

@@ -310,6 +310,20 @@ fn future_versions_are_rejected_by_name() {
             schema: "command record".into()
         }
     );
+    // A future record whose body also changed is named by its version,
+    // not by the first field that no longer fits (`decode` parses the body
+    // first and only looks at the version when that fails).
+    let reshaped = future.replacen("\"/project\"", "[\"/project\"]", 1);
+    assert_ne!(reshaped, future);
+    assert!(matches!(
+        decode::<CommandRecord>(reshaped.as_bytes()),
+        Err(SchemaError::UnsupportedVersion { .. })
+    ));
+    let not_an_object = decode::<CommandRecord>(b"[1]").unwrap_err();
+    assert!(
+        not_an_object.to_string().contains("expected a JSON object"),
+        "{not_an_object}"
+    );
     // A nested record with a future version is refused too, not misread.
     let (_, terminal) = &examples()[2];
     let nested = terminal.replace("\"v\": 1,\n    \"status\"", "\"v\": 2,\n    \"status\"");
