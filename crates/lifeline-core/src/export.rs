@@ -473,16 +473,26 @@ impl std::error::Error for ImportError {}
 pub fn import_lines<'a>(
     lines: impl IntoIterator<Item = &'a str>,
 ) -> Result<Vec<JournalEntry>, ImportError> {
-    Ok(parse(lines, MAX_IMPORT_LINES)?
+    Ok(parse(lines, MAX_IMPORT_LINES, &json_line)?
         .into_iter()
         .map(|(_, e)| e)
         .collect())
+}
+
+/// Decodes one export line; the error is the decoder's own words.
+pub type LineDecoder<'d> = &'d dyn Fn(&str) -> Result<ExportLine, String>;
+
+/// serde_json, for native callers; the browser passes the page's decoder
+/// (`lifeline-codec`) so the wasm carries one decoder per type.
+fn json_line(text: &str) -> Result<ExportLine, String> {
+    serde_json::from_slice(text.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// Entries with the line each came from.
 fn parse<'a>(
     lines: impl IntoIterator<Item = &'a str>,
     max_lines: usize,
+    decode: LineDecoder,
 ) -> Result<Vec<(usize, JournalEntry)>, ImportError> {
     let mut out: Vec<(usize, JournalEntry)> = Vec::new();
     let mut session: Option<SessionId> = None;
@@ -502,8 +512,7 @@ fn parse<'a>(
             });
         }
         let bad = |detail: String| ImportError::Line { line, detail };
-        let parsed: ExportLine =
-            serde_json::from_slice(text.as_bytes()).map_err(|e| bad(e.to_string()))?;
+        let parsed = decode(text).map_err(bad)?;
         if *session.get_or_insert(parsed.session) != parsed.session {
             return Err(bad(
                 "it names another session than the lines before it".into()
@@ -546,7 +555,16 @@ pub struct Imported {
 /// Parses `session.jsonl` and folds it; a line that does not fold (an entry
 /// that contradicts the ones before it) is named like a malformed one.
 pub fn import_session(text: &str, policy: RetentionPolicy) -> Result<Imported, ImportError> {
-    let parsed = parse(text.split('\n'), MAX_IMPORT_LINES)?;
+    import_session_with(text, policy, &json_line)
+}
+
+/// [`import_session`] with the caller's line decoder.
+pub fn import_session_with(
+    text: &str,
+    policy: RetentionPolicy,
+    decode: LineDecoder,
+) -> Result<Imported, ImportError> {
+    let parsed = parse(text.split('\n'), MAX_IMPORT_LINES, decode)?;
     let mut projection = Projection::new(policy);
     for (line, entry) in &parsed {
         projection.apply(entry).map_err(|e| ImportError::Line {

@@ -353,10 +353,10 @@ fn imports_are_bounded() {
     ));
     let (j, a, _) = two_sessions();
     let lines = export_lines(&j.entries, a);
-    let e = parse(lines.iter().map(String::as_str), 3).unwrap_err();
+    let e = parse(lines.iter().map(String::as_str), 3, &json_line).unwrap_err();
     assert_eq!(e, ImportError::TooManyLines { limit: 3 });
     assert_eq!(
-        parse(lines.iter().map(String::as_str), lines.len())
+        parse(lines.iter().map(String::as_str), lines.len(), &json_line)
             .unwrap()
             .len(),
         lines.len()

@@ -149,65 +149,85 @@ impl std::error::Error for SchemaError {}
 /// Decodes and validates one record. The bytes are parsed once, straight
 /// into `T`: going through `serde_json::Value` first doubled the work on
 /// every journal read and compiled every record type's decoder a second
-/// time (for the `Value` deserializer), the controller's largest cost in
-/// wasm. Only when that parse fails is the version looked at, so a future
+/// time. Only when that parse fails is the version looked at, so a future
 /// record is still named as such instead of failing on a field.
+///
+/// In the browser the store decodes with the browser's own `JSON.parse`
+/// instead (the `lifeline-codec` crate), through the same [`precheck`],
+/// [`accept`] and [`refusal`].
 pub fn decode<T: Schema>(bytes: &[u8]) -> Result<T, SchemaError> {
-    let schema = T::NAME;
+    precheck::<T>(bytes)?;
+    match serde_json::from_slice(bytes) {
+        Ok(record) => accept(record),
+        Err(e) => Err(refusal(T::NAME, version_of(bytes), e.to_string())),
+    }
+}
+
+/// What a record's `"v"` field holds, for naming why it did not decode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// No `"v"` field (or `null`).
+    Missing,
+    /// The version this build reads: the record is damaged, not foreign.
+    Current,
+    /// Anything else, as JSON text.
+    Other(String),
+}
+
+/// The checks before any parser runs: the size limit, and that the text
+/// is a JSON object (serde's derived structs would also take an array).
+pub fn precheck<T: Schema>(bytes: &[u8]) -> Result<(), SchemaError> {
     if bytes.len() > T::MAX_BYTES {
         return Err(SchemaError::TooLarge {
-            schema: schema.to_string(),
+            schema: T::NAME.to_string(),
             len: bytes.len(),
             max: T::MAX_BYTES,
         });
     }
-    // serde's derived structs also accept the array form; a record is an
-    // object, so nothing else gets as far as the parser.
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(SchemaError::Malformed {
-            schema: schema.to_string(),
+            schema: T::NAME.to_string(),
             detail: "expected a JSON object".to_string(),
         });
     }
-    let record: T = match serde_json::from_slice(bytes) {
-        Ok(record) => record,
-        Err(e) => return Err(refused(schema, bytes, &e)),
-    };
-    record.validate().map_err(|detail| SchemaError::Invalid {
-        schema: schema.to_string(),
-        detail,
-    })?;
-    Ok(record)
+    Ok(())
 }
 
-/// Why bytes that did not decode as a record were refused: a missing or
-/// foreign version takes precedence over the field the parse stopped at.
+/// A parsed record is accepted only if its invariants hold.
+pub fn accept<T: Schema>(record: T) -> Result<T, SchemaError> {
+    match record.validate() {
+        Ok(()) => Ok(record),
+        Err(detail) => Err(SchemaError::Invalid {
+            schema: T::NAME.to_string(),
+            detail,
+        }),
+    }
+}
+
+/// Why a record that did not parse was refused: a missing or foreign
+/// version takes precedence over the field the parser stopped at (`detail`).
 /// Not generic, so it is compiled once for every record type.
-#[inline(never)]
-fn refused(schema: &str, bytes: &[u8], parse: &serde_json::Error) -> SchemaError {
-    /// Only the version: every other field is skipped unread.
+pub fn refusal(schema: &str, version: Version, detail: String) -> SchemaError {
+    let schema = schema.to_string();
+    match version {
+        Version::Missing => SchemaError::MissingVersion { schema },
+        Version::Other(found) => SchemaError::UnsupportedVersion { schema, found },
+        Version::Current => SchemaError::Malformed { schema, detail },
+    }
+}
+
+/// Reads only the `"v"` field of JSON text; every other field is skipped.
+fn version_of(bytes: &[u8]) -> Version {
     #[derive(Deserialize)]
     struct Versioned {
         v: Option<serde_json::Value>,
     }
-    let malformed = |detail: String| SchemaError::Malformed {
-        schema: schema.to_string(),
-        detail,
-    };
     match serde_json::from_slice::<Versioned>(bytes) {
-        // Not a JSON object at all: say so rather than serde's wording.
-        Err(e) if e.is_syntax() || e.is_eof() => malformed(e.to_string()),
-        Err(_) => malformed("expected a JSON object".to_string()),
-        Ok(Versioned { v: None }) => SchemaError::MissingVersion {
-            schema: schema.to_string(),
-        },
-        Ok(Versioned { v: Some(v) }) if v.as_u64() != Some(SCHEMA_VERSION) => {
-            SchemaError::UnsupportedVersion {
-                schema: schema.to_string(),
-                found: v.to_string(),
-            }
-        }
-        Ok(_) => malformed(parse.to_string()),
+        // Broken JSON: the parse error says where, which beats a version.
+        Err(_) => Version::Current,
+        Ok(Versioned { v: None }) => Version::Missing,
+        Ok(Versioned { v: Some(v) }) if v.as_u64() == Some(SCHEMA_VERSION) => Version::Current,
+        Ok(Versioned { v: Some(v) }) => Version::Other(v.to_string()),
     }
 }
 

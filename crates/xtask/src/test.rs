@@ -29,7 +29,7 @@ const NATIVE_PACKAGES: [&str; 8] = [
 ];
 
 /// Crates with wasm-bindgen tests in headless Chromium.
-const WASM_PACKAGES: [&str; 2] = ["lifeline-store", "lifeline-runtime"];
+const WASM_PACKAGES: [&str; 3] = ["lifeline-store", "lifeline-runtime", "lifeline-codec"];
 
 #[derive(Default)]
 struct Tally {

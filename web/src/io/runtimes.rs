@@ -7,8 +7,8 @@ use super::{describe, error_detail, now, spawn_worker, with_host, Host};
 use crate::i18n::{self, Msg};
 use lifeline_core::{Generation, RuntimeId, RuntimeIdentity, WorkspaceId};
 use lifeline_protocol::{
-    check_version, decode, encode, Level, PageToController, PageToRuntime, RuntimeToPage,
-    SecretText, PROTOCOL_VERSION,
+    check_version, encode, Level, PageToController, PageToRuntime, RuntimeToPage, SecretText,
+    PROTOCOL_VERSION,
 };
 use wasm_bindgen::{prelude::*, JsCast};
 use web_sys::{Event, MessageChannel, MessageEvent, Worker};
@@ -145,7 +145,7 @@ impl Host {
                 i18n::now(Msg::RuntimeNotMessage).into(),
             );
         };
-        match decode::<RuntimeToPage>(&text) {
+        match lifeline_codec::decode_message::<RuntimeToPage>(&text) {
             Ok(RuntimeToPage::Ready { protocol }) => {
                 if let Err(e) = check_version(protocol) {
                     return self.runtime_crashed(key, format!("the runtime worker {e}"));

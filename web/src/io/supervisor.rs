@@ -11,8 +11,8 @@ use crate::transcript;
 use leptos::prelude::*;
 use lifeline_core::{StartCause, TurnId};
 use lifeline_protocol::{
-    check_version, decode, encode, ControllerToPage, JournalStatus, Level, PageToController, Role,
-    Status, PROTOCOL_VERSION,
+    check_version, encode, ControllerToPage, JournalStatus, Level, PageToController, Role, Status,
+    PROTOCOL_VERSION,
 };
 use wasm_bindgen::{prelude::*, JsCast};
 use web_sys::{Event, MessageEvent, Worker};
@@ -115,7 +115,7 @@ impl Host {
                 i18n::now(Msg::ControllerNotMessage).into(),
             );
         };
-        let message = match decode::<ControllerToPage>(&text) {
+        let message = match lifeline_codec::decode_message::<ControllerToPage>(&text) {
             Ok(m) => m,
             Err(e) => {
                 return self.notice(

@@ -20,9 +20,7 @@ pub mod web;
 /// The stores live in `lifeline-store`; the shell names them as before.
 pub use lifeline_store::{config, durability, journal, storage};
 
-use lifeline_protocol::{
-    check_version, decode, ControllerToPage, PageToController, PROTOCOL_VERSION,
-};
+use lifeline_protocol::{check_version, ControllerToPage, PageToController, PROTOCOL_VERSION};
 use std::cell::Cell;
 use std::rc::Rc;
 use wasm_bindgen::{prelude::*, JsCast};
@@ -72,7 +70,7 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         );
         return;
     };
-    let message = match decode::<PageToController>(&text) {
+    let message = match lifeline_codec::decode_message::<PageToController>(&text) {
         Ok(m) => m,
         Err(e) => {
             notice(

@@ -20,9 +20,7 @@ use lifeline_core::{
     RuntimeId, StartCause,
 };
 use lifeline_engine::{Effect, Ended, Engine, Recovered, Slots, StoreFailure, TimerKey};
-use lifeline_protocol::{
-    decode, encode, Broadcast, ControllerToPage, Level, Role, PROTOCOL_VERSION,
-};
+use lifeline_protocol::{encode, Broadcast, ControllerToPage, Level, Role, PROTOCOL_VERSION};
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{AbortController, BroadcastChannel, Event, MessageEvent, MessagePort};
@@ -696,7 +694,7 @@ impl Shell {
                     },
                 );
             };
-            match decode::<lifeline_core::RuntimeToController>(&text) {
+            match lifeline_codec::decode_message::<lifeline_core::RuntimeToController>(&text) {
                 Ok(message) => shell.input(|e, now| {
                     e.handle_runtime_message(runtime, generation, id, message, now)
                 }),
@@ -769,7 +767,7 @@ impl Shell {
                 let Some(text) = event.data().as_string() else {
                     return;
                 };
-                match decode::<Broadcast>(&text) {
+                match lifeline_codec::decode_message::<Broadcast>(&text) {
                     Ok(Broadcast::Entries { protocol, entries })
                         if protocol == PROTOCOL_VERSION =>
                     {

@@ -27,7 +27,7 @@ use lifeline_core::{
     RuntimeError, RuntimeIdentity, WorkspaceId,
 };
 use lifeline_protocol::{
-    check_version, decode, encode, PageToRuntime, RuntimeToPage, SecretText, PROTOCOL_VERSION,
+    check_version, encode, PageToRuntime, RuntimeToPage, SecretText, PROTOCOL_VERSION,
 };
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::spawn_local;
@@ -220,7 +220,7 @@ impl Worker {
         };
         // A malformed message is refused; it never takes the worker down,
         // and the controller's next message or resend request goes on.
-        let Ok(message) = decode::<ControllerToRuntime>(&text) else {
+        let Ok(message) = lifeline_codec::decode_message::<ControllerToRuntime>(&text) else {
             return;
         };
         if let Some(rt) = self.runtime.borrow_mut().as_mut() {
@@ -333,7 +333,7 @@ pub fn run_runtime() {
             });
             return;
         };
-        match decode::<PageToRuntime>(&text) {
+        match lifeline_codec::decode_message::<PageToRuntime>(&text) {
             Ok(PageToRuntime::Start {
                 protocol,
                 identity,

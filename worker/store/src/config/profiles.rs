@@ -194,14 +194,10 @@ fn read_profile(value: &JsValue) -> Result<Profile, String> {
             limits::MAX_PROFILE_JSON_BYTES
         ));
     }
-    // serde_json's messages can quote values; keep only where it failed.
-    let profile: Profile = serde_json::from_slice(json.as_bytes()).map_err(|e| {
-        format!(
-            "its JSON does not decode as a profile (line {}, column {})",
-            e.line(),
-            e.column()
-        )
-    })?;
+    // The decoder's messages can quote values (a key is a value); say only
+    // that it failed.
+    let profile: Profile = lifeline_codec::decode_value(&json)
+        .map_err(|_| "its JSON does not decode as a profile".to_string())?;
     if field(value, "id").as_string() != Some(profile.id.to_string()) {
         return Err(format!(
             "it is stored under a key that is not its id {}",
@@ -227,8 +223,7 @@ fn stored_revision(value: &JsValue) -> Option<u64> {
     if json.len() > limits::MAX_PROFILE_JSON_BYTES {
         return None;
     }
-    serde_json::from_slice::<serde_json::Value>(json.as_bytes())
-        .ok()?
-        .get("revision")?
-        .as_u64()
+    lifeline_codec::number_field(&json, "revision")
+        .filter(|r| r.fract() == 0.0 && *r >= 0.0 && *r <= 9_007_199_254_740_991.0)
+        .map(|r| r as u64)
 }

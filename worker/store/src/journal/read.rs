@@ -7,8 +7,9 @@
 //! skipped; the rest loads. Reasons never quote record contents.
 
 use js_sys::{Array, Reflect};
+use lifeline_codec::decode_record as decode;
 use lifeline_core::phrase::Phrase;
-use lifeline_core::schema::{decode, SchemaError};
+use lifeline_core::schema::SchemaError;
 use lifeline_core::{Digest, JournalEntry, JournalRecord, ProjectionSnapshot};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction};
@@ -367,7 +368,7 @@ fn read_entry(
     else {
         return Err(refuse("it has no json field".into()));
     };
-    let entry: JournalEntry = decode(json.as_bytes()).map_err(|e| refuse(reason_for(&e)))?;
+    let entry: JournalEntry = decode(&json).map_err(|e| refuse(reason_for(&e)))?;
     if entry.position != stored_position {
         return Err(refuse(format!(
             "it is stored at position {stored_position} but the entry says {}",
@@ -420,8 +421,7 @@ fn read_snapshot(
     else {
         return Err(refuse("it has no json field".into()));
     };
-    let snapshot: ProjectionSnapshot =
-        decode(json.as_bytes()).map_err(|e| refuse(reason_for(&e)))?;
+    let snapshot: ProjectionSnapshot = decode(&json).map_err(|e| refuse(reason_for(&e)))?;
     if Some(snapshot.position) != position {
         return Err(refuse(format!(
             "it is stored at position {} but the snapshot says {}",

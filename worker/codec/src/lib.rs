@@ -1,0 +1,85 @@
+//! Decoding JSON text in the browser: the browser's own `JSON.parse`, then
+//! `serde-wasm-bindgen` from the parsed value.
+//!
+//! Why not serde_json here: every type decoded with serde_json compiles a
+//! decoder that carries the JSON parser inline, for each type and each
+//! reader. Through a parsed JS value the per-type decoder is much smaller
+//! and the parser is the browser's. Measured on the page (which decodes the
+//! controller's and runtimes' messages): 329.3 → 305.1 KB gzip.
+//!
+//! What goes out is still written with serde_json (`schema::encode`,
+//! `lifeline_protocol::encode`): its encoders are small, and the journal's
+//! digests are over those exact bytes.
+//!
+//! Architecture Invariant: everything decoded here passes the same checks as
+//! `lifeline_core::schema::decode` (size, a JSON object, version, validate)
+//! or `lifeline_protocol::decode` (size); nothing from outside can panic.
+
+use js_sys::{Reflect, JSON};
+use lifeline_core::schema::{self, Schema, SchemaError, Version, SCHEMA_VERSION};
+use lifeline_protocol::{DecodeError, MAX_MESSAGE_BYTES};
+use serde::de::DeserializeOwned;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// Decodes one durable record (a journal entry, a snapshot, a profile).
+pub fn decode_record<T: Schema>(text: &str) -> Result<T, SchemaError> {
+    schema::precheck::<T>(text.as_bytes())?;
+    let value = parse(text).map_err(|detail| SchemaError::Malformed {
+        schema: T::NAME.to_string(),
+        detail,
+    })?;
+    match serde_wasm_bindgen::from_value::<T>(value.clone()) {
+        Ok(record) => schema::accept(record),
+        Err(e) => Err(schema::refusal(T::NAME, version_of(&value), e.to_string())),
+    }
+}
+
+/// Decodes one message from a peer (the page, a runtime, the controller).
+pub fn decode_message<T: DeserializeOwned>(text: &str) -> Result<T, DecodeError> {
+    if text.len() > MAX_MESSAGE_BYTES {
+        return Err(DecodeError::TooLarge { bytes: text.len() });
+    }
+    let value = parse(text).map_err(|detail| DecodeError::Malformed { detail })?;
+    serde_wasm_bindgen::from_value(value).map_err(|e| DecodeError::Malformed {
+        detail: e.to_string(),
+    })
+}
+
+/// Decodes JSON text the store checks itself (a profile): the error names
+/// what did not fit, for a message of the caller's own.
+pub fn decode_value<T: DeserializeOwned>(text: &str) -> Result<T, String> {
+    serde_wasm_bindgen::from_value(parse(text)?).map_err(|e| e.to_string())
+}
+
+/// One top-level field of a JSON object, as a number, when that much is
+/// readable.
+pub fn number_field(text: &str, field: &str) -> Option<f64> {
+    Reflect::get(&parse(text).ok()?, &JsValue::from_str(field))
+        .ok()?
+        .as_f64()
+}
+
+/// `JSON.parse`, with its `SyntaxError` as the error's text.
+fn parse(text: &str) -> Result<JsValue, String> {
+    JSON::parse(text).map_err(|e| match e.dyn_ref::<js_sys::Error>() {
+        Some(error) => String::from(error.message()),
+        None => "it is not JSON".to_string(),
+    })
+}
+
+/// The `"v"` field of a parsed record, for naming why it did not decode.
+fn version_of(value: &JsValue) -> Version {
+    let v = Reflect::get(value, &JsValue::from_str("v")).unwrap_or(JsValue::UNDEFINED);
+    if v.is_undefined() || v.is_null() {
+        Version::Missing
+    } else if v.as_f64() == Some(SCHEMA_VERSION as f64) {
+        Version::Current
+    } else {
+        Version::Other(
+            JSON::stringify(&v)
+                .ok()
+                .and_then(|s| s.as_string())
+                .unwrap_or_else(|| "?".to_string()),
+        )
+    }
+}
