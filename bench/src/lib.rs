@@ -299,7 +299,9 @@ impl History {
                 working_directory: "/".into(),
                 capabilities: Default::default(),
                 budget: Budget {
-                    deadline: Millis(u64::MAX / 2),
+                    // Far away, and still a number JavaScript holds exactly
+                    // (schema::encode refuses anything larger).
+                    deadline: Millis(lifeline_core::schema::MAX_SAFE_INTEGER),
                     max_output_bytes: 1 << 30,
                 },
                 command_line: format!("seq {c} {EVENTS_PER_COMMAND}"),

@@ -232,16 +232,85 @@ fn version_of(bytes: &[u8]) -> Version {
 }
 
 /// Validates and encodes one record. A record that fails validation here is
-/// a bug in this build, so it is refused rather than written.
+/// a bug in this build, so it is refused rather than written — and so is
+/// one with an integer JavaScript cannot hold exactly: the browser reads
+/// records with `JSON.parse`, which would round it, and the record would
+/// come back refused as damaged.
 pub fn encode<T: Schema>(record: &T) -> Result<Vec<u8>, SchemaError> {
     record.validate().map_err(|detail| SchemaError::Invalid {
         schema: T::NAME.to_string(),
         detail,
     })?;
-    serde_json::to_vec(record).map_err(|e| SchemaError::Malformed {
+    let json = serde_json::to_vec(record).map_err(|e| SchemaError::Malformed {
         schema: T::NAME.to_string(),
         detail: e.to_string(),
-    })
+    })?;
+    match first_unsafe_integer(&json) {
+        None => Ok(json),
+        Some(number) => Err(SchemaError::Invalid {
+            schema: T::NAME.to_string(),
+            detail: format!("{number} is beyond {MAX_SAFE_INTEGER}, the largest integer JavaScript holds exactly"),
+        }),
+    }
+}
+
+/// 2^53 − 1: every integer up to it survives `JSON.parse` exactly.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// The first integer in JSON text (outside strings) whose magnitude is
+/// beyond [`MAX_SAFE_INTEGER`]. One pass over the bytes; only runs of 16 or
+/// more digits are looked at closely.
+pub fn first_unsafe_integer(json: &[u8]) -> Option<String> {
+    let mut i = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    while i < json.len() {
+        let b = json[i];
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        if !b.is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < json.len() && json[i].is_ascii_digit() {
+            i += 1;
+        }
+        // A fraction or an exponent makes it a float: JSON.parse and
+        // serde_json round those alike.
+        let float = matches!(json.get(i), Some(b'.' | b'e' | b'E'));
+        if !float && i - start >= 16 {
+            let digits = core::str::from_utf8(&json[start..i]).unwrap_or("");
+            if digits
+                .parse::<u128>()
+                .map_or(true, |n| n > MAX_SAFE_INTEGER as u128)
+            {
+                return Some(digits.to_string());
+            }
+        }
+        // Skip the rest of a float so its digits are not read as integers.
+        while float
+            && i < json.len()
+            && matches!(json[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+        {
+            i += 1;
+        }
+    }
+    None
 }
 
 /// Checks a bounded, non-empty-if-required text field.

@@ -1223,3 +1223,36 @@ fn random_faults_reach_every_outcome() {
         );
     }
 }
+
+#[test]
+fn integers_javascript_cannot_hold_are_found_outside_strings_only() {
+    use crate::schema::{first_unsafe_integer, MAX_SAFE_INTEGER};
+    let safe = format!(r#"{{"a":{MAX_SAFE_INTEGER},"b":-{MAX_SAFE_INTEGER},"c":[1,2]}}"#);
+    assert_eq!(first_unsafe_integer(safe.as_bytes()), None);
+    let big = MAX_SAFE_INTEGER + 1;
+    assert_eq!(
+        first_unsafe_integer(format!(r#"{{"a":[0,{big}]}}"#).as_bytes()),
+        Some(big.to_string())
+    );
+    assert_eq!(
+        first_unsafe_integer(format!(r#"{{"a":-{}}}"#, u64::MAX).as_bytes()),
+        Some(u64::MAX.to_string())
+    );
+    // Digits in strings (an escaped quote included) and floats are not integers.
+    let strings = format!(r#"{{"s":"\"{big}","t":"{big}","f":12345678901234567.5,"e":1.5e300}}"#);
+    assert_eq!(first_unsafe_integer(strings.as_bytes()), None);
+}
+
+#[test]
+fn a_record_with_an_integer_javascript_would_round_is_not_written() {
+    let (_, json) = &examples()[0];
+    let mut record: CommandRecord = decode(json.as_bytes()).unwrap();
+    record.binding.budget.deadline = Millis(u64::MAX / 2);
+    let err = encode(&record).unwrap_err();
+    assert!(
+        matches!(&err, SchemaError::Invalid { detail, .. } if detail.contains("JavaScript")),
+        "{err}"
+    );
+    record.binding.budget.deadline = Millis(crate::schema::MAX_SAFE_INTEGER);
+    assert!(encode(&record).is_ok());
+}
