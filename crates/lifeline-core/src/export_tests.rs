@@ -160,6 +160,7 @@ impl J {
             turn,
             status: TurnStatus::Completed,
             reply: format!("Ran {} commands.", lines.len()),
+            ending: None,
         });
         session
     }
