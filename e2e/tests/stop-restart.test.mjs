@@ -77,6 +77,9 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         assert.ok(['cancelled', 'interrupted'].includes(status), `the turn ended ${status}`);
         const sleep = block(page, 'sleep 30');
         assert.equal(await sleep.getByText('running', { exact: true }).count(), 0, 'sleep 30 no longer runs');
+        console.log(
+          `stop-restart: ${vname}: turn ${status}: ${await reply.first().locator('.reply-text').textContent()} | sleep 30: ${await sleep.locator('.outcome, [data-outcome]').first().textContent().catch(() => '?')}`,
+        );
         assert.equal(await block(page, 'echo after >> after.txt').count(), 0, 'nothing more of the turn ran');
         await page.waitForFunction(
           () => [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === 'Stop')?.disabled,

@@ -12,13 +12,12 @@
 
 use core::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::outcome::Outcome;
 
 /// A turn ended by the core, with what the reader needs to know.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "Wire", try_from = "Wire")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TurnEnding {
     /// Stop before the built-in agent's planned command `line`; `left`
     /// planned commands (that one included) did not run.
@@ -45,36 +44,54 @@ pub enum TurnEnding {
     TimeBudget { seconds: u64 },
 }
 
-// Stored as a flat tuple, not serde's derived enum form: one small visitor
-// instead of one per variant (the controller's wasm budget).
-type Wire = (u8, String, u64, u64);
+// Stored as one string, `kind a b line` (`stopped_before 2 0 echo a`):
+// the deserialisers already read strings, so an ending adds no serde
+// visitor to the controller's wasm (its budget); the kind keeps it legible
+// in an exported journal.
+const KINDS: [&str; 10] = [
+    "stopped_before",
+    "stopped_between_steps",
+    "session_left",
+    "reply_lost",
+    "command_cancelled",
+    "command_uncertain",
+    "command_budget",
+    "token_budget",
+    "time_budget",
+    "step_budget",
+];
 
-impl From<TurnEnding> for Wire {
-    fn from(e: TurnEnding) -> Wire {
+impl TurnEnding {
+    fn encode(&self) -> String {
         use TurnEnding as E;
-        match e {
-            E::StoppedBefore { line, left } => (0, line, left, 0),
-            E::StoppedBetweenSteps => (1, String::new(), 0, 0),
-            E::SessionLeft => (2, String::new(), 0, 0),
-            E::ReplyLost => (3, String::new(), 0, 0),
+        let none = String::new();
+        let (kind, line, a, b) = match self {
+            E::StoppedBefore { line, left } => (0, line, *left, 0),
+            E::StoppedBetweenSteps => (1, &none, 0, 0),
+            E::SessionLeft => (2, &none, 0, 0),
+            E::ReplyLost => (3, &none, 0, 0),
             E::CommandCancelled { line } => (4, line, 0, 0),
             E::CommandUncertain { line, outcome } => {
-                let i = Outcome::ALL.iter().position(|o| *o == outcome);
+                let i = Outcome::ALL.iter().position(|o| o == outcome);
                 (5, line, i.unwrap_or(0) as u64, 0)
             }
-            E::CommandBudget { max } => (6, String::new(), max, 0),
-            E::TokenBudget { max, used } => (7, String::new(), max, used),
-            E::TimeBudget { seconds } => (8, String::new(), seconds, 0),
-            E::StepBudget { max } => (9, String::new(), max, 0),
-        }
+            E::CommandBudget { max } => (6, &none, *max, 0),
+            E::TokenBudget { max, used } => (7, &none, *max, *used),
+            E::TimeBudget { seconds } => (8, &none, *seconds, 0),
+            E::StepBudget { max } => (9, &none, *max, 0),
+        };
+        format!("{} {a} {b} {line}", KINDS[kind])
     }
-}
 
-impl TryFrom<Wire> for TurnEnding {
-    type Error = &'static str;
-    fn try_from((kind, line, a, b): Wire) -> Result<Self, Self::Error> {
+    fn decode(text: &str) -> Option<TurnEnding> {
         use TurnEnding as E;
-        Ok(match kind {
+        let mut parts = text.splitn(4, ' ');
+        let name = parts.next()?;
+        let kind = KINDS.iter().position(|k| *k == name)?;
+        let a: u64 = parts.next()?.parse().ok()?;
+        let b: u64 = parts.next()?.parse().ok()?;
+        let line = parts.next()?.to_string();
+        Some(match kind {
             0 => E::StoppedBefore { line, left: a },
             1 => E::StoppedBetweenSteps,
             2 => E::SessionLeft,
@@ -82,17 +99,27 @@ impl TryFrom<Wire> for TurnEnding {
             4 => E::CommandCancelled { line },
             5 => E::CommandUncertain {
                 line,
-                outcome: *usize::try_from(a)
-                    .ok()
-                    .and_then(|i| Outcome::ALL.get(i))
-                    .ok_or("unknown outcome in a turn ending")?,
+                outcome: *Outcome::ALL.get(usize::try_from(a).ok()?)?,
             },
             6 => E::CommandBudget { max: a },
             7 => E::TokenBudget { max: a, used: b },
             8 => E::TimeBudget { seconds: a },
-            9 => E::StepBudget { max: a },
-            _ => return Err("unknown turn ending"),
+            _ => E::StepBudget { max: a },
         })
+    }
+}
+
+impl Serialize for TurnEnding {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.encode())
+    }
+}
+
+impl<'de> Deserialize<'de> for TurnEnding {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        TurnEnding::decode(&text)
+            .ok_or_else(|| serde::de::Error::custom("an unreadable turn ending"))
     }
 }
 
@@ -152,7 +179,7 @@ mod tests {
 
     #[test]
     fn a_record_written_before_endings_decodes_without_one() {
-        let old = r#"{"type":"turn_finished","turn":"00000000000000000000000000000007","status":"cancelled","reply":"Stopped before the agent's next step."}"#;
+        let old = r#"{"type":"turn_finished","turn":"00000000000000000000000007","status":"cancelled","reply":"Stopped before the agent's next step."}"#;
         let record: JournalRecord = serde_json::from_str(old).expect("an old record decodes");
         let JournalRecord::TurnFinished {
             status,
@@ -207,7 +234,22 @@ mod tests {
             .to_string(),
             "Stopped before `echo a` ran; 1 planned command was not run."
         );
-        assert!(serde_json::from_str::<TurnEnding>(r#"[10,"",0,0]"#).is_err());
-        assert!(serde_json::from_str::<TurnEnding>(r#"[5,"x",99,0]"#).is_err());
+        assert_eq!(
+            serde_json::to_string(&TurnEnding::StoppedBefore {
+                line: "echo a b".into(),
+                left: 2
+            })
+            .unwrap(),
+            r#""stopped_before 2 0 echo a b""#
+        );
+        for bad in [
+            r#""nonsense 0 0 ""#,
+            r#""command_uncertain 99 0 x""#,
+            r#""stopped_before x 0 echo""#,
+            r#""session_left 0""#,
+            "[2,\"\",0,0]",
+        ] {
+            assert!(serde_json::from_str::<TurnEnding>(bad).is_err(), "{bad}");
+        }
     }
 }
