@@ -1239,6 +1239,7 @@ fn drive(w: &mut World, s: Started, turn: TurnId) -> Option<lifeline_core::agent
                     turn,
                     status,
                     reply,
+                    ending: None,
                 });
                 r.expect("turn finishes");
                 return Some(step);
@@ -1507,7 +1508,8 @@ fn settled_commands_beyond_the_recent_window_keep_only_collapsed_output() {
 
 // ----- model-backed turns ----------------------------------------------------
 
-use lifeline_core::model::{next_model_step, tool_key, LOST_REPLY};
+use lifeline_core::ending::TurnEnding;
+use lifeline_core::model::{next_model_step, tool_key};
 use lifeline_core::profile::{AgentBudget, ProfileRef, Tool};
 
 fn model_agent(budget: AgentBudget) -> TurnAgent {
@@ -1551,13 +1553,18 @@ fn drive_model(
                 let binding = w.binding(s, line);
                 w.admit(key, binding).expect("tool admitted");
             }
-            ModelStep::Finish { status, ref reply } => {
-                let reply = reply.clone();
+            ModelStep::Finish {
+                status,
+                ref reply,
+                ref ending,
+            } => {
+                let (reply, ending) = (reply.clone(), ending.clone());
                 let (_, r) = w.request(|request| ClientRequest::FinishTurn {
                     request,
                     turn,
                     status,
                     reply,
+                    ending,
                 });
                 r.expect("turn finishes");
                 return Some(step);
@@ -1754,7 +1761,8 @@ fn model_tool_call_is_admitted_once_under_its_derived_key_and_its_result_goes_ba
         drive_model(&mut w, s, turn, None),
         Some(ModelStep::Finish {
             status: TurnStatus::Completed,
-            reply: "Done: notes.txt says hello.".into()
+            reply: "Done: notes.txt says hello.".into(),
+            ending: None,
         })
     );
     assert_eq!(w.starts_of(command), 1);
@@ -1860,7 +1868,8 @@ fn a_request_without_outcome_after_a_reload_interrupts_the_turn_and_is_never_res
         drive_model(&mut w, s2, turn, None),
         Some(ModelStep::Finish {
             status: TurnStatus::Interrupted,
-            reply: LOST_REPLY.into()
+            reply: TurnEnding::ReplyLost.to_string(),
+            ending: Some(TurnEnding::ReplyLost),
         })
     );
     assert_eq!(provider_requests_in_journal(&w), 1, "nothing was resent");
@@ -1901,7 +1910,9 @@ fn a_cut_stream_keeps_the_partial_text_and_other_failures_give_advice() {
         let pr: ProviderRequestId = id(0xa100 + n as u128);
         send_request(&mut w, pr, turn, 1);
         fail(&mut w, pr, class, "stream ended", "Half an ans").unwrap();
-        let Some(ModelStep::Finish { status: got, reply }) = drive_model(&mut w, s, turn, Some(pr))
+        let Some(ModelStep::Finish {
+            status: got, reply, ..
+        }) = drive_model(&mut w, s, turn, Some(pr))
         else {
             panic!("{class:?} finishes the turn");
         };
@@ -1943,8 +1954,8 @@ fn each_model_budget_stops_the_turn_and_names_itself() {
     reply(&mut w, pr, "", vec![write(1)], (1, 1)).unwrap();
     let step = drive_model(&mut w, s, turn, None);
     assert!(
-        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply })
-        if reply.contains("budget of 1 model requests")),
+        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply, ending: Some(e) })
+        if *e == TurnEnding::StepBudget { max: 1 } && reply.contains("budget")),
         "{step:?}"
     );
     assert_eq!(w.replayed().commands.len(), 0);
@@ -1969,8 +1980,8 @@ fn each_model_budget_stops_the_turn_and_names_itself() {
     w.exit(s.runtime, first, 0);
     let step = drive_model(&mut w, s, turn, None);
     assert!(
-        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply })
-        if reply.contains("budget of 1 commands")),
+        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply, ending: Some(e) })
+        if *e == TurnEnding::CommandBudget { max: 1 } && reply.contains("budget")),
         "{step:?}"
     );
     assert_eq!(w.replayed().commands.len(), 1);
@@ -1992,8 +2003,14 @@ fn each_model_budget_stops_the_turn_and_names_itself() {
     reply(&mut w, pr, "", vec![write(1)], (60, 40)).unwrap();
     let step = drive_model(&mut w, s, turn, None);
     assert!(
-        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply })
-        if reply.contains("budget of 100 tokens")),
+        matches!(
+            &step,
+            Some(ModelStep::Finish {
+                status: TurnStatus::Failed,
+                ending: Some(TurnEnding::TokenBudget { max: 100, .. }),
+                ..
+            })
+        ),
         "{step:?}"
     );
 
@@ -2016,8 +2033,8 @@ fn each_model_budget_stops_the_turn_and_names_itself() {
     w.now = w.now.plus(5_000);
     let step = drive_model(&mut w, s, turn, None);
     assert!(
-        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply })
-        if reply.contains("time budget of 5 s")),
+        matches!(&step, Some(ModelStep::Finish { status: TurnStatus::Failed, reply, ending: Some(e) })
+        if *e == TurnEnding::TimeBudget { seconds: 5 } && reply.contains("budget")),
         "{step:?}"
     );
     assert_eq!(provider_requests_in_journal(&w), 0);
@@ -2600,7 +2617,10 @@ fn stop_plans_what_is_in_flight_and_never_asks_twice() {
         plan(&p, session, None, now),
         StopPlan::FinishTurn {
             turn,
-            reply: "Stopped before `sleep 9` ran; 3 planned commands were not run.".into()
+            ending: TurnEnding::StoppedBefore {
+                line: "sleep 9".into(),
+                left: 3
+            }
         }
     );
     let live: ProviderRequestId = id(0x9101);

@@ -323,7 +323,12 @@ fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> i
                         view! {
                             <div class="reply" data-status=status.as_str()>
                                 <p class="who">{move || tf(Msg::AgentTurn, &[tr(i18n::turn_status(status))])}</p>
-                                <p class="reply-text">{move || turn.reply.get()}</p>
+                                <p class="reply-text">
+                                    {move || match turn.ending.get() {
+                                        Some(p) => Some(i18n::phrase(i18n::locale(), &p)),
+                                        None => turn.reply.get(),
+                                    }}
+                                </p>
                             </div>
                         }
                     })

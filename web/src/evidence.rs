@@ -4,6 +4,7 @@
 //! [`crate::export`].
 
 use leptos::prelude::*;
+use lifeline_core::phrase::Phrase;
 use lifeline_core::view::{ProviderRequestStatus, Stream};
 use lifeline_core::{CommandId, Outcome, SessionId, TurnId, TurnStatus, ViewDelta};
 
@@ -15,6 +16,8 @@ pub(crate) enum Block {
         prompt: String,
         status: Option<TurnStatus>,
         reply: Option<String>,
+        /// The core's ending, worded in place of `reply`.
+        ending: Option<Phrase>,
     },
     Command {
         command: CommandId,
@@ -51,6 +54,7 @@ impl ImportedRun {
                 prompt,
                 status,
                 reply,
+                ending,
                 ..
             } => {
                 let block = Block::Turn {
@@ -58,6 +62,7 @@ impl ImportedRun {
                     prompt,
                     status,
                     reply,
+                    ending,
                 };
                 match self
                     .blocks

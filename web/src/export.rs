@@ -116,6 +116,7 @@ fn block(l: Locale, b: Block) -> AnyView {
             prompt,
             status,
             reply,
+            ending,
             ..
         } => view! {
             <div class="turn">
@@ -124,6 +125,7 @@ fn block(l: Locale, b: Block) -> AnyView {
                     <p class="prompt-text">{prompt}</p>
                 </div>
                 {reply.map(|r| {
+                    let r = ending.as_ref().map_or(r, |p| i18n::phrase(l, p));
                     let label = status.map_or("", |s| t(l, i18n::turn_status(s)));
                     let status = status.map_or("", |s| s.as_str());
                     view! {

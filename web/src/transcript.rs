@@ -14,6 +14,7 @@
 
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
+use lifeline_core::phrase::Phrase;
 use lifeline_core::{
     CommandId, EventSeq, Outcome, ProviderFailureView, ProviderRequestId, ProviderRequestStatus,
     SessionId, TurnId, TurnStatus, ViewDelta,
@@ -42,6 +43,9 @@ pub struct TurnView {
     pub prompt: RwSignal<String>,
     pub status: RwSignal<Option<TurnStatus>>,
     pub reply: RwSignal<Option<String>>,
+    /// Why the core ended the turn, worded in the reader's language in
+    /// place of `reply` (older records have none).
+    pub ending: RwSignal<Option<Phrase>>,
     /// Provider requests and command blocks, in the order they arrived.
     pub items: RwSignal<Vec<TurnItem>>,
 }
@@ -264,6 +268,7 @@ impl Model {
             prompt: RwSignal::new(String::new()),
             status: RwSignal::new(None),
             reply: RwSignal::new(None),
+            ending: RwSignal::new(None),
             items: RwSignal::new(Vec::new()),
         });
         self.turns.insert(id, view);
@@ -308,6 +313,7 @@ impl Model {
                 prompt,
                 status,
                 reply,
+                ending,
                 ..
             } => {
                 let view = self.turn(turn);
@@ -317,6 +323,7 @@ impl Model {
                 set_if_changed(view.prompt, prompt);
                 set_if_changed(view.status, status);
                 set_if_changed(view.reply, reply);
+                set_if_changed(view.ending, ending);
             }
             ViewDelta::ProviderRequest {
                 turn,

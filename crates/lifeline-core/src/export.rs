@@ -309,6 +309,7 @@ fn columns(m: &Members, e: &JournalEntry, session: SessionId) -> Option<ExportLi
             turn: t,
             status,
             reply,
+            ..
         } => {
             turn = Some(*t);
             outcome = Some(status.as_str().to_string());

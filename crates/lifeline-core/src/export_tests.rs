@@ -160,6 +160,7 @@ impl J {
             turn,
             status: TurnStatus::Completed,
             reply: format!("Ran {} commands.", lines.len()),
+            ending: None,
         });
         session
     }
@@ -243,6 +244,65 @@ fn a_session_export_holds_its_entries_and_no_other_sessions() {
         .iter()
         .any(|l| l.kind == "event" && l.artifact == Some(digest)));
     assert!(export_lines(&j.entries, id(0x9999)).is_empty());
+}
+
+/// A turn the core ended reaches the page as its ending, to be worded in
+/// the reader's language, with its English as the reply; an export keeps it.
+#[test]
+fn a_turn_the_core_ended_crosses_to_the_page_and_the_export_as_its_ending() {
+    use crate::ending::TurnEnding;
+    use crate::phrase::Phrase;
+    use crate::view::ViewDelta;
+    let mut j = J::default();
+    let session = j.session(0x3000, "ended", &["echo a"], "a\n");
+    let turn: TurnId = id(0x3100);
+    j.push(JournalRecord::TurnRecorded {
+        session,
+        turn,
+        prompt: "$ echo b\n$ echo c\n".into(),
+        plan: vec!["echo b".into(), "echo c".into()],
+        agent: TurnAgent::BuiltIn,
+    });
+    let ending = TurnEnding::StoppedBefore {
+        line: "echo b".into(),
+        left: 2,
+    };
+    j.push(JournalRecord::TurnFinished {
+        turn,
+        status: TurnStatus::Cancelled,
+        reply: ending.to_string(),
+        ending: Some(ending.clone()),
+    });
+    let policy = RetentionPolicy::default();
+    let whole = Projection::rebuild(policy, &j.entries).unwrap();
+    let deltas = session_deltas(&whole, session);
+    let endings: Vec<_> = deltas
+        .iter()
+        .filter_map(|d| match d {
+            ViewDelta::Turn {
+                turn: t,
+                reply,
+                ending,
+                ..
+            } => Some((*t, reply.clone(), ending.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(endings.len(), 2);
+    // The agent's own reply has no ending.
+    assert_eq!(endings[0].2, None);
+    assert_eq!(
+        endings[1],
+        (
+            turn,
+            Some("Stopped before `echo b` ran; 2 planned commands were not run.".into()),
+            Some(Phrase::TurnEnded { ending })
+        )
+    );
+    let lines = export_lines(&j.entries, session);
+    let entries = import_lines(lines.iter().map(String::as_str)).unwrap();
+    let imported = Projection::rebuild(policy, &entries).unwrap();
+    assert_eq!(session_deltas(&imported, session), deltas);
 }
 
 #[test]

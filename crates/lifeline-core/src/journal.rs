@@ -233,6 +233,10 @@ pub enum JournalRecord {
         turn: TurnId,
         status: TurnStatus,
         reply: String,
+        /// Set when the core, not the agent, ended the turn: the page
+        /// words it. Journals written before it have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ending: Option<crate::ending::TurnEnding>,
     },
     /// Written, and confirmed durable, before the shell sends the HTTP
     /// request for step `step` of a model turn. From here on the provider

@@ -52,6 +52,7 @@ pub mod action;
 pub mod agent;
 pub mod command;
 pub mod controller;
+pub mod ending;
 pub mod environment;
 pub mod event;
 pub mod export;

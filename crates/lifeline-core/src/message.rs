@@ -428,6 +428,9 @@ pub enum ClientRequest {
         turn: TurnId,
         status: TurnStatus,
         reply: String,
+        /// Why the core ended the turn, when it did (see `ending`).
+        #[serde(default)]
+        ending: Option<crate::ending::TurnEnding>,
     },
     /// Records that step `step` of a model turn is about to be sent to the
     /// provider. The shell sends the HTTP request only after the answer

@@ -29,6 +29,7 @@ use std::collections::BTreeSet;
 use sha2::{Digest as _, Sha256};
 
 use crate::agent;
+use crate::ending::TurnEnding;
 use crate::event::RetainedBody;
 use crate::id::{CommandId, IdempotencyKey, Millis, ProviderRequestId, SessionId, TurnId};
 use crate::journal::{ToolCallRecord, TurnAgent, TurnStatus};
@@ -42,7 +43,6 @@ pub const MAX_TOOL_RESULT_BYTES: usize = 16 * 1024;
 
 /// The reply of a turn whose provider request has no recorded outcome and
 /// no live fetch: the request is uncertain and is not sent again.
-pub const LOST_REPLY: &str = "The model's reply was lost (the page or worker stopped while it was streaming); nothing was resent. Send the message again to ask anew.";
 
 /// One message of the conversation sent to a provider.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,8 +82,13 @@ pub enum ModelStep {
     },
     /// A request is streaming or a tool command is on its way.
     Wait,
-    /// Record the turn's end.
-    Finish { status: TurnStatus, reply: String },
+    /// Record the turn's end; `ending` when the core, not the model, ended
+    /// it (its English is the reply).
+    Finish {
+        status: TurnStatus,
+        reply: String,
+        ending: Option<TurnEnding>,
+    },
 }
 
 /// The next step of either kind of turn.
@@ -492,43 +497,45 @@ fn spent_budget(
     tokens: u64,
     now: Millis,
     admitting: bool,
-) -> Option<String> {
+) -> Option<TurnEnding> {
     if steps as u64 >= budget.max_steps as u64 {
-        return Some(format!(
-            "the turn used its budget of {} model requests",
-            budget.max_steps
-        ));
+        return Some(TurnEnding::StepBudget {
+            max: budget.max_steps as u64,
+        });
     }
     // The command budget stops admissions only: the model still gets to
     // answer with the results of the commands it already ran.
     if admitting && commands as u64 >= budget.max_commands as u64 {
-        return Some(format!(
-            "the turn used its budget of {} commands",
-            budget.max_commands
-        ));
+        return Some(TurnEnding::CommandBudget {
+            max: budget.max_commands as u64,
+        });
     }
     if tokens >= budget.max_tokens {
-        return Some(format!(
-            "the turn used its budget of {} tokens ({tokens} used)",
-            budget.max_tokens
-        ));
+        return Some(TurnEnding::TokenBudget {
+            max: budget.max_tokens,
+            used: tokens,
+        });
     }
     let elapsed = now.0.saturating_sub(t.recorded_at.0);
     if elapsed >= budget.max_wall_ms {
-        return Some(format!(
-            "the turn used its time budget of {} s",
-            budget.max_wall_ms / 1000
-        ));
+        return Some(TurnEnding::TimeBudget {
+            seconds: budget.max_wall_ms / 1000,
+        });
     }
     None
 }
 
-fn budget_finish(reason: String) -> ModelStep {
+fn budget_finish(ending: TurnEnding) -> ModelStep {
+    ended(TurnStatus::Failed, ending)
+}
+
+/// The core ends the turn: the page words `ending`, the reply is its
+/// English.
+fn ended(status: TurnStatus, ending: TurnEnding) -> ModelStep {
     ModelStep::Finish {
-        status: TurnStatus::Failed,
-        reply: format!(
-            "Stopped: {reason}. Nothing after that was run. Raise the limit in the environment's budget, or send a message to continue."
-        ),
+        status,
+        reply: ending.to_string(),
+        ending: Some(ending),
     }
 }
 
@@ -582,12 +589,7 @@ pub fn next_model_step(
         let r = projection.provider_requests.get(request)?;
         let outcome = match &r.outcome {
             None if live == Some(*request) => return Some(ModelStep::Wait),
-            None => {
-                return Some(ModelStep::Finish {
-                    status: TurnStatus::Interrupted,
-                    reply: LOST_REPLY.to_string(),
-                })
-            }
+            None => return Some(ended(TurnStatus::Interrupted, TurnEnding::ReplyLost)),
             Some(outcome) => outcome,
         };
         let (text, tool_calls) = match outcome {
@@ -614,6 +616,7 @@ pub fn next_model_step(
             return Some(ModelStep::Finish {
                 status: TurnStatus::Completed,
                 reply: bounded_reply(text, ""),
+                ending: None,
             });
         }
         for (index, call) in tool_calls.iter().enumerate() {
@@ -638,28 +641,21 @@ pub fn next_model_step(
                 }
                 CallState::Pending => return Some(ModelStep::Wait),
                 CallState::Cancelled(line) => {
-                    return Some(ModelStep::Finish {
-                        status: TurnStatus::Cancelled,
-                        reply: format!("Stopped: you cancelled `{}`.", clip_line(&line)),
-                    })
+                    return Some(ended(
+                        TurnStatus::Cancelled,
+                        TurnEnding::CommandCancelled {
+                            line: clip_line(&line).to_string(),
+                        },
+                    ))
                 }
                 CallState::Uncertain(line, outcome) => {
-                    let what = match outcome {
-                        Outcome::Lost => {
-                            "was lost: it started but its runtime died before it finished"
-                        }
-                        Outcome::NotDispatched => {
-                            "was never sent to a runtime, and its runtime is gone"
-                        }
-                        _ => "may have started: its outcome is unknown",
-                    };
-                    return Some(ModelStep::Finish {
-                        status: TurnStatus::Interrupted,
-                        reply: format!(
-                            "Stopped: the tool command `{}` {what}, so I did not run it again. Send a message to continue from here.",
-                            clip_line(&line)
-                        ),
-                    });
+                    return Some(ended(
+                        TurnStatus::Interrupted,
+                        TurnEnding::CommandUncertain {
+                            line: clip_line(&line).to_string(),
+                            outcome,
+                        },
+                    ));
                 }
             }
         }
@@ -702,5 +698,9 @@ fn failure_finish(
         C::Cut | C::Malformed | C::Cancelled => bounded_reply(partial_text, &reason),
         _ => bounded_reply("", &reason),
     };
-    ModelStep::Finish { status, reply }
+    ModelStep::Finish {
+        status,
+        reply,
+        ending: None,
+    }
 }

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
 use crate::agent::PlanError;
+use crate::ending::TurnEnding;
 use crate::environment::FolderAccess;
 use crate::id::{
     CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
@@ -357,6 +358,11 @@ pub enum Phrase {
     ImportFailed {
         file: String,
         detail: String,
+    },
+    // ---- turn endings ----
+    /// The core, not the agent, ended a turn.
+    TurnEnded {
+        ending: TurnEnding,
     },
 }
 
@@ -776,6 +782,7 @@ impl fmt::Display for Phrase {
                 "Import failed: {file} arrived with {got} of {expected} bytes."
             ),
             P::ImportFailed { file, detail } => write!(f, "Import of {file} failed: {detail}"),
+            P::TurnEnded { ending } => write!(f, "{ending}"),
         }
     }
 }
@@ -1039,6 +1046,18 @@ nested!(JournalFault {
     12 => ConnectionLost,
     13 => WriterUnreadable,
 });
+nested!(TurnEnding {
+    0 => StoppedBefore { line, left },
+    1 => StoppedBetweenSteps,
+    2 => SessionLeft,
+    3 => ReplyLost,
+    4 => CommandCancelled { line },
+    5 => CommandUncertain { line, outcome },
+    6 => CommandBudget { max },
+    7 => TokenBudget { max, used },
+    8 => TimeBudget { seconds },
+    9 => StepBudget { max },
+});
 nested!(PlanError {
     0 => Empty,
     1 => TooManyCommands { count },
@@ -1203,6 +1222,7 @@ phrase_wire! {
     123 => AnotherTabInControl,
     124 => FolderNeedsPermissionToRead { name },
     125 => EnvironmentWhileWorking,
+    126 => TurnEnded { ending },
 }
 
 impl From<crate::environment::Blocked> for Phrase {

@@ -251,6 +251,9 @@ pub struct SessionView {
 pub struct TurnEnd {
     pub status: TurnStatus,
     pub reply: String,
+    /// Why the core ended the turn, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ending: Option<crate::ending::TurnEnding>,
     pub position: u64,
 }
 
@@ -1067,6 +1070,7 @@ impl Projection {
                 turn,
                 status,
                 reply,
+                ending,
             } => {
                 let t = self
                     .turns
@@ -1078,6 +1082,7 @@ impl Projection {
                 t.end = Some(TurnEnd {
                     status: *status,
                     reply: reply.clone(),
+                    ending: ending.clone(),
                     position,
                 });
             }

@@ -388,6 +388,7 @@ fn an_older_journal_without_lifecycle_records_gets_a_safe_generic_summary() {
             turn,
             status: TurnStatus::Interrupted,
             reply: "interrupted".into(),
+            ending: None,
         },
     ]
     .into_iter()
@@ -426,6 +427,7 @@ fn the_continuation_prompt_separates_original_history_summary_and_uncertain_acti
         turn,
         status: TurnStatus::Completed,
         reply: "Ran 1 command".into(),
+        ending: None,
     });
     let report = inspect(&f.projection, sid(), None, &facts());
     let p = continuation_prompt(&f.projection, sid(), &report);
@@ -455,6 +457,7 @@ fn continuing_from_history_replays_no_recorded_command() {
         turn,
         status: TurnStatus::Completed,
         reply: "Ran 2 commands:\n$ echo one >> log\n$ echo two >> log".into(),
+        ending: None,
     });
     let report = inspect(&f.projection, sid(), None, &facts());
     let p = continuation_prompt(&f.projection, sid(), &report);

@@ -13,6 +13,7 @@
 //! * with no turn, the user's running re-issues are cancelled.
 
 use crate::agent::{self, Step};
+use crate::ending::TurnEnding;
 use crate::id::{CommandId, Generation, ProviderRequestId, SessionId, TurnId};
 use crate::model::{next_turn_step, TurnStep};
 use crate::outcome::Outcome;
@@ -25,8 +26,8 @@ pub enum StopPlan {
     AbortRequest(ProviderRequestId),
     /// Cancel these commands, each by identity and generation.
     Cancel(Vec<(CommandId, Generation)>),
-    /// End the turn as cancelled with this reply.
-    FinishTurn { turn: TurnId, reply: String },
+    /// End the turn as cancelled, saying what did not run.
+    FinishTurn { turn: TurnId, ending: TurnEnding },
     /// Nothing is in flight: nothing to stop.
     Nothing,
 }
@@ -91,15 +92,12 @@ pub fn plan(
     let Some(t) = projection.turns.get(&turn) else {
         return StopPlan::Nothing;
     };
-    let reply = match step {
-        Some(TurnStep::BuiltIn(Step::Admit { index, line })) => {
-            let left = t.plan.len().saturating_sub(index);
-            format!(
-                "Stopped before `{line}` ran; {left} planned command{} not run.",
-                if left == 1 { " was" } else { "s were" }
-            )
-        }
-        _ => "Stopped before the agent's next step.".into(),
+    let ending = match step {
+        Some(TurnStep::BuiltIn(Step::Admit { index, line })) => TurnEnding::StoppedBefore {
+            line,
+            left: t.plan.len().saturating_sub(index) as u64,
+        },
+        _ => TurnEnding::StoppedBetweenSteps,
     };
-    StopPlan::FinishTurn { turn, reply }
+    StopPlan::FinishTurn { turn, ending }
 }

@@ -16,6 +16,7 @@ use crate::id::{CommandId, EventSeq, Generation, ProviderRequestId, SessionId, T
 use crate::journal::{JournalEntry, JournalRecord, ProviderFailureClass, TurnStatus};
 use crate::model::tool_key;
 use crate::outcome::Outcome;
+use crate::phrase::Phrase;
 use crate::projection::{CommandView, Projection, ProviderOutcome, TurnView};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +41,10 @@ pub enum ViewDelta {
         prompt: String,
         status: Option<TurnStatus>,
         reply: Option<String>,
+        /// Set when the core ended the turn: the page words this instead
+        /// of `reply` (its English).
+        #[serde(default)]
+        ending: Option<Phrase>,
     },
     Command {
         session: SessionId,
@@ -335,6 +340,11 @@ fn turn_delta(projection: &Projection, turn: TurnId) -> ViewDelta {
         prompt: t.prompt.clone(),
         status: t.end.as_ref().map(|e| e.status),
         reply: t.end.as_ref().map(|e| e.reply.clone()),
+        ending: t
+            .end
+            .as_ref()
+            .and_then(|e| e.ending.clone())
+            .map(|ending| Phrase::TurnEnded { ending }),
     }
 }
 

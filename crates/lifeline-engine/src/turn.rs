@@ -7,6 +7,7 @@
 //! lost stays uncertain and is never resent.
 
 use lifeline_core::agent;
+use lifeline_core::ending::TurnEnding;
 use lifeline_core::journal::TurnAgent;
 use lifeline_core::model::{ModelStep, TurnStep};
 use lifeline_core::phrase::Phrase;
@@ -167,13 +168,14 @@ impl Engine {
                     );
                 }
             }
-            StopPlan::FinishTurn { turn, reply } => {
+            StopPlan::FinishTurn { turn, ending } => {
                 self.ask(
                     |request| ClientRequest::FinishTurn {
                         request,
                         turn,
                         status: TurnStatus::Cancelled,
-                        reply,
+                        reply: ending.to_string(),
+                        ending: Some(ending),
                     },
                     now,
                 );
@@ -334,10 +336,14 @@ impl Engine {
             .filter(|(_, t)| Some(*t) != live)
             .find_map(|(session, turn)| {
                 match lifeline_core::model::next_turn_step(p, turn, None, now) {
-                    Some(
-                        TurnStep::BuiltIn(agent::Step::Finish { status, reply })
-                        | TurnStep::Model(ModelStep::Finish { status, reply }),
-                    ) => Some((turn, status, reply)),
+                    Some(TurnStep::BuiltIn(agent::Step::Finish { status, reply })) => {
+                        Some((turn, status, reply, None))
+                    }
+                    Some(TurnStep::Model(ModelStep::Finish {
+                        status,
+                        reply,
+                        ending,
+                    })) => Some((turn, status, reply, ending)),
                     // A command still on its way ends it later; a lost
                     // reply, an uncertain command or a step not taken
                     // ends it now (nothing more will run in a left session).
@@ -345,12 +351,12 @@ impl Engine {
                     _ => Some((
                         turn,
                         TurnStatus::Interrupted,
-                        "The session was left before this turn finished; nothing more ran in it."
-                            .into(),
+                        TurnEnding::SessionLeft.to_string(),
+                        Some(TurnEnding::SessionLeft),
                     )),
                 }
             });
-        let Some((turn, status, reply)) = ending else {
+        let Some((turn, status, reply, ending)) = ending else {
             return false;
         };
         self.ask(
@@ -359,6 +365,27 @@ impl Engine {
                 turn,
                 status,
                 reply,
+                ending,
+            },
+            now,
+        )
+    }
+
+    fn finish(
+        &mut self,
+        turn: TurnId,
+        status: TurnStatus,
+        reply: String,
+        ending: Option<TurnEnding>,
+        now: Millis,
+    ) -> bool {
+        self.ask(
+            |request| ClientRequest::FinishTurn {
+                request,
+                turn,
+                status,
+                reply,
+                ending,
             },
             now,
         )
@@ -386,16 +413,14 @@ impl Engine {
             TurnStep::Model(ModelStep::AdmitTool { key, line, .. }) => {
                 self.admit_command(key, line, now)
             }
-            TurnStep::BuiltIn(agent::Step::Finish { status, reply })
-            | TurnStep::Model(ModelStep::Finish { status, reply }) => self.ask(
-                |request| ClientRequest::FinishTurn {
-                    request,
-                    turn,
-                    status,
-                    reply,
-                },
-                now,
-            ),
+            TurnStep::BuiltIn(agent::Step::Finish { status, reply }) => {
+                self.finish(turn, status, reply, None, now)
+            }
+            TurnStep::Model(ModelStep::Finish {
+                status,
+                reply,
+                ending,
+            }) => self.finish(turn, status, reply, ending, now),
             TurnStep::Model(ModelStep::Request { step, conversation }) => {
                 self.record_provider_request(turn, step, conversation, now)
             }

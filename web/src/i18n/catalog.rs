@@ -621,4 +621,28 @@ catalog! {
         "Die Seite hat eine Datei gesendet, die niemand angefordert hat; sie wurde ignoriert.";
     PhImportTruncated => "Import failed: {0} arrived with {1} of {2}.", "Import fehlgeschlagen: {0} kam mit {1} von {2} an.";
     PhImportFailed => "Import of {0} failed: {1}", "Import von {0} fehlgeschlagen: {1}";
+    // Turns the core ended (`TurnEnding`).
+    EndStoppedBeforeOne => "Stopped before `{0}` ran; 1 planned command was not run.",
+        "Angehalten, bevor `{0}` lief; 1 geplanter Befehl wurde nicht ausgeführt.";
+    EndStoppedBeforeMany => "Stopped before `{0}` ran; {1} planned commands were not run.",
+        "Angehalten, bevor `{0}` lief; {1} geplante Befehle wurden nicht ausgeführt.";
+    EndBetweenSteps => "Stopped before the agent's next step.", "Vor dem nächsten Schritt des Agenten angehalten.";
+    EndSessionLeft => "The session was left before this turn finished; nothing more ran in it.",
+        "Die Sitzung wurde verlassen, bevor dieser Durchgang endete; darin lief nichts mehr.";
+    EndReplyLost => "The model's reply was lost (the page or worker stopped while it was streaming); nothing was resent. Send the message again to ask anew.",
+        "Die Antwort des Modells ging verloren (Seite oder Worker endeten während des Streamens); nichts wurde erneut gesendet. Sende die Nachricht noch einmal, um neu zu fragen.";
+    EndCancelled => "Stopped: you cancelled `{0}`.", "Angehalten: Du hast `{0}` abgebrochen.";
+    EndUncertain => "Stopped: the tool command `{0}` {1}, so I did not run it again. Send a message to continue from here.",
+        "Angehalten: Der Werkzeugbefehl `{0}` {1}, daher habe ich ihn nicht erneut ausgeführt. Sende eine Nachricht, um von hier aus weiterzumachen.";
+    EndLost => "was lost: it started but its runtime died before it finished",
+        "ging verloren: er hatte begonnen, aber seine Runtime endete, bevor er fertig war";
+    EndNotSent => "was never sent to a runtime, and its runtime is gone",
+        "wurde nie an eine Runtime gesendet, und seine Runtime ist weg";
+    EndUnknown => "may have started: its outcome is unknown", "hat vielleicht begonnen: sein Ergebnis ist unbekannt";
+    EndBudget => "Stopped: the turn used its {0}. Nothing after that was run. Raise the limit in the environment's budget, or send a message to continue.",
+        "Angehalten: Der Durchgang hat sein {0} aufgebraucht. Danach wurde nichts ausgeführt. Erhöhe die Grenze im Budget der Umgebung, oder sende eine Nachricht, um weiterzumachen.";
+    EndSteps => "model request budget ({0})", "Budget an Modellanfragen ({0})";
+    EndCommands => "command budget ({0})", "Befehlsbudget ({0})";
+    EndTokens => "token budget ({0}; {1} used)", "Token-Budget ({0}; {1} verbraucht)";
+    EndTime => "time budget ({0} s)", "Zeitbudget ({0} s)";
 }

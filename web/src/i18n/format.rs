@@ -3,6 +3,7 @@
 //! compose ([`phrase`], exhaustive).
 
 use lifeline_core::agent::PlanError;
+use lifeline_core::ending::TurnEnding;
 use lifeline_core::environment::FolderAccess;
 use lifeline_core::journal::ProviderFailureClass;
 use lifeline_core::phrase::{JournalFault, Phrase};
@@ -390,6 +391,35 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
             &[file, &bytes(l, *got), &bytes(l, *expected)],
         ),
         P::ImportFailed { file, detail } => f(Msg::PhImportFailed, &[file, detail]),
+        P::TurnEnded { ending } => turn_ending(l, ending),
+    }
+}
+
+/// A turn the core ended, in `l`.
+fn turn_ending(l: Locale, e: &TurnEnding) -> String {
+    use TurnEnding as E;
+    let n = |v: u64| num(l, v);
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    let budget = |msg: Msg, args: &[&str]| f(Msg::EndBudget, &[&f(msg, args)]);
+    match e {
+        E::StoppedBefore { line, left: 1 } => f(Msg::EndStoppedBeforeOne, &[line]),
+        E::StoppedBefore { line, left } => f(Msg::EndStoppedBeforeMany, &[line, &n(*left)]),
+        E::StoppedBetweenSteps => owned(l, Msg::EndBetweenSteps),
+        E::SessionLeft => owned(l, Msg::EndSessionLeft),
+        E::ReplyLost => owned(l, Msg::EndReplyLost),
+        E::CommandCancelled { line } => f(Msg::EndCancelled, &[line]),
+        E::CommandUncertain { line, outcome } => {
+            let what = match outcome {
+                Outcome::Lost => Msg::EndLost,
+                Outcome::NotDispatched => Msg::EndNotSent,
+                _ => Msg::EndUnknown,
+            };
+            f(Msg::EndUncertain, &[line, t(l, what)])
+        }
+        E::StepBudget { max } => budget(Msg::EndSteps, &[&n(*max)]),
+        E::CommandBudget { max } => budget(Msg::EndCommands, &[&n(*max)]),
+        E::TokenBudget { max, used } => budget(Msg::EndTokens, &[&n(*max), &n(*used)]),
+        E::TimeBudget { seconds } => budget(Msg::EndTime, &[&n(*seconds)]),
     }
 }
 

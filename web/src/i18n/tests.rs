@@ -527,6 +527,45 @@ fn every_phrase() -> Vec<Phrase> {
     ] {
         all.push(Phrase::Journal { fault });
     }
+    {
+        use lifeline_core::ending::TurnEnding as E;
+        let line = || s("echo a");
+        for ending in [
+            E::StoppedBefore {
+                line: line(),
+                left: 1,
+            },
+            E::StoppedBefore {
+                line: line(),
+                left: 3,
+            },
+            E::StoppedBetweenSteps,
+            E::SessionLeft,
+            E::ReplyLost,
+            E::CommandCancelled { line: line() },
+            E::CommandUncertain {
+                line: line(),
+                outcome: Outcome::Lost,
+            },
+            E::CommandUncertain {
+                line: line(),
+                outcome: Outcome::NotDispatched,
+            },
+            E::CommandUncertain {
+                line: line(),
+                outcome: Outcome::MayHaveStarted,
+            },
+            E::StepBudget { max: 8 },
+            E::CommandBudget { max: 4 },
+            E::TokenBudget {
+                max: 1000,
+                used: 1200,
+            },
+            E::TimeBudget { seconds: 60 },
+        ] {
+            all.push(Phrase::TurnEnded { ending });
+        }
+    }
     all
 }
 
@@ -659,6 +698,7 @@ fn index(p: &Phrase) -> usize {
         P::AnotherTabInControl => 122,
         P::FolderNeedsPermissionToRead { .. } => 123,
         P::EnvironmentWhileWorking => 124,
+        P::TurnEnded { .. } => 125,
     }
 }
 
@@ -768,6 +808,53 @@ fn phrases_read_in_german_and_english_follows_the_core() {
             assert_eq!(page, core, "{p:?}");
         }
         assert_ne!(phrase(Locale::De, &p), page, "{p:?} is not translated");
+    }
+}
+
+#[test]
+fn turns_the_core_ended_read_by_count_in_both_languages() {
+    use lifeline_core::ending::TurnEnding as E;
+    let stopped = |left| Phrase::TurnEnded {
+        ending: E::StoppedBefore {
+            line: "echo a".into(),
+            left,
+        },
+    };
+    for left in [1, 2, 1500] {
+        // The page's English is the core's, with the locale's digits.
+        assert_eq!(
+            phrase(Locale::En, &stopped(left)),
+            stopped(left).to_string().replace("1500", "1,500")
+        );
+    }
+    assert_eq!(
+        phrase(Locale::De, &stopped(1)),
+        "Angehalten, bevor `echo a` lief; 1 geplanter Befehl wurde nicht ausgeführt."
+    );
+    assert_eq!(
+        phrase(Locale::De, &stopped(1500)),
+        "Angehalten, bevor `echo a` lief; 1.500 geplante Befehle wurden nicht ausgeführt."
+    );
+    let tokens = Phrase::TurnEnded {
+        ending: E::TokenBudget {
+            max: 1000,
+            used: 1200,
+        },
+    };
+    assert_eq!(
+        phrase(Locale::En, &tokens),
+        tokens
+            .to_string()
+            .replace("1000", "1,000")
+            .replace("1200", "1,200")
+    );
+    for p in every_phrase() {
+        if matches!(p, Phrase::TurnEnded { .. }) {
+            for locale in Locale::ALL {
+                assert!(!phrase(locale, &p).contains("(s)"), "{p:?}");
+                assert!(!phrase(locale, &p).contains("(e)"), "{p:?}");
+            }
+        }
     }
 }
 

@@ -166,6 +166,7 @@ impl Controller {
                 turn,
                 status,
                 reply,
+                ending,
             } => {
                 let t = self
                     .working
@@ -182,6 +183,7 @@ impl Controller {
                         turn,
                         status,
                         reply,
+                        ending,
                     },
                 );
                 self.reply(client, ClientMessage::TurnFinished { request, turn });
