@@ -417,6 +417,37 @@ fn wasm_bytes() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Times decoding the snapshot of `projection` and every tail entry, once
+/// with serde_json and once with the browser's decoder.
+fn decode_both(projection: &Projection, tail: &[JournalEntry]) -> Result<(f64, f64), JsValue> {
+    let encode_err = |e: schema::SchemaError| JsValue::from_str(&e.to_string());
+    let snapshot = schema::encode(&projection.snapshot()).map_err(encode_err)?;
+    let entries = tail
+        .iter()
+        .map(schema::encode)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(encode_err)?;
+    let texts: Vec<&str> = std::iter::once(&snapshot)
+        .chain(&entries)
+        .map(|b| std::str::from_utf8(b).unwrap_or(""))
+        .collect();
+    let t0 = now();
+    let native = schema::decode::<ProjectionSnapshot>(texts[0].as_bytes()).is_ok()
+        && texts[1..]
+            .iter()
+            .all(|t| schema::decode::<JournalEntry>(t.as_bytes()).is_ok());
+    let t1 = now();
+    let browser = lifeline_codec::decode_record::<ProjectionSnapshot>(texts[0]).is_ok()
+        && texts[1..]
+            .iter()
+            .all(|t| lifeline_codec::decode_record::<JournalEntry>(t).is_ok());
+    let t2 = now();
+    if !(native && browser) {
+        return Err(JsValue::from_str("a record did not decode in the decoder comparison"));
+    }
+    Ok((t1 - t0, t2 - t1))
+}
+
 /// What a starting controller does with journal `name`: open, load (newest
 /// snapshot + tail) and fold. Returns JSON timings (ms) and memory.
 #[wasm_bindgen]
@@ -437,7 +468,13 @@ pub async fn recovery_measure(name: String) -> Result<String, JsValue> {
     .map_err(|e| JsValue::from_str(&e.to_string()))?;
     let t3 = now();
     journal.close();
+    // The same records decoded by both decoders, in this worker: serde_json
+    // (what the store used before `lifeline-codec`) and the browser's
+    // JSON.parse + serde-wasm-bindgen (what it uses now).
+    let (serde_json_ms, browser_ms) = decode_both(&projection, &loaded.tail)?;
     let info = serde_json::json!({
+        "decode_serde_json_ms": serde_json_ms,
+        "decode_browser_ms": browser_ms,
         "open_ms": t1 - t0,
         "load_ms": t2 - t1,
         "fold_ms": t3 - t2,

@@ -117,6 +117,9 @@ async function recoveryGroup(page) {
       fmt(med('total_ms'), 1),
       `${fmt(last.wasm_bytes / 1024 / 1024, 1)} MB`,
       last.js_heap == null ? 'n/a' : `${fmt(last.js_heap / 1024 / 1024, 1)} MB`,
+      fmt(med('decode_serde_json_ms'), 1),
+      fmt(med('decode_browser_ms'), 1),
+      `${fmt(med('decode_browser_ms') / med('decode_serde_json_ms'), 2)}×`,
     ]);
     process.stderr.write(`bench: recovery ${events} done\n`);
   }
@@ -125,7 +128,7 @@ async function recoveryGroup(page) {
   const text =
     table(
       'Recovery open time (ms, median; target: 100k within 1.5× of 1k)',
-      ['events', 'entries', 'snapshot at', 'snapshot size', 'tail read', 'open', 'load', 'fold', 'total', 'wasm memory after fold', 'JS heap after fold'],
+      ['events', 'entries', 'snapshot at', 'snapshot size', 'tail read', 'open', 'load', 'fold', 'total', 'wasm memory after fold', 'JS heap after fold', 'decode: serde_json', 'decode: JSON.parse + serde-wasm-bindgen', 'browser / serde_json'],
       rows,
     ) + `\n100k / 1k total: ${fmt(top / base, 1)}×\n`;
   return { text, data };
