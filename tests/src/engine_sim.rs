@@ -1505,7 +1505,7 @@ impl EngineSim {
     /// together with its lifecycle's first record, and a successor together
     /// with the link from the session it succeeds.
     fn check_one_batch(&mut self, entries: &[JournalEntry]) {
-        use lifeline_core::session::SessionRecord;
+        use lifeline_core::session_record::SessionRecord;
         for e in entries {
             let JournalRecord::SessionOpened { session, .. } = &e.record else {
                 continue;

@@ -2327,7 +2327,8 @@ fn model_turn_deltas_from_batches_add_up_to_the_session_view() {
 /// the captured generation so it can never reach a replacement.
 #[test]
 fn session_records_survive_a_controller_restart_and_stops_are_fenced_by_generation() {
-    use lifeline_core::session::{Environment, SessionRecord, SessionState, Sessions};
+    use lifeline_core::session::{Environment, SessionState, Sessions};
+    use lifeline_core::session_record::SessionRecord;
     let mut w = World::new();
     let s1 = w.start_runtime(id(0xB5));
     open_session(&mut w, s1);

@@ -12,7 +12,8 @@ use crate::id::{EventSeq, Generation};
 use crate::journal::{AckSource, TurnAgent, TurnStatus};
 use crate::outcome::{Outcome, OutcomeEvent, TerminalStatus};
 use crate::profile::{launch_environment, AgentBudget, EnvValue, EnvVar, ProfileRef, Secret};
-use crate::session::{Environment, SessionRecord};
+use crate::session::Environment;
+use crate::session_record::SessionRecord;
 use crate::view::session_deltas;
 
 const PLANTED: &str = "sk-lifeline-PLANTED-export-5c1d";

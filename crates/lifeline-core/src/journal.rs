@@ -16,11 +16,10 @@ use crate::id::{
     AttemptId, CommandId, Digest, ErrorStamp, ExecutionId, Generation, LeaseId, Millis,
     ProviderRequestId, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
-use crate::message::DispatchRefusal;
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
 use crate::profile::{AgentBudget, ProfileRef, Tool};
 use crate::schema::{check_text, limits, Schema, V1};
-use crate::session::SessionRecord;
+use crate::session_record::SessionRecord;
 
 /// Identity of a persist batch: the journal position of its first entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -135,6 +134,45 @@ impl Schema for RecoveryEvidence {
             }
         }
         Ok(())
+    }
+}
+
+/// Why a runtime refused a dispatch. A refusal is proof the command did not
+/// start on that runtime.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum DispatchRefusal {
+    WrongRuntime,
+    /// The order names a generation other than the runtime's own.
+    StaleGeneration {
+        runtime_generation: Generation,
+    },
+    WrongExecution,
+    /// A cancel for this command arrived first; it will never run here.
+    CancelledBeforeAccept,
+    Capacity,
+}
+
+impl DispatchRefusal {
+    pub fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl fmt::Display for DispatchRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DispatchRefusal::WrongRuntime => write!(f, "dispatch names another runtime"),
+            DispatchRefusal::StaleGeneration { runtime_generation } => write!(
+                f,
+                "dispatch names another generation; this runtime is generation {runtime_generation}"
+            ),
+            DispatchRefusal::WrongExecution => write!(f, "dispatch names another execution"),
+            DispatchRefusal::CancelledBeforeAccept => {
+                write!(f, "the command was cancelled before it was accepted")
+            }
+            DispatchRefusal::Capacity => write!(f, "the runtime holds too many commands"),
+        }
     }
 }
 

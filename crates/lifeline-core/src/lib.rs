@@ -22,6 +22,7 @@
 //! | [`message`] | controller⇄runtime and controller⇄client messages |
 //! | [`view`] | [`ViewDelta`]: the transcript view model, derived from durable entries only |
 //! | [`profile`] | environment profiles, credential references, the resume lookup rules (003 criteria 6–8) |
+//! | [`session_record`] | [`session_record::SessionRecord`]: the durable record of a session's lifecycle, its failure causes |
 //! | [`session`] | sessions, executions and startup attempts: retained resources (003), attempt ownership (004 §007) |
 //! | [`recovery`] | the recovery inspector (what survived, per dimension) and the shared recovery view model (the card) |
 //! | [`restart`] | what a controller restart did to the commands that were running (the page's notice) |
@@ -31,6 +32,11 @@
 //! | [`projection`] | [`Projection`]: the pure fold of durable entries (what the UI shows), snapshots |
 //! | [`controller`] | [`Controller`]: admission, dispatch, ACKs, events, cancel, recovery |
 //! | [`runtime`] | [`Runtime`]: one runtime worker's protocol state |
+//!
+//! The modules import each other in layers, never in a circle: what the
+//! journal stores ([`session_record`], [`journal`]) sits below what writes or
+//! folds it. The order is in docs/ARCHITECTURE.md; the xtask tidy test
+//! `the_cores_modules_form_no_import_cycle` keeps it.
 //!
 //! # Effect discipline
 //!
@@ -69,6 +75,7 @@ pub mod restart;
 pub mod runtime;
 pub mod schema;
 pub mod session;
+pub mod session_record;
 pub mod stop;
 pub mod view;
 
@@ -87,14 +94,14 @@ pub use id::{
     RuntimeId, SessionId, StartupAttemptId, TaskId, TurnId, WorkspaceId,
 };
 pub use journal::{
-    AckSource, BatchId, GoneCause, JournalEntry, JournalRecord, PersistBatch, ProviderFailureClass,
-    RecoveryEvidence, RecoveryKind, ReplayError, Resolution, RetireCause, RuntimeRef,
-    ToolCallRecord, TurnAgent, TurnStatus,
+    AckSource, BatchId, DispatchRefusal, GoneCause, JournalEntry, JournalRecord, PersistBatch,
+    ProviderFailureClass, RecoveryEvidence, RecoveryKind, ReplayError, Resolution, RetireCause,
+    RuntimeRef, ToolCallRecord, TurnAgent, TurnStatus,
 };
 pub use message::{
     CancelReply, ClientId, ClientMessage, ClientRequest, ControllerToRuntime, DispatchOrder,
-    DispatchRefusal, DurablePosition, Hello, HelloRejection, Rejection, RequestId,
-    RuntimeToController, Settlement, StreamPosition,
+    DurablePosition, Hello, HelloRejection, Rejection, RequestId, RuntimeToController, Settlement,
+    StreamPosition,
 };
 pub use model::{ModelMessage, ModelStep, TurnStep};
 pub use outcome::{

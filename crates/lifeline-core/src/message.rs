@@ -15,11 +15,11 @@ use crate::id::{
     ProviderRequestId, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
 use crate::journal::{
-    ProviderFailureClass, RecoveryEvidence, ToolCallRecord, TurnAgent, TurnStatus,
+    DispatchRefusal, ProviderFailureClass, RecoveryEvidence, ToolCallRecord, TurnAgent, TurnStatus,
 };
 use crate::outcome::{CancelReason, Outcome, OutcomeEvent};
 use crate::schema::{limits, Schema, V1};
-use crate::session::SessionRecord;
+use crate::session_record::SessionRecord;
 
 /// A stream as the runtime sees it: how far it has emitted and how far the
 /// controller has confirmed as durable.
@@ -114,45 +114,6 @@ impl fmt::Display for HelloRejection {
             }
             HelloRejection::Retired => write!(f, "this runtime generation was retired"),
             HelloRejection::Malformed { detail } => write!(f, "malformed hello: {detail}"),
-        }
-    }
-}
-
-/// Why a runtime refused a dispatch. A refusal is proof the command did not
-/// start on that runtime.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
-pub enum DispatchRefusal {
-    WrongRuntime,
-    /// The order names a generation other than the runtime's own.
-    StaleGeneration {
-        runtime_generation: Generation,
-    },
-    WrongExecution,
-    /// A cancel for this command arrived first; it will never run here.
-    CancelledBeforeAccept,
-    Capacity,
-}
-
-impl DispatchRefusal {
-    pub fn validate(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-impl fmt::Display for DispatchRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DispatchRefusal::WrongRuntime => write!(f, "dispatch names another runtime"),
-            DispatchRefusal::StaleGeneration { runtime_generation } => write!(
-                f,
-                "dispatch names another generation; this runtime is generation {runtime_generation}"
-            ),
-            DispatchRefusal::WrongExecution => write!(f, "dispatch names another execution"),
-            DispatchRefusal::CancelledBeforeAccept => {
-                write!(f, "the command was cancelled before it was accepted")
-            }
-            DispatchRefusal::Capacity => write!(f, "the runtime holds too many commands"),
         }
     }
 }

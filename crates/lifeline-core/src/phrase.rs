@@ -24,7 +24,8 @@ use crate::id::{
 };
 use crate::outcome::Outcome;
 use crate::profile::{CredentialFailure, ProfileBlock};
-use crate::session::{FailureCause, LaunchFailure, LoadError, Refusal};
+use crate::session::Refusal;
+use crate::session_record::{FailureCause, LaunchFailure, LoadError};
 
 /// What the journal could not do, as the controller's `JournalError` says
 /// it, with its free-text details as arguments.

@@ -22,7 +22,7 @@ use crate::journal::{
 };
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
 use crate::schema::{Schema, V1};
-use crate::session::SessionRecord;
+use crate::session_record::SessionRecord;
 
 /// Bounds on what the projection keeps in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

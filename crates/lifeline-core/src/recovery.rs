@@ -25,7 +25,8 @@ use crate::journal::JournalRecord;
 use crate::outcome::Outcome;
 use crate::phrase::Phrase;
 use crate::projection::{Projection, RuntimeStatus};
-use crate::session::{FailureCause, SessionRecord, SessionState, Sessions, Trace};
+use crate::session::{SessionState, Sessions, Trace};
+use crate::session_record::{FailureCause, SessionRecord};
 
 /// The five things that can survive or not (reference 000).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,7 +7,8 @@ use crate::journal::{JournalEntry, JournalRecord, TurnStatus};
 use crate::profile::{AgentBudget, Capabilities, Profile, ProfileLookup, Provider, Secret, OWNER};
 use crate::projection::{Projection, RetentionPolicy};
 use crate::schema::V1;
-use crate::session::{Environment, Handled, Purpose, ResumeCause, SessionEffect, Sessions};
+use crate::session::{Environment, Handled, SessionEffect, Sessions};
+use crate::session_record::{Purpose, ResumeCause};
 
 const T0: Millis = Millis(5_000_000);
 

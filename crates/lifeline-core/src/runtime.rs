@@ -17,9 +17,10 @@ use crate::event::{EventBody, TerminalResult};
 use crate::id::{
     AttemptId, CommandId, EventSeq, ExecutionId, Generation, LeaseId, Millis, RuntimeId,
 };
+use crate::journal::DispatchRefusal;
 use crate::message::{
-    CancelReply, ControllerToRuntime, DispatchOrder, DispatchRefusal, DurablePosition, Hello,
-    HelloRejection, RuntimeToController, StreamPosition,
+    CancelReply, ControllerToRuntime, DispatchOrder, DurablePosition, Hello, HelloRejection,
+    RuntimeToController, StreamPosition,
 };
 use crate::outcome::{CancelReason, TerminalStatus};
 use crate::schema::{limits, V1};

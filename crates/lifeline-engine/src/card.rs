@@ -7,7 +7,8 @@
 
 use lifeline_core::phrase::Phrase;
 use lifeline_core::recovery::{self, Action, Card, Facts};
-use lifeline_core::session::{Environment, Purpose, SessionState, Sessions, Trace};
+use lifeline_core::session::{Environment, SessionState, Sessions, Trace};
+use lifeline_core::session_record::Purpose;
 use lifeline_core::view::session_deltas;
 use lifeline_core::{
     agent, ClientRequest, CommandId, IdempotencyKey, JournalEntry, Millis, Outcome, ProfileId,

@@ -8,8 +8,10 @@ use lifeline_core::environment::FolderAccess;
 use lifeline_core::phrase::Phrase;
 use lifeline_core::profile::{CredentialFailure, ProfileLookup, Secret};
 use lifeline_core::session::{
-    Environment, ExecutionBinding, FailureCause, LaunchFailure, Prepared, Purpose, ResumeCause,
-    SessionEffect, SessionRecord, SessionState, Sessions,
+    Environment, ExecutionBinding, Prepared, SessionEffect, SessionState, Sessions,
+};
+use lifeline_core::session_record::{
+    FailureCause, LaunchFailure, Purpose, ResumeCause, SessionRecord,
 };
 use lifeline_core::{
     ClientMessage, ClientRequest, CredentialId, ExecutionId, FolderId, Generation, Millis,

@@ -60,6 +60,8 @@
 mod commands;
 mod exec;
 mod host;
+mod io;
+mod opts;
 mod parse;
 mod path;
 mod text;

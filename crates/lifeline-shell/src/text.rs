@@ -1,7 +1,7 @@
 //! The line-oriented built-ins: head, tail, wc, grep, seq.
 
-use crate::commands::{opts, opts_or_return};
-use crate::exec::{Abort, Io};
+use crate::io::{Abort, Io};
+use crate::opts::{opts, opts_or_return};
 use crate::Host;
 
 /// Standard input's name in headers and prefixes, as GNU prints it.

@@ -280,3 +280,168 @@ fn the_cores_domain_never_imports_its_presentation() {
         "the domain imports presentation: {offenders:?}"
     );
 }
+
+/// The modules of `lifeline-core` and `lifeline-shell` are layered: no two
+/// import each other, directly or around a circle, so each can be read and
+/// tested with only what lies below it (docs/ARCHITECTURE.md, "Architecture
+/// Invariant" at lifeline-core and lifeline-shell). A module is a file under
+/// `src/` with its directory of submodules (`session.rs` and `session/`);
+/// an edge is a `crate::<module>` path in its code, `use crate::{a, b}`
+/// groups included. Comment lines (doc links) do not count, nor do test
+/// files (`tests.rs`, `*_tests.rs`) and inline `#[cfg(test)] mod … { … }`.
+#[test]
+fn the_cores_modules_form_no_import_cycle() {
+    for krate in ["crates/lifeline-core", "crates/lifeline-shell"] {
+        let graph = module_graph(&root().join(krate).join("src"));
+        let edges: usize = graph.values().map(BTreeMap::len).sum();
+        assert!(
+            graph.len() > 5 && edges > 5,
+            "{krate}: only {} modules and {edges} imports found: is the path right?",
+            graph.len()
+        );
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!("{krate}: modules import each other in a circle: {cycle}");
+        }
+    }
+}
+
+/// Each top-level module of the crate at `src`, with the modules it imports
+/// and, for each, where (`file:line` of the first mention).
+fn module_graph(src: &std::path::Path) -> BTreeMap<String, BTreeMap<String, String>> {
+    fn sources(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("crate sources").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                sources(&path, files);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let stem = |path: &std::path::Path| -> String {
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        stem.to_owned()
+    };
+    let is_test = |stem: &str| stem == "tests" || stem.ends_with("_tests");
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    let mut graph: BTreeMap<String, BTreeMap<String, String>> = files
+        .iter()
+        .filter_map(|path| path.strip_prefix(src).ok()?.components().next())
+        .map(|top| stem(top.as_ref()))
+        .filter(|module| module != "lib" && !is_test(module))
+        .map(|module| (module, BTreeMap::new()))
+        .collect();
+    for path in &files {
+        let relative = path.strip_prefix(src).expect("under src");
+        let top = relative.components().next().expect("a file");
+        let top = stem(top.as_ref());
+        if is_test(&stem(path)) || !graph.contains_key(&top) {
+            continue;
+        }
+        let code = code_lines(&std::fs::read_to_string(path).expect("readable source"));
+        let mut from = 0;
+        while let Some(at) = code[from..].find("crate::") {
+            from += at + "crate::".len();
+            let line = code[..from].matches('\n').count() + 1;
+            for module in path_heads(&code[from..]) {
+                if module != top && graph.contains_key(&module) {
+                    let place = format!("{}:{line}", relative.display());
+                    let edges = graph.get_mut(&top).expect("a module");
+                    edges.entry(module).or_insert(place);
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// `text` with comment lines and inline `#[cfg(test)] mod … { … }` blanked
+/// (their newlines kept, so line numbers still point into the file).
+fn code_lines(text: &str) -> String {
+    let braces = |line: &str| line.matches('{').count() as i64 - line.matches('}').count() as i64;
+    let mut code = String::with_capacity(text.len());
+    let mut cfg_test = false;
+    let mut test_module_depth = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(depth) = test_module_depth {
+            let depth = depth + braces(line);
+            test_module_depth = (depth > 0).then_some(depth);
+        } else if cfg_test && trimmed.starts_with("mod ") && trimmed.ends_with('{') {
+            test_module_depth = Some(braces(line));
+        } else if !trimmed.starts_with("//") {
+            code.push_str(line);
+        }
+        code.push('\n');
+        cfg_test = trimmed == "#[cfg(test)]" || (cfg_test && trimmed.starts_with("#["));
+    }
+    code
+}
+
+/// The first segment of the path that starts `rest` (what follows a
+/// `crate::`), or each item's first segment when it is a `{…}` group.
+fn path_heads(rest: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        let s = s.trim_start();
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let Some(group) = rest.strip_prefix('{') else {
+        return vec![ident(rest)];
+    };
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut item_start = 0;
+    for (index, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                heads.push(ident(&group[item_start..index]));
+                item_start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    heads.push(ident(&group[item_start..]));
+    heads
+}
+
+/// One circle in `graph`, written `a → b (where) → … → a (where)`, if any.
+fn find_cycle(graph: &BTreeMap<String, BTreeMap<String, String>>) -> Option<String> {
+    fn visit<'a>(
+        graph: &'a BTreeMap<String, BTreeMap<String, String>>,
+        module: &'a str,
+        path: &mut Vec<&'a str>,
+        done: &mut std::collections::BTreeSet<&'a str>,
+    ) -> Option<String> {
+        if let Some(start) = path.iter().position(|m| *m == module) {
+            let mut text = module.to_owned();
+            let mut circle = path[start..].to_vec();
+            circle.push(module);
+            for pair in circle.windows(2) {
+                text.push_str(&format!(" → {} ({})", pair[1], graph[pair[0]][pair[1]]));
+            }
+            return Some(text);
+        }
+        if done.contains(module) {
+            return None;
+        }
+        path.push(module);
+        for next in graph[module].keys() {
+            if let Some(found) = visit(graph, next, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(module);
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|module| visit(graph, module, &mut Vec::new(), &mut done))
+}

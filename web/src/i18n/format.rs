@@ -10,7 +10,8 @@ use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{CredentialFailure, ProfileBlock};
 use lifeline_core::recovery::{Action, Dimension, Verdict};
 use lifeline_core::schema::limits;
-use lifeline_core::session::{FailureCause, LaunchFailure, LoadError, Refusal, MAX_QUEUED_PROMPTS};
+use lifeline_core::session::{Refusal, MAX_QUEUED_PROMPTS};
+use lifeline_core::session_record::{FailureCause, LaunchFailure, LoadError};
 use lifeline_core::{Outcome, ProviderRequestStatus, TurnStatus};
 
 use super::{t, Locale, Msg};

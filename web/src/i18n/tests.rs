@@ -5,7 +5,8 @@ use lifeline_core::journal::ProviderFailureClass;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{CredentialFailure, ProfileBlock};
 use lifeline_core::recovery::{Action, Dimension, Verdict};
-use lifeline_core::session::{FailureCause, LaunchFailure, LoadError, Refusal};
+use lifeline_core::session::Refusal;
+use lifeline_core::session_record::{FailureCause, LaunchFailure, LoadError};
 use lifeline_core::{Outcome, ProviderRequestStatus, TurnStatus};
 
 #[test]

@@ -6,8 +6,8 @@
 //! a refusal from the runtime proves it did not run.
 
 use crate::id::{AttemptId, CommandId, Generation, Millis, RuntimeId};
-use crate::journal::{AckSource, JournalRecord};
-use crate::message::{ControllerToRuntime, DispatchOrder, DispatchRefusal};
+use crate::journal::{AckSource, DispatchRefusal, JournalRecord};
+use crate::message::{ControllerToRuntime, DispatchOrder};
 use crate::outcome::{Outcome, OutcomeEvent};
 use crate::projection::{Exposure, RuntimeStatus};
 
