@@ -443,7 +443,9 @@ fn decode_both(projection: &Projection, tail: &[JournalEntry]) -> Result<(f64, f
             .all(|t| lifeline_codec::decode_record::<JournalEntry>(t).is_ok());
     let t2 = now();
     if !(native && browser) {
-        return Err(JsValue::from_str("a record did not decode in the decoder comparison"));
+        return Err(JsValue::from_str(
+            "a record did not decode in the decoder comparison",
+        ));
     }
     Ok((t1 - t0, t2 - t1))
 }
