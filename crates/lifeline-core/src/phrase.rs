@@ -358,6 +358,16 @@ pub enum Phrase {
         file: String,
         detail: String,
     },
+    // ---- a provider request waiting to be sent again ----
+    RetryRateLimited {
+        seconds: u32,
+    },
+    RetryOverloaded {
+        seconds: u32,
+    },
+    RetryNotConnected {
+        seconds: u32,
+    },
 }
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
@@ -776,6 +786,15 @@ impl fmt::Display for Phrase {
                 "Import failed: {file} arrived with {got} of {expected} bytes."
             ),
             P::ImportFailed { file, detail } => write!(f, "Import of {file} failed: {detail}"),
+            P::RetryRateLimited { seconds } => {
+                write!(f, "rate limited — retrying in {seconds} s")
+            }
+            P::RetryOverloaded { seconds } => {
+                write!(f, "the provider is overloaded — retrying in {seconds} s")
+            }
+            P::RetryNotConnected { seconds } => {
+                write!(f, "could not connect — retrying in {seconds} s")
+            }
         }
     }
 }
@@ -1203,6 +1222,10 @@ phrase_wire! {
     123 => AnotherTabInControl,
     124 => FolderNeedsPermissionToRead { name },
     125 => EnvironmentWhileWorking,
+    // Far from the others: phrases added in parallel take the next numbers.
+    200 => RetryRateLimited { seconds },
+    201 => RetryOverloaded { seconds },
+    202 => RetryNotConnected { seconds },
 }
 
 impl From<crate::environment::Blocked> for Phrase {

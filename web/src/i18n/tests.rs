@@ -238,6 +238,9 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::AnotherTabInControl,
         Phrase::FolderNeedsPermissionToRead { name: s("x") },
         Phrase::EnvironmentWhileWorking,
+        Phrase::RetryRateLimited { seconds: 3 },
+        Phrase::RetryOverloaded { seconds: 3 },
+        Phrase::RetryNotConnected { seconds: 3 },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -659,6 +662,9 @@ fn index(p: &Phrase) -> usize {
         P::AnotherTabInControl => 122,
         P::FolderNeedsPermissionToRead { .. } => 123,
         P::EnvironmentWhileWorking => 124,
+        P::RetryRateLimited { .. } => 125,
+        P::RetryOverloaded { .. } => 126,
+        P::RetryNotConnected { .. } => 127,
     }
 }
 
@@ -676,6 +682,10 @@ fn provider_failures_read_as_the_core_says_them_in_english_and_differ_in_german(
         C::Cut,
         C::Malformed,
         C::Cancelled,
+        C::Overloaded,
+        C::ConnectTimeout,
+        C::IdleTimeout,
+        C::NoFinish,
     ] {
         let (label, advice) = provider_failure(class);
         assert_eq!(t(Locale::En, label), class.label());
