@@ -270,6 +270,14 @@ impl Engine {
             .chain(self.early_prompts.iter().map(|(t, _)| *t))
     }
 
+    /// When the live provider request is sent again, while it waits to be.
+    pub fn retry_wait(&self) -> Option<Millis> {
+        match self.live.as_ref()?.wait {
+            turn::Wait::Retry { at, .. } => Some(at),
+            _ => None,
+        }
+    }
+
     /// The provider request in flight, if any.
     pub fn live_request(&self) -> Option<ProviderRequestId> {
         self.live.as_ref().map(|l| l.request)
