@@ -12,7 +12,7 @@
 //! the same on a replay.
 
 use lifeline_core::profile::AgentBudget;
-use lifeline_core::ProviderFailureClass;
+use lifeline_core::{Millis, ProviderFailureClass};
 
 use crate::{FailedAt, ProviderFailure};
 
@@ -60,6 +60,63 @@ pub fn next_wait_ms(
     }
     let wait = retry_after_ms.unwrap_or_else(|| backoff_ms(attempt, seed));
     (elapsed_ms.saturating_add(wait) <= budget.max_retry_ms).then_some(wait)
+}
+
+/// What a live provider request waits for; [`crate::TimerKey::Provider`]
+/// fires at its next deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// Not sent, or aborted: no deadline.
+    Nothing,
+    /// Sent at `since`; the response headers have not arrived.
+    Response { since: Millis },
+    /// The response began; its last byte arrived at `last`.
+    Bytes { last: Millis },
+    /// Refused before any work: the next attempt goes out at `at`.
+    Retry {
+        at: Millis,
+        class: ProviderFailureClass,
+    },
+}
+
+/// What the provider timer firing at `now` means for `wait`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Due {
+    Nothing,
+    /// No deadline passed (bytes arrived since it was set): set it again.
+    Later(Millis),
+    /// The connect or idle timeout expired: the reply ends as broken.
+    Timeout(ProviderFailureClass),
+    /// The retry wait is over: send the next attempt.
+    Send,
+    /// The retry wait goes on: show the seconds left.
+    Countdown {
+        at: Millis,
+        class: ProviderFailureClass,
+    },
+}
+
+pub(crate) fn due(wait: Wait, connect_ms: u64, idle_ms: u64, now: Millis) -> Due {
+    let (deadline, class) = match wait {
+        Wait::Nothing => return Due::Nothing,
+        Wait::Response { since } => (since.plus(connect_ms), ProviderFailureClass::ConnectTimeout),
+        Wait::Bytes { last } => (last.plus(idle_ms), ProviderFailureClass::IdleTimeout),
+        Wait::Retry { at, .. } if now >= at => return Due::Send,
+        Wait::Retry { at, class } => return Due::Countdown { at, class },
+    };
+    if now < deadline {
+        Due::Later(deadline)
+    } else {
+        Due::Timeout(class)
+    }
+}
+
+/// The whole seconds left until `at` (at least 1), and when that number
+/// next changes.
+pub(crate) fn countdown(at: Millis, now: Millis) -> (u32, Millis) {
+    let seconds = at.0.saturating_sub(now.0).div_ceil(1000).max(1);
+    let next = Millis(at.0.saturating_sub((seconds - 1) * 1000));
+    (u32::try_from(seconds).unwrap_or(u32::MAX), next)
 }
 
 /// SplitMix64's finaliser over both halves: a cheap, well-spread hash.
@@ -141,6 +198,54 @@ mod tests {
         let waits: std::collections::BTreeSet<u64> =
             (0..32u128).map(|seed| backoff_ms(3, seed)).collect();
         assert!(waits.len() > 8, "{waits:?}");
+    }
+
+    #[test]
+    fn the_idle_timeout_starts_again_with_every_byte() {
+        let (connect, idle) = (30_000, 60_000);
+        // Bytes kept arriving: the timer set at the first byte finds the
+        // deadline moved, and sets itself for the new one.
+        let wait = Wait::Bytes {
+            last: Millis(50_000),
+        };
+        assert_eq!(
+            due(wait, connect, idle, Millis(60_000)),
+            Due::Later(Millis(110_000))
+        );
+        assert_eq!(
+            due(wait, connect, idle, Millis(110_000)),
+            Due::Timeout(ProviderFailureClass::IdleTimeout)
+        );
+        // No headers within the connect timeout.
+        let wait = Wait::Response {
+            since: Millis(1_000),
+        };
+        assert_eq!(
+            due(wait, connect, idle, Millis(30_999)),
+            Due::Later(Millis(31_000))
+        );
+        assert_eq!(
+            due(wait, connect, idle, Millis(31_000)),
+            Due::Timeout(ProviderFailureClass::ConnectTimeout)
+        );
+        // Stopped or not sent: nothing is due.
+        assert_eq!(
+            due(Wait::Nothing, connect, idle, Millis(1 << 40)),
+            Due::Nothing
+        );
+    }
+
+    #[test]
+    fn a_retry_wait_counts_down_whole_seconds_and_then_sends() {
+        let class = ProviderFailureClass::RateLimit;
+        let at = Millis(10_000);
+        let wait = Wait::Retry { at, class };
+        assert_eq!(due(wait, 1, 1, Millis(7_500)), Due::Countdown { at, class });
+        assert_eq!(due(wait, 1, 1, at), Due::Send);
+        // 2.5 s left shows 3 s, and changes to 2 s at 8 s.
+        assert_eq!(countdown(at, Millis(7_500)), (3, Millis(8_000)));
+        assert_eq!(countdown(at, Millis(8_000)), (2, Millis(9_000)));
+        assert_eq!(countdown(at, Millis(9_999)), (1, at));
     }
 
     #[test]

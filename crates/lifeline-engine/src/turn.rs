@@ -19,6 +19,7 @@ use lifeline_core::{
 };
 use lifeline_protocol::{ControllerToPage, Level, Role};
 
+use crate::retry::Due;
 use crate::{
     Effect, Engine, FailedAt, ProviderFailure, ProviderReply, TimerKey, COMMAND_OUTPUT_BYTES,
     COMMAND_WALL_TIME_MS,
@@ -44,22 +45,7 @@ pub(crate) struct Live {
     pub conversation: Vec<ModelMessage>,
 }
 
-/// What a live provider request waits for; [`TimerKey::Provider`] fires at
-/// its next deadline.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wait {
-    /// Not sent, or aborted: no deadline.
-    Nothing,
-    /// Sent at `since`; the response headers have not arrived.
-    Response { since: Millis },
-    /// The response began; its last byte arrived at `last`.
-    Bytes { last: Millis },
-    /// Refused before any work: the next attempt goes out at `at`.
-    Retry {
-        at: Millis,
-        class: ProviderFailureClass,
-    },
-}
+pub(crate) use crate::retry::Wait;
 
 /// The notice key of the retry wait's status line.
 const RETRY_NOTICE: &str = "provider-retry";
@@ -681,22 +667,13 @@ impl Engine {
             return;
         };
         let (request, wait, preview) = (l.request, l.wait, l.preview.clone());
-        let (deadline, class) = match wait {
-            Wait::Nothing => return,
-            Wait::Response { since } => {
-                (since.plus(connect_ms), ProviderFailureClass::ConnectTimeout)
-            }
-            Wait::Bytes { last } => (last.plus(idle_ms), ProviderFailureClass::IdleTimeout),
-            Wait::Retry { at, class } => {
-                if now >= at {
-                    return self.send_attempt(now);
-                }
-                return self.retry_countdown(at, class, now);
-            }
+        let class = match crate::retry::due(wait, connect_ms, idle_ms, now) {
+            Due::Nothing => return,
+            Due::Later(at) => return self.set_timer(TimerKey::Provider, at),
+            Due::Send => return self.send_attempt(now),
+            Due::Countdown { at, class } => return self.retry_countdown(at, class, now),
+            Due::Timeout(class) => class,
         };
-        if now < deadline {
-            return self.set_timer(TimerKey::Provider, deadline);
-        }
         // The fetch is aborted and its end recorded now, with the text that
         // arrived; the aborted fetch's own report is then not news.
         self.effects.push_back(Effect::Abort(request));
@@ -726,21 +703,14 @@ impl Engine {
 
     /// Shows the retry wait's remaining seconds and wakes at the next one.
     fn retry_countdown(&mut self, at: Millis, class: ProviderFailureClass, now: Millis) {
-        let left = at.0.saturating_sub(now.0);
-        let seconds = left.div_ceil(1000).max(1);
+        let (seconds, next) = crate::retry::countdown(at, now);
         let phrase = match class {
-            ProviderFailureClass::RateLimit => Phrase::RetryRateLimited {
-                seconds: seconds as u32,
-            },
-            ProviderFailureClass::Transport => Phrase::RetryNotConnected {
-                seconds: seconds as u32,
-            },
-            _ => Phrase::RetryOverloaded {
-                seconds: seconds as u32,
-            },
+            ProviderFailureClass::RateLimit => Phrase::RetryRateLimited { seconds },
+            ProviderFailureClass::Transport => Phrase::RetryNotConnected { seconds },
+            _ => Phrase::RetryOverloaded { seconds },
         };
         self.notice(RETRY_NOTICE, Level::Warning, phrase);
-        self.set_timer(TimerKey::Provider, Millis(at.0 - (seconds - 1) * 1000));
+        self.set_timer(TimerKey::Provider, next);
     }
 
     /// A refused attempt is sent again if the bound allows: recorded as a
