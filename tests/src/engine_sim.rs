@@ -244,6 +244,9 @@ pub struct EngineSim {
     follower: Option<Engine>,
     runtimes: BTreeMap<(RuntimeId, Generation), SimRuntime>,
     profile: Profile,
+    /// Provider requests that were live when a user pressed Stop: none of
+    /// them may be sent again.
+    stopped_requests: BTreeSet<ProviderRequestId>,
     fetches: BTreeMap<ProviderRequestId, Fetch>,
     /// Prompts the page sent and has not seen recorded or refused: resent
     /// to a new leader (the controller ignores a turn it recorded).
@@ -304,6 +307,7 @@ impl EngineSim {
             follower: None,
             runtimes: BTreeMap::new(),
             profile,
+            stopped_requests: BTreeSet::new(),
             fetches: BTreeMap::new(),
             pending: BTreeMap::new(),
             sent: BTreeMap::new(),
@@ -527,6 +531,9 @@ impl EngineSim {
                     .fetches
                     .get(&request)
                     .map(|f| (f.chunks, f.replied, f.refused, f.attempts, f.first_at));
+                if self.stopped_requests.contains(&request) {
+                    self.violation(format!("provider request {request} sent after Stop"));
+                }
                 let (attempts, first_at) = match previous {
                     None => (1, now.0),
                     Some((chunks, replied, refused, attempts, first_at)) => {
@@ -1526,6 +1533,9 @@ impl EngineSim {
                 .and_then(|c| lifeline_core::agent::open_turn(c.pending_projection(), s))
         });
         self.cov.stops += 1;
+        if let Some(live) = e.live_request() {
+            self.stopped_requests.insert(live);
+        }
         if e.retry_wait().is_some() {
             *self.cov.provider.entry("stop in retry wait").or_default() += 1;
         }

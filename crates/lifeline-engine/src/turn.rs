@@ -33,7 +33,7 @@ pub(crate) struct Live {
     pub preview: String,
     /// Its fetch has begun (an abort reaches it).
     pub sent: bool,
-    /// Stop was pressed before it was sent: it never is.
+    /// Stop was pressed: it is never sent (again).
     pub stopped: bool,
     /// The attempt sent last (1 for the first).
     pub attempt: u32,
@@ -180,8 +180,10 @@ impl Engine {
                     }
                     Some(l) if l.sent => {
                         // The abort's outcome ends it; no timeout may
-                        // overtake the user's Stop.
+                        // overtake the user's Stop, and a refusal that
+                        // arrives before the abort is not retried.
                         l.wait = Wait::Nothing;
+                        l.stopped = true;
                         self.effects.push_back(Effect::Abort(request));
                     }
                     // Recorded, not sent yet: it is never sent (found by the
