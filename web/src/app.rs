@@ -234,7 +234,7 @@ fn NoticeRow(ui: Ui, notice: NoticeItem) -> impl IntoView {
     let key = notice.key.clone();
     // A provider request waiting to be sent again can be sent now (the
     // engine's notice key; Stop in the composer ends the wait instead).
-    let retry = (key == "provider-retry").then(|| {
+    let retry = (key == "controller:provider-retry").then(|| {
         view! {
             <button type="button" on:click=move |_| crate::io::retry_now()>
                 {text(Msg::RetryNow)}

@@ -64,7 +64,8 @@ pub fn next_wait_ms(
 
 /// What a live provider request waits for; [`crate::TimerKey::Provider`]
 /// fires at its next deadline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(test, derive(Debug))]
 pub(crate) enum Wait {
     /// Not sent, or aborted: no deadline.
     Nothing,
@@ -80,7 +81,8 @@ pub(crate) enum Wait {
 }
 
 /// What the provider timer firing at `now` means for `wait`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(PartialEq, Eq)]
+#[cfg_attr(test, derive(Debug))]
 pub(crate) enum Due {
     Nothing,
     /// No deadline passed (bytes arrived since it was set): set it again.

@@ -47,7 +47,8 @@ pub(crate) struct Live {
 
 pub(crate) use crate::retry::Wait;
 
-/// The notice key of the retry wait's status line.
+/// The notice key of the retry wait's status line (the page shows "Retry
+/// now" beside it, as `controller:provider-retry`).
 const RETRY_NOTICE: &str = "provider-retry";
 
 /// Whether a command of `session` is still on its way to an outcome (not
