@@ -10,6 +10,10 @@
 //   user text has `cut the stream`  → `Partial answer`, then the socket is
 //                                     destroyed before the terminator
 //   user text has `write a greeting`→ tool call write_file(greeting.txt)
+//   user text has `rate limit once` → the first request with that text gets
+//                                     HTTP 429 with `Retry-After: 1`, the
+//                                     next the hello text
+//   user text has `rate limit long` → likewise, with `Retry-After: 30`
 //   anything else                   → text `Hello from the stub model.`
 //
 // `node e2e/lib/stub-provider.mjs --self-test` checks every route with
@@ -107,7 +111,7 @@ async function handle(req, res, requests, hold) {
     sendJson(res, 400, { error: { message: 'the body is not JSON', type: 'invalid_request_error' } });
     return;
   }
-  requests.push({ path, headers: { ...req.headers }, body });
+  requests.push({ path, headers: { ...req.headers }, body, at: Date.now() });
 
   const key = apiKey(req.headers);
   if (key === 'bad-key') {
@@ -131,6 +135,25 @@ async function handle(req, res, requests, hold) {
   }
 
   const turn = format === 'openai' ? openaiTurn(body) : anthropicTurn(body);
+  const limited = ['rate limit once', 'rate limit long'].find((t) => turn.userText.includes(t));
+  if (limited) {
+    const seen = requests.filter((r) => {
+      const t = r.path === '/v1/chat/completions' ? openaiTurn(r.body) : anthropicTurn(r.body);
+      return t.userText === turn.userText;
+    }).length;
+    if (seen === 1) {
+      const text = JSON.stringify({ error: { message: 'Rate limit reached', type: 'rate_limit_error' } });
+      res.writeHead(429, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+        'retry-after': limited === 'rate limit once' ? '1' : '30',
+        // Without this a cross-origin page cannot read Retry-After.
+        'access-control-expose-headers': 'retry-after, date',
+      });
+      res.end(text);
+      return;
+    }
+  }
   const model = typeof body.model === 'string' ? body.model : 'stub-model';
   const id = requests.length;
   res.writeHead(200, {

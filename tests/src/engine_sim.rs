@@ -22,8 +22,8 @@ use lifeline_core::{
     RuntimeToController, StartCause, ToolCallRecord, TurnId,
 };
 use lifeline_engine::{
-    Effect, Ended, Engine, FactsObserved, ProviderFailure, ProviderReply, Recovered, StoreFailure,
-    TimerKey, WorkspaceObserved,
+    Effect, Ended, Engine, FactsObserved, FailedAt, ProviderFailure, ProviderReply, Recovered,
+    StoreFailure, TimerKey, WorkspaceObserved,
 };
 use lifeline_protocol::{ControllerToPage, Role, Status, WorkspaceListing};
 
@@ -144,14 +144,32 @@ enum Reply {
     RateLimited,
     Overloaded,
     RefusedKey,
-    /// Never ends by itself: only Stop (an abort) ends it.
+    /// Answers, sends its chunks, then never another byte: the idle
+    /// timeout (or Stop) ends it.
     Stall,
+    /// The connection fails before any response byte (server down, CORS).
+    Unreachable,
+    /// Never answers at all: the connect timeout (or Stop) ends it.
+    Silent,
+    /// The body ends cleanly without a finish reason.
+    NoFinish,
 }
 
 struct Fetch {
     reply: Reply,
     chunks: u8,
     partial: String,
+    /// Attempts sent under this request's identity.
+    attempts: u32,
+    /// When the first attempt was sent.
+    first_at: u64,
+    /// A byte of the reply (not of a refusal) reached the engine.
+    replied: bool,
+    /// The last attempt ended as a refusal before any work (429, 503, 529,
+    /// no connection): the only kind the engine may send again.
+    refused: bool,
+    /// The response headers reached the engine.
+    answered: bool,
 }
 
 struct SimRuntime {
@@ -226,6 +244,9 @@ pub struct EngineSim {
     follower: Option<Engine>,
     runtimes: BTreeMap<(RuntimeId, Generation), SimRuntime>,
     profile: Profile,
+    /// Provider requests that were live when a user pressed Stop: none of
+    /// them may be sent again.
+    stopped_requests: BTreeSet<ProviderRequestId>,
     fetches: BTreeMap<ProviderRequestId, Fetch>,
     /// Prompts the page sent and has not seen recorded or refused: resent
     /// to a new leader (the controller ignores a turn it recorded).
@@ -266,6 +287,11 @@ impl EngineSim {
                 model: "sim-model".into(),
             };
             profile.api_key = Some(key);
+            // Short enough for retries and timeouts to play out (and be
+            // bounded) within a run.
+            profile.budget.connect_timeout_ms = 3_000;
+            profile.budget.idle_timeout_ms = 2_000;
+            profile.budget.max_retry_ms = 12_000;
         }
         EngineSim {
             seed,
@@ -281,6 +307,7 @@ impl EngineSim {
             follower: None,
             runtimes: BTreeMap::new(),
             profile,
+            stopped_requests: BTreeSet::new(),
             fetches: BTreeMap::new(),
             pending: BTreeMap::new(),
             sent: BTreeMap::new(),
@@ -498,9 +525,51 @@ impl EngineSim {
                 if api_key.as_ref().map(Secret::expose) != Some(SECRET) {
                     self.violation(format!("request {request} sent without the profile's key"));
                 }
-                if self.fetches.contains_key(&request) {
-                    self.violation(format!("provider request {request} sent twice"));
+                let now = self.now();
+                let budget = self.profile.budget;
+                let previous = self
+                    .fetches
+                    .get(&request)
+                    .map(|f| (f.chunks, f.replied, f.refused, f.attempts, f.first_at));
+                if self.stopped_requests.contains(&request) {
+                    self.violation(format!("provider request {request} sent after Stop"));
                 }
+                let (attempts, first_at) = match previous {
+                    None => (1, now.0),
+                    Some((chunks, replied, refused, attempts, first_at)) => {
+                        let f = Fetch {
+                            reply: Reply::Text,
+                            chunks,
+                            partial: String::new(),
+                            attempts,
+                            first_at,
+                            replied,
+                            refused,
+                            answered: true,
+                        };
+                        if f.chunks != u8::MAX {
+                            self.violation(format!(
+                                "provider request {request} sent again while its fetch runs"
+                            ));
+                        }
+                        if f.replied || !f.refused {
+                            self.violation(format!(
+                                "provider request {request} sent again after its reply began or after a failure that is not a refusal before any work"
+                            ));
+                        }
+                        if f.attempts >= budget.max_attempts
+                            || now.0 - f.first_at > budget.max_retry_ms
+                        {
+                            self.violation(format!(
+                                "provider request {request} retried beyond the bound (attempt {}, {} ms after the first)",
+                                f.attempts + 1,
+                                now.0 - f.first_at
+                            ));
+                        }
+                        *self.cov.provider.entry("resent").or_default() += 1;
+                        (f.attempts + 1, f.first_at)
+                    }
+                };
                 let reply = *self.rng.pick(&[
                     Reply::Text,
                     Reply::Text,
@@ -513,15 +582,23 @@ impl EngineSim {
                     Reply::Overloaded,
                     Reply::RefusedKey,
                     Reply::Stall,
+                    Reply::Unreachable,
+                    Reply::Silent,
+                    Reply::NoFinish,
                 ]);
                 let chunks = u8::try_from(self.rng.range(0, 4)).unwrap_or(0);
-                self.note(|| format!("fetch {request}: {reply:?}"));
+                self.note(|| format!("fetch {request} (attempt {attempts}): {reply:?}"));
                 self.fetches.insert(
                     request,
                     Fetch {
                         reply,
                         chunks,
                         partial: String::new(),
+                        attempts,
+                        first_at,
+                        replied: false,
+                        refused: false,
+                        answered: false,
                     },
                 );
                 let d = self.rng.range(5, 200);
@@ -542,6 +619,8 @@ impl EngineSim {
                                     class: ProviderFailureClass::Cancelled,
                                     message: "stopped by the user".into(),
                                     partial_text: partial,
+                                    at: FailedAt::Reply,
+                                    retry_after_ms: None,
                                 }),
                                 now,
                             );
@@ -1215,15 +1294,37 @@ impl EngineSim {
         if f.chunks == u8::MAX {
             return;
         }
+        match f.reply {
+            // No response byte ever comes.
+            Reply::Silent => return,
+            Reply::Unreachable => {
+                let d = self.rng.range(1, 50);
+                self.clock.schedule_in(d, Ev::ProviderEnd { inc, request });
+                return;
+            }
+            _ => {}
+        }
+        if !f.answered {
+            // The response headers.
+            f.answered = true;
+            if let Some(e) = self.leader.as_mut() {
+                e.handle_provider_bytes(request, now);
+            }
+        }
+        let Some(f) = self.fetches.get_mut(&request) else {
+            return;
+        };
         let early_refusal = matches!(
             f.reply,
             Reply::RateLimited | Reply::Overloaded | Reply::RefusedKey
         );
         if f.chunks > 0 && !early_refusal {
             f.chunks -= 1;
+            f.replied = true;
             let delta = format!("w{} ", f.chunks);
             f.partial.push_str(&delta);
             if let Some(e) = self.leader.as_mut() {
+                e.handle_provider_bytes(request, now);
                 e.handle_provider_text(request, &delta);
             }
             let d = self.rng.range(1, 100);
@@ -1232,10 +1333,9 @@ impl EngineSim {
             return;
         }
         if f.reply == Reply::Stall {
-            // Holds the request until Stop aborts it.
+            // Holds the request until the idle timeout or Stop aborts it.
             return;
         }
-        let _ = now;
         let d = self.rng.range(1, 50);
         self.clock.schedule_in(d, Ev::ProviderEnd { inc, request });
     }
@@ -1250,15 +1350,27 @@ impl EngineSim {
         }
         f.chunks = u8::MAX;
         let partial = f.partial.clone();
+        f.refused = matches!(
+            f.reply,
+            Reply::RateLimited | Reply::Overloaded | Reply::Unreachable
+        );
         self.next_token += 1;
         let token = self.next_token;
-        let failure = |class, message: &str| {
+        let failure = |class, message: &str, at| {
             Err(ProviderFailure {
                 class,
                 message: message.into(),
                 partial_text: partial.clone(),
+                at,
+                retry_after_ms: None,
             })
         };
+        let wait = match self.rng.below(3) {
+            0 => None,
+            1 => Some(0),
+            _ => Some(self.rng.range(200, 3_000)),
+        };
+        let status = if self.rng.coin() { 503 } else { 529 };
         let (kind, result) = match f.reply {
             Reply::Text => (
                 "text",
@@ -1286,19 +1398,57 @@ impl EngineSim {
             ),
             Reply::Cut => (
                 "cut",
-                failure(ProviderFailureClass::Cut, "the stream ended"),
+                failure(
+                    ProviderFailureClass::Cut,
+                    "the stream ended",
+                    FailedAt::Reply,
+                ),
             ),
             Reply::Malformed => (
                 "malformed",
-                failure(ProviderFailureClass::Malformed, "not JSON"),
+                failure(ProviderFailureClass::Malformed, "not JSON", FailedAt::Reply),
+            ),
+            Reply::NoFinish => (
+                "no finish reason",
+                failure(ProviderFailureClass::NoFinish, "ended", FailedAt::Reply),
             ),
             Reply::RateLimited => (
                 "429",
-                failure(ProviderFailureClass::RateLimit, "429 retry after 1 s"),
+                failure(
+                    ProviderFailureClass::RateLimit,
+                    "429",
+                    FailedAt::Status(429),
+                )
+                .map_err(|f| ProviderFailure {
+                    retry_after_ms: wait,
+                    ..f
+                }),
             ),
-            Reply::Overloaded => ("503", failure(ProviderFailureClass::Server, "503")),
-            Reply::RefusedKey => ("401", failure(ProviderFailureClass::Auth, "401")),
-            Reply::Stall => return,
+            Reply::Overloaded => (
+                "503/529",
+                failure(
+                    ProviderFailureClass::Overloaded,
+                    "overloaded",
+                    FailedAt::Status(status),
+                )
+                .map_err(|f| ProviderFailure {
+                    retry_after_ms: wait,
+                    ..f
+                }),
+            ),
+            Reply::Unreachable => (
+                "unreachable",
+                failure(
+                    ProviderFailureClass::Transport,
+                    "connection refused",
+                    FailedAt::NoResponse,
+                ),
+            ),
+            Reply::RefusedKey => (
+                "401",
+                failure(ProviderFailureClass::Auth, "401", FailedAt::Status(401)),
+            ),
+            Reply::Stall | Reply::Silent => return,
         };
         *self.cov.provider.entry(kind).or_default() += 1;
         if let Some(e) = self.leader.as_mut() {
@@ -1315,8 +1465,23 @@ impl EngineSim {
     /// Notes prompts that became durable (no longer the page's to resend).
     fn absorb(&mut self, entries: &[JournalEntry]) {
         for e in entries {
-            if let JournalRecord::TurnRecorded { turn, .. } = &e.record {
-                self.pending.remove(turn);
+            match &e.record {
+                JournalRecord::TurnRecorded { turn, .. } => {
+                    self.pending.remove(turn);
+                }
+                JournalRecord::ProviderRetried { .. } => {
+                    *self.cov.provider.entry("retry recorded").or_default() += 1;
+                }
+                JournalRecord::ProviderFailed { class, .. } => {
+                    let kind = match class {
+                        ProviderFailureClass::IdleTimeout => "idle timeout",
+                        ProviderFailureClass::ConnectTimeout => "connect timeout",
+                        ProviderFailureClass::Cancelled => "recorded cancelled",
+                        _ => continue,
+                    };
+                    *self.cov.provider.entry(kind).or_default() += 1;
+                }
+                _ => {}
             }
         }
     }
@@ -1345,6 +1510,19 @@ impl EngineSim {
         }
     }
 
+    /// "Retry now": shown (and meaningful) only during a retry wait.
+    fn press_retry_now(&mut self) {
+        let now = self.now();
+        let Some(e) = self.leader.as_mut() else {
+            return;
+        };
+        if e.retry_wait().is_some() {
+            e.handle_retry_now(now);
+            *self.cov.provider.entry("retry now").or_default() += 1;
+            self.note(|| "user presses Retry now".into());
+        }
+    }
+
     fn press_stop(&mut self) {
         let now = self.now();
         let Some(e) = self.leader.as_mut() else {
@@ -1355,6 +1533,12 @@ impl EngineSim {
                 .and_then(|c| lifeline_core::agent::open_turn(c.pending_projection(), s))
         });
         self.cov.stops += 1;
+        if let Some(live) = e.live_request() {
+            self.stopped_requests.insert(live);
+        }
+        if e.retry_wait().is_some() {
+            *self.cov.provider.entry("stop in retry wait").or_default() += 1;
+        }
         e.handle_stop(now);
         self.note(|| format!("user presses Stop (open turn {open:?})"));
         if let Some(turn) = open {
@@ -1457,7 +1641,8 @@ impl EngineSim {
             match roll {
                 0..=34 => self.send_prompt(),
                 35..=46 => self.press_stop(),
-                47..=60 => {
+                47..=49 => self.press_retry_now(),
+                50..=60 => {
                     self.take_offered_action();
                 }
                 61..=68 => self.judge_uncertain(),
@@ -1522,6 +1707,15 @@ impl EngineSim {
     }
 
     fn check_end(&mut self) {
+        // Every retry wait ends: at its time, by Retry now, or by Stop.
+        if let Some(at) = self.leader.as_ref().and_then(|e| e.retry_wait()) {
+            if at.0 <= self.now().0 {
+                self.violation(format!(
+                    "a provider retry wait due at {} ms never ended",
+                    at.0
+                ));
+            }
+        }
         let p = self.durable_projection();
         // Every admitted command settled: a terminal outcome, or recorded as
         // never dispatched or uncertain (each with its reason in the journal).

@@ -232,9 +232,19 @@ fn JournalBanner(ui: Ui) -> impl IntoView {
 #[component]
 fn NoticeRow(ui: Ui, notice: NoticeItem) -> impl IntoView {
     let key = notice.key.clone();
+    // A provider request waiting to be sent again can be sent now (the
+    // engine's notice key; Stop in the composer ends the wait instead).
+    let retry = (key == "controller:provider-retry").then(|| {
+        view! {
+            <button type="button" on:click=move |_| crate::io::retry_now()>
+                {text(Msg::RetryNow)}
+            </button>
+        }
+    });
     view! {
         <div class="notice" data-level=level_name(notice.level)>
             <p>{move || notice.message.render()}</p>
+            {retry}
             <button
                 type="button"
                 class="dismiss"

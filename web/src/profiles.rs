@@ -337,6 +337,9 @@ impl Draft {
                 max_commands,
                 max_tokens,
                 max_wall_ms,
+                // Not in the form yet (the presets issue adds them): the
+                // retry and timeout policy is the default.
+                ..AgentBudget::default()
             },
         })
     }

@@ -341,6 +341,18 @@ fn columns(m: &Members, e: &JournalEntry, session: SessionId) -> Option<ExportLi
             text = Some(message.clone());
             turn.is_some()
         }
+        JournalRecord::ProviderRetried {
+            request,
+            attempt,
+            class,
+            message,
+            ..
+        } => {
+            turn = m.requests.get(request).copied();
+            outcome = Some(format!("retried_{}_{attempt}", class.as_str()));
+            text = Some(message.clone());
+            turn.is_some()
+        }
         JournalRecord::Session { record } => record.session() == session,
     };
     if !belongs {

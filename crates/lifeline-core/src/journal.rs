@@ -306,6 +306,20 @@ pub enum JournalRecord {
         partial_text: String,
         stamp: ErrorStamp,
     },
+    /// One attempt at a provider request was refused before the provider
+    /// processed it (429, 503, 529, or no connection), and the engine sends
+    /// it again after `wait_ms`. Same request identity: the outcome, when it
+    /// comes, is the last attempt's. Journals written before retries have
+    /// no such records.
+    ProviderRetried {
+        request: ProviderRequestId,
+        /// The attempt that was refused; the next one is `attempt + 1`.
+        attempt: u32,
+        class: ProviderFailureClass,
+        /// What the provider or the transport said (never a secret).
+        message: String,
+        wait_ms: u64,
+    },
     /// A session lifecycle record: launches, resumes, failures, archive
     /// (see [`crate::session`]). A field, not a newtype: both enums are
     /// tagged by `type`.
@@ -385,6 +399,15 @@ pub enum ProviderFailureClass {
     Malformed,
     /// The user stopped the turn while the request was out.
     Cancelled,
+    /// The provider is overloaded (503, 529, `overloaded_error`).
+    Overloaded,
+    /// No response headers arrived in time; the request may have reached
+    /// the provider, so it is not resent.
+    ConnectTimeout,
+    /// The stream went quiet mid-reply for longer than the idle timeout.
+    IdleTimeout,
+    /// The stream ended cleanly but without the provider's finish reason.
+    NoFinish,
 }
 
 impl ProviderFailureClass {
@@ -400,6 +423,10 @@ impl ProviderFailureClass {
             ProviderFailureClass::Cut => "cut",
             ProviderFailureClass::Malformed => "malformed",
             ProviderFailureClass::Cancelled => "cancelled",
+            ProviderFailureClass::Overloaded => "overloaded",
+            ProviderFailureClass::ConnectTimeout => "connect_timeout",
+            ProviderFailureClass::IdleTimeout => "idle_timeout",
+            ProviderFailureClass::NoFinish => "no_finish",
         }
     }
 
@@ -409,13 +436,17 @@ impl ProviderFailureClass {
             ProviderFailureClass::Auth => "authentication failed",
             ProviderFailureClass::RateLimit => "rate limited",
             ProviderFailureClass::ContextLength => "conversation too long",
-            ProviderFailureClass::Transport => "provider unreachable",
+            ProviderFailureClass::Transport => "could not connect",
             ProviderFailureClass::Server => "provider error",
             ProviderFailureClass::InvalidRequest => "request refused",
             ProviderFailureClass::NotFound => "model or endpoint not found",
-            ProviderFailureClass::Cut => "reply cut off",
+            ProviderFailureClass::Cut => "dropped mid-reply",
             ProviderFailureClass::Malformed => "reply not understood",
             ProviderFailureClass::Cancelled => "cancelled",
+            ProviderFailureClass::Overloaded => "provider overloaded",
+            ProviderFailureClass::ConnectTimeout => "no answer in time",
+            ProviderFailureClass::IdleTimeout => "reply stalled",
+            ProviderFailureClass::NoFinish => "reply ended unfinished",
         }
     }
 
@@ -432,7 +463,7 @@ impl ProviderFailureClass {
                 "Start a new session, or choose a model with a larger context window, and send a shorter message."
             }
             ProviderFailureClass::Transport => {
-                "Check the network and the environment's base URL (a local server must allow this page's origin), then send the message again."
+                "Either the server is down (or not at the environment's base URL), or it does not allow this page's origin (CORS); the browser cannot tell which. Check both, then send the message again."
             }
             ProviderFailureClass::Server => {
                 "The provider had a problem on its side; try again in a little while."
@@ -450,6 +481,18 @@ impl ProviderFailureClass {
                 "The provider sent something this app cannot read; check that the base URL points at a compatible API."
             }
             ProviderFailureClass::Cancelled => "Send a new message when you are ready.",
+            ProviderFailureClass::Overloaded => {
+                "The provider is overloaded and kept refusing after the retries; try again in a few minutes."
+            }
+            ProviderFailureClass::ConnectTimeout => {
+                "The provider did not answer in time; it may have received the message, so nothing was resent. Check the server, then send the message again."
+            }
+            ProviderFailureClass::IdleTimeout => {
+                "The reply stopped arriving mid-way; nothing was resent. Send the message again to ask anew, or raise the environment's idle timeout for a slow model."
+            }
+            ProviderFailureClass::NoFinish => {
+                "The provider ended the reply without saying it was finished; nothing was resent. Send the message again to ask anew."
+            }
         }
     }
 }
@@ -610,6 +653,7 @@ impl JournalRecord {
                 partial_text,
                 ..
             } => check_failure(message, partial_text),
+            JournalRecord::ProviderRetried { message, .. } => check_failure(message, ""),
             JournalRecord::Session { record } => {
                 // Its text fields are notes and failure details; one
                 // bound on the whole record keeps them all small.

@@ -423,6 +423,17 @@ pub enum ClientRequest {
         message: String,
         partial_text: String,
     },
+    /// Records that one attempt at a provider request was refused before
+    /// the provider processed it and will be sent again after `wait_ms`.
+    /// Evidence only: nothing waits for it, and it has no answer.
+    RecordProviderRetry {
+        request: RequestId,
+        provider_request: ProviderRequestId,
+        attempt: u32,
+        class: ProviderFailureClass,
+        message: String,
+        wait_ms: u64,
+    },
     /// Writes a session lifecycle record; answered with
     /// [`ClientMessage::SessionRecorded`] once it is durable.
     RecordSession {
@@ -453,6 +464,7 @@ impl ClientRequest {
             | ClientRequest::RecordProviderRequest { request, .. }
             | ClientRequest::RecordProviderReply { request, .. }
             | ClientRequest::RecordProviderFailure { request, .. }
+            | ClientRequest::RecordProviderRetry { request, .. }
             | ClientRequest::RecordSession { request, .. }
             | ClientRequest::StopRuntime { request, .. } => *request,
         }
@@ -791,6 +803,9 @@ pub(crate) fn validate_request(req: &ClientRequest) -> Result<(), String> {
             partial_text,
             ..
         } => crate::journal::check_failure(message, partial_text),
+        ClientRequest::RecordProviderRetry { message, .. } => {
+            crate::journal::check_failure(message, "")
+        }
         ClientRequest::RecordSession { record, .. } => crate::journal::JournalRecord::Session {
             record: record.clone(),
         }

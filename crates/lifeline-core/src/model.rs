@@ -689,13 +689,19 @@ fn failure_finish(
         class.label(),
         class.advice()
     );
+    // A reply that broke off (or may have reached the provider) is
+    // interrupted, like a cut-off stream, with what arrived kept.
+    let broken = matches!(
+        class,
+        C::Cut | C::Malformed | C::IdleTimeout | C::ConnectTimeout | C::NoFinish
+    );
     let status = match class {
-        C::Cut | C::Malformed => TurnStatus::Interrupted,
+        _ if broken => TurnStatus::Interrupted,
         C::Cancelled => TurnStatus::Cancelled,
         _ => TurnStatus::Failed,
     };
     let reply = match class {
-        C::Cut | C::Malformed | C::Cancelled => bounded_reply(partial_text, &reason),
+        _ if broken || class == C::Cancelled => bounded_reply(partial_text, &reason),
         _ => bounded_reply("", &reason),
     };
     ModelStep::Finish {

@@ -365,6 +365,16 @@ pub enum Phrase {
     TurnEnded {
         ending: TurnEnding,
     },
+    // ---- a provider request waiting to be sent again ----
+    RetryRateLimited {
+        seconds: u32,
+    },
+    RetryOverloaded {
+        seconds: u32,
+    },
+    RetryNotConnected {
+        seconds: u32,
+    },
 }
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
@@ -784,6 +794,15 @@ impl fmt::Display for Phrase {
             ),
             P::ImportFailed { file, detail } => write!(f, "Import of {file} failed: {detail}"),
             P::TurnEnded { ending } => write!(f, "{ending}"),
+            P::RetryRateLimited { seconds } => {
+                write!(f, "rate limited — retrying in {seconds} s")
+            }
+            P::RetryOverloaded { seconds } => {
+                write!(f, "the provider is overloaded — retrying in {seconds} s")
+            }
+            P::RetryNotConnected { seconds } => {
+                write!(f, "could not connect — retrying in {seconds} s")
+            }
         }
     }
 }
@@ -1224,6 +1243,9 @@ phrase_wire! {
     124 => FolderNeedsPermissionToRead { name },
     125 => EnvironmentWhileWorking,
     126 => TurnEnded { ending },
+    127 => RetryRateLimited { seconds },
+    128 => RetryOverloaded { seconds },
+    129 => RetryNotConnected { seconds },
 }
 
 impl From<crate::environment::Blocked> for Phrase {

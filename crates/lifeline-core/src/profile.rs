@@ -136,6 +136,34 @@ pub struct AgentBudget {
     pub max_tokens: u64,
     /// Wall time of one turn.
     pub max_wall_ms: u64,
+    /// Attempts at one provider request the provider refused before
+    /// processing it (429, 503, 529, no connection); 1 retries nothing.
+    /// Profiles stored before retries load with the default, as do all the
+    /// fields below.
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// The time from a request's first attempt after which no retry starts.
+    #[serde(default = "default_max_retry_ms")]
+    pub max_retry_ms: u64,
+    /// How long a request may wait for its response headers.
+    #[serde(default = "default_connect_timeout_ms")]
+    pub connect_timeout_ms: u64,
+    /// How long a streaming reply may go without a byte.
+    #[serde(default = "default_idle_timeout_ms")]
+    pub idle_timeout_ms: u64,
+}
+
+fn default_max_attempts() -> u32 {
+    4
+}
+fn default_max_retry_ms() -> u64 {
+    2 * 60 * 1000
+}
+fn default_connect_timeout_ms() -> u64 {
+    60 * 1000
+}
+fn default_idle_timeout_ms() -> u64 {
+    60 * 1000
 }
 
 impl Default for AgentBudget {
@@ -145,6 +173,10 @@ impl Default for AgentBudget {
             max_commands: 32,
             max_tokens: 200_000,
             max_wall_ms: 10 * 60 * 1000,
+            max_attempts: default_max_attempts(),
+            max_retry_ms: default_max_retry_ms(),
+            connect_timeout_ms: default_connect_timeout_ms(),
+            idle_timeout_ms: default_idle_timeout_ms(),
         }
     }
 }

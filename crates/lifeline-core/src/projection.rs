@@ -1128,6 +1128,11 @@ impl Projection {
                     });
                 }
             }
+            // Evidence of a refused attempt: the request stays open, its
+            // outcome still to come.
+            JournalRecord::ProviderRetried { request, .. } => {
+                self.provider_outcome_allowed(*request)?;
+            }
             JournalRecord::Session { record } => {
                 // Ids in these records are minted by the session layer's own
                 // minter; they are remembered, not checked, here.

@@ -23,6 +23,10 @@ pub enum TimerKey {
     Controller(TimerId),
     /// A startup attempt's wait, by a key never reused.
     Attempt(u64),
+    /// The live provider request's next deadline (connect or idle timeout,
+    /// the end of a retry wait, or the wait's next countdown second); what
+    /// it means is read from the request's state when it fires.
+    Provider,
 }
 
 /// No `Debug`: it would print secrets (launch environments, keys) and
@@ -78,9 +82,12 @@ pub enum Effect {
     },
     /// Delete a Lifeline-owned workspace folder.
     RemoveWorkspace(WorkspaceId),
-    /// Send a recorded provider request, once; answer with
-    /// [`crate::Engine::handle_provider_text`] and
-    /// [`crate::Engine::handle_provider_outcome`].
+    /// Send a recorded provider request (one attempt of it); answer with
+    /// [`crate::Engine::handle_provider_bytes`] whenever response bytes
+    /// arrive (the headers count), [`crate::Engine::handle_provider_text`]
+    /// and [`crate::Engine::handle_provider_outcome`]. The engine sends the
+    /// same request again only after the provider refused it before any
+    /// work (see `retry`).
     Fetch {
         request: ProviderRequestId,
         provider: Provider,
@@ -162,4 +169,21 @@ pub struct ProviderFailure {
     pub class: ProviderFailureClass,
     pub message: String,
     pub partial_text: String,
+    /// Where in the exchange it failed, as the shell saw it.
+    pub at: FailedAt,
+    /// How long the provider asked to wait (`Retry-After`, or a rate-limit
+    /// reset header), when it did.
+    pub retry_after_ms: Option<u64>,
+}
+
+/// Where a provider request failed: the fact a retry decision rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailedAt {
+    /// No response byte arrived: the connection failed (or the request was
+    /// never sent).
+    NoResponse,
+    /// The provider answered with this HTTP error status, before any reply.
+    Status(u16),
+    /// Inside the reply, after its first byte (or aborted).
+    Reply,
 }

@@ -34,6 +34,7 @@ pub mod slots;
 mod card;
 mod lead;
 mod lifecycle;
+pub mod retry;
 mod runtimes;
 mod status;
 mod turn;
@@ -59,7 +60,7 @@ pub use runtimes::Ended;
 pub use slots::Slots;
 
 pub use effect::{
-    Effect, FactsObserved, ProviderFailure, ProviderReply, StoreFailure, TimerKey,
+    Effect, FactsObserved, FailedAt, ProviderFailure, ProviderReply, StoreFailure, TimerKey,
     WorkspaceObserved,
 };
 
@@ -156,6 +157,9 @@ pub struct Engine {
     live: Option<turn::Live>,
     /// What a recorded provider request sends once it is durable.
     conversations: BTreeMap<ProviderRequestId, Vec<ModelMessage>>,
+    /// A request whose end the engine recorded itself (a timeout): the
+    /// outcome its aborted fetch reports later is not news.
+    ended_early: Option<ProviderRequestId>,
     facts: Facts,
     /// Workspace-only access is open.
     inspecting: bool,
@@ -207,6 +211,7 @@ impl Engine {
             stopping: BTreeMap::new(),
             live: None,
             conversations: BTreeMap::new(),
+            ended_early: None,
             facts: Facts::default(),
             inspecting: false,
             card_dirty: true,
@@ -263,6 +268,14 @@ impl Engine {
             .keys()
             .copied()
             .chain(self.early_prompts.iter().map(|(t, _)| *t))
+    }
+
+    /// When the live provider request is sent again, while it waits to be.
+    pub fn retry_wait(&self) -> Option<Millis> {
+        match self.live.as_ref()?.wait {
+            turn::Wait::Retry { at, .. } => Some(at),
+            _ => None,
+        }
     }
 
     /// The provider request in flight, if any.
@@ -374,6 +387,7 @@ impl Engine {
                     core.handle_timer(timer, now);
                 }
             }
+            TimerKey::Provider => self.provider_timer(now),
             TimerKey::Attempt(n) => {
                 if let Some((attempt, timer)) = self.attempt_timers.remove(&n) {
                     if let Some(s) = self.sessions.as_mut() {

@@ -20,8 +20,10 @@ use lifeline_core::{
 };
 use lifeline_protocol::{ControllerToPage, Level, Role};
 
+use crate::retry::Due;
 use crate::{
-    Effect, Engine, ProviderFailure, ProviderReply, COMMAND_OUTPUT_BYTES, COMMAND_WALL_TIME_MS,
+    Effect, Engine, FailedAt, ProviderFailure, ProviderReply, TimerKey, COMMAND_OUTPUT_BYTES,
+    COMMAND_WALL_TIME_MS,
 };
 
 /// The provider request this engine owns.
@@ -32,9 +34,23 @@ pub(crate) struct Live {
     pub preview: String,
     /// Its fetch has begun (an abort reaches it).
     pub sent: bool,
-    /// Stop was pressed before it was sent: it never is.
+    /// Stop was pressed: it is never sent (again).
     pub stopped: bool,
+    /// The attempt sent last (1 for the first).
+    pub attempt: u32,
+    /// When the first attempt went out: the retry bound counts from here.
+    pub first_sent: Millis,
+    /// What the request waits for, with its deadline's start.
+    pub wait: Wait,
+    /// What each attempt sends (empty until it is sent).
+    pub conversation: Vec<ModelMessage>,
 }
+
+pub(crate) use crate::retry::Wait;
+
+/// The notice key of the retry wait's status line (the page shows "Retry
+/// now" beside it, as `controller:provider-retry`).
+const RETRY_NOTICE: &str = "provider-retry";
 
 /// Whether a command of `session` is still on its way to an outcome (not
 /// settled, and not stuck uncertain or undispatched for good).
@@ -148,7 +164,30 @@ impl Engine {
             // partial text.
             StopPlan::AbortRequest(request) => {
                 match self.live.as_mut().filter(|l| l.request == request) {
-                    Some(l) if l.sent => self.effects.push_back(Effect::Abort(request)),
+                    // Waiting to send it again: nothing is in flight, so the
+                    // wait and the request end here.
+                    Some(l) if matches!(l.wait, Wait::Retry { .. }) => {
+                        l.wait = Wait::Nothing;
+                        return self.handle_provider_outcome(
+                            request,
+                            Err(ProviderFailure {
+                                class: ProviderFailureClass::Cancelled,
+                                message: "stopped by the user while waiting to retry".into(),
+                                partial_text: String::new(),
+                                at: FailedAt::NoResponse,
+                                retry_after_ms: None,
+                            }),
+                            now,
+                        );
+                    }
+                    Some(l) if l.sent => {
+                        // The abort's outcome ends it; no timeout may
+                        // overtake the user's Stop, and a refusal that
+                        // arrives before the abort is not retried.
+                        l.wait = Wait::Nothing;
+                        l.stopped = true;
+                        self.effects.push_back(Effect::Abort(request));
+                    }
                     // Recorded, not sent yet: it is never sent (found by the
                     // engine simulation: an abort before the fetch began was
                     // lost, and the request went out after Stop).
@@ -489,6 +528,10 @@ impl Engine {
             preview: String::new(),
             sent: false,
             stopped: false,
+            attempt: 0,
+            first_sent: now,
+            wait: Wait::Nothing,
+            conversation: Vec::new(),
         });
         self.conversations.insert(id, conversation);
         let asked = self.ask(
@@ -526,6 +569,28 @@ impl Engine {
             }
             return;
         };
+        if let Some(l) = self.live.as_mut() {
+            if l.stopped {
+                return self.handle_provider_outcome(
+                    id,
+                    Err(ProviderFailure {
+                        class: ProviderFailureClass::Cancelled,
+                        message: "stopped by the user before it was sent".into(),
+                        partial_text: String::new(),
+                        at: FailedAt::NoResponse,
+                        retry_after_ms: None,
+                    }),
+                    now,
+                );
+            }
+            l.conversation = conversation;
+            l.first_sent = now;
+        }
+        self.send_attempt(now);
+    }
+
+    /// Sends the live request's next attempt.
+    fn send_attempt(&mut self, now: Millis) {
         let call = self
             .active
             .as_ref()
@@ -535,33 +600,35 @@ impl Engine {
                     a.prepared.provider.clone(),
                     a.prepared.api_key.clone(),
                     a.prepared.capabilities.tools.clone(),
+                    a.prepared.budget.connect_timeout_ms,
                 )
             });
-        let Some((provider, api_key, tools)) = call else {
+        let Some(l) = self.live.as_mut() else {
+            return;
+        };
+        let id = l.request;
+        let Some((provider, api_key, tools, connect_ms)) = call else {
             return self.handle_provider_outcome(
                 id,
                 Err(ProviderFailure {
                     class: ProviderFailureClass::InvalidRequest,
                     message: "this execution has no model provider; resume the session".into(),
                     partial_text: String::new(),
+                    at: FailedAt::NoResponse,
+                    retry_after_ms: None,
                 }),
                 now,
             );
         };
-        if let Some(l) = self.live.as_mut() {
-            if l.stopped {
-                return self.handle_provider_outcome(
-                    id,
-                    Err(ProviderFailure {
-                        class: ProviderFailureClass::Cancelled,
-                        message: "stopped by the user before it was sent".into(),
-                        partial_text: String::new(),
-                    }),
-                    now,
-                );
-            }
-            l.sent = true;
+        l.sent = true;
+        l.attempt += 1;
+        l.preview.clear();
+        l.wait = Wait::Response { since: now };
+        let conversation = l.conversation.clone();
+        if l.attempt > 1 {
+            self.clear_notice(RETRY_NOTICE);
         }
+        self.set_timer(TimerKey::Provider, now.plus(connect_ms));
         self.effects.push_back(Effect::Fetch {
             request: id,
             provider,
@@ -569,6 +636,155 @@ impl Engine {
             conversation,
             tools,
         });
+    }
+
+    /// Response bytes of the live request arrived (its headers count): the
+    /// connect timeout is over, and the idle timeout starts again.
+    pub fn handle_provider_bytes(&mut self, id: ProviderRequestId, now: Millis) {
+        let idle_ms = self.idle_timeout_ms();
+        let Some(l) = self.live.as_mut().filter(|l| l.request == id) else {
+            return;
+        };
+        match l.wait {
+            Wait::Response { .. } => {
+                l.wait = Wait::Bytes { last: now };
+                self.set_timer(TimerKey::Provider, now.plus(idle_ms));
+            }
+            // The timer is not moved for every chunk: when it fires, it
+            // looks at the last byte and sets itself again.
+            Wait::Bytes { .. } => l.wait = Wait::Bytes { last: now },
+            Wait::Nothing | Wait::Retry { .. } => {}
+        }
+    }
+
+    /// "Retry now" on the page: the wait for the next attempt ends early.
+    pub fn handle_retry_now(&mut self, now: Millis) {
+        if self
+            .live
+            .as_ref()
+            .is_some_and(|l| matches!(l.wait, Wait::Retry { .. }))
+        {
+            self.send_attempt(now);
+            self.pump(now);
+        }
+    }
+
+    fn idle_timeout_ms(&self) -> u64 {
+        self.active.as_ref().map_or(
+            lifeline_core::profile::AgentBudget::default().idle_timeout_ms,
+            |a| a.prepared.budget.idle_timeout_ms,
+        )
+    }
+
+    /// [`TimerKey::Provider`] fired: whatever deadline the live request has
+    /// passed ends its wait; one not reached yet is set again.
+    pub(crate) fn provider_timer(&mut self, now: Millis) {
+        let (connect_ms, idle_ms) = self.active.as_ref().map_or_else(
+            || {
+                let d = lifeline_core::profile::AgentBudget::default();
+                (d.connect_timeout_ms, d.idle_timeout_ms)
+            },
+            |a| {
+                (
+                    a.prepared.budget.connect_timeout_ms,
+                    a.prepared.budget.idle_timeout_ms,
+                )
+            },
+        );
+        let Some(l) = self.live.as_ref() else {
+            return;
+        };
+        let (request, wait, preview) = (l.request, l.wait, l.preview.clone());
+        let class = match crate::retry::due(wait, connect_ms, idle_ms, now) {
+            Due::Nothing => return,
+            Due::Later(at) => return self.set_timer(TimerKey::Provider, at),
+            Due::Send => return self.send_attempt(now),
+            Due::Countdown { at, class } => return self.retry_countdown(at, class, now),
+            Due::Timeout(class) => class,
+        };
+        // The fetch is aborted and its end recorded now, with the text that
+        // arrived; the aborted fetch's own report is then not news.
+        self.effects.push_back(Effect::Abort(request));
+        self.ended_early = Some(request);
+        let seconds = (if class == ProviderFailureClass::IdleTimeout {
+            idle_ms
+        } else {
+            connect_ms
+        }) / 1000;
+        let message = if class == ProviderFailureClass::IdleTimeout {
+            format!("no byte of the reply arrived for {seconds} s")
+        } else {
+            format!("no response arrived within {seconds} s")
+        };
+        self.handle_provider_outcome(
+            request,
+            Err(ProviderFailure {
+                class,
+                message,
+                partial_text: preview,
+                at: FailedAt::Reply,
+                retry_after_ms: None,
+            }),
+            now,
+        );
+    }
+
+    /// Shows the retry wait's remaining seconds and wakes at the next one.
+    fn retry_countdown(&mut self, at: Millis, class: ProviderFailureClass, now: Millis) {
+        let (seconds, next) = crate::retry::countdown(at, now);
+        let phrase = match class {
+            ProviderFailureClass::RateLimit => Phrase::RetryRateLimited { seconds },
+            ProviderFailureClass::Transport => Phrase::RetryNotConnected { seconds },
+            _ => Phrase::RetryOverloaded { seconds },
+        };
+        self.notice(RETRY_NOTICE, Level::Warning, phrase);
+        self.set_timer(TimerKey::Provider, next);
+    }
+
+    /// A refused attempt is sent again if the bound allows: recorded as a
+    /// retry, with its wait. False when it ends the request instead.
+    fn retry_later(&mut self, f: &ProviderFailure, now: Millis) -> bool {
+        let budget = match self.active.as_ref() {
+            Some(a) => a.prepared.budget,
+            None => return false,
+        };
+        let Some(l) = self.live.as_ref() else {
+            return false;
+        };
+        if !(l.sent && !l.stopped && crate::retry::refused_before_work(f)) {
+            return false;
+        }
+        let (id, attempt) = (l.request, l.attempt);
+        let elapsed = now.0.saturating_sub(l.first_sent.0);
+        let Some(wait_ms) =
+            crate::retry::next_wait_ms(&budget, attempt, elapsed, f.retry_after_ms, id.as_u128())
+        else {
+            return false;
+        };
+        let recorded = self.ask(
+            |request| ClientRequest::RecordProviderRetry {
+                request,
+                provider_request: id,
+                attempt,
+                class: f.class,
+                message: f.message.clone(),
+                wait_ms,
+            },
+            now,
+        );
+        if !recorded {
+            return false;
+        }
+        let at = now.plus(wait_ms);
+        if let Some(l) = self.live.as_mut() {
+            l.wait = Wait::Retry { at, class: f.class };
+        }
+        if wait_ms == 0 {
+            self.send_attempt(now);
+        } else {
+            self.retry_countdown(at, f.class, now);
+        }
+        true
     }
 
     /// More of a streaming reply's text arrived.
@@ -581,13 +797,28 @@ impl Engine {
         self.post(ControllerToPage::Streaming { turn, text });
     }
 
-    /// A provider request ended: its outcome goes to the journal.
+    /// A provider request ended: its outcome goes to the journal, unless the
+    /// provider refused it before any work and the bound allows another
+    /// attempt.
     pub fn handle_provider_outcome(
         &mut self,
         id: ProviderRequestId,
         result: Result<ProviderReply, ProviderFailure>,
         now: Millis,
     ) {
+        if self.ended_early == Some(id) && !self.live.as_ref().is_some_and(|l| l.request == id) {
+            self.ended_early = None;
+            return;
+        }
+        let live = self.live.as_ref().is_some_and(|l| l.request == id);
+        if let (true, Err(f)) = (live, &result) {
+            if self.retry_later(f, now) {
+                return self.pump(now);
+            }
+        }
+        if live {
+            self.clear_notice(RETRY_NOTICE);
+        }
         let make = |request| match result {
             Ok(reply) => ClientRequest::RecordProviderReply {
                 request,

@@ -81,6 +81,8 @@ pub enum PageToController {
     },
     /// Stop the session's running turn, or cancel its start.
     Stop,
+    /// End a provider request's retry wait now ("Retry now").
+    RetryNow,
     /// The page asked for persistent storage (only a window may).
     StoragePersisted {
         persisted: bool,

@@ -14,6 +14,9 @@ pub enum ErrorClass {
     ContextLength,
     Transport,
     Server,
+    /// The provider is overloaded (503, Anthropic's 529 or
+    /// `overloaded_error`): it refused the work, which is safe to send again.
+    Overloaded,
     InvalidRequest,
     NotFound,
 }
@@ -35,6 +38,7 @@ impl ErrorClass {
                  running, and that it allows this origin (CORS, e.g. OLLAMA_ORIGINS for Ollama)."
             }
             ErrorClass::Server => "The provider failed on its side: try again later.",
+            ErrorClass::Overloaded => "The provider is overloaded: try again in a little while.",
             ErrorClass::InvalidRequest => {
                 "The provider refused the request: check the model name and the profile's \
                  settings."
@@ -85,6 +89,7 @@ pub fn classify_http(
         401 | 403 => ErrorClass::Auth,
         429 => ErrorClass::RateLimit,
         404 => ErrorClass::NotFound,
+        503 | 529 => ErrorClass::Overloaded,
         400 | 413 | 422 if mentions_context_length(body) => ErrorClass::ContextLength,
         400..=499 => ErrorClass::InvalidRequest,
         _ => ErrorClass::Server,
@@ -99,7 +104,9 @@ pub fn classify_http(
         class,
         status: Some(status),
         message,
-        retry_after_seconds: retry_after.and_then(parse_retry_after),
+        retry_after_seconds: retry_after
+            .and_then(|value| retry_after_ms(value, None))
+            .map(|ms| ms.div_ceil(1000)),
     }
 }
 
@@ -140,7 +147,9 @@ pub(crate) fn classify_stream_error(
             None => error.to_string(),
         },
     };
-    let class = if kind.contains("rate_limit") || kind.contains("insufficient_quota") {
+    let class = if kind.contains("overloaded") {
+        ErrorClass::Overloaded
+    } else if kind.contains("rate_limit") || kind.contains("insufficient_quota") {
         ErrorClass::RateLimit
     } else if kind.contains("authentication")
         || kind.contains("permission")
@@ -154,7 +163,7 @@ pub(crate) fn classify_stream_error(
     } else if kind.contains("invalid_request") {
         ErrorClass::InvalidRequest
     } else {
-        // overloaded_error, api_error, server_error, and anything unknown:
+        // api_error, server_error, and anything unknown:
         // the stream had been accepted, so the failure is the provider's.
         ErrorClass::Server
     };
@@ -205,18 +214,100 @@ fn extract_message(body: &str) -> String {
     }
 }
 
-/// Seconds only: an HTTP-date would need a clock, which this crate has not.
-fn parse_retry_after(value: &str) -> Option<u64> {
+/// How long a `Retry-After` header asks to wait, in milliseconds: delta
+/// seconds, or an HTTP-date. A date is measured against the same response's
+/// `Date` header, never against this machine's clock: both come from the
+/// server's clock, so a skewed client clock cannot turn "in 5 s" into an
+/// hour or into nothing. A date without a `Date` header is not honoured
+/// (`None`: the caller falls back to its own backoff).
+pub fn retry_after_ms(value: &str, date: Option<&str>) -> Option<u64> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<u64>() {
-        return Some(seconds);
+        return Some(seconds.saturating_mul(1000));
     }
-    let seconds = value.parse::<f64>().ok()?;
-    if (0.0..1e15).contains(&seconds) {
-        Some(seconds.ceil() as u64)
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (0.0..1e12)
+            .contains(&seconds)
+            .then(|| (seconds * 1000.0).ceil() as u64);
+    }
+    let until = http_date_seconds(value)?;
+    let now = http_date_seconds(date?)?;
+    Some(until.saturating_sub(now).saturating_mul(1000))
+}
+
+/// The wait an OpenAI-style rate-limit reset header names
+/// (`x-ratelimit-reset-requests: 6m0s`, `1s`, `250ms`), in milliseconds;
+/// used when a 429 carries no `Retry-After`.
+pub fn rate_limit_reset_ms(value: &str) -> Option<u64> {
+    let mut rest = value.trim();
+    let mut total = 0f64;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..number_end].parse().ok()?;
+        rest = &rest[number_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_end] {
+            "ms" => 1.0,
+            "s" => 1000.0,
+            "m" => 60_000.0,
+            "h" => 3_600_000.0,
+            _ => return None,
+        };
+        rest = &rest[unit_end..];
+        total += number * scale;
+    }
+    (total < 1e12).then(|| total.ceil() as u64)
+}
+
+/// Seconds since 1970 of an IMF-fixdate (`Wed, 21 Oct 2015 07:28:00 GMT`),
+/// the only HTTP-date form servers may send today.
+fn http_date_seconds(value: &str) -> Option<u64> {
+    let mut parts = value.split_ascii_whitespace();
+    let _weekday = parts.next()?;
+    let day: u64 = parts.next()?.parse().ok()?;
+    let month = match parts.next()? {
+        "Jan" => 1,
+        "Feb" => 2,
+        "Mar" => 3,
+        "Apr" => 4,
+        "May" => 5,
+        "Jun" => 6,
+        "Jul" => 7,
+        "Aug" => 8,
+        "Sep" => 9,
+        "Oct" => 10,
+        "Nov" => 11,
+        "Dec" => 12,
+        _ => return None,
+    };
+    let year: u64 = parts.next()?.parse().ok()?;
+    let mut clock = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
+    let (h, m, s) = (clock.next()??, clock.next()??, clock.next()??);
+    if parts.next()? != "GMT" || !(1970..10_000).contains(&year) || !(1..=31).contains(&day) {
+        return None;
+    }
+    if h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm), year >= 1970.
+    let (y, mo) = if month <= 2 {
+        (year - 1, month + 9)
     } else {
-        None
-    }
+        (year, month - 3)
+    };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * mo + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = (era * 146_097 + doe).checked_sub(719_468)?;
+    Some(days * 86_400 + h * 3600 + m * 60 + s)
 }
 
 /// Makes provider-supplied text safe to show and record: the key replaced
@@ -275,12 +366,60 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_accepts_seconds_and_ignores_dates() {
-        assert_eq!(parse_retry_after(" 30 "), Some(30));
-        assert_eq!(parse_retry_after("1.5"), Some(2));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
-        assert_eq!(parse_retry_after("-3"), None);
-        assert_eq!(parse_retry_after("NaN"), None);
+    fn retry_after_accepts_seconds_and_dates_against_the_date_header() {
+        assert_eq!(retry_after_ms(" 30 ", None), Some(30_000));
+        assert_eq!(retry_after_ms("1.5", None), Some(1500));
+        assert_eq!(retry_after_ms("-3", None), None);
+        assert_eq!(retry_after_ms("NaN", None), None);
+        let date = Some("Wed, 21 Oct 2015 07:28:00 GMT");
+        assert_eq!(
+            retry_after_ms("Wed, 21 Oct 2015 07:28:03 GMT", date),
+            Some(3000)
+        );
+        // Across a month and a year boundary.
+        assert_eq!(
+            retry_after_ms(
+                "Fri, 01 Jan 2016 00:00:02 GMT",
+                Some("Thu, 31 Dec 2015 23:59:58 GMT")
+            ),
+            Some(4000)
+        );
+        // A date in the past means now; without a Date header, not honoured.
+        assert_eq!(
+            retry_after_ms("Wed, 21 Oct 2015 07:27:00 GMT", date),
+            Some(0)
+        );
+        assert_eq!(retry_after_ms("Wed, 21 Oct 2015 07:28:03 GMT", None), None);
+        assert_eq!(retry_after_ms("Wed, 21 Foo 2015 07:28:03 GMT", date), None);
+        assert_eq!(http_date_seconds("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(
+            http_date_seconds("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777)
+        );
+    }
+
+    #[test]
+    fn rate_limit_resets_are_durations() {
+        assert_eq!(rate_limit_reset_ms("1s"), Some(1000));
+        assert_eq!(rate_limit_reset_ms("6m0s"), Some(360_000));
+        assert_eq!(rate_limit_reset_ms("250ms"), Some(250));
+        assert_eq!(rate_limit_reset_ms("1.5s"), Some(1500));
+        assert_eq!(rate_limit_reset_ms(""), None);
+        assert_eq!(rate_limit_reset_ms("soon"), None);
+        assert_eq!(rate_limit_reset_ms("3d"), None);
+    }
+
+    #[test]
+    fn overload_statuses_are_their_own_class() {
+        for status in [503, 529] {
+            assert_eq!(
+                classify_http(status, "", None, None).class,
+                ErrorClass::Overloaded
+            );
+        }
+        assert_eq!(classify_http(500, "", None, None).class, ErrorClass::Server);
+        let e = classify_http(429, "", Some("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(e.retry_after_seconds, None);
     }
 
     #[test]
@@ -288,7 +427,7 @@ mod tests {
         let cases = [
             (
                 r#"{"type":"overloaded_error","message":"Overloaded"}"#,
-                ErrorClass::Server,
+                ErrorClass::Overloaded,
             ),
             (
                 r#"{"type":"rate_limit_error","message":"slow"}"#,

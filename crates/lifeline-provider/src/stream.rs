@@ -340,24 +340,40 @@ impl StreamDecoder {
                 self.reply.usage.output_tokens = tokens;
             }
         }
-        let choice = chunk
-            .get("choices")
-            .and_then(Value::as_array)
-            .and_then(|choices| choices.first());
+        // A field that would change the reply but has a shape this decoder
+        // cannot read ends the reply as malformed: skipping it would lose
+        // text or a call without a word.
+        let unreadable = |what: &str| malformed(&format!("{what} has an unreadable shape"), data);
+        let choice = match chunk.get("choices") {
+            Some(Value::Array(choices)) => choices.first(),
+            None | Some(Value::Null) => None,
+            Some(_) => return Err(unreadable("`choices`")),
+        };
         let Some(choice) = choice else {
             return Ok(());
         };
-        if let Some(delta) = choice.get("delta") {
-            if let Some(text) = delta.get("content").and_then(Value::as_str) {
-                self.push_text(text)?;
+        if let Some(delta) = choice.get("delta").filter(|delta| !delta.is_null()) {
+            match delta.get("content") {
+                Some(Value::String(text)) => self.push_text(text)?,
+                None | Some(Value::Null) => {}
+                Some(_) => return Err(unreadable("a delta's `content`")),
             }
-            if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
-                for fragment in fragments {
-                    self.openai_fragment(fragment)?;
+            match delta.get("tool_calls") {
+                Some(Value::Array(fragments)) => {
+                    for fragment in fragments {
+                        self.openai_fragment(fragment)?;
+                    }
                 }
+                None | Some(Value::Null) => {}
+                Some(_) => return Err(unreadable("a delta's `tool_calls`")),
             }
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+        let reason = match choice.get("finish_reason") {
+            Some(Value::String(reason)) => Some(reason.as_str()),
+            None | Some(Value::Null) => None,
+            Some(_) => return Err(unreadable("`finish_reason`")),
+        };
+        if let Some(reason) = reason {
             self.reply.stop = Some(match reason {
                 "stop" => StopReason::EndTurn,
                 "tool_calls" | "function_call" => StopReason::ToolUse,
@@ -487,10 +503,16 @@ impl StreamDecoder {
             "content_block_delta" => self.anthropic_block_delta(&data)?,
             "content_block_stop" => self.anthropic_block_stop(&data)?,
             "message_delta" => {
-                let reason = data
-                    .get("delta")
-                    .and_then(|delta| delta.get("stop_reason"))
-                    .and_then(Value::as_str);
+                let reason = match data.get("delta").and_then(|d| d.get("stop_reason")) {
+                    Some(Value::String(reason)) => Some(reason.as_str()),
+                    None | Some(Value::Null) => None,
+                    Some(_) => {
+                        return Err(malformed(
+                            "a message_delta's `stop_reason` has an unreadable shape",
+                            &event.data,
+                        ))
+                    }
+                };
                 if let Some(reason) = reason {
                     self.reply.stop = Some(match reason {
                         "end_turn" => StopReason::EndTurn,
@@ -595,13 +617,18 @@ impl StreamDecoder {
                 .and_then(|delta| delta.get(name))
                 .and_then(Value::as_str)
         };
+        // A delta for our text or a tool call that cannot be read would
+        // lose part of the reply: it ends the reply as malformed.
+        let unreadable = || StreamErrorKind::Malformed {
+            detail: format!("a delta for content block {index} has an unreadable shape"),
+        };
         match (field("type"), &mut self.open_blocks[position].kind) {
             (Some("text_delta"), BlockKind::Text) => {
-                let text = field("text").unwrap_or("").to_owned();
+                let text = field("text").ok_or_else(unreadable)?.to_owned();
                 self.push_text(&text)?;
             }
             (Some("input_json_delta"), BlockKind::Tool { json, .. }) => {
-                let part = field("partial_json").unwrap_or("");
+                let part = field("partial_json").ok_or_else(unreadable)?;
                 if json.len() + part.len() > self.limits.max_argument_bytes {
                     return Err(StreamErrorKind::TooLarge {
                         what: "the arguments of one tool call",
@@ -614,6 +641,7 @@ impl StreamDecoder {
                     detail: format!("content block {index} got a delta of another block type"),
                 });
             }
+            (None, BlockKind::Text | BlockKind::Tool { .. }) => return Err(unreadable()),
             // thinking_delta, signature_delta, citations and later additions.
             _ => {}
         }

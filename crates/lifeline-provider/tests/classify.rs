@@ -29,11 +29,11 @@ fn classify_http_table() {
         (422, "bad", ErrorClass::InvalidRequest),
         (500, "", ErrorClass::Server),
         (502, "<html>bad gateway</html>", ErrorClass::Server),
-        (503, "", ErrorClass::Server),
+        (503, "", ErrorClass::Overloaded),
         (
             529,
             r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-            ErrorClass::Server,
+            ErrorClass::Overloaded,
         ),
         (200, "", ErrorClass::Server),
         (302, "", ErrorClass::Server),

@@ -448,7 +448,7 @@ fn anthropic_tool_input_that_is_not_an_object_is_malformed_naming_the_tool() {
 #[test]
 fn anthropic_error_event_is_a_provider_error() {
     let cases = [
-        ("overloaded_error", "Overloaded", ErrorClass::Server),
+        ("overloaded_error", "Overloaded", ErrorClass::Overloaded),
         ("rate_limit_error", "Too many", ErrorClass::RateLimit),
         (
             "authentication_error",
@@ -599,5 +599,54 @@ fn finish_on_an_empty_body_is_cut() {
         let error = StreamDecoder::new(kind).finish().unwrap_err();
         assert_eq!(error.kind, StreamErrorKind::Cut);
         assert_eq!(error.partial, Reply::default());
+    }
+}
+
+// ---- Unreadable shapes end the reply (never skipped silently) ----
+
+/// `bad` spliced after the first text of each protocol's stream ends the
+/// reply as malformed, with the text before it kept.
+fn assert_unreadable(kind: ProviderKind, prefix: &[&str], bad: &str, partial: &str) {
+    let mut bytes = joined(prefix);
+    bytes.extend_from_slice(bad.as_bytes());
+    let error = decode(kind, [bytes.as_slice()]).0.unwrap_err();
+    assert!(
+        matches!(error.kind, StreamErrorKind::Malformed { .. }),
+        "{bad}: {:?}",
+        error.kind
+    );
+    assert_eq!(error.partial.text, partial, "{bad}");
+}
+
+#[test]
+fn openai_unreadable_shapes_are_malformed_not_skipped() {
+    for bad in [
+        "data: {\"choices\":{\"delta\":{\"content\":\"x\"}}}\n\n",
+        "data: {\"choices\":[{\"delta\":{\"content\":42}}]}\n\n",
+        "data: {\"choices\":[{\"delta\":{\"content\":{\"text\":\"x\"}}}]}\n\n",
+        "data: {\"choices\":[{\"delta\":{\"tool_calls\":{\"index\":0}}}]}\n\n",
+        "data: {\"choices\":[{\"delta\":{},\"finish_reason\":7}]}\n\n",
+        "data: not json at all\n\n",
+    ] {
+        assert_unreadable(OPENAI, &OPENAI_TEXT[..2], bad, "Hello");
+    }
+    // What the protocol allows stays readable: null content, no choices.
+    let mut bytes = joined(&OPENAI_TEXT[..2]);
+    bytes.extend_from_slice(b"data: {\"choices\":[{\"delta\":{\"content\":null}}]}\n\n");
+    bytes.extend_from_slice(b"data: {\"choices\":[],\"usage\":null}\n\n");
+    bytes.extend_from_slice(&joined(&OPENAI_TEXT[2..]));
+    assert!(decode(OPENAI, [bytes.as_slice()]).0.is_ok());
+}
+
+#[test]
+fn anthropic_unreadable_shapes_are_malformed_not_skipped() {
+    for bad in [
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":5}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"text\":\"lost\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":[1]}}\n\n",
+        "event: content_block_delta\ndata: {not json\n\n",
+    ] {
+        assert_unreadable(ANTHROPIC, &ANTHROPIC_TEXT[..4], bad, "Hello");
     }
 }

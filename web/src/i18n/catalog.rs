@@ -386,11 +386,11 @@ catalog! {
     ProviderAuth => "authentication failed", "Anmeldung fehlgeschlagen";
     ProviderRateLimit => "rate limited", "Anfragelimit erreicht";
     ProviderContextLength => "conversation too long", "Unterhaltung zu lang";
-    ProviderTransport => "provider unreachable", "Anbieter nicht erreichbar";
+    ProviderTransport => "could not connect", "keine Verbindung";
     ProviderServer => "provider error", "Fehler beim Anbieter";
     ProviderInvalidRequest => "request refused", "Anfrage abgelehnt";
     ProviderNotFound => "model or endpoint not found", "Modell oder Endpunkt nicht gefunden";
-    ProviderCut => "reply cut off", "Antwort abgebrochen";
+    ProviderCut => "dropped mid-reply", "mitten in der Antwort abgebrochen";
     ProviderMalformed => "reply not understood", "Antwort nicht verstanden";
     ProviderCancelled => "cancelled", "abgebrochen";
     AdviceAuth => "Check the API key in the environment's credentials, then send the message again.",
@@ -399,8 +399,8 @@ catalog! {
         "Warte eine Minute (oder erhöhe die Limits des Anbieterkontos) und sende die Nachricht dann erneut.";
     AdviceContextLength => "Start a new session, or choose a model with a larger context window, and send a shorter message.",
         "Beginne eine neue Sitzung oder wähle ein Modell mit größerem Kontextfenster und sende eine kürzere Nachricht.";
-    AdviceTransport => "Check the network and the environment's base URL (a local server must allow this page's origin), then send the message again.",
-        "Prüfe das Netzwerk und die Basis-URL der Umgebung (ein lokaler Server muss den Ursprung dieser Seite erlauben) und sende die Nachricht dann erneut.";
+    AdviceTransport => "Either the server is down (or not at the environment's base URL), or it does not allow this page's origin (CORS); the browser cannot tell which. Check both, then send the message again.",
+        "Entweder läuft der Server nicht (oder nicht unter der Basis-URL der Umgebung), oder er erlaubt den Ursprung dieser Seite nicht (CORS); der Browser kann das nicht unterscheiden. Prüfe beides und sende die Nachricht dann erneut.";
     AdviceServer => "The provider had a problem on its side; try again in a little while.",
         "Der Anbieter hatte ein Problem auf seiner Seite; versuche es in einer Weile erneut.";
     AdviceInvalidRequest => "The provider refused the request as sent; check the environment's model and settings, or start a new session.",
@@ -412,6 +412,22 @@ catalog! {
     AdviceMalformed => "The provider sent something this app cannot read; check that the base URL points at a compatible API.",
         "Der Anbieter hat etwas gesendet, das diese App nicht lesen kann; prüfe, ob die Basis-URL auf eine kompatible API zeigt.";
     AdviceCancelled => "Send a new message when you are ready.", "Sende eine neue Nachricht, wenn du so weit bist.";
+    PhRetryRateLimited => "rate limited — retrying in {0} s", "Anfragelimit erreicht — neuer Versuch in {0} s";
+    PhRetryOverloaded => "the provider is overloaded — retrying in {0} s", "der Anbieter ist überlastet — neuer Versuch in {0} s";
+    PhRetryNotConnected => "could not connect — retrying in {0} s", "keine Verbindung — neuer Versuch in {0} s";
+    RetryNow => "Retry now", "Jetzt erneut versuchen";
+    ProviderOverloaded => "provider overloaded", "Anbieter überlastet";
+    ProviderConnectTimeout => "no answer in time", "keine Antwort in der Zeit";
+    ProviderIdleTimeout => "reply stalled", "Antwort ins Stocken geraten";
+    ProviderNoFinish => "reply ended unfinished", "Antwort unvollendet beendet";
+    AdviceOverloaded => "The provider is overloaded and kept refusing after the retries; try again in a few minutes.",
+        "Der Anbieter ist überlastet und hat auch nach den Wiederholungen abgelehnt; versuche es in ein paar Minuten erneut.";
+    AdviceConnectTimeout => "The provider did not answer in time; it may have received the message, so nothing was resent. Check the server, then send the message again.",
+        "Der Anbieter hat nicht rechtzeitig geantwortet; er hat die Nachricht vielleicht erhalten, darum wurde nichts erneut gesendet. Prüfe den Server und sende die Nachricht dann erneut.";
+    AdviceIdleTimeout => "The reply stopped arriving mid-way; nothing was resent. Send the message again to ask anew, or raise the environment's idle timeout for a slow model.",
+        "Die Antwort kam mittendrin nicht mehr an; nichts wurde erneut gesendet. Sende die Nachricht erneut, um neu zu fragen, oder erhöhe die Leerlaufzeit der Umgebung für ein langsames Modell.";
+    AdviceNoFinish => "The provider ended the reply without saying it was finished; nothing was resent. Send the message again to ask anew.",
+        "Der Anbieter hat die Antwort beendet, ohne zu sagen, dass sie fertig ist; nichts wurde erneut gesendet. Sende die Nachricht erneut, um neu zu fragen.";
     PhFolderNeedsPermissionLaunch => "the browser needs your permission again to use the folder “{0}”; press Resume and allow it",
         "der Browser braucht erneut deine Erlaubnis, um den Ordner „{0}“ zu verwenden; drücke Fortsetzen und erlaube es";
     PhFolderGoneLaunch => "the folder “{0}” is no longer available in this browser (moved, deleted or forgotten); Start fresh, or choose it again under Environment",

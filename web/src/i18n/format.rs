@@ -104,6 +104,10 @@ pub fn provider_failure(class: ProviderFailureClass) -> (Msg, Msg) {
         C::Cut => (Msg::ProviderCut, Msg::AdviceCut),
         C::Malformed => (Msg::ProviderMalformed, Msg::AdviceMalformed),
         C::Cancelled => (Msg::ProviderCancelled, Msg::AdviceCancelled),
+        C::Overloaded => (Msg::ProviderOverloaded, Msg::AdviceOverloaded),
+        C::ConnectTimeout => (Msg::ProviderConnectTimeout, Msg::AdviceConnectTimeout),
+        C::IdleTimeout => (Msg::ProviderIdleTimeout, Msg::AdviceIdleTimeout),
+        C::NoFinish => (Msg::ProviderNoFinish, Msg::AdviceNoFinish),
     }
 }
 
@@ -224,6 +228,9 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::AnotherTabInControl => s(Msg::PhAnotherTabInControl),
         P::FolderNeedsPermissionToRead { name } => f(Msg::PhFolderNeedsPermissionToRead, &[name]),
         P::EnvironmentWhileWorking => s(Msg::PhEnvironmentWhileWorking),
+        P::RetryRateLimited { seconds } => f(Msg::PhRetryRateLimited, &[&n(*seconds)]),
+        P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
+        P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(Msg::PhTurnsSomeUnreadable, &[&n(*turns)]),

@@ -239,6 +239,9 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::AnotherTabInControl,
         Phrase::FolderNeedsPermissionToRead { name: s("x") },
         Phrase::EnvironmentWhileWorking,
+        Phrase::RetryRateLimited { seconds: 3 },
+        Phrase::RetryOverloaded { seconds: 3 },
+        Phrase::RetryNotConnected { seconds: 3 },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -700,6 +703,9 @@ fn index(p: &Phrase) -> usize {
         P::FolderNeedsPermissionToRead { .. } => 123,
         P::EnvironmentWhileWorking => 124,
         P::TurnEnded { .. } => 125,
+        P::RetryRateLimited { .. } => 126,
+        P::RetryOverloaded { .. } => 127,
+        P::RetryNotConnected { .. } => 128,
     }
 }
 
@@ -717,6 +723,10 @@ fn provider_failures_read_as_the_core_says_them_in_english_and_differ_in_german(
         C::Cut,
         C::Malformed,
         C::Cancelled,
+        C::Overloaded,
+        C::ConnectTimeout,
+        C::IdleTimeout,
+        C::NoFinish,
     ] {
         let (label, advice) = provider_failure(class);
         assert_eq!(t(Locale::En, label), class.label());

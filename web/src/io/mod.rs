@@ -240,6 +240,10 @@ pub fn stop_turn() {
     with_host(|h| h.send(PageToController::Stop));
 }
 
+pub fn retry_now() {
+    with_host(|h| h.send(PageToController::RetryNow));
+}
+
 /// Starts a new journal after the old one is gone: a new controller opens
 /// the database again (empty if it was wiped, as it was if it is still
 /// there). The runtimes belonged to the old journal and are ended; the

@@ -487,6 +487,7 @@ fn forget_arrived(unconfirmed: &mut Vec<(u64, Msg)>, beat: u64) {
 fn asked(message: &PageToController) -> Option<Msg> {
     Some(match message {
         PageToController::Stop => Msg::Stop,
+        PageToController::RetryNow => Msg::RetryNow,
         PageToController::StopRuntime { .. } => Msg::StopRuntime,
         PageToController::Resume => Msg::Resume,
         PageToController::Recover { action } => i18n::action(*action),

@@ -3,17 +3,19 @@
 //!
 //! The wire formats and error classes live in the sans-IO `lifeline-provider`
 //! crate; this module only moves bytes and maps its results onto the core's
-//! journal vocabulary. A request is sent once: nothing here retries, because
-//! a request whose reply was lost may have been acted on by the provider.
+//! journal vocabulary. Nothing here retries or times out: it reports what
+//! happened (response bytes arrived, the status and the wait a refusal
+//! asked for, where the exchange failed), and the engine decides.
 
 use js_sys::{Reflect, Uint8Array};
 use lifeline_core::journal::{ProviderFailureClass, ToolCallRecord};
 use lifeline_core::model::ModelMessage;
 use lifeline_core::profile::{Provider, Secret, Tool};
-use lifeline_engine::{ProviderFailure, ProviderReply};
+use lifeline_engine::{FailedAt, ProviderFailure, ProviderReply};
 use lifeline_provider::{
-    build_request, classify_http, classify_transport, Conversation, Endpoint, ErrorClass, Message,
-    ProviderKind, Reply, StreamDecoder, StreamErrorKind, StreamEvent, ToolCall, ToolName,
+    build_request, classify_http, classify_transport, rate_limit_reset_ms, retry_after_ms,
+    Conversation, Endpoint, ErrorClass, Message, ProviderError, ProviderKind, Reply, StreamDecoder,
+    StreamErrorKind, StreamEvent, ToolCall, ToolName,
 };
 use std::collections::BTreeSet;
 use wasm_bindgen::{JsCast, JsValue};
@@ -29,13 +31,15 @@ pub const SYSTEM_PROMPT: &str = "You are the agent of Lifeline, working in the u
 pub type Failure = ProviderFailure;
 
 /// Sends one recorded request for `provider` and streams its reply in the
-/// engine's terms. `on_text` sees each text delta; `abort` cancels it.
+/// engine's terms. `on_bytes` hears of every arrival of response bytes (the
+/// headers first), `on_text` sees each text delta; `abort` cancels it.
 pub async fn send(
     provider: &Provider,
     api_key: Option<&Secret>,
     messages: &[ModelMessage],
     tools: &BTreeSet<Tool>,
     abort: &AbortController,
+    on_bytes: impl FnMut(),
     on_text: impl FnMut(&str),
 ) -> Result<ProviderReply, Failure> {
     let (kind, base_url, model) = match provider {
@@ -58,6 +62,7 @@ pub async fn send(
         &conversation(messages),
         &tool_names(tools),
         abort,
+        on_bytes,
         on_text,
     )
     .await?;
@@ -167,16 +172,35 @@ fn class(c: ErrorClass) -> ProviderFailureClass {
         ErrorClass::ContextLength => ProviderFailureClass::ContextLength,
         ErrorClass::Transport => ProviderFailureClass::Transport,
         ErrorClass::Server => ProviderFailureClass::Server,
+        ErrorClass::Overloaded => ProviderFailureClass::Overloaded,
         ErrorClass::InvalidRequest => ProviderFailureClass::InvalidRequest,
         ErrorClass::NotFound => ProviderFailureClass::NotFound,
     }
 }
 
+/// A failure before any response byte (nothing was sent, or the connection
+/// failed); [`in_reply`] moves it after the first byte.
 fn failure(class_: ProviderFailureClass, message: String, partial: &str) -> Failure {
     Failure {
         class: class_,
         message,
         partial_text: partial.to_string(),
+        at: FailedAt::NoResponse,
+        retry_after_ms: None,
+    }
+}
+
+fn in_reply(mut f: Failure) -> Failure {
+    f.at = FailedAt::Reply;
+    f
+}
+
+/// The provider's words without the provider crate's advice: the journal's
+/// class carries the advice, worded for the page.
+fn words(e: &ProviderError) -> String {
+    match e.status {
+        Some(status) => format!("HTTP {status}: {}", e.message),
+        None => e.message.clone(),
     }
 }
 
@@ -188,13 +212,14 @@ async fn stream(
     conversation: &Conversation,
     tools: &[ToolName],
     abort: &AbortController,
+    mut on_bytes: impl FnMut(),
     mut on_text: impl FnMut(&str),
 ) -> Result<Reply, Failure> {
     let request = build_request(endpoint, api_key, conversation, tools)
         .map_err(|e| failure(ProviderFailureClass::InvalidRequest, e.to_string(), ""))?;
     let headers = Headers::new().map_err(|_| {
         failure(
-            ProviderFailureClass::Transport,
+            ProviderFailureClass::InvalidRequest,
             "the browser refused to build the request headers".into(),
             "",
         )
@@ -219,9 +244,13 @@ async fn stream(
         Ok(r) => r.unchecked_into::<Response>(),
         Err(e) => return Err(transport_or_cancel(&e, api_key, "")),
     };
+    on_bytes();
     if !response.ok() {
         let status = response.status();
-        let retry_after = response.headers().get("retry-after").ok().flatten();
+        let header = |name: &str| response.headers().get(name).ok().flatten();
+        let wait = header("retry-after")
+            .and_then(|v| retry_after_ms(&v, header("date").as_deref()))
+            .or_else(|| header("x-ratelimit-reset-requests").and_then(|v| rate_limit_reset_ms(&v)));
         let body = match response.text() {
             Ok(p) => JsFuture::from(p)
                 .await
@@ -231,15 +260,18 @@ async fn stream(
             Err(_) => String::new(),
         };
         let body: String = body.chars().take(MAX_ERROR_BODY).collect();
-        let e = classify_http(status, &body, retry_after.as_deref(), api_key);
-        return Err(failure(class(e.class), e.to_string(), ""));
+        let e = classify_http(status, &body, None, api_key);
+        let mut f = failure(class(e.class), words(&e), "");
+        f.at = FailedAt::Status(status);
+        f.retry_after_ms = wait;
+        return Err(f);
     }
     let Some(body) = response.body() else {
-        return Err(failure(
-            ProviderFailureClass::Cut,
+        return Err(in_reply(failure(
+            ProviderFailureClass::NoFinish,
             "the provider answered without a body".into(),
             "",
-        ));
+        )));
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut decoder = StreamDecoder::new(endpoint.kind).redacting(api_key);
@@ -247,11 +279,11 @@ async fn stream(
         let chunk = match JsFuture::from(reader.read()).await {
             Ok(c) => c,
             Err(e) => {
-                // The reply had started: whatever broke it, it is a cut
-                // reply (uncertain, never resent), not a request that
-                // failed to go out.
+                // The reply had started: whatever broke it, it is a reply
+                // dropped mid-way (uncertain, never resent), not a server
+                // that could not be reached.
                 let partial = decoder.partial().text.clone();
-                let mut f = transport_or_cancel(&e, api_key, &partial);
+                let mut f = in_reply(transport_or_cancel(&e, api_key, &partial));
                 if f.class == ProviderFailureClass::Transport {
                     f.class = ProviderFailureClass::Cut;
                 }
@@ -268,6 +300,7 @@ async fn stream(
         let Ok(value) = Reflect::get(&chunk, &JsValue::from_str("value")) else {
             continue;
         };
+        on_bytes();
         let bytes = Uint8Array::new(&value).to_vec();
         if let Err(e) = decoder.feed(&bytes) {
             let _ = reader.cancel();
@@ -279,13 +312,21 @@ async fn stream(
             }
         }
     }
-    decoder.finish().map_err(stream_failure)
+    decoder.finish().map_err(|e| {
+        let mut f = stream_failure(e);
+        // The body ended cleanly: not dropped, but never finished.
+        if f.class == ProviderFailureClass::Cut {
+            f.class = ProviderFailureClass::NoFinish;
+            f.message = "the reply stream ended without the provider's finish reason".into();
+        }
+        f
+    })
 }
 
 #[allow(clippy::needless_pass_by_value)]
 fn stream_failure(e: lifeline_provider::StreamError) -> Failure {
     let partial = e.partial.text.clone();
-    match e.kind {
+    in_reply(match e.kind {
         StreamErrorKind::Cut => failure(
             ProviderFailureClass::Cut,
             "the reply stream ended before the provider finished".into(),
@@ -301,8 +342,8 @@ fn stream_failure(e: lifeline_provider::StreamError) -> Failure {
             format!("the reply was too large ({what})"),
             &partial,
         ),
-        StreamErrorKind::Provider(p) => failure(class(p.class), p.to_string(), &partial),
-    }
+        StreamErrorKind::Provider(p) => failure(class(p.class), words(&p), &partial),
+    })
 }
 
 fn transport_or_cancel(e: &JsValue, api_key: Option<&str>, partial: &str) -> Failure {
@@ -322,5 +363,5 @@ fn transport_or_cancel(e: &JsValue, api_key: Option<&str>, partial: &str) -> Fai
         .and_then(|m| m.as_string())
         .unwrap_or_else(|| "the request failed".into());
     let p = classify_transport(&detail, api_key);
-    failure(ProviderFailureClass::Transport, p.to_string(), partial)
+    failure(ProviderFailureClass::Transport, words(&p), partial)
 }

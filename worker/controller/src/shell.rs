@@ -658,6 +658,7 @@ impl Shell {
                 &conversation,
                 &tools,
                 &abort,
+                || shell.input(|e, now| e.handle_provider_bytes(request, now)),
                 |delta| {
                     shell.input(|e, _| e.handle_provider_text(request, delta));
                 },

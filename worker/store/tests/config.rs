@@ -81,6 +81,7 @@ fn full_profile(n: u128) -> Profile {
             max_commands: 4,
             max_tokens: 5_000,
             max_wall_ms: 60_000,
+            ..AgentBudget::default()
         },
     }
 }

@@ -230,6 +230,16 @@ impl Controller {
                 };
                 self.record_provider_outcome(client, request, provider_request, outcome, now)
             }
+            ClientRequest::RecordProviderRetry {
+                provider_request,
+                attempt,
+                class,
+                message,
+                wait_ms,
+                ..
+            } => {
+                self.record_provider_retry(provider_request, attempt, class, message, wait_ms, now)
+            }
             ClientRequest::RecordSession { request, record } => {
                 let session = record.session();
                 if !self.working.sessions.contains_key(&session) {

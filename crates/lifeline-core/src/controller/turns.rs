@@ -6,7 +6,7 @@
 //! identity so a shell that resends after a restart finds the first record.
 
 use crate::id::{ErrorStamp, Millis, ProviderRequestId, SessionId, TurnId, WorkspaceId};
-use crate::journal::{JournalRecord, TurnAgent};
+use crate::journal::{JournalRecord, ProviderFailureClass, TurnAgent};
 use crate::message::{ClientId, ClientMessage, Rejection, RequestId};
 use crate::projection::ProviderOutcome;
 use crate::schema::limits;
@@ -152,6 +152,45 @@ impl Controller {
                 request,
                 provider_request,
                 existing: false,
+            },
+        );
+        Ok(())
+    }
+
+    /// Journals a refused attempt of a request that is still open.
+    pub(super) fn record_provider_retry(
+        &mut self,
+        provider_request: ProviderRequestId,
+        attempt: u32,
+        class: ProviderFailureClass,
+        message: String,
+        wait_ms: u64,
+        now: Millis,
+    ) -> Result<(), Rejection> {
+        let r = self
+            .working
+            .provider_requests
+            .get(&provider_request)
+            .ok_or(Rejection::UnknownProviderRequest { provider_request })?;
+        let turn = r.turn;
+        if r.outcome.is_some()
+            || self
+                .working
+                .turns
+                .get(&turn)
+                .is_some_and(|t| t.end.is_some())
+        {
+            return Err(Rejection::TurnEnded { turn });
+        }
+        self.writable()?;
+        self.record(
+            now,
+            JournalRecord::ProviderRetried {
+                request: provider_request,
+                attempt,
+                class,
+                message,
+                wait_ms,
             },
         );
         Ok(())

@@ -178,6 +178,7 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Phras
             max_commands: input.budget.max_commands,
             max_tokens: input.budget.max_tokens.max(1),
             max_wall_ms: input.budget.max_wall_ms.max(1000),
+            ..input.budget
         },
     };
     if let Err(e) = profile.validate() {
