@@ -473,6 +473,8 @@ pub async fn recovery_measure(name: String) -> Result<String, JsValue> {
     // The same records decoded by both decoders, in this worker: serde_json
     // (what the store used before `lifeline-codec`) and the browser's
     // JSON.parse + serde-wasm-bindgen (what it uses now).
+    // Memory first: the comparison below allocates copies of everything.
+    let wasm_after_fold = wasm_bytes();
     let (serde_json_ms, browser_ms) = decode_both(&projection, &loaded.tail)?;
     let info = serde_json::json!({
         "decode_serde_json_ms": serde_json_ms,
@@ -487,7 +489,7 @@ pub async fn recovery_measure(name: String) -> Result<String, JsValue> {
         "commands": projection.commands.len(),
         "quarantined": loaded.quarantined.len(),
         "wasm_bytes_before": wasm_before,
-        "wasm_bytes": wasm_bytes(),
+        "wasm_bytes": wasm_after_fold,
         "js_heap_before": heap_before,
         "js_heap": js_heap(),
     });
