@@ -235,18 +235,7 @@ fn the_tree_is_formatted() {
 #[test]
 fn the_cores_domain_never_imports_its_presentation() {
     const PRESENTATION: [&str; 3] = ["phrase", "recovery", "view"];
-    fn sources(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("core sources").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                sources(&path, files);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    sources(&root().join("crates/lifeline-core/src"), &mut files);
+    let files = rust_sources(&root().join("crates/lifeline-core/src"));
     let mut offenders = Vec::new();
     let mut checked = 0;
     for path in files {
@@ -305,26 +294,88 @@ fn the_cores_modules_form_no_import_cycle() {
     }
 }
 
-/// Each top-level module of the crate at `src`, with the modules it imports
-/// and, for each, where (`file:line` of the first mention).
-fn module_graph(src: &std::path::Path) -> BTreeMap<String, BTreeMap<String, String>> {
-    fn sources(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("crate sources").flatten() {
+/// Every `.rs` file under `dir`, recursively.
+fn rust_sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("readable sources").flatten() {
             let path = entry.path();
             if path.is_dir() {
-                sources(&path, files);
+                walk(&path, files);
             } else if path.extension().is_some_and(|e| e == "rs") {
                 files.push(path);
             }
         }
     }
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    files
+}
+
+/// The browser decodes with the browser: every message, record, snapshot
+/// and profile that `web/` or `worker/` reads goes through `worker/codec`
+/// (`JSON.parse` + serde-wasm-bindgen), never serde_json's decoders, which
+/// would compile a second, larger decoder per type into the bundle
+/// (docs/benchmarks.md, "Issue 15, first step"). Tests are exempt.
+#[test]
+fn the_browser_decodes_through_the_codec() {
+    // serde_json::Value for a tool call's arguments, which go straight back
+    // into a provider request built with serde_json.
+    const ALLOWED: [&str; 1] = ["worker/controller/src/provider.rs: serde_json::from_"];
+    const DECODERS: [&str; 5] = [
+        "serde_json::from_",
+        "serde_json::Deserializer",
+        "lifeline_protocol::decode",
+        "schema::decode(",
+        "schema::decode::<",
+    ];
+    let mut offenders = Vec::new();
+    let mut checked = 0;
+    for dir in ["web/src", "worker"] {
+        for path in rust_sources(&root().join(dir)) {
+            let relative = path
+                .strip_prefix(root())
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            if relative.contains("/tests/") || stem == "tests" || stem.ends_with("_tests") {
+                continue;
+            }
+            checked += 1;
+            let text = std::fs::read_to_string(&path).expect("readable source");
+            // Only the code before a file's test module, without comments.
+            let code: String = text
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap_or("")
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for decoder in DECODERS {
+                let found = format!("{relative}: {decoder}");
+                if code.contains(decoder) && !ALLOWED.contains(&found.as_str()) {
+                    offenders.push(found);
+                }
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} browser sources found");
+    assert!(
+        offenders.is_empty(),
+        "decode through lifeline_codec instead: {offenders:?}"
+    );
+}
+
+/// Each top-level module of the crate at `src`, with the modules it imports
+/// and, for each, where (`file:line` of the first mention).
+fn module_graph(src: &std::path::Path) -> BTreeMap<String, BTreeMap<String, String>> {
     let stem = |path: &std::path::Path| -> String {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         stem.to_owned()
     };
     let is_test = |stem: &str| stem == "tests" || stem.ends_with("_tests");
-    let mut files = Vec::new();
-    sources(src, &mut files);
+    let files = rust_sources(src);
     let mut graph: BTreeMap<String, BTreeMap<String, String>> = files
         .iter()
         .filter_map(|path| path.strip_prefix(src).ok()?.components().next())

@@ -13,7 +13,7 @@
 //! | `sw` | the service worker that makes the app start offline |
 //!
 //! Everything a worker sends is untrusted: it is decoded with
-//! [`lifeline_protocol::decode`], and a malformed message becomes an error
+//! `lifeline_codec::decode_message`, and a malformed message becomes an error
 //! notice, never a panic. State the components read lives in
 //! [`Ui`](crate::ui::Ui) signals; the page's own bookkeeping lives in the
 //! thread-local `Host`.
