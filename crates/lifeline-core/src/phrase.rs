@@ -449,23 +449,31 @@ fn write_row_evidence(p: &Phrase, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         P::NoMessagesYet => f.write_str("no messages yet"),
         P::TurnsRepliesLost { turns, lost } => write!(
             f,
-            "{turns} turn(s) recorded; {lost} model reply(ies) lost while streaming — never resent"
+            "turns recorded: {turns}; model replies lost while streaming: {lost} — never resent"
         ),
         P::TurnsSomeUnreadable { turns } => {
-            write!(f, "{turns} turn(s) recorded; some records unreadable")
+            let s = plural(*turns as u64, "", "s");
+            write!(f, "{turns} turn{s} recorded; some records unreadable")
         }
-        P::TurnsRecorded { turns } => write!(f, "{turns} turn(s) recorded in the journal"),
+        P::TurnsRecorded { turns } => {
+            let s = plural(*turns as u64, "", "s");
+            write!(f, "{turns} turn{s} recorded in the journal")
+        }
         P::WorkspaceThere => f.write_str("the workspace folder is there"),
         P::WorkspaceThereEntries { entries } => {
-            write!(f, "the workspace folder is there ({entries} entries)")
+            let what = plural(*entries as u64, "entry", "entries");
+            write!(f, "the workspace folder is there ({entries} {what})")
         }
         P::WorkspaceGone => f.write_str("the workspace folder is gone from this browser's storage"),
         P::NoWorkspaceYet => f.write_str("nothing has run yet, so there is no workspace folder"),
         P::NotChecked => f.write_str("not checked"),
         P::NoStoredKey => f.write_str("the profile uses no stored key"),
-        P::KeysPresent { total } => write!(f, "{total} stored key(s) present, encrypted"),
+        P::KeysPresent { total } => {
+            let s = plural(*total as u64, "", "s");
+            write!(f, "{total} stored key{s} present, encrypted")
+        }
         P::KeysMissing { missing, total } => {
-            write!(f, "{missing} of {total} stored key(s) missing")
+            write!(f, "stored keys missing: {missing} of {total}")
         }
         P::NoRuntimeRan => f.write_str("no runtime has run for this session"),
         P::RuntimeAttached => f.write_str("the runtime is attached"),
@@ -476,6 +484,28 @@ fn write_row_evidence(p: &Phrase, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         P::TabAttached => f.write_str("this tab is attached to the journal"),
         P::TabNotAttached => f.write_str("this tab is not attached to the journal"),
         _ => Ok(()),
+    }
+}
+
+/// English marks only the singular: 0 takes the plural.
+fn plural(count: u64, one: &'static str, many: &'static str) -> &'static str {
+    if count == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn plural2(
+    count: u64,
+    one: (&'static str, &'static str),
+    many: (&'static str, &'static str),
+) -> (&'static str, &'static str) {
+    if count == 1 {
+        one
+    } else {
+        many
     }
 }
 
@@ -564,17 +594,24 @@ impl fmt::Display for Phrase {
             | P::RuntimeStopped
             | P::TabAttached
             | P::TabNotAttached => write_row_evidence(self, f),
-            P::OutputEvicted { commands } => write!(
-                f,
-                "older output events of {commands} command(s) are not kept in detail (their collapsed output is)"
-            ),
-            P::RecordsSetAside { records } => write!(
-                f,
-                "{records} journal record(s) could not be read and were set aside"
-            ),
+            P::OutputEvicted { commands } => {
+                let (s, its) = plural2(*commands as u64, ("", "its"), ("s", "their"));
+                write!(
+                    f,
+                    "older output events of {commands} command{s} are not kept in detail ({its} collapsed output is)"
+                )
+            }
+            P::RecordsSetAside { records } => {
+                let (s, was) = plural2(*records as u64, ("", "was"), ("s", "were"));
+                write!(
+                    f,
+                    "{records} journal record{s} could not be read and {was} set aside"
+                )
+            }
             P::OutputNeverRecorded { commands } => write!(
                 f,
-                "output after the last recorded event of {commands} lost command(s) was never recorded"
+                "output after the last recorded event of {commands} lost command{} was never recorded",
+                plural(*commands as u64, "", "s")
             ),
             P::Storage {
                 persisted,
@@ -699,25 +736,35 @@ impl fmt::Display for Phrase {
                 f,
                 "snapshot at position {bad} is unreadable; loaded the previous snapshot at position {loaded} and the entries after it"
             ),
-            P::SnapshotsUnreadable { count, newest } => write!(
-                f,
-                "{count} snapshot(s) unreadable (newest at position {newest}); the journal is replayed from its first entry"
-            ),
+            P::SnapshotsUnreadable { count, newest } => {
+                let (s, at) = plural2(*count as u64, ("", "at"), ("s", "newest at"));
+                write!(
+                    f,
+                    "{count} snapshot{s} unreadable ({at} position {newest}); the journal is replayed from its first entry"
+                )
+            }
             P::SnapshotNotSaved { detail } => write!(
                 f,
                 "a projection snapshot was not saved ({detail}); the next start replays more of the journal"
             ),
-            P::RecordsQuarantined { count, detail } => write!(
-                f,
-                "{count} journal record(s) could not be read and were set aside in quarantine; the rest of the history loaded. {detail}"
-            ),
+            P::RecordsQuarantined { count, detail } => {
+                let (s, was) = plural2(*count as u64, ("", "was"), ("s", "were"));
+                write!(
+                    f,
+                    "{count} journal record{s} could not be read and {was} set aside in quarantine; the rest of the history loaded. {detail}"
+                )
+            }
             P::QuarantineNotMoved { detail } => {
                 write!(f, "the unreadable records stay where they are: {detail}")
             }
-            P::ReplayRefused { count, detail } => write!(
-                f,
-                "{count} journal entry(ies) could not be replayed and are not believed (they stay in the journal): {detail}"
-            ),
+            P::ReplayRefused { count, detail } => {
+                let (what, rest) = plural2(
+                    *count as u64,
+                    ("entry", "could not be replayed and is not believed (it stays"),
+                    ("entries", "could not be replayed and are not believed (they stay"),
+                );
+                write!(f, "{count} journal {what} {rest} in the journal): {detail}")
+            }
             P::PersistConfirmFailed { detail } => {
                 write!(f, "a confirmed write could not be applied: {detail}")
             }
@@ -728,10 +775,13 @@ impl fmt::Display for Phrase {
             P::RuntimeMessageRejected { runtime, detail } => {
                 write!(f, "a message from runtime {runtime} was rejected: {detail}")
             }
-            P::FollowerUnreadable { count } => write!(
-                f,
-                "{count} journal record(s) could not be read; the tab that leads sets them aside"
-            ),
+            P::FollowerUnreadable { count } => {
+                let (s, them) = plural2(*count as u64, ("", "it"), ("s", "them"));
+                write!(
+                    f,
+                    "{count} journal record{s} could not be read; the tab that leads sets {them} aside"
+                )
+            }
             P::NoBroadcastChannel => f.write_str(
                 "this browser has no BroadcastChannel; other tabs will not follow live",
             ),
@@ -1311,7 +1361,7 @@ mod tests {
     fn the_english_rendering_is_what_the_tests_expect() {
         assert_eq!(
             Phrase::TurnsRecorded { turns: 2 }.to_string(),
-            "2 turn(s) recorded in the journal"
+            "2 turns recorded in the journal"
         );
         assert_eq!(
             Phrase::WorkspaceThereEntries { entries: 3 }.to_string(),
@@ -1323,7 +1373,7 @@ mod tests {
                 total: 2
             }
             .to_string(),
-            "1 of 2 stored key(s) missing"
+            "stored keys missing: 1 of 2"
         );
         assert_eq!(
             Phrase::WaitOrStop { starting: true }.to_string(),

@@ -433,22 +433,33 @@ catalog! {
     PhFolderGoneLaunch => "the folder “{0}” is no longer available in this browser (moved, deleted or forgotten); Start fresh, or choose it again under Environment",
         "der Ordner „{0}“ ist in diesem Browser nicht mehr verfügbar (verschoben, gelöscht oder vergessen); beginne neu oder wähle ihn unter Umgebung erneut";
     PhNoMessagesYet => "no messages yet", "noch keine Nachrichten";
-    PhTurnsRepliesLost => "{0} turn(s) recorded; {1} model reply(ies) lost while streaming — never resent",
-        "{0} Durchgang/Durchgänge aufgezeichnet; {1} Modellantwort(en) beim Streamen verloren — nie erneut gesendet";
-    PhTurnsSomeUnreadable => "{0} turn(s) recorded; some records unreadable",
-        "{0} Durchgang/Durchgänge aufgezeichnet; einige Einträge sind unlesbar";
-    PhTurnsRecorded => "{0} turn(s) recorded in the journal", "{0} Durchgang/Durchgänge im Journal aufgezeichnet";
+    PhTurnsRepliesLost => "turns recorded: {0}; model replies lost while streaming: {1} — never resent",
+        "aufgezeichnete Durchgänge: {0}; beim Streamen verlorene Modellantworten: {1} — nie erneut gesendet";
+    PhTurnsSomeUnreadable => "{0} turns recorded; some records unreadable",
+        "{0} Durchgänge aufgezeichnet; einige Einträge sind unlesbar";
+    PhTurnsSomeUnreadableOne => "{0} turn recorded; some records unreadable",
+        "{0} Durchgang aufgezeichnet; einige Einträge sind unlesbar";
+    PhTurnsRecorded => "{0} turns recorded in the journal",
+        "{0} Durchgänge im Journal aufgezeichnet";
+    PhTurnsRecordedOne => "{0} turn recorded in the journal",
+        "{0} Durchgang im Journal aufgezeichnet";
     PhWorkspaceThere => "the workspace folder is there", "der Arbeitsbereich-Ordner ist vorhanden";
     PhWorkspaceThereEntries => "the workspace folder is there ({0} entries)",
         "der Arbeitsbereich-Ordner ist vorhanden ({0} Einträge)";
+    PhWorkspaceThereEntriesOne => "the workspace folder is there ({0} entry)",
+        "der Arbeitsbereich-Ordner ist vorhanden ({0} Eintrag)";
     PhWorkspaceGone => "the workspace folder is gone from this browser's storage",
         "der Arbeitsbereich-Ordner fehlt im Speicher dieses Browsers";
     PhNoWorkspaceYet => "nothing has run yet, so there is no workspace folder",
         "noch lief nichts, daher gibt es keinen Arbeitsbereich-Ordner";
     PhNotChecked => "not checked", "nicht geprüft";
     PhNoStoredKey => "the profile uses no stored key", "das Profil verwendet keinen gespeicherten Schlüssel";
-    PhKeysPresent => "{0} stored key(s) present, encrypted", "{0} gespeicherte(r) Schlüssel vorhanden, verschlüsselt";
-    PhKeysMissing => "{0} of {1} stored key(s) missing", "{0} von {1} gespeicherten Schlüsseln fehlen";
+    PhKeysPresent => "{0} stored keys present, encrypted",
+        "{0} gespeicherte Schlüssel vorhanden, verschlüsselt";
+    PhKeysPresentOne => "{0} stored key present, encrypted",
+        "{0} gespeicherter Schlüssel vorhanden, verschlüsselt";
+    PhKeysMissing => "stored keys missing: {0} of {1}",
+        "fehlende gespeicherte Schlüssel: {0} von {1}";
     PhNoRuntimeRan => "no runtime has run for this session", "für diese Sitzung lief noch keine Runtime";
     PhRuntimeAttached => "the runtime is attached", "die Runtime ist verbunden";
     PhCommandMayHaveStarted => "a command may have started before its runtime stopped",
@@ -457,12 +468,18 @@ catalog! {
         "die Runtime, die diese Sitzung ausführte, wurde beendet";
     PhTabAttached => "this tab is attached to the journal", "dieser Tab ist mit dem Journal verbunden";
     PhTabNotAttached => "this tab is not attached to the journal", "dieser Tab ist nicht mit dem Journal verbunden";
-    PhOutputEvicted => "older output events of {0} command(s) are not kept in detail (their collapsed output is)",
-        "ältere Ausgabeereignisse von {0} Befehl(en) sind nicht im Einzelnen erhalten (ihre zusammengefasste Ausgabe schon)";
-    PhRecordsSetAside => "{0} journal record(s) could not be read and were set aside",
-        "{0} Journaleintrag/-einträge waren unlesbar und wurden beiseitegelegt";
-    PhOutputNeverRecorded => "output after the last recorded event of {0} lost command(s) was never recorded",
-        "Ausgabe nach dem letzten aufgezeichneten Ereignis von {0} verlorenen Befehl(en) wurde nie aufgezeichnet";
+    PhOutputEvicted => "older output events of {0} commands are not kept in detail (their collapsed output is)",
+        "ältere Ausgabeereignisse von {0} Befehlen sind nicht im Einzelnen erhalten (ihre zusammengefasste Ausgabe schon)";
+    PhOutputEvictedOne => "older output events of {0} command are not kept in detail (its collapsed output is)",
+        "ältere Ausgabeereignisse von {0} Befehl sind nicht im Einzelnen erhalten (seine zusammengefasste Ausgabe schon)";
+    PhRecordsSetAside => "{0} journal records could not be read and were set aside",
+        "{0} Journaleinträge waren unlesbar und wurden beiseitegelegt";
+    PhRecordsSetAsideOne => "{0} journal record could not be read and was set aside",
+        "{0} Journaleintrag war unlesbar und wurde beiseitegelegt";
+    PhOutputNeverRecorded => "output after the last recorded event of {0} lost commands was never recorded",
+        "Ausgabe nach dem letzten aufgezeichneten Ereignis von {0} verlorenen Befehlen wurde nie aufgezeichnet";
+    PhOutputNeverRecordedOne => "output after the last recorded event of {0} lost command was never recorded",
+        "Ausgabe nach dem letzten aufgezeichneten Ereignis von {0} verlorenen Befehl wurde nie aufgezeichnet";
     PhStoragePersistent => "persistent storage; {0} of {1} used", "dauerhafter Speicher; {0} von {1} belegt";
     PhStorageBestEffort => "best-effort storage (the browser may clear it under pressure); {0} of {1} used",
         "nicht dauerhafter Speicher (der Browser kann ihn bei Knappheit löschen); {0} von {1} belegt";
@@ -591,21 +608,29 @@ catalog! {
     PhLockFailed => "the journal's writer lock failed: {0}", "die Schreibsperre des Journals ist fehlgeschlagen: {0}";
     PhSnapshotFallback => "snapshot at position {0} is unreadable; loaded the previous snapshot at position {1} and the entries after it",
         "der Schnappschuss an Position {0} ist unlesbar; der vorige an Position {1} und die Einträge danach wurden geladen";
-    PhSnapshotsUnreadable => "{0} snapshot(s) unreadable (newest at position {1}); the journal is replayed from its first entry",
-        "{0} Schnappschuss/Schnappschüsse unlesbar (neuester an Position {1}); das Journal wird ab seinem ersten Eintrag abgespielt";
+    PhSnapshotsUnreadable => "{0} snapshots unreadable (newest at position {1}); the journal is replayed from its first entry",
+        "{0} Schnappschüsse unlesbar (neuester an Position {1}); das Journal wird ab seinem ersten Eintrag abgespielt";
+    PhSnapshotsUnreadableOne => "{0} snapshot unreadable (at position {1}); the journal is replayed from its first entry",
+        "{0} Schnappschuss unlesbar (an Position {1}); das Journal wird ab seinem ersten Eintrag abgespielt";
     PhSnapshotNotSaved => "a projection snapshot was not saved ({0}); the next start replays more of the journal",
         "ein Projektions-Schnappschuss wurde nicht gespeichert ({0}); der nächste Start spielt mehr vom Journal ab";
-    PhRecordsQuarantined => "{0} journal record(s) could not be read and were set aside in quarantine; the rest of the history loaded. {1}",
-        "{0} Journaleintrag/-einträge waren unlesbar und wurden in Quarantäne gelegt; der restliche Verlauf wurde geladen. {1}";
+    PhRecordsQuarantined => "{0} journal records could not be read and were set aside in quarantine; the rest of the history loaded. {1}",
+        "{0} Journaleinträge waren unlesbar und wurden in Quarantäne gelegt; der restliche Verlauf wurde geladen. {1}";
+    PhRecordsQuarantinedOne => "{0} journal record could not be read and was set aside in quarantine; the rest of the history loaded. {1}",
+        "{0} Journaleintrag war unlesbar und wurde in Quarantäne gelegt; der restliche Verlauf wurde geladen. {1}";
     PhQuarantineNotMoved => "the unreadable records stay where they are: {0}", "die unlesbaren Einträge bleiben, wo sie sind: {0}";
-    PhReplayRefused => "{0} journal entry(ies) could not be replayed and are not believed (they stay in the journal): {1}",
-        "{0} Journaleintrag/-einträge konnten nicht abgespielt werden und gelten nicht (sie bleiben im Journal): {1}";
+    PhReplayRefused => "{0} journal entries could not be replayed and are not believed (they stay in the journal): {1}",
+        "{0} Journaleinträge konnten nicht abgespielt werden und gelten nicht (sie bleiben im Journal): {1}";
+    PhReplayRefusedOne => "{0} journal entry could not be replayed and is not believed (it stays in the journal): {1}",
+        "{0} Journaleintrag konnte nicht abgespielt werden und gilt nicht (er bleibt im Journal): {1}";
     PhPersistConfirmFailed => "a confirmed write could not be applied: {0}", "ein bestätigter Schreibvorgang konnte nicht angewendet werden: {0}";
     PhRuntimeNotJson => "runtime {0} sent a message that is not a JSON string; it was ignored",
         "Runtime {0} hat eine Nachricht gesendet, die kein JSON-String ist; sie wurde ignoriert";
     PhRuntimeMessageRejected => "a message from runtime {0} was rejected: {1}", "eine Nachricht von Runtime {0} wurde abgelehnt: {1}";
-    PhFollowerUnreadable => "{0} journal record(s) could not be read; the tab that leads sets them aside",
-        "{0} Journaleintrag/-einträge waren unlesbar; der führende Tab legt sie beiseite";
+    PhFollowerUnreadable => "{0} journal records could not be read; the tab that leads sets them aside",
+        "{0} Journaleinträge waren unlesbar; der führende Tab legt sie beiseite";
+    PhFollowerUnreadableOne => "{0} journal record could not be read; the tab that leads sets it aside",
+        "{0} Journaleintrag war unlesbar; der führende Tab legt ihn beiseite";
     PhNoBroadcastChannel => "this browser has no BroadcastChannel; other tabs will not follow live",
         "dieser Browser hat keinen BroadcastChannel; andere Tabs folgen nicht live";
     PhOtherBuild => "another tab runs a different Lifeline build; reload both tabs",

@@ -233,15 +233,35 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
-        P::TurnsSomeUnreadable { turns } => f(Msg::PhTurnsSomeUnreadable, &[&n(*turns)]),
-        P::TurnsRecorded { turns } => f(Msg::PhTurnsRecorded, &[&n(*turns)]),
+        P::TurnsSomeUnreadable { turns } => f(
+            by_count(
+                *turns,
+                Msg::PhTurnsSomeUnreadableOne,
+                Msg::PhTurnsSomeUnreadable,
+            ),
+            &[&n(*turns)],
+        ),
+        P::TurnsRecorded { turns } => f(
+            by_count(*turns, Msg::PhTurnsRecordedOne, Msg::PhTurnsRecorded),
+            &[&n(*turns)],
+        ),
         P::WorkspaceThere => s(Msg::PhWorkspaceThere),
-        P::WorkspaceThereEntries { entries } => f(Msg::PhWorkspaceThereEntries, &[&n(*entries)]),
+        P::WorkspaceThereEntries { entries } => f(
+            by_count(
+                *entries,
+                Msg::PhWorkspaceThereEntriesOne,
+                Msg::PhWorkspaceThereEntries,
+            ),
+            &[&n(*entries)],
+        ),
         P::WorkspaceGone => s(Msg::PhWorkspaceGone),
         P::NoWorkspaceYet => s(Msg::PhNoWorkspaceYet),
         P::NotChecked => s(Msg::PhNotChecked),
         P::NoStoredKey => s(Msg::PhNoStoredKey),
-        P::KeysPresent { total } => f(Msg::PhKeysPresent, &[&n(*total)]),
+        P::KeysPresent { total } => f(
+            by_count(*total, Msg::PhKeysPresentOne, Msg::PhKeysPresent),
+            &[&n(*total)],
+        ),
         P::KeysMissing { missing, total } => f(Msg::PhKeysMissing, &[&n(*missing), &n(*total)]),
         P::NoRuntimeRan => s(Msg::PhNoRuntimeRan),
         P::RuntimeAttached => s(Msg::PhRuntimeAttached),
@@ -249,9 +269,22 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::RuntimeStopped => s(Msg::PhRuntimeStopped),
         P::TabAttached => s(Msg::PhTabAttached),
         P::TabNotAttached => s(Msg::PhTabNotAttached),
-        P::OutputEvicted { commands } => f(Msg::PhOutputEvicted, &[&n(*commands)]),
-        P::RecordsSetAside { records } => f(Msg::PhRecordsSetAside, &[&n(*records)]),
-        P::OutputNeverRecorded { commands } => f(Msg::PhOutputNeverRecorded, &[&n(*commands)]),
+        P::OutputEvicted { commands } => f(
+            by_count(*commands, Msg::PhOutputEvictedOne, Msg::PhOutputEvicted),
+            &[&n(*commands)],
+        ),
+        P::RecordsSetAside { records } => f(
+            by_count(*records, Msg::PhRecordsSetAsideOne, Msg::PhRecordsSetAside),
+            &[&n(*records)],
+        ),
+        P::OutputNeverRecorded { commands } => f(
+            by_count(
+                *commands,
+                Msg::PhOutputNeverRecordedOne,
+                Msg::PhOutputNeverRecorded,
+            ),
+            &[&n(*commands)],
+        ),
         P::Storage {
             persisted,
             used,
@@ -344,21 +377,41 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::SnapshotFallback { bad, loaded } => {
             f(Msg::PhSnapshotFallback, &[&num(l, *bad), &num(l, *loaded)])
         }
-        P::SnapshotsUnreadable { count, newest } => {
-            f(Msg::PhSnapshotsUnreadable, &[&n(*count), &num(l, *newest)])
-        }
+        P::SnapshotsUnreadable { count, newest } => f(
+            by_count(
+                *count,
+                Msg::PhSnapshotsUnreadableOne,
+                Msg::PhSnapshotsUnreadable,
+            ),
+            &[&n(*count), &num(l, *newest)],
+        ),
         P::SnapshotNotSaved { detail } => f(Msg::PhSnapshotNotSaved, &[detail]),
-        P::RecordsQuarantined { count, detail } => {
-            f(Msg::PhRecordsQuarantined, &[&n(*count), detail])
-        }
+        P::RecordsQuarantined { count, detail } => f(
+            by_count(
+                *count,
+                Msg::PhRecordsQuarantinedOne,
+                Msg::PhRecordsQuarantined,
+            ),
+            &[&n(*count), detail],
+        ),
         P::QuarantineNotMoved { detail } => f(Msg::PhQuarantineNotMoved, &[detail]),
-        P::ReplayRefused { count, detail } => f(Msg::PhReplayRefused, &[&n(*count), detail]),
+        P::ReplayRefused { count, detail } => f(
+            by_count(*count, Msg::PhReplayRefusedOne, Msg::PhReplayRefused),
+            &[&n(*count), detail],
+        ),
         P::PersistConfirmFailed { detail } => f(Msg::PhPersistConfirmFailed, &[detail]),
         P::RuntimeNotJson { runtime } => f(Msg::PhRuntimeNotJson, &[runtime]),
         P::RuntimeMessageRejected { runtime, detail } => {
             f(Msg::PhRuntimeMessageRejected, &[runtime, detail])
         }
-        P::FollowerUnreadable { count } => f(Msg::PhFollowerUnreadable, &[&n(*count)]),
+        P::FollowerUnreadable { count } => f(
+            by_count(
+                *count,
+                Msg::PhFollowerUnreadableOne,
+                Msg::PhFollowerUnreadable,
+            ),
+            &[&n(*count)],
+        ),
         P::NoBroadcastChannel => s(Msg::PhNoBroadcastChannel),
         P::OtherBuild => s(Msg::PhOtherBuild),
         P::BroadcastRejected { detail } => f(Msg::PhBroadcastRejected, &[detail]),
@@ -428,6 +481,16 @@ fn turn_ending(l: Locale, e: &TurnEnding) -> String {
         E::CommandBudget { max } => budget(Msg::EndCommands, &[&n(*max)]),
         E::TokenBudget { max, used } => budget(Msg::EndTokens, &[&n(*max), &n(*used)]),
         E::TimeBudget { seconds } => budget(Msg::EndTime, &[&n(*seconds)]),
+    }
+}
+
+/// The catalog's text for one thing or for any other count: English and
+/// German both mark only the singular (0 takes the plural).
+fn by_count(count: impl Into<u64>, one: Msg, many: Msg) -> Msg {
+    if count.into() == 1 {
+        one
+    } else {
+        many
     }
 }
 
