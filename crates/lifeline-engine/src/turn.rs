@@ -398,16 +398,7 @@ impl Engine {
         let Some((turn, status, reply, ending)) = ending else {
             return false;
         };
-        self.ask(
-            |request| ClientRequest::FinishTurn {
-                request,
-                turn,
-                status,
-                reply,
-                ending,
-            },
-            now,
-        )
+        self.finish(turn, status, reply, ending, now)
     }
 
     fn finish(
