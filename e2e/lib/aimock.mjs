@@ -16,6 +16,11 @@
 //   app could not honour the wait: the proxy exposes them.
 // Everything else passes through byte for byte, and a connection aimock
 // drops is dropped towards the page too (before or after the headers).
+// Every answer closes its connection: Chromium silently sends a request
+// again when a *reused* keep-alive connection closes before any response
+// byte, so a drop before the first byte would reach the app only on a fresh
+// connection (the browser's resend would hide it, and aimock would count
+// two requests for the app's one attempt).
 import http from 'node:http';
 import { LLMock } from '@copilotkit/aimock';
 
@@ -25,6 +30,7 @@ const PREFLIGHT = {
   'access-control-allow-headers':
     'authorization, content-type, x-api-key, anthropic-version, anthropic-dangerous-direct-browser-access',
   'access-control-max-age': '600',
+  connection: 'close',
 };
 
 /** Starts aimock and its CORS proxy on 127.0.0.1. Script replies on `mock`
@@ -48,6 +54,7 @@ export async function startAimock() {
         ...passed,
         'access-control-allow-origin': '*',
         'access-control-expose-headers': 'retry-after, date, x-request-id',
+        connection: 'close',
       });
       // Each piece goes on as it comes, so the page sees aimock's timing.
       answer.on('data', (chunk) => res.write(chunk));
