@@ -218,12 +218,11 @@ for (const format of FORMATS) {
       aimock.mock.addFixture({ match: { userMessage: message }, response: { content: REPLY }, chaos: { malformedRate: 1 } });
       await withProfile(format, 'aimock garbled', async (page) => {
         await send(page, message);
-        await turnFailed(page).waitFor({ timeout: 30_000 });
         // aimock answers `{malformed json: <<<chaos>>>` as application/json:
         // read as an event stream it holds no event at all, and the app
         // says the reply ended unfinished (it does not look at the content
         // type; "not understood" would be the better word, hence either).
-        await shown(page, /reply ended unfinished|reply not understood/).waitFor();
+        await shown(page, /reply ended unfinished|reply not understood/).waitFor({ timeout: 30_000 });
         assert.equal(received(format, message).length, 1);
         const records = await journal(page);
         assert.deepEqual(records.retried, []);
@@ -235,12 +234,18 @@ for (const format of FORMATS) {
 
     test('Stop during a stalled stream ends the turn at once and keeps the partial text', async () => {
       const message = `${tag}: stall the stream`;
-      // Five chunks at once (the first words in both formats), then 30 s
-      // of silence: well inside the 60 s idle timeout.
+      // Five chunks at once (the first words in both formats), then
+      // silence, well inside the 60 s idle timeout. aimock's timers outlive
+      // the page's abort, so its disconnect at 15 s ends them: the test
+      // process is not kept alive by a stream nobody reads.
       aimock.mock.onMessage(
         message,
         { content: WORDS },
-        { chunkSize: 6, recordedTimings: { ttftMs: 0, interChunkDelaysMs: [0, 0, 0, 0, 30_000] } },
+        {
+          chunkSize: 6,
+          recordedTimings: { ttftMs: 0, interChunkDelaysMs: [0, 0, 0, 0, 60_000] },
+          disconnectAfterMs: 15_000,
+        },
       );
       await withProfile(format, 'aimock stall', async (page) => {
         await send(page, message);
