@@ -36,3 +36,24 @@ export async function verdictRecords(page) {
   const { rows } = await readJournalRows(page);
   return rows.filter((r) => r.store === 'records' && /verdict/i.test(r.json)).length;
 }
+
+/** The journal's provider records (`provider_retried`, `provider_failed`,
+ * …) in journal order, parsed, wherever they sit inside a row. */
+export async function providerRecords(page) {
+  const { rows } = await readJournalRows(page);
+  const found = [];
+  const visit = (value) => {
+    if (!value || typeof value !== 'object') return;
+    if (typeof value.type === 'string' && value.type.startsWith('provider_')) found.push({ ...value });
+    for (const child of Object.values(value)) visit(child);
+  };
+  const ordered = rows.filter((r) => r.store === 'records').sort((a, b) => (a.position ?? 0) - (b.position ?? 0));
+  for (const row of ordered) {
+    try {
+      visit(typeof row.json === 'string' ? JSON.parse(row.json) : row.json);
+    } catch {
+      // A row that is not JSON is the quarantine's business, not this one's.
+    }
+  }
+  return found;
+}

@@ -14,6 +14,11 @@
 //                                     HTTP 429 with `Retry-After: 1`, the
 //                                     next the hello text
 //   user text has `rate limit long` → likewise, with `Retry-After: 30`
+//   user text has `end unfinished`  → `Partial answer`, then a clean end of
+//                                     the body with no finish reason (no
+//                                     `[DONE]`, no `message_stop`)
+//   user text has `malformed chunk` → `Partial answer`, then an event whose
+//                                     data is not JSON, then the rest
 //   anything else                   → text `Hello from the stub model.`
 //
 // `node e2e/lib/stub-provider.mjs --self-test` checks every route with
@@ -171,6 +176,14 @@ async function handle(req, res, requests, hold) {
     // RST, which may make the client drop what it had received) so the
     // client deterministically sees the partial text, then a cut body.
     res.socket.end();
+  } else if (turn.userText.includes('end unfinished')) {
+    await writeEvents(res, stream.partial(model, id, PARTIAL_TEXT));
+    res.end();
+  } else if (turn.userText.includes('malformed chunk')) {
+    const broken = format === 'openai' ? 'data: {"choices": [{"delta": \n\n' : 'event: content_block_delta\ndata: {"type": \n\n';
+    await writeEvents(res, [...stream.partial(model, id, PARTIAL_TEXT), broken]);
+    await writeEvents(res, stream.text(model, id, ' and more').slice(-3));
+    res.end();
   } else if (turn.userText.includes('write a greeting')) {
     await writeEvents(res, stream.toolCall(model, id));
     res.end();
@@ -558,6 +571,15 @@ async function selfTest() {
       body = await readStream(await post([route.user('now cut the stream')]));
       check(body.cut && body.text.includes('Partial') && !assemble(format, body.text).finished, `${format}: cut stream`);
 
+      body = await readStream(await post([route.user('now end unfinished')]));
+      check(
+        !body.cut && body.text.includes('Partial') && !assemble(format, body.text).finished,
+        `${format}: a clean end without a finish reason`,
+      );
+
+      body = await readStream(await post([route.user('send a malformed chunk')]));
+      check(!body.cut && /data: \{"[^\n]*: \n\n/.test(body.text), `${format}: a chunk that is not JSON`);
+
       response = await post([route.user('hi')], 'bad-key');
       const error = await response.json();
       check(
@@ -566,12 +588,12 @@ async function selfTest() {
       );
     }
 
-    check(stub.requests.length === 10, 'every POST is recorded');
+    check(stub.requests.length === 14, 'every POST is recorded');
     check(
-      stub.requests[0].path === '/v1/chat/completions' && stub.requests[9].path === '/v1/messages',
+      stub.requests[0].path === '/v1/chat/completions' && stub.requests[13].path === '/v1/messages',
       'requests are recorded in arrival order',
     );
-    check(stub.requests[5].headers['x-api-key'] === 'good-key', 'headers are recorded');
+    check(stub.requests[7].headers['x-api-key'] === 'good-key', 'headers are recorded');
     check(stub.requests[0].body.model === 'stub', 'bodies are recorded parsed');
   } catch (error) {
     failures.push(String(error?.stack ?? error));
