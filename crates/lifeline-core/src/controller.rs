@@ -35,6 +35,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use crate::id::{
     AttemptId, CommandId, EventSeq, ExecutionId, Generation, IdMinter, LeaseId, Millis, RuntimeId,
     WorkspaceId,
@@ -134,10 +136,13 @@ pub enum StartCause {
     HostLoss,
 }
 
+// Encoded as `#[serde(tag = "timer", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "timer", name = "TimerId";
 /// A timer the shell should fire at `at`. Each names the identities it was
 /// armed for; a timer that no longer matches the state is ignored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(tag = "timer", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TimerId {
     AckTimeout {
         command: CommandId,
@@ -165,10 +170,14 @@ pub enum TimerId {
         batch: BatchId,
     },
 }
+}
 
+// Encoded as `#[serde(tag = "effect", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "effect", name = "ControllerEffect";
 /// Work for the shell, in order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "effect", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ControllerEffect {
     /// Write in one transaction, then call `handle_persist_complete` or `_failed`.
     Persist(PersistBatch),
@@ -199,10 +208,14 @@ pub enum ControllerEffect {
         generation: Generation,
     },
 }
+}
 
+// Encoded as `#[serde(tag = "error", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "error", name = "ControllerError";
 /// An input the controller refused. Nothing was recorded for it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "error", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ControllerError {
     Malformed {
         detail: String,
@@ -261,6 +274,7 @@ pub enum ControllerError {
     Responding {
         runtime: RuntimeId,
     },
+}
 }
 
 impl fmt::Display for ControllerError {

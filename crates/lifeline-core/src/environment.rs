@@ -9,12 +9,17 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use crate::action::Action;
 use crate::id::FolderId;
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "Environment";
 /// Where a session's files live and who owns them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Environment {
     /// This tab's worker sandbox: an OPFS folder Lifeline created and owns.
     Worker,
@@ -23,6 +28,7 @@ pub enum Environment {
     /// `folder` names the directory handle stored in this browser; `name`
     /// is the folder's own name, for people.
     LocalFolder { folder: FolderId, name: String },
+}
 }
 
 impl Environment {

@@ -9,13 +9,18 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use crate::id::{CommandId, Digest, EventSeq};
 use crate::outcome::TerminalStatus;
 use crate::schema::{check_text, limits, Schema, V1};
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "EventBody";
 /// An event as the runtime sends it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EventBody {
     Stdout { data: String },
     Stderr { data: String },
@@ -23,6 +28,7 @@ pub enum EventBody {
     Lifecycle { phase: String },
     Checkpoint { label: String },
     Terminal(TerminalResult),
+}
 }
 
 impl EventBody {
@@ -161,9 +167,12 @@ impl OutputChunk {
     }
 }
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "RetainedBody";
 /// The durable form of an event body.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RetainedBody {
     Stdout(OutputChunk),
     Stderr(OutputChunk),
@@ -171,6 +180,7 @@ pub enum RetainedBody {
     Lifecycle { phase: String },
     Checkpoint { label: String },
     Terminal(TerminalResult),
+}
 }
 
 impl RetainedBody {

@@ -367,10 +367,16 @@ fn a_corrupt_line_is_named_by_its_number() {
         .iter()
         .position(|l| l.contains("\"runtime_assigned\""))
         .unwrap();
-    let mut o = serde_json::Value::Object(objects(&lines)[assigned].clone());
-    o["record"]["generation"] = 0.into();
+    // Edited in the text: records keep their tag first (`tag_first`), which
+    // a `serde_json::Value` (sorted keys) would not.
+    let generation = objects(&lines)[assigned]["record"]["generation"].clone();
     bad = lines.clone();
-    bad[assigned] = o.to_string();
+    bad[assigned] = bad[assigned].replacen(
+        &format!("\"generation\":{generation}"),
+        "\"generation\":0",
+        1,
+    );
+    assert_ne!(bad[assigned], lines[assigned]);
     let e = import_lines(bad.iter().map(String::as_str)).unwrap_err();
     assert!(
         matches!(&e, ImportError::Line { line, detail } if *line == assigned + 1 && detail.contains("generation")),

@@ -20,6 +20,7 @@ use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
 use crate::profile::{AgentBudget, ProfileRef, Tool};
 use crate::schema::{check_text, limits, Schema, V1};
 use crate::session_record::SessionRecord;
+use crate::tag_first::tag_first;
 
 /// Identity of a persist batch: the journal position of its first entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -137,10 +138,13 @@ impl Schema for RecoveryEvidence {
     }
 }
 
+// Encoded as `#[serde(tag = "reason", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "reason", name = "DispatchRefusal";
 /// Why a runtime refused a dispatch. A refusal is proof the command did not
 /// start on that runtime.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DispatchRefusal {
     WrongRuntime,
     /// The order names a generation other than the runtime's own.
@@ -151,6 +155,7 @@ pub enum DispatchRefusal {
     /// A cancel for this command arrived first; it will never run here.
     CancelledBeforeAccept,
     Capacity,
+}
 }
 
 impl DispatchRefusal {
@@ -176,9 +181,12 @@ impl fmt::Display for DispatchRefusal {
     }
 }
 
+// Encoded as `#[serde(tag = "type", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "type", name = "JournalRecord";
 /// One durable fact.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum JournalRecord {
     LeaseGranted {
         workspace: WorkspaceId,
@@ -327,10 +335,14 @@ pub enum JournalRecord {
         record: SessionRecord,
     },
 }
+}
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "TurnAgent", default;
 /// Who answers a turn.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum TurnAgent {
     /// The deterministic offline agent: the turn's plan is its commands.
     #[default]
@@ -345,6 +357,7 @@ pub enum TurnAgent {
         budget: AgentBudget,
         tools: BTreeSet<Tool>,
     },
+}
 }
 
 impl TurnAgent {

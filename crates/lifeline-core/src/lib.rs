@@ -14,6 +14,7 @@
 //! | [`action`] | the recovery actions a person can take ([`action::Action`]): domain values the card offers |
 //! | [`id`] | identities (128-bit, ULID text), [`Generation`], [`EventSeq`], [`Millis`], [`Digest`], [`IdMinter`] |
 //! | [`outcome`] | the ten [`Outcome`]s and [`transition`], the only legal way between them |
+//! | [`tag_first`] | the decoder of the internally tagged enums: tag first, no buffering (the encoding is serde's) |
 //! | [`schema`] | `"v": 1` versioning, limits, strict [`decode`]/[`encode`] |
 //! | [`command`] | [`Binding`] (what an idempotency key is bound to) and [`CommandRecord`] |
 //! | [`event`] | [`EventBody`], [`EventRecord`], [`TerminalResult`], [`Cursor`], output retention |
@@ -77,6 +78,7 @@ pub mod schema;
 pub mod session;
 pub mod session_record;
 pub mod stop;
+pub mod tag_first;
 pub mod view;
 
 pub use command::{Binding, BindingField, BindingMismatch, Budget, CommandRecord};

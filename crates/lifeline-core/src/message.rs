@@ -8,6 +8,8 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use crate::command::{Binding, BindingField, BindingMismatch};
 use crate::event::{Cursor, EventBody, RetainedBody};
 use crate::id::{
@@ -77,9 +79,12 @@ fn check_streams(streams: &[StreamPosition]) -> Result<(), String> {
     Ok(())
 }
 
+// Encoded as `#[serde(tag = "reason", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "reason", name = "HelloRejection";
 /// Why the controller refused a hello.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HelloRejection {
     UnknownLease,
     UnknownRuntime,
@@ -93,6 +98,7 @@ pub enum HelloRejection {
     Malformed {
         detail: String,
     },
+}
 }
 
 impl fmt::Display for HelloRejection {
@@ -329,8 +335,11 @@ pub struct ClientId(pub u64);
 #[serde(transparent)]
 pub struct RequestId(pub u64);
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+// Encoded as `#[serde(tag = "type", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "type", name = "ClientRequest";
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClientRequest {
     /// Assigns the next runtime generation for the workspace's lease
     /// (creating the lease on first use) and retires the previous one.
@@ -449,6 +458,7 @@ pub enum ClientRequest {
         generation: Generation,
     },
 }
+}
 
 impl ClientRequest {
     pub fn request(&self) -> RequestId {
@@ -471,9 +481,12 @@ impl ClientRequest {
     }
 }
 
+// Encoded as `#[serde(tag = "state", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "state", name = "Settlement";
 /// What a cancel request resolved to. Repeating the request repeats the answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Settlement {
     /// The cancel is durable and the runtime has been asked to stop.
     Pending { reason: CancelReason },
@@ -483,10 +496,14 @@ pub enum Settlement {
     /// keeps its honest outcome.
     NotRunning { outcome: Outcome },
 }
+}
 
+// Encoded as `#[serde(tag = "error", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "error", name = "Rejection";
 /// Why a client request was refused.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "error", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Rejection {
     BindingMismatch(BindingMismatch),
     InvalidBinding {
@@ -570,6 +587,7 @@ pub enum Rejection {
         detail: String,
     },
 }
+}
 
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -650,8 +668,11 @@ impl fmt::Display for Rejection {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+// Encoded as `#[serde(tag = "type", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "type", name = "ClientMessage";
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ClientMessage {
     RuntimeStarted {
         request: RequestId,
@@ -741,6 +762,7 @@ pub enum ClientMessage {
         runtime: RuntimeId,
         generation: Generation,
     },
+}
 }
 
 /// Validates a client request's free-form parts.

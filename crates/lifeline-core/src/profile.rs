@@ -15,6 +15,8 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use crate::id::{CredentialId, ProfileId};
 
 /// The executor that owns profiles created in this browser. A profile with
@@ -31,9 +33,12 @@ pub mod limits {
     pub const MAX_ENV_VALUE_BYTES: usize = 8 * 1024;
 }
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "Provider";
 /// Which backend answers a turn.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Provider {
     /// The deterministic offline agent of DESIGN.md: no network, no key.
     BuiltIn,
@@ -45,6 +50,7 @@ pub enum Provider {
         base_url: String,
         model: String,
     },
+}
 }
 
 impl Provider {

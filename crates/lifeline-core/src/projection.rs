@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use crate::command::Binding;
 use crate::event::{EventRecord, OutputSummary, RetainedBody};
 use crate::id::{
@@ -57,13 +59,17 @@ impl Default for RetentionPolicy {
     }
 }
 
+// Encoded as `#[serde(tag = "status", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "status", name = "RuntimeStatus";
 /// Where a runtime generation stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RuntimeStatus {
     Current,
     Retired { cause: RetireCause },
     Gone { cause: GoneCause },
+}
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,9 +98,12 @@ impl LeaseView {
     }
 }
 
+// Encoded as `#[serde(tag = "state", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "state", name = "Exposure";
 /// How far a command got towards the runtime.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exposure {
     /// Never written as exposed: provably not sent.
     None,
@@ -109,6 +118,7 @@ pub enum Exposure {
     Refused {
         attempt: AttemptId,
     },
+}
 }
 
 impl Exposure {
@@ -287,9 +297,12 @@ pub struct ProviderRequestView {
     pub outcome: Option<ProviderOutcome>,
 }
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "ProviderOutcome";
 /// How a provider request ended, as recorded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProviderOutcome {
     Replied {
         text: String,
@@ -306,6 +319,7 @@ pub enum ProviderOutcome {
         stamp: ErrorStamp,
         position: u64,
     },
+}
 }
 
 impl ProviderOutcome {

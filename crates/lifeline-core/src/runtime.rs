@@ -12,6 +12,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use crate::command::Binding;
 use crate::event::{EventBody, TerminalResult};
 use crate::id::{
@@ -60,9 +62,12 @@ impl RuntimeConfig {
     }
 }
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "ProcessOutput";
 /// Output from a command's process, reported by the shell.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProcessOutput {
     Stdout { data: String },
     Stderr { data: String },
@@ -72,10 +77,14 @@ pub enum ProcessOutput {
     Exit { code: i32 },
     StartFailed { message: String },
 }
+}
 
+// Encoded as `#[serde(tag = "effect", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "effect", name = "RuntimeEffect";
 /// Work for the runtime's shell, in order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "effect", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuntimeEffect {
     Send(RuntimeToController),
     /// Start the command; report output with `handle_process`.
@@ -95,9 +104,13 @@ pub enum RuntimeEffect {
         reason: HelloRejection,
     },
 }
+}
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "error", rename_all = "snake_case")]
+// Encoded as `#[serde(tag = "error", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "error", name = "RuntimeError";
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RuntimeError {
     /// The message names another runtime or generation; nothing was done.
     NotForMe {
@@ -128,6 +141,7 @@ pub enum RuntimeError {
     Malformed {
         detail: String,
     },
+}
 }
 
 impl fmt::Display for RuntimeError {

@@ -39,6 +39,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use crate::id::{
     CommandId, CredentialId, ErrorStamp, ExecutionId, Generation, IdError, IdMinter, Millis,
     ProfileId, RuntimeId, SessionId, StartupAttemptId, TurnId, WorkspaceId,
@@ -153,9 +155,12 @@ pub struct Failure {
     pub cause: FailureCause,
 }
 
+// Encoded as `#[serde(tag = "state", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "state", name = "SessionState";
 /// Where a session stands, as published to the UI.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SessionState {
     /// Never launched.
     New,
@@ -175,6 +180,7 @@ pub enum SessionState {
     Cancelled,
     Failed(Failure),
     Archived,
+}
 }
 
 /// Timers the shell sets for an attempt.

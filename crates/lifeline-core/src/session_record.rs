@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use crate::environment::Environment;
 use crate::id::{
     CommandId, CredentialId, ErrorStamp, ExecutionId, Generation, ProfileId, RuntimeId, SessionId,
@@ -37,9 +39,12 @@ pub enum ResumeCause {
     Automatic,
 }
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "LoadError";
 /// Why rejoining a retained execution failed, as classified by the shell.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LoadError {
     /// The execution's backend cannot be rejoined at all.
     Unsupported,
@@ -56,6 +61,7 @@ pub enum LoadError {
     Unclassified {
         detail: String,
     },
+}
 }
 
 impl LoadError {
@@ -86,9 +92,12 @@ impl core::fmt::Display for LoadError {
     }
 }
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "LaunchFailure";
 /// Why a launch failed in the shell.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LaunchFailure {
     /// The retained workspace is not there. It is never recreated empty.
     WorkspaceMissing,
@@ -102,10 +111,14 @@ pub enum LaunchFailure {
         detail: String,
     },
 }
+}
 
+// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "kind", name = "FailureCause";
 /// What went wrong, durably, with what the user can do about it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FailureCause {
     ProfileBlocked {
         block: ProfileBlock,
@@ -133,6 +146,7 @@ pub enum FailureCause {
     RuntimeLost {
         detail: String,
     },
+}
 }
 
 impl core::fmt::Display for FailureCause {
@@ -184,10 +198,13 @@ impl core::fmt::Display for FailureCause {
     }
 }
 
+// Encoded as `#[serde(tag = "type", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "type", name = "SessionRecord";
 /// Durable records of session lifecycles. The shell writes them to the
 /// journal; [`crate::session::Sessions::recover`] folds them back after a restart.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SessionRecord {
     Created {
         session: SessionId,
@@ -280,6 +297,7 @@ pub enum SessionRecord {
         session: SessionId,
         successor: SessionId,
     },
+}
 }
 
 impl SessionRecord {

@@ -3,8 +3,8 @@
 //! tests and the simulation read.
 
 use lifeline_codec::{decode_message, decode_record};
-use lifeline_core::schema::{decode, SchemaError};
-use lifeline_core::JournalEntry;
+use lifeline_core::schema::{decode, encode, Schema, SchemaError};
+use lifeline_core::{CommandRecord, EventRecord, JournalEntry, RecoveryEvidence};
 use lifeline_protocol::{DecodeError, PageToController, MAX_MESSAGE_BYTES};
 use wasm_bindgen_test::*;
 
@@ -17,13 +17,79 @@ fn a_record_decodes_the_same_through_both_decoders() {
     let native: JournalEntry = decode(ENTRY.as_bytes()).expect("serde_json reads it");
     let browser: JournalEntry = decode_record(ENTRY).expect("the browser reads it");
     assert_eq!(native, browser);
-    // The tag need not come first: JSON.parse keeps the object whole.
+    // Tagged enums are read tag-first (`lifeline_core::tag_first`): serde
+    // writes the tag first and `JSON.parse` keeps the order, so a record
+    // whose tag comes later was not written by this app. Both refuse it.
     let reordered = ENTRY.replace(
         r#"{"type":"lease_granted","workspace":"01JF8Z2K8D3M5P7R9T1V3X5Z7B","#,
         r#"{"workspace":"01JF8Z2K8D3M5P7R9T1V3X5Z7B","type":"lease_granted","#,
     );
     assert_ne!(reordered, ENTRY);
-    assert_eq!(decode_record::<JournalEntry>(&reordered).unwrap(), native);
+    let native = decode::<JournalEntry>(reordered.as_bytes()).unwrap_err();
+    let browser = decode_record::<JournalEntry>(&reordered).unwrap_err();
+    for refusal in [native, browser] {
+        assert!(
+            matches!(refusal, SchemaError::Malformed { .. }),
+            "{refusal}"
+        );
+        assert!(
+            refusal.to_string().contains("\"type\" field first"),
+            "{refusal}"
+        );
+    }
+}
+
+/// Every record the contract document shows, and entries whose records nest
+/// tagged enums (newtype variants, a record inside a record, a field added
+/// later and absent), decode to the same value through both decoders and
+/// encode again to the same text.
+#[wasm_bindgen_test]
+fn tagged_records_decode_the_same_through_both_decoders() {
+    fn same<T: Schema + PartialEq + std::fmt::Debug>(text: &str) {
+        let native: T = decode(text.as_bytes()).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let browser: T = decode_record(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(native, browser, "{text}");
+        assert_eq!(
+            decode::<T>(&encode(&browser).unwrap()).unwrap(),
+            browser,
+            "{text}"
+        );
+    }
+    let doc = include_str!("../../../docs/command-contract.md");
+    let mut seen = 0;
+    for block in doc.split("<!-- example: ").skip(1) {
+        let (name, rest) = block.split_once(" -->\n```json\n").unwrap();
+        let text = rest.split_once("\n```").unwrap().0;
+        match name {
+            "command record" => same::<CommandRecord>(text),
+            "event record (stdout)" | "event record (terminal)" => same::<EventRecord>(text),
+            "recovery evidence" => same::<RecoveryEvidence>(text),
+            "journal entry (exposure)" | "journal entry (outcome change)" => {
+                same::<JournalEntry>(text)
+            }
+            _ => continue,
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 6, "the contract document's examples");
+    let entry =
+        |record: &str| format!(r#"{{"v":1,"position":7,"at":1700000000000,"record":{record}}}"#);
+    let (s, w, o) = (
+        "01JF8Z30QG5J7M9N1Q3S5V7W9Y",
+        "01JF8Z2K8D3M5P7R9T1V3X5Z7B",
+        "01JF8Z6C4R5XK2N7W3Q9YB0T1M",
+    );
+    for record in [
+        format!(
+            r#"{{"type":"session","record":{{"type":"created","session":"{s}","workspace":"{w}","environment":{{"kind":"local_folder","folder":"{o}","name":"notes"}},"profile":"{o}"}}}}"#
+        ),
+        format!(
+            r#"{{"type":"turn_recorded","session":"{s}","turn":"{o}","prompt":"hi","plan":["ls"]}}"#
+        ),
+        format!(r#"{{"type":"session_opened","session":"{s}","workspace":"{w}","title":"t"}}"#),
+    ] {
+        same::<JournalEntry>(&entry(&record));
+    }
 }
 
 #[wasm_bindgen_test]

@@ -23,6 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::tag_first::tag_first;
+
 use super::{Controller, ControllerEffect, ControllerError, TimerId};
 use crate::id::{Generation, Millis, RuntimeId};
 use crate::journal::{RecoveryKind, RetireCause};
@@ -49,9 +51,12 @@ pub enum ExitClaim {
     Ignored,
 }
 
+// Encoded as `#[serde(tag = "liveness", rename_all = "snake_case")]`, decoded
+// tag-first (see `tag_first`).
+tag_first! {
+tag = "liveness", name = "Liveness";
 /// How a runtime looks to a person.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "liveness", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Liveness {
     /// Not attached (starting, dialing back, or gone).
     Detached,
@@ -60,6 +65,7 @@ pub enum Liveness {
     NotResponding {
         since: Millis,
     },
+}
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
