@@ -920,7 +920,10 @@ fn TextField(
 /// this page through where that server needs it.
 #[component]
 fn PresetSelect(form: Form) -> impl IntoView {
-    let chosen = move || form.base_url.with(|url| Preset::matching(form.kind.get(), url));
+    let chosen = move || {
+        form.base_url
+            .with(|url| Preset::matching(form.kind.get(), url))
+    };
     let hint = move || {
         let cors = PRESETS[chosen()?].cors?;
         let origin = window().location().origin().unwrap_or_default();
@@ -1132,7 +1135,10 @@ mod tests {
         for (i, p) in PRESETS.iter().enumerate() {
             assert!(names.insert(p.name), "{} twice", p.name);
             assert_eq!(Preset::matching(p.kind, p.base_url), Some(i), "{}", p.name);
-            assert_eq!(Preset::matching(p.kind, &format!(" {}/ ", p.base_url)), Some(i));
+            assert_eq!(
+                Preset::matching(p.kind, &format!(" {}/ ", p.base_url)),
+                Some(i)
+            );
             let d = Draft {
                 name: p.name.into(),
                 kind: p.kind,
@@ -1154,9 +1160,17 @@ mod tests {
             };
             assert_eq!(url, p.base_url);
             // Hosted APIs allow browsers; local servers say how.
-            assert_eq!(p.cors.is_some(), url.starts_with("http://localhost"), "{}", p.name);
+            assert_eq!(
+                p.cors.is_some(),
+                url.starts_with("http://localhost"),
+                "{}",
+                p.name
+            );
         }
-        assert_eq!(Preset::matching(Kind::OpenAi, "http://localhost:11434/v2"), None);
+        assert_eq!(
+            Preset::matching(Kind::OpenAi, "http://localhost:11434/v2"),
+            None
+        );
         assert_eq!(Preset::matching(Kind::Anthropic, OPENAI_DEFAULT_URL), None);
         assert_eq!(Preset::matching(Kind::BuiltIn, ""), None);
     }

@@ -578,7 +578,11 @@ fn a_model_turn_carries_the_tokens_of_its_replies_to_the_page() {
             tools: Default::default(),
         },
     });
-    for (step, base, input, output) in [(1u32, 0x1a10u128, 1200u64, 30u64), (2, 0x1a20, 34, 26)] {
+    let call = r#"[{"id":"c1","name":"run_command","arguments":"{}"}]"#;
+    for (step, base, calls, input, output) in [
+        (1u32, 0x1a10u128, call, 1200u64, 30u64),
+        (2, 0x1a20, "[]", 34, 26),
+    ] {
         j.push(JournalRecord::ProviderRequested {
             request: id(base),
             turn,
@@ -586,7 +590,7 @@ fn a_model_turn_carries_the_tokens_of_its_replies_to_the_page() {
         });
         // The shape every journal has written since model turns began.
         let old = format!(
-            r#"{{"type":"provider_replied","request":"{}","text":"t","tool_calls":[],"stop":"end_turn","input_tokens":{input},"output_tokens":{output}}}"#,
+            r#"{{"type":"provider_replied","request":"{}","text":"t","tool_calls":{calls},"stop":"end_turn","input_tokens":{input},"output_tokens":{output}}}"#,
             crate::id::ProviderRequestId::from_u128(base).unwrap()
         );
         j.push(serde_json::from_str(&old).expect("a recorded reply decodes"));

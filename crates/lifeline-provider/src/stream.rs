@@ -782,7 +782,10 @@ mod tests {
     #[test]
     fn openai_usage_comes_from_the_final_chunk() {
         let stream = openai(r#"{"prompt_tokens":1234,"completion_tokens":56,"total_tokens":1290}"#);
-        assert_eq!(usage_of(ProviderKind::OpenAiCompatible, &stream), tokens(1234, 56));
+        assert_eq!(
+            usage_of(ProviderKind::OpenAiCompatible, &stream),
+            tokens(1234, 56)
+        );
     }
 
     #[test]
@@ -791,7 +794,10 @@ mod tests {
             r#"{"input_tokens":2095,"output_tokens":1}"#,
             r#"{"output_tokens":503}"#,
         );
-        assert_eq!(usage_of(ProviderKind::Anthropic, &stream), tokens(2095, 503));
+        assert_eq!(
+            usage_of(ProviderKind::Anthropic, &stream),
+            tokens(2095, 503)
+        );
     }
 
     #[test]
@@ -800,7 +806,10 @@ mod tests {
             r#"{{"prompt_tokens":{},"completion_tokens":18446744073709551615}}"#,
             MAX_TOKENS + 1
         );
-        assert_eq!(usage_of(ProviderKind::OpenAiCompatible, &openai(&huge)), tokens(0, 0));
+        assert_eq!(
+            usage_of(ProviderKind::OpenAiCompatible, &openai(&huge)),
+            tokens(0, 0)
+        );
         let odd = openai(r#"{"prompt_tokens":-3,"completion_tokens":"7"}"#);
         assert_eq!(usage_of(ProviderKind::OpenAiCompatible, &odd), tokens(0, 0));
         let edge = format!(r#"{{"prompt_tokens":{MAX_TOKENS},"completion_tokens":1.5}}"#);
