@@ -121,8 +121,37 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         const last = mine[1].body.messages.at(-1);
         assert.equal(last.role, 'tool');
         assert.ok(mine[1].body.tools.some((t) => t.function.name === 'write_file'));
+        // The stub reports 42 prompt tokens per request: the turn and the
+        // session count both replies.
+        await transcript(page).getByText(/^Tokens: 84 in · \d+ out$/).waitFor();
+        assert.match(await page.locator('[data-field="tokens"]').textContent(), /^84 in · \d+ out$/);
 
         await scanForSecret(page, consoleLines, OPENAI_KEY);
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+}
+
+for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
+  describe(`profile presets at ${viewport.width}×${viewport.height} (${vname})`, () => {
+    test('choosing a preset fills the wire format and base URL, and says how to allow this origin', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        await page.getByRole('button', { name: 'Profiles' }).click();
+        const dialog = page.getByRole('dialog', { name: 'Profiles' });
+        const preset = dialog.getByLabel('Preset', { exact: true });
+        await preset.selectOption({ label: 'Anthropic' });
+        assert.equal(await dialog.getByLabel('Base URL', { exact: true }).inputValue(), 'https://api.anthropic.com');
+        assert.equal(await dialog.getByLabel('Provider', { exact: true }).inputValue(), 'anthropic');
+        await preset.selectOption({ label: 'Ollama' });
+        await dialog.getByText(/^Start Ollama with OLLAMA_ORIGINS=http/).waitFor();
+        // Still editable: another URL makes the choice custom again.
+        await dialog.getByLabel('Base URL', { exact: true }).fill('http://127.0.0.1:9/v1');
+        assert.equal(await preset.inputValue(), '');
         assert.deepEqual(browser.errors, []);
       } finally {
         await browser.close();

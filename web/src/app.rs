@@ -343,6 +343,7 @@ fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> i
                         }
                     })
             }}
+            {move || i18n::tokens(i18n::locale(), Msg::TurnTokens, turn.tokens.get()).map(|t| view! { <p class="note tokens">{t}</p> })}
         </div>
     }
 }
@@ -627,6 +628,10 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
                 <dd data-field="restarts">{move || ui.restarts.get().to_string()}</dd>
                 <dt>{text(Msg::OfflineStart)}</dt>
                 <dd data-field="offline">{offline_text}</dd>
+                <dt>{text(Msg::Tokens)}</dt>
+                <dd data-field="tokens">
+                    {move || i18n::tokens(i18n::locale(), Msg::TokensInOut, ui.transcript.tokens.get()).unwrap_or_else(|| tr(Msg::Unknown).to_owned())}
+                </dd>
             </dl>
             <crate::export::EvidenceControls ui />
         </aside>

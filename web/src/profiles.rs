@@ -71,6 +71,87 @@ impl Kind {
     }
 }
 
+/// A known server: choosing it fills the form's wire format and base URL,
+/// and its line on allowing this page's origin (CORS) shows under the
+/// choice. The user can still edit every field.
+///
+/// Headers are not in the table: the wire format sends what a server needs
+/// (Anthropic's `anthropic-version` and
+/// `anthropic-dangerous-direct-browser-access`), and a profile has no field
+/// for optional ones (OpenRouter's `HTTP-Referer` and `X-Title`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Preset {
+    /// The product's own name, the same in every locale.
+    pub name: &'static str,
+    pub kind: Kind,
+    pub base_url: &'static str,
+    /// How to let this page's origin through, where the server does not by
+    /// default; `{0}` is the origin.
+    pub cors: Option<Msg>,
+}
+
+pub const PRESETS: [Preset; 8] = [
+    Preset {
+        name: "Ollama",
+        kind: Kind::OpenAi,
+        base_url: OPENAI_DEFAULT_URL,
+        cors: Some(Msg::CorsOllama),
+    },
+    Preset {
+        name: "LM Studio",
+        kind: Kind::OpenAi,
+        base_url: "http://localhost:1234/v1",
+        cors: Some(Msg::CorsLmStudio),
+    },
+    Preset {
+        name: "llama.cpp server",
+        kind: Kind::OpenAi,
+        base_url: "http://localhost:8080/v1",
+        cors: Some(Msg::CorsLlamaCpp),
+    },
+    Preset {
+        name: "OpenAI",
+        kind: Kind::OpenAi,
+        base_url: "https://api.openai.com/v1",
+        cors: None,
+    },
+    Preset {
+        name: "OpenRouter",
+        kind: Kind::OpenAi,
+        base_url: "https://openrouter.ai/api/v1",
+        cors: None,
+    },
+    Preset {
+        name: "Groq",
+        kind: Kind::OpenAi,
+        base_url: "https://api.groq.com/openai/v1",
+        cors: None,
+    },
+    Preset {
+        name: "Mistral",
+        kind: Kind::OpenAi,
+        base_url: "https://api.mistral.ai/v1",
+        cors: None,
+    },
+    Preset {
+        name: "Anthropic",
+        kind: Kind::Anthropic,
+        base_url: ANTHROPIC_DEFAULT_URL,
+        cors: None,
+    },
+];
+
+impl Preset {
+    /// The preset the form's wire format and base URL match, if any: an
+    /// edited URL makes the choice read as custom again.
+    pub fn matching(kind: Kind, base_url: &str) -> Option<usize> {
+        let url = base_url.trim().trim_end_matches('/');
+        PRESETS
+            .iter()
+            .position(|p| p.kind == kind && p.base_url == url)
+    }
+}
+
 /// A form field that can carry a validation error.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Field {
@@ -526,6 +607,12 @@ impl Form {
         }
     }
 
+    fn set_preset(&self, preset: &Preset) {
+        self.kind.set(preset.kind);
+        self.base_url.set(preset.base_url.to_owned());
+        self.clear_error(Field::BaseUrl);
+    }
+
     fn set_kind(&self, kind: Kind) {
         let old = self.kind.get_untracked();
         let url = self.base_url.get_untracked();
@@ -829,6 +916,44 @@ fn TextField(
     }
 }
 
+/// Fills the wire format and base URL from a known server; shows how to let
+/// this page through where that server needs it.
+#[component]
+fn PresetSelect(form: Form) -> impl IntoView {
+    let chosen = move || {
+        form.base_url
+            .with(|url| Preset::matching(form.kind.get(), url))
+    };
+    let hint = move || {
+        let cors = PRESETS[chosen()?].cors?;
+        let origin = window().location().origin().unwrap_or_default();
+        Some(tf(cors, &[&origin]))
+    };
+    view! {
+        <div class="field">
+            <label for="profile-preset">{text(Msg::Preset)}</label>
+            <select
+                id="profile-preset"
+                aria-describedby="profile-preset-hint"
+                on:change:target=move |ev| {
+                    if let Some(p) = ev.target().value().parse::<usize>().ok().and_then(|i| PRESETS.get(i)) {
+                        form.set_preset(p);
+                    }
+                }
+                prop:value=move || chosen().map(|i| i.to_string()).unwrap_or_default()
+            >
+                <option value="" selected=move || chosen().is_none()>{text(Msg::CustomPreset)}</option>
+                {PRESETS
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| view! { <option value=i.to_string() selected=move || chosen() == Some(i)>{p.name}</option> })
+                    .collect_view()}
+            </select>
+            <p id="profile-preset-hint" class="hint">{hint}</p>
+        </div>
+    }
+}
+
 /// A labelled checkbox bound to `on`.
 fn check(label: impl IntoView + 'static, on: RwSignal<bool>) -> impl IntoView {
     view! {
@@ -898,6 +1023,7 @@ fn ProfileForm(
                 </Show>
             </div>
             <TextField form field=Field::Name label=Msg::Name value=form.name />
+            <PresetSelect form />
             <div class="field">
                 <label for="profile-provider">{text(Msg::Provider)}</label>
                 <select
@@ -1002,6 +1128,52 @@ fn ProfileForm(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn presets_fill_a_valid_remote_profile_and_are_recognised_again() {
+        let mut names = std::collections::BTreeSet::new();
+        for (i, p) in PRESETS.iter().enumerate() {
+            assert!(names.insert(p.name), "{} twice", p.name);
+            assert_eq!(Preset::matching(p.kind, p.base_url), Some(i), "{}", p.name);
+            assert_eq!(
+                Preset::matching(p.kind, &format!(" {}/ ", p.base_url)),
+                Some(i)
+            );
+            let d = Draft {
+                name: p.name.into(),
+                kind: p.kind,
+                base_url: p.base_url.into(),
+                model: "m".into(),
+                ..Draft::default()
+            };
+            let input = d.build("", Locale::En).expect(p.name);
+            let url = match input.provider {
+                Provider::OpenAiCompatible { base_url, .. } => {
+                    assert_ne!(p.name, "Anthropic");
+                    base_url
+                }
+                Provider::Anthropic { base_url, .. } => {
+                    assert_eq!(p.name, "Anthropic");
+                    base_url
+                }
+                Provider::BuiltIn => panic!("{} is remote", p.name),
+            };
+            assert_eq!(url, p.base_url);
+            // Hosted APIs allow browsers; local servers say how.
+            assert_eq!(
+                p.cors.is_some(),
+                url.starts_with("http://localhost"),
+                "{}",
+                p.name
+            );
+        }
+        assert_eq!(
+            Preset::matching(Kind::OpenAi, "http://localhost:11434/v2"),
+            None
+        );
+        assert_eq!(Preset::matching(Kind::Anthropic, OPENAI_DEFAULT_URL), None);
+        assert_eq!(Preset::matching(Kind::BuiltIn, ""), None);
+    }
 
     #[test]
     fn env_lines_parse_and_report_every_problem() {

@@ -46,6 +46,8 @@ pub struct TurnView {
     /// Why the core ended the turn, worded in the reader's language in
     /// place of `reply` (older records have none).
     pub ending: RwSignal<Option<Phrase>>,
+    /// Input and output tokens of its recorded replies.
+    pub tokens: RwSignal<(u64, u64)>,
     /// Provider requests and command blocks, in the order they arrived.
     pub items: RwSignal<Vec<TurnItem>>,
 }
@@ -111,6 +113,8 @@ pub struct TranscriptSignals {
     pub loose: RwSignal<Vec<CommandView>>,
     /// A model reply streaming in for a turn: a preview, not durable.
     pub streaming: RwSignal<Option<(TurnId, String)>>,
+    /// Input and output tokens of the session's recorded replies.
+    pub tokens: RwSignal<(u64, u64)>,
     pub log: NodeRef<Div>,
 }
 
@@ -122,6 +126,7 @@ impl TranscriptSignals {
             turns: RwSignal::new(Vec::new()),
             loose: RwSignal::new(Vec::new()),
             streaming: RwSignal::new(None),
+            tokens: RwSignal::new((0, 0)),
             log: NodeRef::new(),
         }
     }
@@ -254,6 +259,7 @@ impl Model {
         self.signals.turns.set(Vec::new());
         self.signals.loose.set(Vec::new());
         self.signals.streaming.set(None);
+        self.signals.tokens.set((0, 0));
         self.stick_to_bottom = true;
     }
 
@@ -269,6 +275,7 @@ impl Model {
             status: RwSignal::new(None),
             reply: RwSignal::new(None),
             ending: RwSignal::new(None),
+            tokens: RwSignal::new((0, 0)),
             items: RwSignal::new(Vec::new()),
         });
         self.turns.insert(id, view);
@@ -314,6 +321,8 @@ impl Model {
                 status,
                 reply,
                 ending,
+                input_tokens,
+                output_tokens,
                 ..
             } => {
                 let view = self.turn(turn);
@@ -324,6 +333,12 @@ impl Model {
                 set_if_changed(view.status, status);
                 set_if_changed(view.reply, reply);
                 set_if_changed(view.ending, ending);
+                set_if_changed(view.tokens, (input_tokens, output_tokens));
+                let total = self.turns.values().fold((0u64, 0u64), |(i, o), t| {
+                    let (ti, to) = t.tokens.get_untracked();
+                    (i.saturating_add(ti), o.saturating_add(to))
+                });
+                set_if_changed(self.signals.tokens, total);
             }
             ViewDelta::ProviderRequest {
                 turn,

@@ -560,3 +560,67 @@ fn a_batched_two_pass_export_equals_the_whole_journal_export() {
         }
     }
 }
+
+/// A model turn's tokens are the sum of its recorded replies: the page
+/// gets them with the turn, again after each reply, and from scratch.
+#[test]
+fn a_model_turn_carries_the_tokens_of_its_replies_to_the_page() {
+    use crate::view::{batch_deltas, ViewDelta};
+    let (mut j, a, _) = two_sessions();
+    let turn: TurnId = id(0x1a00);
+    j.push(JournalRecord::TurnRecorded {
+        session: a,
+        turn,
+        prompt: "hello".into(),
+        plan: vec![],
+        agent: TurnAgent::Model {
+            profile: ProfileRef {
+                id: id(0x5001),
+                revision: 1,
+            },
+            provider: "anthropic".into(),
+            model: "m".into(),
+            budget: AgentBudget::default(),
+            tools: Default::default(),
+        },
+    });
+    let call = r#"[{"id":"c1","name":"run_command","arguments":"{}"}]"#;
+    for (step, base, calls, input, output) in [
+        (1u32, 0x1a10u128, call, 1200u64, 30u64),
+        (2, 0x1a20, "[]", 34, 26),
+    ] {
+        j.push(JournalRecord::ProviderRequested {
+            request: id(base),
+            turn,
+            step,
+        });
+        // The shape every journal has written since model turns began.
+        let old = format!(
+            r#"{{"type":"provider_replied","request":"{}","text":"t","tool_calls":{calls},"stop":"end_turn","input_tokens":{input},"output_tokens":{output}}}"#,
+            crate::id::ProviderRequestId::from_u128(base).unwrap()
+        );
+        j.push(serde_json::from_str(&old).expect("a recorded reply decodes"));
+    }
+    let tokens = |deltas: &[ViewDelta]| -> Vec<(u64, u64)> {
+        deltas
+            .iter()
+            .filter_map(|d| match d {
+                ViewDelta::Turn {
+                    turn: t,
+                    input_tokens,
+                    output_tokens,
+                    ..
+                } if *t == turn => Some((*input_tokens, *output_tokens)),
+                _ => None,
+            })
+            .collect()
+    };
+    let policy = RetentionPolicy::default();
+    let whole = Projection::rebuild(policy, &j.entries).unwrap();
+    assert_eq!(tokens(&session_deltas(&whole, a)), vec![(1234, 56)]);
+    let last = &j.entries[j.entries.len() - 1..];
+    assert_eq!(tokens(&batch_deltas(&whole, last)), vec![(1234, 56)]);
+    // Before any reply the turn has none.
+    let first = Projection::rebuild(policy, &j.entries[..j.entries.len() - 4]).unwrap();
+    assert_eq!(tokens(&session_deltas(&first, a)), vec![(0, 0)]);
+}

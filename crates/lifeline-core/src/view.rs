@@ -45,6 +45,12 @@ pub enum ViewDelta {
         /// of `reply` (its English).
         #[serde(default)]
         ending: Option<Phrase>,
+        /// Tokens of the turn's recorded replies, as the provider reported
+        /// them (0 when it did not).
+        #[serde(default)]
+        input_tokens: u64,
+        #[serde(default)]
+        output_tokens: u64,
     },
     Command {
         session: SessionId,
@@ -294,9 +300,17 @@ pub fn batch_deltas(projection: &Projection, entries: &[JournalEntry]) -> Vec<Vi
                 }
             }
             JournalRecord::ProviderRequested { request, .. }
-            | JournalRecord::ProviderReplied { request, .. }
             | JournalRecord::ProviderFailed { request, .. } => {
                 out.extend(provider_delta(projection, *request));
+            }
+            JournalRecord::ProviderReplied { request, .. } => {
+                out.extend(provider_delta(projection, *request));
+                // The turn's token count grows with each reply.
+                if let Some(r) = projection.provider_requests.get(request) {
+                    if projection.turns.contains_key(&r.turn) {
+                        out.push(turn_delta(projection, r.turn));
+                    }
+                }
             }
             JournalRecord::CommandAdmitted(rec) => {
                 // A re-issue changes its original too: it now links to it.
@@ -334,7 +348,24 @@ pub fn batch_deltas(projection: &Projection, entries: &[JournalEntry]) -> Vec<Vi
 
 fn turn_delta(projection: &Projection, turn: TurnId) -> ViewDelta {
     let t = &projection.turns[&turn];
+    let (mut input, mut output) = (0u64, 0u64);
+    for request in &t.requests {
+        if let Some(ProviderOutcome::Replied {
+            input_tokens,
+            output_tokens,
+            ..
+        }) = projection
+            .provider_requests
+            .get(request)
+            .and_then(|r| r.outcome.as_ref())
+        {
+            input = input.saturating_add(*input_tokens);
+            output = output.saturating_add(*output_tokens);
+        }
+    }
     ViewDelta::Turn {
+        input_tokens: input,
+        output_tokens: output,
         session: t.session,
         turn,
         prompt: t.prompt.clone(),

@@ -38,6 +38,21 @@ impl Default for Limits {
 
 /// Ids and names are short in every real protocol; a long one is garbage.
 const MAX_NAME_BYTES: usize = 256;
+
+/// More tokens than any real reply: a count above it is garbage, read as
+/// unknown. It also keeps every sum of counts far below 2^53, the largest
+/// number a journal record may hold.
+const MAX_TOKENS: u64 = 1_000_000_000_000;
+
+/// A usage count the provider reported, if it is a plausible one. Usage is
+/// evidence, not reply content: an unreadable count is left unknown rather
+/// than ending the reply.
+fn token_count(usage: &Map<String, Value>, key: &str) -> Option<u64> {
+    usage
+        .get(key)
+        .and_then(Value::as_u64)
+        .filter(|n| *n <= MAX_TOKENS)
+}
 const MAX_STOP_REASON_CHARS: usize = 64;
 /// Anthropic has at most a handful of blocks open at once; more is garbage.
 const MAX_OPEN_BLOCKS: usize = 64;
@@ -333,10 +348,10 @@ impl StreamDecoder {
             return Err(malformed("a stream chunk is not a JSON object", data));
         };
         if let Some(usage) = chunk.get("usage").and_then(Value::as_object) {
-            if let Some(tokens) = usage.get("prompt_tokens").and_then(Value::as_u64) {
+            if let Some(tokens) = token_count(usage, "prompt_tokens") {
                 self.reply.usage.input_tokens = tokens;
             }
-            if let Some(tokens) = usage.get("completion_tokens").and_then(Value::as_u64) {
+            if let Some(tokens) = token_count(usage, "completion_tokens") {
                 self.reply.usage.output_tokens = tokens;
             }
         }
@@ -539,11 +554,11 @@ impl StreamDecoder {
     }
 
     fn anthropic_usage(&mut self, usage: &Map<String, Value>) {
-        if let Some(tokens) = usage.get("input_tokens").and_then(Value::as_u64) {
+        if let Some(tokens) = token_count(usage, "input_tokens") {
             self.reply.usage.input_tokens = tokens;
         }
         // Cumulative in message_delta, so the last value is the total.
-        if let Some(tokens) = usage.get("output_tokens").and_then(Value::as_u64) {
+        if let Some(tokens) = token_count(usage, "output_tokens") {
             self.reply.usage.output_tokens = tokens;
         }
     }
@@ -724,5 +739,89 @@ fn shorten(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Usage;
+
+    fn usage_of(kind: ProviderKind, stream: &str) -> Usage {
+        let mut decoder = StreamDecoder::new(kind);
+        decoder.feed(stream.as_bytes()).expect("a readable stream");
+        decoder.finish().expect("a complete stream").usage
+    }
+
+    fn openai(usage: &str) -> String {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"Hi\"}},\"finish_reason\":\"stop\"}}],\"usage\":null}}\n\n\
+             data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{usage}}}\n\n\
+             data: [DONE]\n\n"
+        )
+    }
+
+    fn anthropic(start: &str, delta: &str) -> String {
+        format!(
+            "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"usage\":{start}}}}}\n\n\
+             event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n\
+             event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"Hi\"}}}}\n\n\
+             event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":0}}\n\n\
+             event: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"end_turn\",\"stop_sequence\":null}},\"usage\":{delta}}}\n\n\
+             event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n"
+        )
+    }
+
+    fn tokens(input_tokens: u64, output_tokens: u64) -> Usage {
+        Usage {
+            input_tokens,
+            output_tokens,
+        }
+    }
+
+    #[test]
+    fn openai_usage_comes_from_the_final_chunk() {
+        let stream = openai(r#"{"prompt_tokens":1234,"completion_tokens":56,"total_tokens":1290}"#);
+        assert_eq!(
+            usage_of(ProviderKind::OpenAiCompatible, &stream),
+            tokens(1234, 56)
+        );
+    }
+
+    #[test]
+    fn anthropic_usage_takes_input_from_the_start_and_output_from_the_last_delta() {
+        let stream = anthropic(
+            r#"{"input_tokens":2095,"output_tokens":1}"#,
+            r#"{"output_tokens":503}"#,
+        );
+        assert_eq!(
+            usage_of(ProviderKind::Anthropic, &stream),
+            tokens(2095, 503)
+        );
+    }
+
+    #[test]
+    fn absurd_or_unreadable_counts_are_unknown_and_the_reply_stands() {
+        let huge = format!(
+            r#"{{"prompt_tokens":{},"completion_tokens":18446744073709551615}}"#,
+            MAX_TOKENS + 1
+        );
+        assert_eq!(
+            usage_of(ProviderKind::OpenAiCompatible, &openai(&huge)),
+            tokens(0, 0)
+        );
+        let odd = openai(r#"{"prompt_tokens":-3,"completion_tokens":"7"}"#);
+        assert_eq!(usage_of(ProviderKind::OpenAiCompatible, &odd), tokens(0, 0));
+        let edge = format!(r#"{{"prompt_tokens":{MAX_TOKENS},"completion_tokens":1.5}}"#);
+        assert_eq!(
+            usage_of(ProviderKind::OpenAiCompatible, &openai(&edge)),
+            tokens(MAX_TOKENS, 0)
+        );
+        // A later absurd count does not erase an earlier plausible one.
+        let stream = anthropic(
+            r#"{"input_tokens":10,"output_tokens":1}"#,
+            r#"{"output_tokens":1e300}"#,
+        );
+        assert_eq!(usage_of(ProviderKind::Anthropic, &stream), tokens(10, 1));
     }
 }

@@ -107,6 +107,7 @@ catalog! {
     AgentTurn => "Agent · turn {0}", "Agent · Runde {0}";
     ModelStep => "Model · step {0} · {1}", "Modell · Schritt {0} · {1}";
     Called => "Called: {0}", "Aufgerufen: {0}";
+    TurnTokens => "Tokens: {0} in · {1} out", "Tokens: {0} ein · {1} aus";
     NoReplyRecorded => "No reply was recorded: the model may have answered. It was not asked again.",
         "Es wurde keine Antwort aufgezeichnet: Das Modell hat vielleicht geantwortet. Es wurde nicht erneut gefragt.";
     CommandName => "Command: {0}", "Befehl: {0}";
@@ -180,6 +181,8 @@ catalog! {
     Storage => "Storage", "Speicher";
     ControllerRestarts => "Controller restarts", "Controller-Neustarts";
     OfflineStart => "Offline start", "Offline-Start";
+    Tokens => "Tokens", "Tokens";
+    TokensInOut => "{0} in · {1} out", "{0} ein · {1} aus";
     RoleLeader => "leader (this tab writes the journal)", "Leader (dieser Tab schreibt das Journal)";
     RoleFollower => "follower (read-only)", "Follower (nur lesen)";
     RoleDeciding => "deciding", "wird entschieden";
@@ -291,6 +294,11 @@ catalog! {
     OpenAiCompatible => "OpenAI-compatible", "OpenAI-kompatibel";
     Anthropic => "Anthropic", "Anthropic";
     BaseUrl => "Base URL", "Basis-URL";
+    Preset => "Preset", "Vorlage";
+    CustomPreset => "Custom", "Eigene";
+    CorsOllama => "Start Ollama with OLLAMA_ORIGINS={0} so it allows this page.", "Starte Ollama mit OLLAMA_ORIGINS={0}, damit es diese Seite zulässt.";
+    CorsLmStudio => "Turn on “Enable CORS” in LM Studio's server settings so it allows this page.", "Schalte in den Servereinstellungen von LM Studio „Enable CORS“ ein, damit es diese Seite zulässt.";
+    CorsLlamaCpp => "llama-server allows other origins by default; if it was started with --cors-origins, add {0}.", "llama-server lässt andere Ursprünge standardmäßig zu; wurde es mit --cors-origins gestartet, füge {0} hinzu.";
     Model => "Model", "Modell";
     ApiKey => "API key", "API-Schlüssel";
     KeyStored => "A key is stored. Leave this empty to keep it.",

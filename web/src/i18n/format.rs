@@ -161,6 +161,12 @@ pub fn verdict(v: Verdict) -> Msg {
 }
 
 /// A whole number with the locale's digit grouping: `12,345`, `12.345`.
+/// Input and output tokens, `msg` holding `{0}` and `{1}`; `None` when the
+/// provider reported none.
+pub fn tokens(l: Locale, msg: Msg, (input, output): (u64, u64)) -> Option<String> {
+    (input > 0 || output > 0).then(|| fill(t(l, msg), &[&num(l, input), &num(l, output)]))
+}
+
 pub fn num(locale: Locale, n: u64) -> String {
     let digits = n.to_string();
     let sep = if locale == Locale::De { '.' } else { ',' };

@@ -911,3 +911,16 @@ fn sizes_read_like_the_brief() {
     assert_eq!(bytes(Locale::En, 999_999), "1000.0 kB");
     assert_eq!(bytes(Locale::En, 1_290_000), "1.3 MB");
 }
+
+#[test]
+fn token_counts_read_per_locale_and_none_is_left_out() {
+    assert_eq!(
+        tokens(Locale::En, Msg::TurnTokens, (1234, 56)).as_deref(),
+        Some("Tokens: 1,234 in · 56 out")
+    );
+    assert_eq!(
+        tokens(Locale::De, Msg::TokensInOut, (1234, 0)).as_deref(),
+        Some("1.234 ein · 0 aus")
+    );
+    assert_eq!(tokens(Locale::En, Msg::TurnTokens, (0, 0)), None);
+}
