@@ -61,7 +61,38 @@ pub struct ProviderError {
     /// The provider's own words, with the API key replaced by `[redacted]`,
     /// at most [`MAX_MESSAGE_CHARS`] characters.
     pub message: String,
-    pub retry_after_seconds: Option<u64>,
+    /// How long the provider asked to wait before a new attempt
+    /// ([`WaitHeaders::wait_ms`]); `None` when it did not say.
+    pub retry_after_ms: Option<u64>,
+}
+
+/// The headers of a refused response that say when to come back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitHeaders<'a> {
+    /// `Retry-After`.
+    pub retry_after: Option<&'a str>,
+    /// The response's own `Date`, for a `Retry-After` that is a date.
+    pub date: Option<&'a str>,
+    /// OpenAI's `x-ratelimit-reset-requests`.
+    pub rate_limit_reset: Option<&'a str>,
+}
+
+impl<'a> WaitHeaders<'a> {
+    /// Only a `Retry-After` header.
+    pub fn retry_after(value: &'a str) -> Self {
+        WaitHeaders {
+            retry_after: Some(value),
+            ..WaitHeaders::default()
+        }
+    }
+
+    /// The wait they name, in milliseconds: `Retry-After` first (seconds,
+    /// or a date measured against `Date`), else the rate-limit reset.
+    pub fn wait_ms(&self) -> Option<u64> {
+        self.retry_after
+            .and_then(|value| retry_after_ms(value, self.date))
+            .or_else(|| self.rate_limit_reset.and_then(rate_limit_reset_ms))
+    }
 }
 
 impl fmt::Display for ProviderError {
@@ -77,12 +108,12 @@ impl fmt::Display for ProviderError {
 impl std::error::Error for ProviderError {}
 
 /// Classifies a non-2xx response. `body` is whatever the server sent (JSON or
-/// not), `retry_after` the raw `retry-after` header, `api_key` the key the
-/// request carried, so that it can be kept out of the message.
+/// not), `waits` the response's headers that name a wait, `api_key` the key
+/// the request carried, so that it can be kept out of the message.
 pub fn classify_http(
     status: u16,
     body: &str,
-    retry_after: Option<&str>,
+    waits: WaitHeaders,
     api_key: Option<&str>,
 ) -> ProviderError {
     let class = match status {
@@ -104,9 +135,7 @@ pub fn classify_http(
         class,
         status: Some(status),
         message,
-        retry_after_seconds: retry_after
-            .and_then(|value| retry_after_ms(value, None))
-            .map(|ms| ms.div_ceil(1000)),
+        retry_after_ms: waits.wait_ms(),
     }
 }
 
@@ -121,7 +150,7 @@ pub fn classify_transport(detail: &str, api_key: Option<&str>) -> ProviderError 
         class: ErrorClass::Transport,
         status: None,
         message,
-        retry_after_seconds: None,
+        retry_after_ms: None,
     }
 }
 
@@ -176,7 +205,7 @@ pub(crate) fn classify_stream_error(
         class,
         status: None,
         message,
-        retry_after_seconds: None,
+        retry_after_ms: None,
     }
 }
 
@@ -410,16 +439,57 @@ mod tests {
     }
 
     #[test]
+    fn retry_after_comes_first_and_the_rate_limit_reset_stands_in_for_it() {
+        let both = WaitHeaders {
+            retry_after: Some("2"),
+            date: None,
+            rate_limit_reset: Some("6m0s"),
+        };
+        assert_eq!(both.wait_ms(), Some(2_000));
+        let dated = WaitHeaders {
+            retry_after: Some("Wed, 21 Oct 2015 07:28:03 GMT"),
+            date: Some("Wed, 21 Oct 2015 07:28:00 GMT"),
+            rate_limit_reset: None,
+        };
+        assert_eq!(dated.wait_ms(), Some(3_000));
+        let reset_only = WaitHeaders {
+            rate_limit_reset: Some("250ms"),
+            ..WaitHeaders::default()
+        };
+        assert_eq!(reset_only.wait_ms(), Some(250));
+        // An unreadable Retry-After leaves the reset to say it.
+        let unreadable = WaitHeaders {
+            retry_after: Some("soon"),
+            date: None,
+            rate_limit_reset: Some("1s"),
+        };
+        assert_eq!(unreadable.wait_ms(), Some(1_000));
+        assert_eq!(WaitHeaders::default().wait_ms(), None);
+        assert_eq!(
+            classify_http(429, "", both, None).retry_after_ms,
+            Some(2_000)
+        );
+    }
+
+    #[test]
     fn overload_statuses_are_their_own_class() {
         for status in [503, 529] {
             assert_eq!(
-                classify_http(status, "", None, None).class,
+                classify_http(status, "", WaitHeaders::default(), None).class,
                 ErrorClass::Overloaded
             );
         }
-        assert_eq!(classify_http(500, "", None, None).class, ErrorClass::Server);
-        let e = classify_http(429, "", Some("Wed, 21 Oct 2015 07:28:00 GMT"), None);
-        assert_eq!(e.retry_after_seconds, None);
+        assert_eq!(
+            classify_http(500, "", WaitHeaders::default(), None).class,
+            ErrorClass::Server
+        );
+        let e = classify_http(
+            429,
+            "",
+            WaitHeaders::retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            None,
+        );
+        assert_eq!(e.retry_after_ms, None);
     }
 
     #[test]

@@ -24,7 +24,7 @@ mod stream;
 
 pub use error::{
     classify_http, classify_transport, rate_limit_reset_ms, retry_after_ms, ErrorClass,
-    ProviderError, MAX_MESSAGE_CHARS,
+    ProviderError, WaitHeaders, MAX_MESSAGE_CHARS,
 };
 pub use request::{build_request, tool_schema, BuildError, HttpRequest};
 pub use stream::{Limits, StreamDecoder, StreamError, StreamErrorKind, StreamEvent};

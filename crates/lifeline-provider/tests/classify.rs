@@ -1,7 +1,9 @@
 //! classify_http / classify_transport: the class table, message extraction,
 //! and that a planted key never survives into an error.
 
-use lifeline_provider::{classify_http, classify_transport, ErrorClass, MAX_MESSAGE_CHARS};
+use lifeline_provider::{
+    classify_http, classify_transport, ErrorClass, WaitHeaders, MAX_MESSAGE_CHARS,
+};
 
 #[test]
 fn classify_http_table() {
@@ -39,7 +41,7 @@ fn classify_http_table() {
         (302, "", ErrorClass::Server),
     ];
     for &(status, body, class) in cases {
-        let error = classify_http(status, body, None, None);
+        let error = classify_http(status, body, WaitHeaders::default(), None);
         assert_eq!(error.class, class, "{status} {body}");
         assert_eq!(error.status, Some(status));
         assert!(!error.message.is_empty());
@@ -51,39 +53,42 @@ fn classify_http_table() {
 fn classify_http_extracts_the_nested_message() {
     let openai = r#"{"error":{"message":"Incorrect model","type":"invalid_request_error"}}"#;
     assert_eq!(
-        classify_http(400, openai, None, None).message,
+        classify_http(400, openai, WaitHeaders::default(), None).message,
         "Incorrect model"
     );
     let anthropic =
         r#"{"type":"error","error":{"type":"not_found_error","message":"model: claude-x"}}"#;
     assert_eq!(
-        classify_http(404, anthropic, None, None).message,
+        classify_http(404, anthropic, WaitHeaders::default(), None).message,
         "model: claude-x"
     );
     let ollama = r#"{"error":"model \"llama9\" not found, try pulling it first"}"#;
     assert_eq!(
-        classify_http(404, ollama, None, None).message,
+        classify_http(404, ollama, WaitHeaders::default(), None).message,
         "model \"llama9\" not found, try pulling it first"
     );
     assert_eq!(
-        classify_http(502, "Bad Gateway\n", None, None).message,
+        classify_http(502, "Bad Gateway\n", WaitHeaders::default(), None).message,
         "Bad Gateway"
     );
-    let empty = classify_http(503, "", None, None).message;
+    let empty = classify_http(503, "", WaitHeaders::default(), None).message;
     assert!(empty.contains("503"), "{empty}");
 }
 
 #[test]
 fn classify_http_reads_retry_after_seconds() {
     assert_eq!(
-        classify_http(429, "", Some("17"), None).retry_after_seconds,
-        Some(17)
+        classify_http(429, "", WaitHeaders::retry_after("17"), None).retry_after_ms,
+        Some(17_000)
     );
     assert_eq!(
-        classify_http(429, "", Some("soon"), None).retry_after_seconds,
+        classify_http(429, "", WaitHeaders::retry_after("soon"), None).retry_after_ms,
         None
     );
-    assert_eq!(classify_http(429, "", None, None).retry_after_seconds, None);
+    assert_eq!(
+        classify_http(429, "", WaitHeaders::default(), None).retry_after_ms,
+        None
+    );
 }
 
 #[test]
@@ -97,7 +102,7 @@ fn planted_key_in_a_401_body_never_reaches_the_error() {
         format!("{}{key}", "x".repeat(490)),
     ];
     for body in bodies {
-        let error = classify_http(401, &body, None, Some(key));
+        let error = classify_http(401, &body, WaitHeaders::default(), Some(key));
         assert_eq!(error.class, ErrorClass::Auth);
         let shown = format!(
             "{error:?} {error} {}",
@@ -114,11 +119,11 @@ fn planted_key_in_a_401_body_never_reaches_the_error() {
 #[test]
 fn messages_are_truncated_to_500_chars() {
     let body = format!(r#"{{"error":{{"message":"{}"}}}}"#, "é".repeat(2000));
-    let message = classify_http(500, &body, None, None).message;
+    let message = classify_http(500, &body, WaitHeaders::default(), None).message;
     assert_eq!(message.chars().count(), MAX_MESSAGE_CHARS);
     let html = "<html>".repeat(1000);
     assert!(
-        classify_http(502, &html, None, None)
+        classify_http(502, &html, WaitHeaders::default(), None)
             .message
             .chars()
             .count()

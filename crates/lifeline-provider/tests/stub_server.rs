@@ -12,7 +12,7 @@ use common::*;
 use lifeline_provider::{
     build_request, classify_http, Conversation, Endpoint, ErrorClass, HttpRequest, Message,
     ProviderError, ProviderKind, Reply, StopReason, StreamDecoder, StreamError, StreamErrorKind,
-    StreamEvent, ToolName,
+    StreamEvent, ToolName, WaitHeaders,
 };
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -175,7 +175,15 @@ fn call(request: &HttpRequest, kind: ProviderKind) -> (Outcome, Vec<StreamEvent>
     if status != 200 {
         let mut text = String::new();
         body.read_to_string(&mut text).unwrap();
-        let error = classify_http(status, &text, retry_after.as_deref(), Some(KEY));
+        let error = classify_http(
+            status,
+            &text,
+            WaitHeaders {
+                retry_after: retry_after.as_deref(),
+                ..WaitHeaders::default()
+            },
+            Some(KEY),
+        );
         return (Outcome::Http(error), Vec::new());
     }
     let mut decoder = StreamDecoder::new(kind).redacting(Some(KEY));
@@ -399,7 +407,7 @@ fn openai_stub_429_carries_retry_after() {
     let (outcome, _, _) = run(ProviderKind::OpenAiCompatible, answer);
     let error = expect_http_error(outcome);
     assert_eq!(error.class, ErrorClass::RateLimit);
-    assert_eq!(error.retry_after_seconds, Some(7));
+    assert_eq!(error.retry_after_ms, Some(7_000));
     assert_eq!(error.message, "Rate limit reached");
 }
 
@@ -487,5 +495,5 @@ fn anthropic_stub_429_carries_retry_after() {
     let (outcome, _, _) = run(ProviderKind::Anthropic, answer);
     let error = expect_http_error(outcome);
     assert_eq!(error.class, ErrorClass::RateLimit);
-    assert_eq!(error.retry_after_seconds, Some(30));
+    assert_eq!(error.retry_after_ms, Some(30_000));
 }

@@ -13,9 +13,9 @@ use lifeline_core::model::ModelMessage;
 use lifeline_core::profile::{Provider, Secret, Tool};
 use lifeline_engine::{FailedAt, ProviderFailure, ProviderReply};
 use lifeline_provider::{
-    build_request, classify_http, classify_transport, rate_limit_reset_ms, retry_after_ms,
-    Conversation, Endpoint, ErrorClass, Message, ProviderError, ProviderKind, Reply, StreamDecoder,
-    StreamErrorKind, StreamEvent, ToolCall, ToolName,
+    build_request, classify_http, classify_transport, Conversation, Endpoint, ErrorClass, Message,
+    ProviderError, ProviderKind, Reply, StreamDecoder, StreamErrorKind, StreamEvent, ToolCall,
+    ToolName, WaitHeaders,
 };
 use std::collections::BTreeSet;
 use wasm_bindgen::{JsCast, JsValue};
@@ -248,9 +248,11 @@ async fn stream(
     if !response.ok() {
         let status = response.status();
         let header = |name: &str| response.headers().get(name).ok().flatten();
-        let wait = header("retry-after")
-            .and_then(|v| retry_after_ms(&v, header("date").as_deref()))
-            .or_else(|| header("x-ratelimit-reset-requests").and_then(|v| rate_limit_reset_ms(&v)));
+        let (retry_after, date, reset) = (
+            header("retry-after"),
+            header("date"),
+            header("x-ratelimit-reset-requests"),
+        );
         let body = match response.text() {
             Ok(p) => JsFuture::from(p)
                 .await
@@ -260,10 +262,15 @@ async fn stream(
             Err(_) => String::new(),
         };
         let body: String = body.chars().take(MAX_ERROR_BODY).collect();
-        let e = classify_http(status, &body, None, api_key);
+        let waits = WaitHeaders {
+            retry_after: retry_after.as_deref(),
+            date: date.as_deref(),
+            rate_limit_reset: reset.as_deref(),
+        };
+        let e = classify_http(status, &body, waits, api_key);
         let mut f = failure(class(e.class), words(&e), "");
         f.at = FailedAt::Status(status);
-        f.retry_after_ms = wait;
+        f.retry_after_ms = e.retry_after_ms;
         return Err(f);
     }
     let Some(body) = response.body() else {
