@@ -35,7 +35,7 @@ export async function send(page, text) {
 
 /** Saves a model profile in the Profiles dialog, uses it for the session
  * and waits until the app is Connected again. */
-export async function addProfile(page, { name, provider, baseUrl, model, key }) {
+export async function addProfile(page, { name, provider, baseUrl, model, key, idleSeconds }) {
   await page.getByRole('button', { name: 'Profiles' }).click();
   const dialog = page.getByRole('dialog', { name: 'Profiles' });
   await dialog.getByLabel('Name', { exact: true }).fill(name);
@@ -43,6 +43,9 @@ export async function addProfile(page, { name, provider, baseUrl, model, key }) 
   await dialog.getByLabel('Base URL', { exact: true }).fill(baseUrl);
   await dialog.getByLabel('Model', { exact: true }).fill(model);
   await dialog.getByLabel('API key', { exact: true }).fill(key);
+  if (idleSeconds !== undefined) {
+    await dialog.getByLabel('Idle time in a reply (seconds)', { exact: true }).fill(String(idleSeconds));
+  }
   await dialog.getByRole('button', { name: 'Save profile' }).click();
   const item = dialog.getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: name });
   await item.getByText('API key set').waitFor();

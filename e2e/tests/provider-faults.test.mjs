@@ -37,11 +37,11 @@ const received = (format, text) =>
 
 /** Opens the app with a profile on aimock (or `server`), runs `body(page)`,
  * and checks the page logged no errors. */
-async function withProfile(format, name, body, server = aimock) {
+async function withProfile(format, name, body, server = aimock, fields = {}) {
   const browser = await openApp(VIEWPORTS.desktop);
   try {
     const { page } = browser;
-    await addProfile(page, server.profile(name, 'sk-mock', format.provider));
+    await addProfile(page, { ...server.profile(name, 'sk-mock', format.provider), ...fields });
     try {
       await body(page);
     } catch (failure) {
@@ -219,15 +219,14 @@ for (const format of FORMATS) {
       await withProfile(format, 'aimock garbled', async (page) => {
         await send(page, message);
         // aimock answers `{malformed json: <<<chaos>>>` as application/json:
-        // read as an event stream it holds no event at all, and the app
-        // says the reply ended unfinished (it does not look at the content
-        // type; "not understood" would be the better word, hence either).
-        await shown(page, /reply ended unfinished|reply not understood/).waitFor({ timeout: 30_000 });
+        // read as an event stream it holds no event at all, which the
+        // decoder calls not understood (not "ended unfinished").
+        await shown(page, /reply not understood/).waitFor({ timeout: 30_000 });
         assert.equal(received(format, message).length, 1);
         const records = await journal(page);
         assert.deepEqual(records.retried, []);
         assert.equal(records.failed.length, 1);
-        assert.ok(['no_finish', 'malformed'].includes(records.failed[0].class), records.failed[0].class);
+        assert.equal(records.failed[0].class, 'malformed');
         assert.equal(records.failed[0].partial_text, '');
       });
     });
@@ -258,6 +257,36 @@ for (const format of FORMATS) {
         assert.deepEqual(records.failed.map((r) => r.class), ['cancelled']);
         assert.match(records.failed[0].partial_text, /^Alpha/);
       });
+    });
+
+    test("a stream silent past the profile's idle time ends as stalled, keeps its text and is not resent", async () => {
+      const message = `${tag}: stall past the idle time`;
+      aimock.mock.onMessage(
+        message,
+        { content: WORDS },
+        {
+          chunkSize: 6,
+          recordedTimings: { ttftMs: 0, interChunkDelaysMs: [0, 0, 0, 0, 60_000] },
+          disconnectAfterMs: 15_000,
+        },
+      );
+      await withProfile(
+        format,
+        'aimock idle',
+        async (page) => {
+          await send(page, message);
+          // The form's idle time (2 s) is the engine's timer: the turn ends
+          // without anyone pressing Stop.
+          await shown(page, /reply stalled/).waitFor({ timeout: 30_000 });
+          await transcript(page).getByText(/Alpha/).last().waitFor();
+          assert.equal(received(format, message).length, 1, 'never resent');
+          const records = await journal(page);
+          assert.deepEqual(records.failed.map((r) => r.class), ['idle_timeout']);
+          assert.match(records.failed[0].partial_text, /^Alpha/);
+        },
+        aimock,
+        { idleSeconds: 2 },
+      );
     });
 
     test('Stop during a retry wait ends the turn without another attempt', async () => {

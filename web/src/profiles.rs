@@ -165,6 +165,10 @@ pub enum Field {
     MaxCommands,
     MaxTokens,
     MaxMinutes,
+    MaxAttempts,
+    RetrySeconds,
+    ConnectSeconds,
+    IdleSeconds,
 }
 
 impl Field {
@@ -180,6 +184,10 @@ impl Field {
             Field::MaxCommands => "profile-max-commands",
             Field::MaxTokens => "profile-max-tokens",
             Field::MaxMinutes => "profile-max-minutes",
+            Field::MaxAttempts => "profile-max-attempts",
+            Field::RetrySeconds => "profile-retry-seconds",
+            Field::ConnectSeconds => "profile-connect-seconds",
+            Field::IdleSeconds => "profile-idle-seconds",
         }
     }
 
@@ -206,6 +214,10 @@ pub struct Draft {
     pub max_commands: String,
     pub max_tokens: String,
     pub max_minutes: String,
+    pub max_attempts: String,
+    pub retry_seconds: String,
+    pub connect_seconds: String,
+    pub idle_seconds: String,
     /// The profile being edited has a stored key.
     pub had_key: bool,
     pub remove_key: bool,
@@ -303,6 +315,10 @@ impl Draft {
             max_commands: budget.max_commands.to_string(),
             max_tokens: budget.max_tokens.to_string(),
             max_minutes: minutes_text(budget.max_wall_ms),
+            max_attempts: budget.max_attempts.to_string(),
+            retry_seconds: (budget.max_retry_ms / 1000).to_string(),
+            connect_seconds: (budget.connect_timeout_ms / 1000).to_string(),
+            idle_seconds: (budget.idle_timeout_ms / 1000).to_string(),
             had_key,
             remove_key: false,
         }
@@ -402,6 +418,29 @@ impl Draft {
                 0
             }
         };
+        let max_attempts = bounded(
+            &self.max_attempts,
+            Field::MaxAttempts,
+            limits::MAX_ATTEMPTS.into(),
+            &mut errors,
+            l,
+        ) as u32;
+        let mut seconds = |text: &str, field, max| 1000 * bounded(text, field, max, &mut errors, l);
+        let max_retry_ms = seconds(
+            &self.retry_seconds,
+            Field::RetrySeconds,
+            limits::MAX_RETRY_SECONDS,
+        );
+        let connect_timeout_ms = seconds(
+            &self.connect_seconds,
+            Field::ConnectSeconds,
+            limits::MAX_TIMEOUT_SECONDS,
+        );
+        let idle_timeout_ms = seconds(
+            &self.idle_seconds,
+            Field::IdleSeconds,
+            limits::MAX_TIMEOUT_SECONDS,
+        );
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -418,9 +457,10 @@ impl Draft {
                 max_commands,
                 max_tokens,
                 max_wall_ms,
-                // Not in the form yet (the presets issue adds them): the
-                // retry and timeout policy is the default.
-                ..AgentBudget::default()
+                max_attempts,
+                max_retry_ms,
+                connect_timeout_ms,
+                idle_timeout_ms,
             },
         })
     }
@@ -437,6 +477,23 @@ fn whole<T: std::str::FromStr + Default + PartialOrd>(
         _ => {
             errors.push((field, t(l, Msg::EnterWhole).to_owned()));
             T::default()
+        }
+    }
+}
+
+/// A whole number from 1 to `max`.
+fn bounded(
+    text: &str,
+    field: Field,
+    max: u64,
+    errors: &mut Vec<(Field, String)>,
+    l: Locale,
+) -> u64 {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => n,
+        _ => {
+            errors.push((field, tf_in(l, Msg::EnterUpTo, &[&max.to_string()])));
+            0
         }
     }
 }
@@ -522,6 +579,10 @@ struct Form {
     max_commands: RwSignal<String>,
     max_tokens: RwSignal<String>,
     max_minutes: RwSignal<String>,
+    max_attempts: RwSignal<String>,
+    retry_seconds: RwSignal<String>,
+    connect_seconds: RwSignal<String>,
+    idle_seconds: RwSignal<String>,
     had_key: RwSignal<bool>,
     remove_key: RwSignal<bool>,
     errors: RwSignal<Vec<(Field, String)>>,
@@ -545,6 +606,10 @@ impl Form {
             max_commands: RwSignal::new(d.max_commands),
             max_tokens: RwSignal::new(d.max_tokens),
             max_minutes: RwSignal::new(d.max_minutes),
+            idle_seconds: RwSignal::new(d.idle_seconds),
+            connect_seconds: RwSignal::new(d.connect_seconds),
+            retry_seconds: RwSignal::new(d.retry_seconds),
+            max_attempts: RwSignal::new(d.max_attempts),
             had_key: RwSignal::new(d.had_key),
             remove_key: RwSignal::new(d.remove_key),
             errors: RwSignal::new(Vec::new()),
@@ -568,6 +633,10 @@ impl Form {
         self.max_commands.set(d.max_commands);
         self.max_tokens.set(d.max_tokens);
         self.max_minutes.set(d.max_minutes);
+        self.idle_seconds.set(d.idle_seconds);
+        self.connect_seconds.set(d.connect_seconds);
+        self.retry_seconds.set(d.retry_seconds);
+        self.max_attempts.set(d.max_attempts);
         self.had_key.set(d.had_key);
         self.remove_key.set(d.remove_key);
         self.errors.set(Vec::new());
@@ -588,6 +657,10 @@ impl Form {
             max_commands: self.max_commands.get_untracked(),
             max_tokens: self.max_tokens.get_untracked(),
             max_minutes: self.max_minutes.get_untracked(),
+            idle_seconds: self.idle_seconds.get_untracked(),
+            connect_seconds: self.connect_seconds.get_untracked(),
+            retry_seconds: self.retry_seconds.get_untracked(),
+            max_attempts: self.max_attempts.get_untracked(),
             had_key: self.had_key.get_untracked(),
             remove_key: self.remove_key.get_untracked(),
         }
@@ -1120,6 +1193,16 @@ fn ProfileForm(
                 <TextField form field=Field::MaxTokens label=Msg::MaxTokens value=form.max_tokens kind="number" inputmode="numeric" />
                 <TextField form field=Field::MaxMinutes label=Msg::MaxMinutes value=form.max_minutes kind="number" inputmode="decimal" />
             </fieldset>
+            <Show when=remote>
+                <fieldset class="budget">
+                    <legend>{text(Msg::ModelRequests)}</legend>
+                    <p class="hint">{text(Msg::ModelRequestsHint)}</p>
+                    <TextField form field=Field::MaxAttempts label=Msg::MaxAttempts value=form.max_attempts kind="number" inputmode="numeric" />
+                    <TextField form field=Field::RetrySeconds label=Msg::RetrySeconds value=form.retry_seconds kind="number" inputmode="numeric" />
+                    <TextField form field=Field::ConnectSeconds label=Msg::ConnectSeconds value=form.connect_seconds kind="number" inputmode="numeric" />
+                    <TextField form field=Field::IdleSeconds label=Msg::IdleSeconds value=form.idle_seconds kind="number" inputmode="numeric" />
+                </fieldset>
+            </Show>
             <button type="submit" class="primary">{text(Msg::SaveProfile)}</button>
         </form>
     }
@@ -1241,6 +1324,35 @@ mod tests {
     }
 
     #[test]
+    fn retry_and_timeout_fields_are_bounded_like_the_core() {
+        let at = |attempts: &str, idle: &str| {
+            let mut d = Draft::default();
+            d.name = "p".into();
+            d.max_attempts = attempts.into();
+            d.idle_seconds = idle.into();
+            d.build("", Locale::En).map(|p| p.budget)
+        };
+        let ok = at("10", "600").unwrap();
+        assert_eq!((ok.max_attempts, ok.idle_timeout_ms), (10, 600_000));
+        ok.check().unwrap();
+        for (attempts, idle, field) in [
+            ("0", "60", Field::MaxAttempts),
+            ("11", "60", Field::MaxAttempts),
+            ("4", "0", Field::IdleSeconds),
+            ("4", "601", Field::IdleSeconds),
+            ("4", "1.5", Field::IdleSeconds),
+        ] {
+            let errors = at(attempts, idle).unwrap_err();
+            assert_eq!(errors.iter().map(|(f, _)| *f).collect::<Vec<_>>(), [field]);
+        }
+        let too_long = AgentBudget {
+            idle_timeout_ms: 601_000,
+            ..AgentBudget::default()
+        };
+        assert!(too_long.check().is_err());
+    }
+
+    #[test]
     fn a_summary_round_trips_through_the_form() {
         let summary = ProfileSummary {
             id: "01JD0000000000000000000001".parse().unwrap(),
@@ -1256,11 +1368,16 @@ mod tests {
             capabilities: Capabilities::default(),
             budget: AgentBudget {
                 max_wall_ms: 90_000,
+                max_attempts: 2,
+                max_retry_ms: 30_000,
+                connect_timeout_ms: 5_000,
+                idle_timeout_ms: 7_000,
                 ..AgentBudget::default()
             },
         };
         let draft = Draft::edit(&summary);
         assert_eq!(draft.max_minutes, "1.5");
+        assert_eq!(draft.idle_seconds, "7");
         assert_eq!(parse_minutes("10"), Some(600_000));
         assert_eq!(parse_minutes(".25"), Some(15_000));
         assert_eq!(minutes_text(600_000), "10");

@@ -31,6 +31,14 @@ pub mod limits {
     pub const MAX_ENV_VARS: usize = 64;
     pub const MAX_ENV_NAME_BYTES: usize = 128;
     pub const MAX_ENV_VALUE_BYTES: usize = 8 * 1024;
+    /// Attempts at one refused provider request.
+    pub const MAX_ATTEMPTS: u32 = 10;
+    /// Seconds after a request's first attempt within which a retry may
+    /// start.
+    pub const MAX_RETRY_SECONDS: u64 = 30 * 60;
+    /// Seconds a request may wait for its response, or a reply for its
+    /// next byte.
+    pub const MAX_TIMEOUT_SECONDS: u64 = 10 * 60;
 }
 
 // Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
@@ -172,6 +180,36 @@ fn default_idle_timeout_ms() -> u64 {
     60 * 1000
 }
 
+impl AgentBudget {
+    /// The retry and timeout policy within the bounds a profile may set:
+    /// at least one attempt, and no wait so short it fires before any
+    /// server could answer or so long it holds a turn for hours.
+    pub fn check(&self) -> Result<(), InvalidProfile> {
+        let seconds = |ms: u64, max: u64| (1000..=max * 1000).contains(&ms);
+        if !(1..=limits::MAX_ATTEMPTS).contains(&self.max_attempts) {
+            return Err(InvalidProfile(format!(
+                "attempts per request must be 1 to {}",
+                limits::MAX_ATTEMPTS
+            )));
+        }
+        if !seconds(self.max_retry_ms, limits::MAX_RETRY_SECONDS) {
+            return Err(InvalidProfile(format!(
+                "the retry period must be 1 to {} seconds",
+                limits::MAX_RETRY_SECONDS
+            )));
+        }
+        if !seconds(self.connect_timeout_ms, limits::MAX_TIMEOUT_SECONDS)
+            || !seconds(self.idle_timeout_ms, limits::MAX_TIMEOUT_SECONDS)
+        {
+            return Err(InvalidProfile(format!(
+                "timeouts must be 1 to {} seconds",
+                limits::MAX_TIMEOUT_SECONDS
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl Default for AgentBudget {
     fn default() -> Self {
         AgentBudget {
@@ -269,6 +307,7 @@ impl Profile {
                 }
             }
         }
+        self.budget.check()?;
         if self.env.len() > limits::MAX_ENV_VARS {
             return bad(format!(
                 "a profile has at most {} environment variables",

@@ -81,8 +81,9 @@ pub struct StreamError {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamErrorKind {
-    /// The body ended before the stream's terminator.
-    Cut,
+    /// The body ended cleanly, after at least one event, before the
+    /// stream's terminator: the provider never said it had finished.
+    Unfinished,
     Malformed {
         detail: String,
     },
@@ -97,8 +98,8 @@ pub enum StreamErrorKind {
 impl fmt::Display for StreamErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StreamErrorKind::Cut => {
-                f.write_str("the reply stream ended before the provider finished it")
+            StreamErrorKind::Unfinished => {
+                f.write_str("the reply stream ended without the provider's finish reason")
             }
             StreamErrorKind::Malformed { detail } => {
                 write!(f, "the provider sent a malformed stream: {detail}")
@@ -185,6 +186,11 @@ pub struct StreamDecoder {
     events: VecDeque<StreamEvent>,
     state: State,
     saw_finish_reason: bool,
+    /// Bytes arrived, and whether any of them made an event: a body with
+    /// bytes but no event is not an event stream at all (a JSON answer
+    /// from a server that ignored `stream: true`, an HTML error page).
+    saw_bytes: bool,
+    saw_event: bool,
     pending_calls: Vec<PendingCall>,
     open_blocks: Vec<Block>,
     secret: Secret,
@@ -207,6 +213,8 @@ impl StreamDecoder {
             events: VecDeque::new(),
             state: State::Open,
             saw_finish_reason: false,
+            saw_bytes: false,
+            saw_event: false,
             pending_calls: Vec::new(),
             open_blocks: Vec::new(),
             secret: Secret::default(),
@@ -228,6 +236,7 @@ impl StreamDecoder {
             State::Done => return Ok(()),
             State::Open => {}
         }
+        self.saw_bytes |= !bytes.is_empty();
         for slice in bytes.chunks(FEED_SLICE) {
             self.sse.feed(slice);
             if self.sse.overflows() > 0 {
@@ -236,6 +245,7 @@ impl StreamDecoder {
                 }));
             }
             while let Some(event) = self.sse.next_event() {
+                self.saw_event = true;
                 let handled = match self.kind {
                     ProviderKind::OpenAiCompatible => self.openai_event(&event),
                     ProviderKind::Anthropic => self.anthropic_event(&event),
@@ -278,7 +288,13 @@ impl StreamDecoder {
         if self.kind == ProviderKind::OpenAiCompatible && self.saw_finish_reason {
             return Ok(self.reply);
         }
-        Err(self.fail(StreamErrorKind::Cut))
+        if self.saw_bytes && !self.saw_event {
+            return Err(self.fail(StreamErrorKind::Malformed {
+                detail: "the body held no event-stream event (does this server stream replies?)"
+                    .into(),
+            }));
+        }
+        Err(self.fail(StreamErrorKind::Unfinished))
     }
 
     fn error(&self, kind: StreamErrorKind) -> StreamError {

@@ -161,7 +161,7 @@ fn openai_stream_cut_mid_reply_keeps_partial_text() {
     bytes.extend_from_slice(&OPENAI_TEXT[4].as_bytes()[..30]);
     let (reply, _) = decode(OPENAI, [bytes.as_slice()]);
     let error = reply.unwrap_err();
-    assert_eq!(error.kind, StreamErrorKind::Cut);
+    assert_eq!(error.kind, StreamErrorKind::Unfinished);
     assert_eq!(error.partial.text, OPENAI_TEXT_REPLY);
     assert_eq!(error.partial.stop, None);
 }
@@ -170,7 +170,7 @@ fn openai_stream_cut_mid_reply_keeps_partial_text() {
 fn openai_cut_during_tool_call_keeps_only_completed_calls() {
     let bytes = joined(&OPENAI_TOOLS[..5]);
     let error = decode(OPENAI, [bytes.as_slice()]).0.unwrap_err();
-    assert_eq!(error.kind, StreamErrorKind::Cut);
+    assert_eq!(error.kind, StreamErrorKind::Unfinished);
     assert_eq!(error.partial.text, "Writing it.");
     assert!(error.partial.tool_calls.is_empty());
 }
@@ -394,7 +394,7 @@ fn anthropic_message_stop_is_required() {
     // Everything but message_stop, even with the stop reason already in.
     let bytes = joined(&ANTHROPIC_TEXT[..7]);
     let error = decode(ANTHROPIC, [bytes.as_slice()]).0.unwrap_err();
-    assert_eq!(error.kind, StreamErrorKind::Cut);
+    assert_eq!(error.kind, StreamErrorKind::Unfinished);
     assert_eq!(error.partial.stop, Some(StopReason::EndTurn));
 }
 
@@ -402,7 +402,7 @@ fn anthropic_message_stop_is_required() {
 fn anthropic_stream_cut_mid_reply_keeps_partial_text() {
     let bytes = joined(&ANTHROPIC_TEXT[..4]);
     let error = decode(ANTHROPIC, [bytes.as_slice()]).0.unwrap_err();
-    assert_eq!(error.kind, StreamErrorKind::Cut);
+    assert_eq!(error.kind, StreamErrorKind::Unfinished);
     assert_eq!(error.partial.text, "Hello");
     assert_eq!(error.partial.usage.input_tokens, 25);
 }
@@ -594,12 +594,38 @@ fn arbitrary_bytes_never_panic() {
 }
 
 #[test]
-fn finish_on_an_empty_body_is_cut() {
+fn finish_on_an_empty_body_is_unfinished() {
     for kind in [OPENAI, ANTHROPIC] {
         let error = StreamDecoder::new(kind).finish().unwrap_err();
-        assert_eq!(error.kind, StreamErrorKind::Cut);
+        assert_eq!(error.kind, StreamErrorKind::Unfinished);
         assert_eq!(error.partial, Reply::default());
     }
+}
+
+#[test]
+fn a_body_with_bytes_but_no_event_is_not_an_event_stream() {
+    // A server that ignored `stream: true` and answered JSON, or an HTML
+    // page: not "ended unfinished" but "not understood".
+    for body in [
+        "{\"choices\":[{\"message\":{\"content\":\"hi\"}}]}",
+        "{malformed json: <<<chaos>>>",
+        "<html><body>Bad gateway</body></html>\n",
+    ] {
+        for kind in [OPENAI, ANTHROPIC] {
+            let error = decode(kind, [body.as_bytes()]).0.unwrap_err();
+            assert!(
+                matches!(&error.kind, StreamErrorKind::Malformed { detail } if detail.contains("no event-stream event")),
+                "{body}: {:?}",
+                error.kind
+            );
+            assert_eq!(error.partial, Reply::default());
+        }
+    }
+    // A comment alone is no event either, but a stream that had events and
+    // then ended is unfinished, not malformed.
+    let bytes = joined(&OPENAI_TEXT[..2]);
+    let error = decode(OPENAI, [bytes.as_slice()]).0.unwrap_err();
+    assert_eq!(error.kind, StreamErrorKind::Unfinished);
 }
 
 // ---- Unreadable shapes end the reply (never skipped silently) ----

@@ -357,7 +357,7 @@ fn openai_stub_stream_cut_mid_reply_keeps_partial_text() {
     };
     let (outcome, _, _) = run(ProviderKind::OpenAiCompatible, answer);
     let error = expect_stream_error(outcome);
-    assert_eq!(error.kind, StreamErrorKind::Cut);
+    assert_eq!(error.kind, StreamErrorKind::Unfinished);
     assert_eq!(error.partial.text, OPENAI_TEXT_REPLY);
 }
 
@@ -448,7 +448,7 @@ fn anthropic_stub_stream_cut_mid_reply_keeps_partial_text() {
     };
     let (outcome, _, _) = run(ProviderKind::Anthropic, answer);
     let error = expect_stream_error(outcome);
-    assert_eq!(error.kind, StreamErrorKind::Cut);
+    assert_eq!(error.kind, StreamErrorKind::Unfinished);
     assert_eq!(error.partial.text, "Hello");
 }
 

@@ -319,6 +319,13 @@ catalog! {
     MaxCommands => "Max commands", "Max. Befehle";
     MaxTokens => "Max tokens", "Max. Tokens";
     MaxMinutes => "Max minutes", "Max. Minuten";
+    ModelRequests => "Model requests", "Modellanfragen";
+    ModelRequestsHint => "A request the server refused before working on it (429, 503, 529, no connection) is sent again after a wait, within these bounds. A reply silent for longer than the idle time ends as broken and is not sent again.",
+        "Eine Anfrage, die der Server vor der Bearbeitung abgelehnt hat (429, 503, 529, keine Verbindung), wird nach einer Wartezeit in diesen Grenzen erneut gesendet. Eine Antwort, die länger als die Ruhezeit schweigt, endet als abgebrochen und wird nicht erneut gesendet.";
+    MaxAttempts => "Attempts per request", "Versuche je Anfrage";
+    RetrySeconds => "Retry for at most (seconds)", "Höchstens so lange wiederholen (Sekunden)";
+    ConnectSeconds => "Wait for a response (seconds)", "Auf die Antwort warten (Sekunden)";
+    IdleSeconds => "Idle time in a reply (seconds)", "Ruhezeit in einer Antwort (Sekunden)";
     SaveProfile => "Save profile", "Profil speichern";
     // Profile form errors.
     EnterName => "Enter a name.", "Gib einen Namen ein.";
@@ -332,6 +339,7 @@ catalog! {
     EnterMinutes => "Enter minutes above 0 and at most 1440 (up to 3 decimals).",
         "Gib Minuten über 0 und höchstens 1440 ein (bis zu 3 Nachkommastellen).";
     EnterWhole => "Enter a whole number above 0.", "Gib eine ganze Zahl über 0 ein.";
+    EnterUpTo => "Enter a whole number from 1 to {0}.", "Gib eine ganze Zahl von 1 bis {0} ein.";
     NotVarName => "“{0}” is not a variable name: use letters, digits and _, not starting with a digit.",
         "„{0}“ ist kein Variablenname: Verwende Buchstaben, Ziffern und _, nicht mit einer Ziffer am Anfang.";
     ReservedVar => "{0} is set by the runtime and cannot be changed.",
@@ -432,8 +440,8 @@ catalog! {
         "Der Anbieter ist überlastet und hat auch nach den Wiederholungen abgelehnt; versuche es in ein paar Minuten erneut.";
     AdviceConnectTimeout => "The provider did not answer in time; it may have received the message, so nothing was resent. Check the server, then send the message again.",
         "Der Anbieter hat nicht rechtzeitig geantwortet; er hat die Nachricht vielleicht erhalten, darum wurde nichts erneut gesendet. Prüfe den Server und sende die Nachricht dann erneut.";
-    AdviceIdleTimeout => "The reply stopped arriving mid-way; nothing was resent. Send the message again to ask anew, or raise the environment's idle timeout for a slow model.",
-        "Die Antwort kam mittendrin nicht mehr an; nichts wurde erneut gesendet. Sende die Nachricht erneut, um neu zu fragen, oder erhöhe die Leerlaufzeit der Umgebung für ein langsames Modell.";
+    AdviceIdleTimeout => "The reply stopped arriving mid-way; nothing was resent. Send the message again to ask anew, or raise the profile's “Idle time in a reply” for a slow model.",
+        "Die Antwort kam mittendrin nicht mehr an; nichts wurde erneut gesendet. Sende die Nachricht erneut, um neu zu fragen, oder erhöhe im Profil die „Ruhezeit in einer Antwort“ für ein langsames Modell.";
     AdviceNoFinish => "The provider ended the reply without saying it was finished; nothing was resent. Send the message again to ask anew.",
         "Der Anbieter hat die Antwort beendet, ohne zu sagen, dass sie fertig ist; nichts wurde erneut gesendet. Sende die Nachricht erneut, um neu zu fragen.";
     PhFolderNeedsPermissionLaunch => "the browser needs your permission again to use the folder “{0}”; press Resume and allow it",

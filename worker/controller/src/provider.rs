@@ -319,24 +319,16 @@ async fn stream(
             }
         }
     }
-    decoder.finish().map_err(|e| {
-        let mut f = stream_failure(e);
-        // The body ended cleanly: not dropped, but never finished.
-        if f.class == ProviderFailureClass::Cut {
-            f.class = ProviderFailureClass::NoFinish;
-            f.message = "the reply stream ended without the provider's finish reason".into();
-        }
-        f
-    })
+    decoder.finish().map_err(stream_failure)
 }
 
 #[allow(clippy::needless_pass_by_value)]
 fn stream_failure(e: lifeline_provider::StreamError) -> Failure {
     let partial = e.partial.text.clone();
     in_reply(match e.kind {
-        StreamErrorKind::Cut => failure(
-            ProviderFailureClass::Cut,
-            "the reply stream ended before the provider finished".into(),
+        StreamErrorKind::Unfinished => failure(
+            ProviderFailureClass::NoFinish,
+            "the reply stream ended without the provider's finish reason".into(),
             &partial,
         ),
         StreamErrorKind::Malformed { detail } => failure(
