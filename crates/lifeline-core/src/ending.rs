@@ -128,7 +128,7 @@ impl<'de> Deserialize<'de> for TurnEnding {
 impl fmt::Display for TurnEnding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use TurnEnding as E;
-        const BUDGET: &str = "Nothing after that was run. Raise the limit in the environment's budget, or send a message to continue.";
+        const BUDGET: &str = "Nothing after that was run. Raise the limit under the profile's “Budget per turn”, or send a message to continue.";
         match self {
             E::StoppedBefore { line, left: 1 } => {
                 write!(f, "Stopped before `{line}` ran; 1 planned command was not run.")

@@ -467,7 +467,7 @@ impl ProviderFailureClass {
     pub fn advice(self) -> &'static str {
         match self {
             ProviderFailureClass::Auth => {
-                "Check the API key in the environment's credentials, then send the message again."
+                "Check the API key in the profile, then send the message again."
             }
             ProviderFailureClass::RateLimit => {
                 "Wait a minute (or raise the provider account's limits), then send the message again."
@@ -476,16 +476,16 @@ impl ProviderFailureClass {
                 "Start a new session, or choose a model with a larger context window, and send a shorter message."
             }
             ProviderFailureClass::Transport => {
-                "Either the server is down (or not at the environment's base URL), or it does not allow this page's origin (CORS); the browser cannot tell which. Check both, then send the message again."
+                "Either the server is down (or not at the profile's base URL), or it does not allow this page's origin (CORS); the browser cannot tell which. Check both, then send the message again."
             }
             ProviderFailureClass::Server => {
                 "The provider had a problem on its side; try again in a little while."
             }
             ProviderFailureClass::InvalidRequest => {
-                "The provider refused the request as sent; check the environment's model and settings, or start a new session."
+                "The provider refused the request as sent; check the profile's model and settings, or start a new session."
             }
             ProviderFailureClass::NotFound => {
-                "Check the model name and base URL in the environment."
+                "Check the model name and base URL in the profile."
             }
             ProviderFailureClass::Cut => {
                 "The connection dropped mid-reply; nothing was resent. Send the message again to ask anew."
@@ -501,7 +501,7 @@ impl ProviderFailureClass {
                 "The provider did not answer in time; it may have received the message, so nothing was resent. Check the server, then send the message again."
             }
             ProviderFailureClass::IdleTimeout => {
-                "The reply stopped arriving mid-way; nothing was resent. Send the message again to ask anew, or raise the environment's idle timeout for a slow model."
+                "The reply stopped arriving mid-way; nothing was resent. Send the message again to ask anew, or raise the profile's “Idle time in a reply” for a slow model."
             }
             ProviderFailureClass::NoFinish => {
                 "The provider ended the reply without saying it was finished; nothing was resent. Send the message again to ask anew."

@@ -409,20 +409,20 @@ catalog! {
     ProviderCut => "dropped mid-reply", "mitten in der Antwort abgebrochen";
     ProviderMalformed => "reply not understood", "Antwort nicht verstanden";
     ProviderCancelled => "cancelled", "abgebrochen";
-    AdviceAuth => "Check the API key in the environment's credentials, then send the message again.",
-        "Prüfe den API-Schlüssel in den Zugangsdaten der Umgebung und sende die Nachricht dann erneut.";
+    AdviceAuth => "Check the API key in the profile, then send the message again.",
+        "Prüfe den API-Schlüssel im Profil und sende die Nachricht dann erneut.";
     AdviceRateLimit => "Wait a minute (or raise the provider account's limits), then send the message again.",
         "Warte eine Minute (oder erhöhe die Limits des Anbieterkontos) und sende die Nachricht dann erneut.";
     AdviceContextLength => "Start a new session, or choose a model with a larger context window, and send a shorter message.",
         "Beginne eine neue Sitzung oder wähle ein Modell mit größerem Kontextfenster und sende eine kürzere Nachricht.";
-    AdviceTransport => "Either the server is down (or not at the environment's base URL), or it does not allow this page's origin (CORS); the browser cannot tell which. Check both, then send the message again.",
-        "Entweder läuft der Server nicht (oder nicht unter der Basis-URL der Umgebung), oder er erlaubt den Ursprung dieser Seite nicht (CORS); der Browser kann das nicht unterscheiden. Prüfe beides und sende die Nachricht dann erneut.";
+    AdviceTransport => "Either the server is down (or not at the profile's base URL), or it does not allow this page's origin (CORS); the browser cannot tell which. Check both, then send the message again.",
+        "Entweder läuft der Server nicht (oder nicht unter der Basis-URL des Profils), oder er erlaubt den Ursprung dieser Seite nicht (CORS); der Browser kann das nicht unterscheiden. Prüfe beides und sende die Nachricht dann erneut.";
     AdviceServer => "The provider had a problem on its side; try again in a little while.",
         "Der Anbieter hatte ein Problem auf seiner Seite; versuche es in einer Weile erneut.";
-    AdviceInvalidRequest => "The provider refused the request as sent; check the environment's model and settings, or start a new session.",
-        "Der Anbieter hat die Anfrage so nicht angenommen; prüfe Modell und Einstellungen der Umgebung oder beginne eine neue Sitzung.";
-    AdviceNotFound => "Check the model name and base URL in the environment.",
-        "Prüfe den Modellnamen und die Basis-URL in der Umgebung.";
+    AdviceInvalidRequest => "The provider refused the request as sent; check the profile's model and settings, or start a new session.",
+        "Der Anbieter hat die Anfrage so nicht angenommen; prüfe Modell und Einstellungen des Profils oder beginne eine neue Sitzung.";
+    AdviceNotFound => "Check the model name and base URL in the profile.",
+        "Prüfe den Modellnamen und die Basis-URL im Profil.";
     AdviceCut => "The connection dropped mid-reply; nothing was resent. Send the message again to ask anew.",
         "Die Verbindung brach mitten in der Antwort ab; nichts wurde erneut gesendet. Sende die Nachricht erneut, um neu zu fragen.";
     AdviceMalformed => "The provider sent something this app cannot read; check that the base URL points at a compatible API.",
@@ -696,8 +696,8 @@ catalog! {
     EndNotSent => "was never sent to a runtime, and its runtime is gone",
         "wurde nie an eine Runtime gesendet, und seine Runtime ist weg";
     EndUnknown => "may have started: its outcome is unknown", "hat vielleicht begonnen: sein Ergebnis ist unbekannt";
-    EndBudget => "Stopped: the turn used its {0}. Nothing after that was run. Raise the limit in the environment's budget, or send a message to continue.",
-        "Angehalten: Der Durchgang hat sein {0} aufgebraucht. Danach wurde nichts ausgeführt. Erhöhe die Grenze im Budget der Umgebung, oder sende eine Nachricht, um weiterzumachen.";
+    EndBudget => "Stopped: the turn used its {0}. Nothing after that was run. Raise the limit under the profile's “Budget per turn”, or send a message to continue.",
+        "Angehalten: Der Durchgang hat sein {0} aufgebraucht. Danach wurde nichts ausgeführt. Erhöhe die Grenze im Profil unter „Budget pro Runde“, oder sende eine Nachricht, um weiterzumachen.";
     EndSteps => "model request budget ({0})", "Budget an Modellanfragen ({0})";
     EndCommands => "command budget ({0})", "Befehlsbudget ({0})";
     EndTokens => "token budget ({0}; {1} used)", "Token-Budget ({0}; {1} verbraucht)";
