@@ -5,8 +5,14 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { VIEWPORTS, openApp } from '../lib/browser.mjs';
 import { commandBlock, transcript } from '../lib/ui.mjs';
+
+// LIFELINE_SCREENSHOTS=<dir> saves the composer with its queue there (for
+// the user guide); CI does not set it.
+const SHOTS = process.env.LIFELINE_SCREENSHOTS;
 
 const queue = (page) => page.getByRole('list', { name: 'Queued messages' });
 const queued = (page, text) => queue(page).getByRole('listitem').filter({ hasText: text });
@@ -46,6 +52,10 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         assert.equal(items.length, 2);
         assert.match(items[0], /queued.*\$ echo queued-one/);
         assert.match(items[1], /queued.*\$ echo queued-two/);
+        if (SHOTS) {
+          await mkdir(SHOTS, { recursive: true });
+          await page.screenshot({ path: join(SHOTS, `queue-${vname}.png`) });
+        }
         const { violations } = await new AxeBuilder({ page }).include('.composer').analyze();
         assert.deepEqual(violations.map((v) => v.id), []);
 

@@ -53,7 +53,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       await header.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
       await send(page, '$ echo hello > notes.txt && ls');
       await commandBlock(page, 'echo hello > notes.txt && ls').getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
-      await shot(page, `${vname}-chat`);
+      await shot(page, `chat-${vname}`);
     });
 
     test('the session list closes by its button, Escape and a tap outside, giving focus back', async () => {
@@ -73,6 +73,10 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       for (const [way, close] of ways) {
         await toggle.click();
         await sessions.waitFor();
+        if (way === 'button') {
+          await shot(page, `sessions-${vname}`);
+          await axe(page);
+        }
         await close();
         await sessions.waitFor({ state: 'hidden' });
         await focusIsOn(page, 'sessions');
@@ -121,7 +125,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       // Journal position and the like are behind one disclosure.
       const position = details.locator('[data-field="position"]');
       assert.equal(await position.isVisible(), false);
-      await shot(page, `${vname}-details`);
+      await shot(page, `details-${vname}`);
       await details.getByText('Technical details').click();
       await position.waitFor();
       await axe(page);

@@ -224,3 +224,30 @@ fn an_informational_notice_expires_and_a_later_one_under_its_key_lives_on() {
     settle(&mut e, &mut page);
     assert!(cleared(&page), "the notice is cleared when it expires");
 }
+
+#[test]
+fn the_card_the_engine_checks_says_what_the_page_is_shown() {
+    let (e, page) = leader();
+    let shown = page
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            ControllerToPage::Recovery { card } => card.clone(),
+            _ => None,
+        })
+        .expect("a starting session has a card");
+    let checked = e.card().expect("a card");
+    // Continue from history's summary is built from the same facts as
+    // `card()`; once they differed on the tab's attachment.
+    assert_eq!(checked.report.rows, shown.report.rows);
+    let attachments = checked
+        .report
+        .rows
+        .iter()
+        .find(|r| r.dimension == lifeline_core::recovery::Dimension::Attachments)
+        .expect("an Attachments row");
+    assert_eq!(
+        attachments.verdict,
+        lifeline_core::recovery::Verdict::Survived
+    );
+}
