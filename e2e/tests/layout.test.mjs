@@ -125,9 +125,9 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       // Journal position and the like are behind one disclosure.
       const position = details.locator('[data-field="position"]');
       assert.equal(await position.isVisible(), false);
-      await shot(page, `details-${vname}`);
       await details.getByText('Technical details').click();
       await position.waitFor();
+      await shot(page, `details-${vname}`);
       await axe(page);
       await details.getByText('Technical details').click();
       if (phone) {

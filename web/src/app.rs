@@ -34,15 +34,16 @@ pub fn App() -> impl IntoView {
         sessions_open.set(false);
         details_open.set(false);
     };
-    // Escape closes whichever drawer is open, wherever focus is.
-    let _ = window_event_listener(leptos::ev::keydown, move |event| {
-        if event.key() == "Escape" && any_open() {
-            close_all();
-        }
-    });
 
     view! {
+        // Escape closes whichever drawer is open (focus is inside the page
+        // while one is: opening it moved focus into it).
         <div
+            on:keydown=move |event: web_sys::KeyboardEvent| {
+                if event.key() == "Escape" && any_open() {
+                    close_all();
+                }
+            }
             class="shell"
             class:sessions-open=move || sessions_open.get()
             class:details-open=move || details_open.get()
@@ -589,32 +590,45 @@ fn Lifecycle(ui: Ui) -> impl IntoView {
 /// an entry leaves it exactly when the engine runs or drops it.
 #[component]
 fn Queue(ui: Ui, can_cancel: impl Fn() -> bool + Copy + Send + Sync + 'static) -> impl IntoView {
-    let waiting = Memo::new(move |_| ui.lifecycle().map(|l| l.waiting).unwrap_or_default());
-    let count = move || match waiting.with(Vec::len) {
-        1 => tr(Msg::OneWaiting).to_owned(),
-        n => tf(Msg::ManyWaiting, &[&n.to_string()]),
-    };
-    view! {
-        <Show when=move || waiting.with(|w| !w.is_empty())>
+    // Rebuilt whole when it changes: a handful of lines, and no keyed list
+    // (each costs the page's wasm, which has a size budget).
+    move || {
+        let waiting = ui.status.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.lifecycle.as_ref())
+                .map(|l| l.waiting.clone())
+                .unwrap_or_default()
+        });
+        let count = match waiting.len() {
+            0 => return None,
+            1 => tr(Msg::OneWaiting).to_owned(),
+            n => tf(Msg::ManyWaiting, &[&n.to_string()]),
+        };
+        // Static inside: this closure runs again on any change, the
+        // locale's included.
+        let (badge, cancel, locked) = (tr(Msg::Queued), tr(Msg::Cancel), !can_cancel());
+        let items = waiting
+            .into_iter()
+            .map(|w| {
+                view! {
+                    <li>
+                        <span class="queued-badge">{badge}</span>
+                        <span class="queued-text">{w.text}</span>
+                        <button type="button" disabled=locked on:click=move |_| io::withdraw_prompt(w.turn)>
+                            {cancel}
+                        </button>
+                    </li>
+                }
+            })
+            .collect_view();
+        Some(view! {
             <div class="queue">
                 <p id="queue-head" class="queue-head">{count}</p>
-                <ol class="queue-list" aria-label=text(Msg::QueuedMessages) aria-describedby="queue-head">
-                    <For each=move || waiting.get() key=|w| w.turn let:w>
-                        <li>
-                            <span class="queued-badge">{text(Msg::Queued)}</span>
-                            <span class="queued-text">{w.text}</span>
-                            <button
-                                type="button"
-                                disabled=move || !can_cancel()
-                                on:click=move |_| io::withdraw_prompt(w.turn)
-                            >
-                                {text(Msg::Cancel)}
-                            </button>
-                        </li>
-                    </For>
+                <ol class="queue-list" aria-label=tr(Msg::QueuedMessages) aria-describedby="queue-head">
+                    {items}
                 </ol>
             </div>
-        </Show>
+        })
     }
 }
 
@@ -700,7 +714,15 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
         _ => "",
     };
     view! {
-        <aside id="details" class="details" aria-label=text(Msg::SessionDetails) data-connection=connection>
+        // Focusable, so a click inside it keeps focus in the drawer and
+        // Escape reaches the shell's handler.
+        <aside
+            id="details"
+            class="details"
+            tabindex="-1"
+            aria-label=text(Msg::SessionDetails)
+            data-connection=connection
+        >
             <div class="pane-heading">
                 <h2>{text(Msg::Details)}</h2>
                 <button
