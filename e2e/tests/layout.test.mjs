@@ -136,6 +136,26 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       }
     });
 
+    test('the Profiles dialog closes by its button, Escape and (beside it) a tap outside', async () => {
+      const { page } = browser;
+      const open = page.getByRole('button', { name: 'Profiles' });
+      const dialog = page.getByRole('dialog', { name: 'Profiles' });
+      const ways = [
+        ['button', () => dialog.getByRole('button', { name: 'Close', exact: true }).click()],
+        ['Escape', () => page.keyboard.press('Escape')],
+      ];
+      // On a phone it fills the screen: there is no outside to tap.
+      if (!phone) ways.push(['tap outside', () => page.mouse.click(5, viewport.height - 5)]);
+      for (const [way, close] of ways) {
+        await open.click();
+        await dialog.waitFor();
+        await close();
+        await dialog.waitFor({ state: 'hidden' });
+        await page.waitForFunction(() => document.activeElement?.classList.contains('profiles-open'));
+        assert.ok(true, way);
+      }
+    });
+
     test('the storage notice can be dismissed, and stays dismissed after a reload', async () => {
       const { page } = browser;
       const notice = storageNotice(page);
