@@ -115,14 +115,14 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await seedFolder(page);
 
         await showDetails(page, phone);
-        assert.equal(await selectedText(page), "This tab's worker sandbox (OPFS workspace)");
+        assert.equal(await selectedText(page), 'Worker sandbox (OPFS)');
         if (!phone) {
           // A cancelled picker changes nothing and asks nothing.
           await page.evaluate(() => { window.__cancelPicker = true; });
           await environment(page).selectOption({ label: 'A local folder…' });
           await page.waitForFunction(() => window.__pickerOptions !== undefined);
           assert.equal(await page.getByRole('group', { name: 'Environment' }).count(), 0);
-          assert.equal(await selectedText(page), "This tab's worker sandbox (OPFS workspace)");
+          assert.equal(await selectedText(page), 'Worker sandbox (OPFS)');
           await page.evaluate(() => { window.__cancelPicker = false; });
         }
         const confirm = await chooseFolder(page);
@@ -131,7 +131,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         assert.deepEqual(violations.map((v) => v.id), [], 'axe-core with the confirmation open');
         await shot(page, `environment-confirm-${vname}`);
         // Nothing changes before the confirmation.
-        assert.equal(await selectedText(page), "This tab's worker sandbox (OPFS workspace)");
+        assert.equal(await selectedText(page), 'Worker sandbox (OPFS)');
         await confirm.getByRole('button', { name: 'Start there' }).click();
         await waitSelected(page, 'Local folder: my-project');
         await hideDetails(page, phone);
@@ -172,11 +172,11 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         // Back to the sandbox: a new, empty workspace; the folder stays.
         await showDetails(page, phone);
         await waitSelected(page, 'Local folder: my-project');
-        await environment(page).selectOption({ label: "This tab's worker sandbox (OPFS workspace)" });
+        await environment(page).selectOption({ label: 'Worker sandbox (OPFS)' });
         const back = page.getByRole('group', { name: 'Environment' });
         await back.getByText("Start a new session in this tab's worker sandbox?").waitFor();
         await back.getByRole('button', { name: 'Start there' }).click();
-        await waitSelected(page, "This tab's worker sandbox (OPFS workspace)");
+        await waitSelected(page, 'Worker sandbox (OPFS)');
         await hideDetails(page, phone);
         await waitConnected(page);
         await send(page, '$ ls');

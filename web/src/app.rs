@@ -25,9 +25,25 @@ pub fn App() -> impl IntoView {
     // regardless, so the flags just mean "opened by the user".
     let sessions_open = RwSignal::new(false);
     let details_open = RwSignal::new(false);
+    let sessions_toggle = NodeRef::<leptos::html::Button>::new();
+    let details_toggle = NodeRef::<leptos::html::Button>::new();
+    drawer(sessions_open, sessions_toggle, "#sessions .pane-close");
+    drawer(details_open, details_toggle, "#details .pane-close");
+    let any_open = move || sessions_open.get() || details_open.get();
+    let close_all = move || {
+        sessions_open.set(false);
+        details_open.set(false);
+    };
 
     view! {
+        // Escape closes whichever drawer is open (focus is inside the page
+        // while one is: opening it moved focus into it).
         <div
+            on:keydown=move |event: web_sys::KeyboardEvent| {
+                if event.key() == "Escape" && any_open() {
+                    close_all();
+                }
+            }
             class="shell"
             class:sessions-open=move || sessions_open.get()
             class:details-open=move || details_open.get()
@@ -36,6 +52,7 @@ pub fn App() -> impl IntoView {
                 <button
                     type="button"
                     class="pane-toggle sessions-toggle"
+                    node_ref=sessions_toggle
                     aria-controls="sessions"
                     aria-expanded=move || sessions_open.get().to_string()
                     on:click=move |_| sessions_open.update(|open| *open = !*open)
@@ -45,34 +62,64 @@ pub fn App() -> impl IntoView {
                 <h1>"Lifeline"</h1>
                 <ConnectionStatus ui />
                 <Profiles ui />
+                // On a phone it reads "Details"; its name stays the pane's.
                 <button
                     type="button"
                     class="pane-toggle details-toggle"
+                    node_ref=details_toggle
                     aria-controls="details"
+                    aria-label=text(Msg::SessionDetails)
                     aria-expanded=move || details_open.get().to_string()
                     on:click=move |_| details_open.update(|open| *open = !*open)
                 >
-                    {text(Msg::SessionDetails)}
+                    <span class="long">{text(Msg::SessionDetails)}</span>
+                    <span class="short">{text(Msg::Details)}</span>
                 </button>
             </header>
+            // A tap outside an open drawer closes it.
+            <div class="scrim" hidden=move || !any_open() on:click=move |_| close_all()></div>
             <SessionList ui open=sessions_open />
             <main class="chat">
                 <Notices ui />
                 <Transcript ui />
-                <RuntimeWatch ui />
                 <Composer ui />
             </main>
-            <DetailsPane ui />
+            <DetailsPane ui open=details_open />
         </div>
     }
+}
+
+/// A drawer's focus: opening it moves focus into it (to its close button),
+/// closing it by any way (its button, Escape, a tap outside) returns focus
+/// to the toggle that opened it.
+fn drawer(open: RwSignal<bool>, toggle: NodeRef<leptos::html::Button>, inside: &'static str) {
+    Effect::new(move |was: Option<bool>| {
+        let now = open.get();
+        if was.is_some_and(|was| was != now) {
+            let target: Option<web_sys::HtmlElement> = if now {
+                document()
+                    .query_selector(inside)
+                    .ok()
+                    .flatten()
+                    .and_then(|e| wasm_bindgen::JsCast::dyn_into(e).ok())
+            } else {
+                toggle.get_untracked().map(Into::into)
+            };
+            if let Some(target) = target {
+                let _ = target.focus();
+            }
+        }
+        now
+    });
 }
 
 #[component]
 fn ConnectionStatus(ui: Ui) -> impl IntoView {
     let connection = Memo::new(move |_| ui.connection());
+    let text = move || connection.get().text();
     view! {
-        <p class="connection" role="status" data-state=move || connection.get().state()>
-            {move || connection.get().text()}
+        <p class="connection" role="status" title=text data-state=move || connection.get().state()>
+            {text}
         </p>
     }
 }
@@ -93,7 +140,7 @@ fn RuntimeWatch(ui: Ui) -> impl IntoView {
     };
     view! {
         <Show when=move || unresponsive.get().is_some()>
-            <div class="notice runtime-watch" data-level="warning" role="alert">
+            <div class="notice" data-level="warning" role="alert">
                 <p>{text(Msg::RuntimeNotResponding)}</p>
                 <button type="button" on:click=stop>{text(Msg::StopRuntime)}</button>
             </div>
@@ -148,12 +195,14 @@ fn level_name(level: Level) -> &'static str {
 
 #[component]
 fn Notices(ui: Ui) -> impl IntoView {
+    let dismissed = RwSignal::new(crate::ui::storage_notice_dismissed());
     let unpersisted = move || {
-        ui.status.with(|s| {
-            s.as_ref()
-                .and_then(|s| s.storage.as_ref())
-                .is_some_and(|s| !s.persisted)
-        })
+        !dismissed.get()
+            && ui.status.with(|s| {
+                s.as_ref()
+                    .and_then(|s| s.storage.as_ref())
+                    .is_some_and(|s| !s.persisted)
+            })
     };
     let persist_note = move || match ui.persist.get() {
         Persist::Idle => String::new(),
@@ -188,9 +237,20 @@ fn Notices(ui: Ui) -> impl IntoView {
                     >
                         {text(Msg::KeepData)}
                     </button>
+                    <button
+                        type="button"
+                        class="dismiss"
+                        on:click=move |_| {
+                            crate::ui::dismiss_storage_notice();
+                            dismissed.set(true);
+                        }
+                    >
+                        {text(Msg::Dismiss)}
+                    </button>
                     <p class="notice-detail">{persist_note}</p>
                 </div>
             </Show>
+            <RuntimeWatch ui />
             <For
                 each=move || ui.notices.get()
                 key=|n| (n.key.clone(), n.revision)
@@ -437,11 +497,10 @@ fn Composer(ui: Ui) -> impl IntoView {
             && ui.started.get()
             && ui.status.with(|s| s.as_ref().is_some_and(|s| s.writer))
     };
+    // While a turn runs, Send queues the message: the engine holds it and
+    // runs it after the turn (or refuses it with the reason).
     let can_send = move || {
-        ui.can_write()
-            && !ui.busy()
-            && !crate::evidence::importing()
-            && !ui.draft.with(|d| d.trim().is_empty())
+        ui.can_write() && !crate::evidence::importing() && !ui.draft.with(|d| d.trim().is_empty())
     };
     // `busy` covers a starting session too; the lifecycle check keeps Stop
     // usable should a status say `starting` without it.
@@ -466,9 +525,10 @@ fn Composer(ui: Ui) -> impl IntoView {
                 {move || ui.refused.get()}
             </p>
             <Lifecycle ui />
+            <Queue ui can_cancel=writer />
             <textarea
                 aria-label=text(Msg::Message)
-                aria-describedby=move || if following() { "composer-following composer-refused" } else { "composer-refused" }
+                aria-describedby=move || if following() { "composer-following composer-refused composer-hint" } else { "composer-refused composer-hint" }
                 rows="2"
                 placeholder=text(Msg::MessagePlaceholder)
                 disabled=locked
@@ -484,6 +544,9 @@ fn Composer(ui: Ui) -> impl IntoView {
                 }
             ></textarea>
             <div class="composer-actions">
+                <p id="composer-hint" class="composer-hint">
+                    {move || tr(if ui.busy() { Msg::HintQueues } else { Msg::HintSends })}
+                </p>
                 <button type="submit" class="primary" disabled=move || !can_send()>
                     {text(Msg::Send)}
                 </button>
@@ -512,11 +575,6 @@ fn Lifecycle(ui: Ui) -> impl IntoView {
                 "cancelled" => parts.push(tr(Msg::StartCancelled).to_owned()),
                 _ => {}
             }
-            match l.queued {
-                0 => {}
-                1 => parts.push(tr(Msg::OneWaiting).to_owned()),
-                n => parts.push(tf(Msg::ManyWaiting, &[&n.to_string()])),
-            }
             parts.join(" · ")
         })
     };
@@ -527,8 +585,55 @@ fn Lifecycle(ui: Ui) -> impl IntoView {
     }
 }
 
+/// The messages waiting for the running turn, in the order they will run;
+/// each can be taken back until it starts. The list is the engine's queue:
+/// an entry leaves it exactly when the engine runs or drops it.
 #[component]
-fn DetailsPane(ui: Ui) -> impl IntoView {
+fn Queue(ui: Ui, can_cancel: impl Fn() -> bool + Copy + Send + Sync + 'static) -> impl IntoView {
+    // Rebuilt whole when it changes: a handful of lines, and no keyed list
+    // (each costs the page's wasm, which has a size budget).
+    move || {
+        let waiting = ui.status.with(|s| {
+            s.as_ref()
+                .and_then(|s| s.lifecycle.as_ref())
+                .map(|l| l.waiting.clone())
+                .unwrap_or_default()
+        });
+        let count = match waiting.len() {
+            0 => return None,
+            1 => tr(Msg::OneWaiting).to_owned(),
+            n => tf(Msg::ManyWaiting, &[&n.to_string()]),
+        };
+        // Static inside: this closure runs again on any change, the
+        // locale's included.
+        let (badge, cancel, locked) = (tr(Msg::Queued), tr(Msg::Cancel), !can_cancel());
+        let items = waiting
+            .into_iter()
+            .map(|w| {
+                view! {
+                    <li>
+                        <span class="queued-badge">{badge}</span>
+                        <span class="queued-text">{w.text}</span>
+                        <button type="button" disabled=locked on:click=move |_| io::withdraw_prompt(w.turn)>
+                            {cancel}
+                        </button>
+                    </li>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <div class="queue">
+                <p id="queue-head" class="queue-head">{count}</p>
+                <ol class="queue-list" aria-label=tr(Msg::QueuedMessages) aria-describedby="queue-head">
+                    {items}
+                </ol>
+            </div>
+        })
+    }
+}
+
+#[component]
+fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
     let role = move || {
         tr(match ui.role.get() {
             Some(Role::Leader) => Msg::RoleLeader,
@@ -609,23 +714,31 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
         _ => "",
     };
     view! {
-        <aside id="details" class="details" aria-label=text(Msg::SessionDetails) data-connection=connection>
-            <h2>{text(Msg::Details)}</h2>
+        // Focusable, so a click inside it keeps focus in the drawer and
+        // Escape reaches the shell's handler.
+        <aside
+            id="details"
+            class="details"
+            tabindex="-1"
+            aria-label=text(Msg::SessionDetails)
+            data-connection=connection
+        >
+            <div class="pane-heading">
+                <h2>{text(Msg::Details)}</h2>
+                <button
+                    type="button"
+                    class="pane-close"
+                    aria-label=text(Msg::CloseDetails)
+                    on:click=move |_| open.set(false)
+                >
+                    "×"
+                </button>
+            </div>
             <crate::environment::EnvironmentSelect ui />
             <i18n::LanguageSelect />
             <dl>
-                <dt>{text(Msg::Role)}</dt>
-                <dd data-field="role">{role}</dd>
-                <dt>{text(Msg::Runtime)}</dt>
-                <dd data-field="runtime">{runtime}</dd>
-                <dt>{text(Msg::Journal)}</dt>
-                <dd data-field="journal">{journal}</dd>
-                <dt>{text(Msg::Position)}</dt>
-                <dd data-field="position">{position}</dd>
                 <dt>{text(Msg::Storage)}</dt>
                 <dd data-field="storage">{storage}</dd>
-                <dt>{text(Msg::ControllerRestarts)}</dt>
-                <dd data-field="restarts">{move || ui.restarts.get().to_string()}</dd>
                 <dt>{text(Msg::OfflineStart)}</dt>
                 <dd data-field="offline">{offline_text}</dd>
                 <dt>{text(Msg::Tokens)}</dt>
@@ -634,6 +747,22 @@ fn DetailsPane(ui: Ui) -> impl IntoView {
                 </dd>
             </dl>
             <crate::export::EvidenceControls ui />
+            // What a first-time user does not need, one click away.
+            <details class="technical">
+                <summary>{text(Msg::TechnicalDetails)}</summary>
+                <dl>
+                    <dt>{text(Msg::Role)}</dt>
+                    <dd data-field="role">{role}</dd>
+                    <dt>{text(Msg::Runtime)}</dt>
+                    <dd data-field="runtime">{runtime}</dd>
+                    <dt>{text(Msg::Journal)}</dt>
+                    <dd data-field="journal">{journal}</dd>
+                    <dt>{text(Msg::Position)}</dt>
+                    <dd data-field="position">{position}</dd>
+                    <dt>{text(Msg::ControllerRestarts)}</dt>
+                    <dd data-field="restarts">{move || ui.restarts.get().to_string()}</dd>
+                </dl>
+            </details>
         </aside>
     }
 }

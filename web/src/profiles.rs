@@ -745,6 +745,17 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
             class="profiles"
             aria-labelledby="profiles-title"
             node_ref=dialog
+            on:click=move |event| {
+                // A tap on the backdrop closes it: the click lands on the
+                // dialog itself, outside its box.
+                let Some(d) = dialog.get_untracked() else { return };
+                let (x, y) = (event.offset_x(), event.offset_y());
+                let outside = x < 0 || y < 0 || x > d.offset_width() || y > d.offset_height();
+                let me: &web_sys::EventTarget = d.as_ref();
+                if outside && event.target().as_ref() == Some(me) {
+                    d.close();
+                }
+            }
             on:close=move |_| {
                 // The key never outlives the dialog.
                 form.api_key.set(String::new());

@@ -223,3 +223,25 @@ impl Ui {
         })
     }
 }
+
+/// The `localStorage` key that keeps the person's dismissal of the
+/// storage notice: a preference of this browser, not a fact of the journal.
+const STORAGE_NOTICE_KEY: &str = "lifeline.storage-notice-dismissed";
+
+fn local_storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+/// The person dismissed the "storage is best-effort" notice before.
+pub fn storage_notice_dismissed() -> bool {
+    local_storage()
+        .and_then(|s| s.get_item(STORAGE_NOTICE_KEY).ok().flatten())
+        .is_some()
+}
+
+/// Remembers the dismissal (where storage allows; else for this page).
+pub fn dismiss_storage_notice() {
+    if let Some(s) = local_storage() {
+        let _ = s.set_item(STORAGE_NOTICE_KEY, "1");
+    }
+}

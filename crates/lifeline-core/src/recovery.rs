@@ -790,10 +790,10 @@ pub fn continuation_prompt(projection: &Projection, session: SessionId, report: 
         }
     }
     out.push_str("\n## Summary (reconstructed, not original)\n");
-    if skipped > 0 {
-        out.push_str(&format!(
-            "{skipped} earlier turn(s) are not repeated here.\n"
-        ));
+    match skipped {
+        0 => {}
+        1 => out.push_str("1 earlier turn is not repeated here.\n"),
+        n => out.push_str(&format!("{n} earlier turns are not repeated here.\n")),
     }
     for r in &report.rows {
         out.push_str(&format!(

@@ -1012,6 +1012,36 @@ fn r007_queued_prompt_with_auto_run_on_runs_after_the_turn() {
 }
 
 #[test]
+fn a_withdrawn_prompt_never_runs_and_the_rest_keep_their_order() {
+    let mut w = World::new();
+    w.launch_with(&profile(1, 1, &[]), Some(turn(1)), 1);
+    for t in 2..=4 {
+        w.s.submit_prompt(sid(1), turn(t), T0).unwrap();
+    }
+    assert!(w.s.withdraw_prompt(sid(1), turn(3)));
+    assert_eq!(w.trace().queued, vec![turn(2), turn(4)]);
+    // Only a waiting prompt can be withdrawn: the running one, one already
+    // gone, and another session's are not.
+    assert!(!w.s.withdraw_prompt(sid(1), turn(1)));
+    assert!(!w.s.withdraw_prompt(sid(1), turn(3)));
+    assert!(!w.s.withdraw_prompt(sid(2), turn(2)));
+    w.take();
+    w.s.handle_turn_finished(sid(1), turn(1), exec(1), Generation(1), None, T0);
+    w.s.handle_turn_finished(sid(1), turn(2), exec(1), Generation(1), None, T0);
+    w.s.handle_turn_finished(sid(1), turn(4), exec(1), Generation(1), None, T0);
+    let admitted: Vec<TurnId> = w
+        .take()
+        .iter()
+        .filter_map(|e| match e {
+            SessionEffect::AdmitPrompt { turn, .. } => Some(*turn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(admitted, vec![turn(2), turn(4)]);
+    assert_eq!(w.trace().accepted_prompts, vec![turn(1), turn(2), turn(4)]);
+}
+
+#[test]
 fn r007_fallback_only_on_positive_classification() {
     let cases = [
         (LoadError::Unsupported, true),

@@ -100,21 +100,10 @@ impl Engine {
         let Some(session) = self.session else {
             return;
         };
-        let mut facts = self.facts.clone();
-        facts.attached = true;
-        facts.storage = self
-            .storage
-            .as_ref()
-            .map(|s| (s.persisted, s.usage, s.quota));
+        let facts = self.facts_now(session);
         let (projection, trace, leading) = match (&self.core, &self.fold) {
             (Some(core), _) => {
                 let trace = self.sessions.as_ref().and_then(|s| s.trace(session));
-                facts.runtime_attached = trace
-                    .as_ref()
-                    .and_then(|t| t.token)
-                    .zip(self.sessions.as_ref().and_then(|s| s.binding(session)))
-                    .is_some_and(|(_, b)| core.is_attached(b.runtime));
-                facts.live_request = self.live.as_ref().map(|l| l.request);
                 (core.projection(), trace, true)
             }
             // A follower's trace, runtime and live request come from its
@@ -162,6 +151,29 @@ impl Engine {
         }
     }
 
+    /// What the card states about `session` now. The card, the check of
+    /// its actions and Continue from history's summary all read these, so
+    /// none of them says otherwise than the others (a summary once said
+    /// "Attachments: lost" under a card that said they survived).
+    fn facts_now(&self, session: SessionId) -> Facts {
+        let mut facts = self.facts.clone();
+        // This engine's tab is the one the card is shown in.
+        facts.attached = true;
+        facts.storage = self
+            .storage
+            .as_ref()
+            .map(|s| (s.persisted, s.usage, s.quota));
+        if let Some(core) = &self.core {
+            facts.runtime_attached = self.sessions.as_ref().is_some_and(|s| {
+                s.trace(session).and_then(|t| t.token).is_some()
+                    && s.binding(session)
+                        .is_some_and(|b| core.is_attached(b.runtime))
+            });
+            facts.live_request = self.live.as_ref().map(|l| l.request);
+        }
+        facts
+    }
+
     /// The card as the leader would offer it now.
     pub fn card(&self) -> Option<Card> {
         let (core, session) = (self.core.as_ref()?, self.session?);
@@ -170,7 +182,7 @@ impl Engine {
             core.projection(),
             session,
             trace.as_ref(),
-            &self.facts,
+            &self.facts_now(session),
             self.inspecting,
         )
     }
@@ -267,7 +279,8 @@ impl Engine {
             return;
         };
         let trace = self.sessions.as_ref().and_then(|s| s.trace(session));
-        let report = recovery::inspect(core.projection(), session, trace.as_ref(), &self.facts);
+        let facts = self.facts_now(session);
+        let report = recovery::inspect(core.projection(), session, trace.as_ref(), &facts);
         let prompt = recovery::continuation_prompt(core.projection(), session, &report);
         let Some(turn) = self.mint(TurnId::from_u128, now) else {
             return;

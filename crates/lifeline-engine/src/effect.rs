@@ -27,6 +27,8 @@ pub enum TimerKey {
     /// the end of a retry wait, or the wait's next countdown second); what
     /// it means is read from the request's state when it fires.
     Provider,
+    /// An informational notice's expiry, by a key never reused.
+    Notice(u64),
 }
 
 /// No `Debug`: it would print secrets (launch environments, keys) and

@@ -74,6 +74,11 @@ const COMMAND_OUTPUT_BYTES: u64 = 64 << 20;
 /// Rounds of one pump at most: every round either carries out an effect
 /// or advances a machine, so a quiet engine stops long before.
 const MAX_PUMP_ROUNDS: usize = 10_000;
+/// How long an informational notice stays: it reports something that
+/// happened, not a condition that lasts, so it must not pile up.
+pub const NOTICE_TTL_MS: u64 = 8_000;
+/// The most of a waiting prompt's text the composer's queue shows.
+const WAITING_PREVIEW_CHARS: usize = 140;
 
 /// Inputs that arrive before recovery finished; replayed in order after it.
 enum Early {
@@ -171,6 +176,9 @@ pub struct Engine {
     restart: Option<RestartTally>,
     /// A quota notice is on the page and must be cleared when writes succeed.
     quota_noticed: bool,
+    /// Informational notices on the page and the timer that ends each
+    /// (`None` until the pump after it was posted sets one).
+    transient: Vec<(String, Option<u64>)>,
     last_snapshot: u64,
     snapshotting: bool,
     pumping: bool,
@@ -218,6 +226,7 @@ impl Engine {
             card_inputs: None,
             restart: None,
             quota_noticed: false,
+            transient: Vec::new(),
             last_snapshot: 0,
             snapshotting: false,
             pumping: false,
@@ -290,6 +299,11 @@ impl Engine {
     }
 
     fn notice(&mut self, key: &str, level: Level, message: Phrase) {
+        // A newer notice under the key replaces the old one and its expiry.
+        self.transient.retain(|(k, _)| k != key);
+        if level == Level::Info {
+            self.transient.push((key.into(), None));
+        }
         self.post(ControllerToPage::Notice {
             key: key.into(),
             level,
@@ -298,6 +312,7 @@ impl Engine {
     }
 
     fn clear_notice(&mut self, key: &str) {
+        self.transient.retain(|(k, _)| k != key);
         self.post(ControllerToPage::Notice {
             key: key.into(),
             level: Level::Info,
@@ -388,6 +403,12 @@ impl Engine {
                 }
             }
             TimerKey::Provider => self.provider_timer(now),
+            TimerKey::Notice(n) => {
+                if let Some(i) = self.transient.iter().position(|(_, t)| *t == Some(n)) {
+                    let (key, _) = self.transient.remove(i);
+                    self.clear_notice(&key);
+                }
+            }
             TimerKey::Attempt(n) => {
                 if let Some((attempt, timer)) = self.attempt_timers.remove(&n) {
                     if let Some(s) = self.sessions.as_mut() {
@@ -430,9 +451,42 @@ impl Engine {
             }
         }
         self.pumping = false;
+        self.expire_notices(now);
         self.publish_status();
         self.publish_card();
         self.report_restart();
+    }
+
+    /// Sets the expiry of the informational notices posted since the last
+    /// pump. The shell calls it after every input too: an input answered
+    /// with a notice alone (a refusal) does not pump.
+    pub fn expire_notices(&mut self, now: Millis) {
+        for i in 0..self.transient.len() {
+            if self.transient[i].1.is_none() {
+                self.next_timer += 1;
+                self.transient[i].1 = Some(self.next_timer);
+                self.set_timer(TimerKey::Notice(self.next_timer), now.plus(NOTICE_TTL_MS));
+            }
+        }
+    }
+
+    /// The prompts waiting in `queue`'s order, each with the start of its
+    /// text, for the composer.
+    fn waiting(&self, queue: &[TurnId]) -> Vec<lifeline_protocol::Waiting> {
+        queue
+            .iter()
+            .map(|turn| {
+                let text = self.prompts.get(turn).map_or("", String::as_str);
+                let end = text
+                    .char_indices()
+                    .nth(WAITING_PREVIEW_CHARS)
+                    .map_or(text.len(), |(i, _)| i);
+                lifeline_protocol::Waiting {
+                    turn: *turn,
+                    text: text[..end].to_owned(),
+                }
+            })
+            .collect()
     }
 
     /// Tells the page what a restart did to the commands that were running,

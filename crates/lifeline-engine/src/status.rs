@@ -92,6 +92,7 @@ impl Engine {
                 .binding(session)
                 .and_then(|b| b.profile.as_ref().map(|p| p.id)),
             queued: trace.queued.len(),
+            waiting: self.waiting(&trace.queued),
             folder: s
                 .environment(session)
                 .and_then(lifeline_core::environment::FolderRef::of),

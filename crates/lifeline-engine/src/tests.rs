@@ -133,3 +133,121 @@ fn slots_replace_and_give_back_what_they_held() {
     assert_eq!(s.take_all(), vec![(1, "c")]);
     assert_eq!(s.get(&1), None);
 }
+
+fn waiting(page: &[ControllerToPage]) -> Vec<(TurnId, String)> {
+    page.iter()
+        .rev()
+        .find_map(|m| match m {
+            ControllerToPage::Status(s) => s.lifecycle.as_ref(),
+            _ => None,
+        })
+        .map(|l| l.waiting.iter().map(|w| (w.turn, w.text.clone())).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn waiting_prompts_are_listed_in_order_and_one_can_be_withdrawn() {
+    let (mut e, mut page) = leader();
+    let turns: Vec<TurnId> = (0x81..=0x84)
+        .map(|n| TurnId::from_u128(n).expect("a valid id"))
+        .collect();
+    // The session is starting (no runtime answers): every prompt waits.
+    for (i, turn) in turns.iter().enumerate() {
+        e.handle_prompt(*turn, format!("$ echo {i}"), Millis(3));
+        settle(&mut e, &mut page);
+    }
+    let listed = waiting(&page);
+    assert_eq!(listed.iter().map(|(t, _)| *t).collect::<Vec<_>>(), turns);
+    assert_eq!(listed[1].1, "$ echo 1");
+
+    e.handle_withdraw_prompt(turns[2], Millis(4));
+    settle(&mut e, &mut page);
+    assert_eq!(
+        waiting(&page).iter().map(|(t, _)| *t).collect::<Vec<_>>(),
+        vec![turns[0], turns[1], turns[3]]
+    );
+    assert!(!e.held_prompts().any(|t| t == turns[2]), "its text is gone");
+    // A turn that is not waiting (withdrawn already) changes nothing.
+    e.handle_withdraw_prompt(turns[2], Millis(5));
+    settle(&mut e, &mut page);
+    assert_eq!(waiting(&page).len(), 3);
+    assert_eq!(
+        refused(&page, turns[2]),
+        None,
+        "a withdrawal is not a refusal"
+    );
+}
+
+#[test]
+fn a_long_waiting_prompt_is_shown_by_its_start() {
+    let (mut e, mut page) = leader();
+    for (n, text) in [(0x91, "$ echo first".to_owned()), (0x92, "ä".repeat(500))] {
+        e.handle_prompt(TurnId::from_u128(n).expect("a valid id"), text, Millis(3));
+        settle(&mut e, &mut page);
+    }
+    let listed = waiting(&page);
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[1].1.chars().count(), 140);
+}
+
+#[test]
+fn an_informational_notice_expires_and_a_later_one_under_its_key_lives_on() {
+    let mut e = Engine::new(Role::Follower, b"engine tests");
+    let mut page = Vec::new();
+    e.handle_recover(Action::Resume, Millis(10));
+    e.expire_notices(Millis(10));
+    let timer = |e: &mut Engine| {
+        let mut found = None;
+        while let Some(effect) = e.poll_effect() {
+            if let Effect::SetTimer { key, at } = effect {
+                found = Some((key, at));
+            }
+        }
+        found.expect("the notice's expiry is set")
+    };
+    let (first, at) = timer(&mut e);
+    assert_eq!(at, Millis(10 + crate::NOTICE_TTL_MS));
+    // The same notice again before it expired: the first timer no longer
+    // ends it, the second does.
+    e.handle_recover(Action::Resume, Millis(20));
+    e.expire_notices(Millis(20));
+    let (second, _) = timer(&mut e);
+    e.handle_timer(first, at);
+    settle(&mut e, &mut page);
+    let cleared = |page: &[ControllerToPage]| {
+        page.iter().any(|m| {
+            matches!(m, ControllerToPage::Notice { key, message: None, .. } if key == "recovery")
+        })
+    };
+    assert!(!cleared(&page), "the older expiry is stale");
+    e.handle_timer(second, Millis(20 + crate::NOTICE_TTL_MS));
+    settle(&mut e, &mut page);
+    assert!(cleared(&page), "the notice is cleared when it expires");
+}
+
+#[test]
+fn the_card_the_engine_checks_says_what_the_page_is_shown() {
+    let (e, page) = leader();
+    let shown = page
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            ControllerToPage::Recovery { card } => card.clone(),
+            _ => None,
+        })
+        .expect("a starting session has a card");
+    let checked = e.card().expect("a card");
+    // Continue from history's summary is built from the same facts as
+    // `card()`; once they differed on the tab's attachment.
+    assert_eq!(checked.report.rows, shown.report.rows);
+    let attachments = checked
+        .report
+        .rows
+        .iter()
+        .find(|r| r.dimension == lifeline_core::recovery::Dimension::Attachments)
+        .expect("an Attachments row");
+    assert_eq!(
+        attachments.verdict,
+        lifeline_core::recovery::Verdict::Survived
+    );
+}

@@ -12,7 +12,6 @@ use lifeline_core::journal::TurnAgent;
 use lifeline_core::model::{ModelStep, TurnStep};
 use lifeline_core::phrase::Phrase;
 use lifeline_core::profile::Provider;
-use lifeline_core::session::PromptDisposition;
 use lifeline_core::stop::StopPlan;
 use lifeline_core::{
     Binding, Budget, ClientRequest, ExecutionId, Generation, IdempotencyKey, Millis, ModelMessage,
@@ -98,14 +97,10 @@ impl Engine {
         };
         self.prompts.insert(turn, text);
         let disposition = self.with_sessions(|s| s.submit_prompt(session, turn, now));
+        // A queued prompt is shown in the composer's queue (the status
+        // line's `waiting`) for exactly as long as it waits, not as a
+        // notice that outlives it.
         match disposition {
-            Some(Ok(PromptDisposition::Queued { position })) => self.notice(
-                "queue",
-                Level::Info,
-                Phrase::MessageWaits {
-                    waiting: u32::try_from(position).unwrap_or(u32::MAX),
-                },
-            ),
             Some(Ok(_)) | None => {}
             Some(Err(refusal)) => {
                 self.prompts.remove(&turn);
@@ -114,6 +109,21 @@ impl Engine {
                     message: Phrase::Refused { refusal },
                 });
             }
+        }
+        self.pump(now);
+    }
+
+    /// The person took back a prompt still waiting behind the running
+    /// turn; one that already runs or started a session is not affected.
+    pub fn handle_withdraw_prompt(&mut self, turn: TurnId, now: Millis) {
+        let before = self.early_prompts.len();
+        self.early_prompts.retain(|(t, _)| *t != turn);
+        let withdrawn = before != self.early_prompts.len()
+            || self.session.is_some_and(|session| {
+                self.with_sessions(|s| s.withdraw_prompt(session, turn)) == Some(true)
+            });
+        if withdrawn {
+            self.prompts.remove(&turn);
         }
         self.pump(now);
     }

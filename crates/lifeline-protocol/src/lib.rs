@@ -81,6 +81,10 @@ pub enum PageToController {
     },
     /// Stop the session's running turn, or cancel its start.
     Stop,
+    /// Take back a message still waiting behind the running turn.
+    WithdrawPrompt {
+        turn: TurnId,
+    },
     /// End a provider request's retry wait now ("Retry now").
     RetryNow,
     /// The page asked for persistent storage (only a window may).
@@ -240,6 +244,18 @@ pub struct SessionStatus {
     /// for the worker sandbox.
     #[serde(default)]
     pub folder: Option<lifeline_core::environment::FolderRef>,
+    /// The prompts waiting, in the order they will run, each with the
+    /// start of its text.
+    #[serde(default)]
+    pub waiting: Vec<Waiting>,
+}
+
+/// A prompt waiting to run: its turn and the start of its text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Waiting {
+    pub turn: TurnId,
+    pub text: String,
 }
 
 /// Controller → page.

@@ -154,7 +154,7 @@ catalog! {
     // The details pane.
     Details => "Details", "Details";
     Environment => "Environment", "Umgebung";
-    EnvWorker => "This tab's worker sandbox (OPFS workspace)", "Worker-Sandbox dieses Tabs (OPFS-Arbeitsbereich)";
+    EnvWorker => "Worker sandbox (OPFS)", "Worker-Sandbox (OPFS)";
     EnvPickFolder => "A local folder…", "Ein lokaler Ordner …";
     EnvFolderUnsupported => "A local folder (this browser cannot open one)", "Ein lokaler Ordner (dieser Browser kann keinen öffnen)";
     EnvFolderNamed => "Local folder: {0}", "Lokaler Ordner: {0}";
@@ -702,4 +702,12 @@ catalog! {
     EndCommands => "command budget ({0})", "Befehlsbudget ({0})";
     EndTokens => "token budget ({0}; {1} used)", "Token-Budget ({0}; {1} verbraucht)";
     EndTime => "time budget ({0} s)", "Zeitbudget ({0} s)";
+    // The composer, notices and layout (issue 13).
+    HintSends => "Enter sends · Shift+Enter adds a line", "Enter sendet · Umschalt+Enter fügt eine Zeile ein";
+    HintQueues => "Enter queues it after the running turn · Shift+Enter adds a line",
+        "Enter reiht sie nach dem laufenden Durchgang ein · Umschalt+Enter fügt eine Zeile ein";
+    QueuedMessages => "Queued messages", "Wartende Nachrichten";
+    Queued => "queued", "wartet";
+    CloseDetails => "Close details", "Details schließen";
+    TechnicalDetails => "Technical details", "Technische Details";
 }

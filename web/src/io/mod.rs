@@ -236,6 +236,15 @@ pub fn send_prompt() {
     });
 }
 
+/// Takes back a message still waiting for the running turn: it is not
+/// sent again after a controller restart either.
+pub fn withdraw_prompt(turn: TurnId) {
+    with_host(|h| {
+        h.prompts.retain(|(t, _)| *t != turn);
+        h.send(PageToController::WithdrawPrompt { turn })
+    });
+}
+
 pub fn stop_turn() {
     with_host(|h| h.send(PageToController::Stop));
 }

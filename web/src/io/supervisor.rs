@@ -505,6 +505,7 @@ fn asked(message: &PageToController) -> Option<Msg> {
         PageToController::StoragePersisted { .. } => Msg::KeepData,
         PageToController::ReadWorkspaceFile { .. } => Msg::Workspace,
         PageToController::Prompt { .. }
+        | PageToController::WithdrawPrompt { .. }
         | PageToController::Start { .. }
         | PageToController::Promote
         | PageToController::RuntimePort { .. }

@@ -137,6 +137,9 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             shell.input(|e, now| e.handle_prompt(turn, text, now))
         }
         PageToController::Stop => shell.input(|e, now| e.handle_stop(now)),
+        PageToController::WithdrawPrompt { turn } => {
+            shell.input(|e, now| e.handle_withdraw_prompt(turn, now))
+        }
         PageToController::RetryNow => shell.input(|e, now| e.handle_retry_now(now)),
         PageToController::StoragePersisted { persisted } => {
             shell.input(|e, _| e.handle_storage_persisted(persisted))

@@ -137,7 +137,12 @@ impl Shell {
     /// One copy of the input path, not one per call site: the worker's
     /// wasm has a size budget.
     fn input_dyn(self: &Rc<Self>, f: &mut dyn FnMut(&mut Engine, Millis)) {
-        f(&mut self.engine.borrow_mut(), now());
+        let at = now();
+        {
+            let mut engine = self.engine.borrow_mut();
+            f(&mut engine, at);
+            engine.expire_notices(at);
+        }
         self.run();
     }
 

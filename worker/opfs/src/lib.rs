@@ -7,7 +7,10 @@
 //! same code works in any worker and never blocks the event loop. Each
 //! `write` goes through `createWritable()`, which writes to a swap file and
 //! commits on `close()`: a write is all or nothing, and a command cancelled
-//! mid-way leaves the file as of its last completed write.
+//! mid-way leaves the file as of its last completed write. A write that
+//! fails (a full quota) and had created its file removes it again, and
+//! listings never show the browser's swap files (`<name>.crswap`): a failed
+//! write leaves nothing in the workspace listing.
 
 pub mod folders;
 
@@ -28,6 +31,10 @@ pub const WORKSPACES_DIR: &str = "workspaces";
 /// The text a full quota turns into, so the user knows what to do.
 pub const QUOTA_MESSAGE: &str =
     "the browser's storage quota is full; free space by deleting old sessions";
+
+/// The suffix of the swap file Chromium writes beside a file while a
+/// writable stream on it is open; it is not the user's file.
+const SWAP_SUFFIX: &str = ".crswap";
 
 /// `setTimeout` takes a signed 32-bit delay and fires at once beyond it, so
 /// longer sleeps are taken in pieces.
@@ -201,23 +208,13 @@ fn describe(error: &JsValue, mismatch: FsError) -> FsError {
     }
 }
 
-impl Host for OpfsWorkspace {
-    async fn read(&self, path: &WorkspacePath, max_len: u64) -> Result<Vec<u8>, FsError> {
-        let handle = self.file_handle(path, false).await?;
-        let file: File = await_value(handle.get_file())
-            .await
-            .map_err(|error| describe(&error, FsError::IsADirectory))?
-            .unchecked_into();
-        if file.size() > max_len as f64 {
-            return Err(FsError::TooLarge);
-        }
-        let buffer = await_value(file.array_buffer())
-            .await
-            .map_err(|error| describe(&error, FsError::IsADirectory))?;
-        Ok(Uint8Array::new(&buffer).to_vec())
-    }
-
-    async fn write(&self, path: &WorkspacePath, data: &[u8], append: bool) -> Result<(), FsError> {
+impl OpfsWorkspace {
+    async fn write_file(
+        &self,
+        path: &WorkspacePath,
+        data: &[u8],
+        append: bool,
+    ) -> Result<(), FsError> {
         let handle = self.file_handle(path, true).await?;
         let options = FileSystemCreateWritableOptions::new();
         options.set_keep_existing_data(append);
@@ -250,7 +247,7 @@ impl Host for OpfsWorkspace {
         }
     }
 
-    async fn list(&self, path: &WorkspacePath) -> Result<Vec<DirEntry>, FsError> {
+    async fn list_all(&self, path: &WorkspacePath) -> Result<Vec<DirEntry>, FsError> {
         let dir = self.dir(path).await?;
         let iterator = dir.values();
         let mut entries = Vec::new();
@@ -276,6 +273,45 @@ impl Host for OpfsWorkspace {
                 },
             });
         }
+        Ok(entries)
+    }
+}
+
+impl Host for OpfsWorkspace {
+    async fn read(&self, path: &WorkspacePath, max_len: u64) -> Result<Vec<u8>, FsError> {
+        let handle = self.file_handle(path, false).await?;
+        let file: File = await_value(handle.get_file())
+            .await
+            .map_err(|error| describe(&error, FsError::IsADirectory))?
+            .unchecked_into();
+        if file.size() > max_len as f64 {
+            return Err(FsError::TooLarge);
+        }
+        let buffer = await_value(file.array_buffer())
+            .await
+            .map_err(|error| describe(&error, FsError::IsADirectory))?;
+        Ok(Uint8Array::new(&buffer).to_vec())
+    }
+
+    async fn write(&self, path: &WorkspacePath, data: &[u8], append: bool) -> Result<(), FsError> {
+        let created = match self.file_handle(path, false).await {
+            Ok(_) => false,
+            Err(FsError::NotFound) => true,
+            Err(error) => return Err(error),
+        };
+        let result = self.write_file(path, data, append).await;
+        if result.is_err() && created {
+            // Nothing was there before this write: nothing stays after it.
+            if let Ok((parent, name)) = self.parent_of(path).await {
+                let _ = await_value(parent.remove_entry(name)).await;
+            }
+        }
+        result
+    }
+
+    async fn list(&self, path: &WorkspacePath) -> Result<Vec<DirEntry>, FsError> {
+        let mut entries = self.list_all(path).await?;
+        entries.retain(|e| !(e.kind == EntryKind::File && e.name.ends_with(SWAP_SUFFIX)));
         Ok(entries)
     }
 

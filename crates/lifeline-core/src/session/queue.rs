@@ -45,6 +45,19 @@ impl Sessions {
         Ok(Some(turn))
     }
 
+    /// The person withdrew a waiting prompt before it ran. Only a queued
+    /// one can be: a prompt already admitted belongs to its turn (Stop ends
+    /// that), and an attempt's originating prompt to its start (Stop
+    /// cancels it). True if it was waiting and is gone now.
+    pub fn withdraw_prompt(&mut self, session: SessionId, turn: TurnId) -> bool {
+        let Some(e) = self.entries.get_mut(&session) else {
+            return false;
+        };
+        let before = e.queue.len();
+        e.queue.retain(|t| *t != turn);
+        e.queue.len() != before
+    }
+
     /// A prompt from the user. A stopped session resumes lazily with this
     /// prompt as the attempt's originating prompt.
     pub fn submit_prompt(
