@@ -113,7 +113,13 @@ pub struct Ui {
     pub recovery: RwSignal<Option<lifeline_core::recovery::Card>>,
     /// Workspace-only access: the stopped session's files.
     pub workspace: RwSignal<Option<lifeline_protocol::WorkspaceListing>>,
+    /// The controller's answer to the last file picked for a local model:
+    /// its header facts, or why it cannot be one.
+    pub local_model: RwSignal<Option<LocalModelAnswer>>,
 }
+
+pub type LocalModelAnswer =
+    Result<lifeline_core::profile::LocalFile, lifeline_core::phrase::Phrase>;
 
 impl Ui {
     pub fn new() -> Self {
@@ -134,6 +140,7 @@ impl Ui {
             profiles_loaded: RwSignal::new(false),
             recovery: RwSignal::new(None),
             workspace: RwSignal::new(None),
+            local_model: RwSignal::new(None),
         }
     }
 

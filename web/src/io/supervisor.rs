@@ -193,6 +193,13 @@ impl Host {
                 }
                 self.ui.profiles_loaded.set(true);
             }
+            ControllerToPage::LocalModel { file, refused } => {
+                self.ui.local_model.set(Some(file.ok_or_else(|| {
+                    refused.unwrap_or(lifeline_core::phrase::Phrase::LocalModelRefused {
+                        detail: String::new(),
+                    })
+                })));
+            }
             ControllerToPage::Streaming { turn, text } => transcript::streaming(turn, text),
             ControllerToPage::Recovery { card } => {
                 let card = card.map(|c| *c);
