@@ -22,7 +22,7 @@ before(async () => {
   const python = process.env.LIFELINE_GGUF_PYTHON;
   assert.ok(python, 'LIFELINE_GGUF_PYTHON names a Python with the gguf package (cargo xtask test e2e sets it)');
   dir = await mkdtemp(join(tmpdir(), 'lifeline-gguf-'));
-  for (const script of ['answer', 'loop']) {
+  for (const script of ['answer', 'loop', 'broken']) {
     execFileSync(python, ['lib/tiny_gguf.py', script, model(script)]);
   }
 });
@@ -46,6 +46,11 @@ async function pickModel(page, name, file) {
 async function useLocalModel(page, name, script) {
   const dialog = await pickModel(page, name, model(script));
   await dialog.getByText(/llama, 129344 parameters, trained context 1024 tokens/).waitFor({ timeout: 30_000 });
+  // The tools' description alone is over 2,000 tokens of a character-level
+  // vocabulary: more than the tiny model's context of 1,024.
+  for (const tool of ['read_file', 'write_file', 'list_files', 'run_command']) {
+    await dialog.getByLabel(tool, { exact: true }).uncheck();
+  }
   await dialog.getByRole('button', { name: 'Save profile' }).click();
   const item = dialog.getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: name });
   await item.getByRole('button', { name: 'Use for this session' }).click();
@@ -110,6 +115,19 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       }
     });
 
+    test('bytes that are not UTF-8 end the reply as broken and keep its text', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        await useLocalModel(page, 'Tiny broken', 'broken');
+        await send(page, 'Break.');
+        await transcript(page).getByText(/not UTF-8/).filter({ visible: true }).first().waitFor({ timeout: 60_000 });
+        await transcript(page).getByText(/Broken reply/).filter({ visible: true }).first().waitFor();
+      } finally {
+        await browser.close();
+      }
+    });
+
     test('a reload mid-generation leaves the request uncertain and nothing runs again', async () => {
       const browser = await openApp(viewport);
       try {
@@ -119,7 +137,11 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await streaming(page).getByText(/Counting: tick tock/).waitFor({ timeout: 60_000 });
         await page.reload();
         await waitConnected(page);
-        await card(page).getByText(/reply to request .* was lost; it was not resent/).waitFor({ timeout: 30_000 });
+        // The recovery card's details (folded) name the request.
+        await card(page).waitFor({ timeout: 30_000 });
+        await card(page)
+          .getByText(/reply to request .* was lost; it was not resent/)
+          .waitFor({ state: 'attached', timeout: 30_000 });
         // Not resent: no turn is running, so nothing streams and Stop is
         // not offered.
         assert.equal(await streaming(page).count(), 0, 'nothing streams after the reload');

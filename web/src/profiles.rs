@@ -616,7 +616,7 @@ struct Form {
 }
 
 impl Form {
-    fn new() -> Form {
+    fn new(local: RwSignal<Option<(LocalFile, Sampling)>>) -> Form {
         let d = Draft::default();
         Form {
             id: RwSignal::new(d.id),
@@ -624,7 +624,7 @@ impl Form {
             kind: RwSignal::new(d.kind),
             base_url: RwSignal::new(d.base_url),
             model: RwSignal::new(d.model),
-            local: RwSignal::new(d.local),
+            local,
             api_key: RwSignal::new(String::new()),
             env: RwSignal::new(d.env),
             key_env: RwSignal::new(d.key_env),
@@ -731,7 +731,7 @@ impl Form {
 pub fn Profiles(ui: Ui) -> impl IntoView {
     let dialog = NodeRef::<html::Dialog>::new();
     let opener = NodeRef::<html::Button>::new();
-    let form = Form::new();
+    let form = Form::new(ui.local_model);
     // What the dialog last said about a save, delete or selection.
     let said = RwSignal::new(String::new());
     let pending_save = RwSignal::new(None::<String>);
@@ -984,45 +984,43 @@ fn FieldError(form: Form, field: Field) -> impl IntoView {
     }
 }
 
+/// A picked model file with the sampling defaults it can hold: at most its
+/// trained context.
+pub fn with_default_sampling(file: LocalFile) -> (LocalFile, Sampling) {
+    let mut sampling = Sampling::default();
+    let trained = u32::try_from(file.context_length).unwrap_or(u32::MAX);
+    if trained >= limits::MIN_LOCAL_CONTEXT {
+        sampling.context_tokens = sampling.context_tokens.min(trained);
+    }
+    sampling.max_tokens = sampling.max_tokens.min(sampling.context_tokens / 2);
+    (file, sampling)
+}
+
 /// The model file of a local profile: a file picker whose file the
 /// controller copies into the private file system and reads the header of,
 /// then the facts it found or why the file cannot be a model.
 #[component]
 fn LocalModelField(ui: Ui, form: Form) -> impl IntoView {
-    ui.local_model.set(None);
-    Effect::new(move |_| match ui.local_model.get() {
-        Some(Ok(file)) => {
-            // Defaults the model can hold: at most its trained context.
-            let mut sampling = Sampling::default();
-            let trained = u32::try_from(file.context_length).unwrap_or(u32::MAX);
-            if trained >= limits::MIN_LOCAL_CONTEXT {
-                sampling.context_tokens = sampling.context_tokens.min(trained);
-            }
-            sampling.max_tokens = sampling.max_tokens.min(sampling.context_tokens / 2);
-            form.local.set(Some((file, sampling)));
-            form.clear_error(Field::ModelFile);
-        }
-        Some(Err(_)) => form.local.set(None),
-        None => {}
-    });
+    ui.local_refused.set(None);
     let field = Field::ModelFile;
     let facts = move || {
         form.local.with(|l| {
             l.as_ref().map(|(f, s)| {
-                tr(Msg::LocalModelFacts)
-                    .replace("{0}", &f.name)
-                    .replace("{1}", &f.size.to_string())
-                    .replace("{2}", &f.architecture)
-                    .replace("{3}", &f.parameters.to_string())
-                    .replace("{4}", &f.context_length.to_string())
-                    .replace("{5}", &s.context_tokens.to_string())
+                tf(
+                    Msg::LocalModelFacts,
+                    &[
+                        &f.name,
+                        &f.size.to_string(),
+                        &f.architecture,
+                        &f.parameters.to_string(),
+                        &f.context_length.to_string(),
+                        &s.context_tokens.to_string(),
+                    ],
+                )
             })
         })
     };
-    let refused = move || match ui.local_model.get() {
-        Some(Err(p)) => Some(i18n::phrase(i18n::locale(), &p)),
-        _ => None,
-    };
+    let refused = move || ui.local_refused.get();
     view! {
         <div class="field">
             <label for=field.id()>{text(Msg::ModelFile)}</label>
@@ -1034,8 +1032,9 @@ fn LocalModelField(ui: Ui, form: Form) -> impl IntoView {
                 aria-describedby=described(form, field, Some("profile-model-facts"))
                 on:change:target=move |ev| {
                     if let Some(file) = ev.target().files().and_then(|f| f.get(0)) {
-                        ui.local_model.set(None);
+                        ui.local_refused.set(None);
                         form.local.set(None);
+                        form.clear_error(field);
                         io::send_model_file(&file);
                     }
                 }

@@ -113,13 +113,15 @@ pub struct Ui {
     pub recovery: RwSignal<Option<lifeline_core::recovery::Card>>,
     /// Workspace-only access: the stopped session's files.
     pub workspace: RwSignal<Option<lifeline_protocol::WorkspaceListing>>,
-    /// The controller's answer to the last file picked for a local model:
-    /// its header facts, or why it cannot be one.
-    pub local_model: RwSignal<Option<LocalModelAnswer>>,
+    /// The local model file of the profile form (picked, or the edited
+    /// profile's), with its sampling settings; the controller fills it in
+    /// when it has read a picked file's header.
+    pub local_model: RwSignal<Option<(LocalFile, Sampling)>>,
+    /// Why the last picked file cannot be a local model, phrased.
+    pub local_refused: RwSignal<Option<String>>,
 }
 
-pub type LocalModelAnswer =
-    Result<lifeline_core::profile::LocalFile, lifeline_core::phrase::Phrase>;
+use lifeline_core::profile::{LocalFile, Sampling};
 
 impl Ui {
     pub fn new() -> Self {
@@ -141,6 +143,7 @@ impl Ui {
             recovery: RwSignal::new(None),
             workspace: RwSignal::new(None),
             local_model: RwSignal::new(None),
+            local_refused: RwSignal::new(None),
         }
     }
 
