@@ -113,6 +113,8 @@ pub struct Ui {
     pub recovery: RwSignal<Option<lifeline_core::recovery::Card>>,
     /// Workspace-only access: the stopped session's files.
     pub workspace: RwSignal<Option<lifeline_protocol::WorkspaceListing>>,
+    /// The session list and the open session.
+    pub sessions: crate::sessions::SessionsUi,
 }
 
 impl Ui {
@@ -134,6 +136,7 @@ impl Ui {
             profiles_loaded: RwSignal::new(false),
             recovery: RwSignal::new(None),
             workspace: RwSignal::new(None),
+            sessions: crate::sessions::SessionsUi::new(),
         }
     }
 

@@ -160,6 +160,9 @@ impl Engine {
         if entries.iter().any(|e| recovery::affects_card(&e.record)) {
             self.card_dirty = true;
         }
+        if entries.iter().any(|e| crate::open::affects_list(&e.record)) {
+            self.list_dirty = true;
+        }
     }
 
     /// The card as the leader would offer it now.

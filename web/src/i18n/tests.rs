@@ -239,6 +239,7 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::AnotherTabInControl,
         Phrase::FolderNeedsPermissionToRead { name: s("x") },
         Phrase::EnvironmentWhileWorking,
+        Phrase::SwitchWhileWorking,
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
@@ -706,6 +707,7 @@ fn index(p: &Phrase) -> usize {
         P::RetryRateLimited { .. } => 126,
         P::RetryOverloaded { .. } => 127,
         P::RetryNotConnected { .. } => 128,
+        P::SwitchWhileWorking => 129,
     }
 }
 

@@ -227,6 +227,12 @@ impl Host {
                 level,
                 message.map(NoticeText::Phrase),
             ),
+            ControllerToPage::Sessions { open, list } => {
+                crate::sessions::listed(&self.ui.sessions, open, list)
+            }
+            ControllerToPage::SessionSearch { query, matches } => {
+                crate::sessions::searched(&self.ui.sessions, query, matches)
+            }
             ControllerToPage::PromptRefused { turn, message } => {
                 self.ui
                     .refused
@@ -319,6 +325,11 @@ impl Host {
         self.ui.started.set(true);
         for message in std::mem::take(&mut self.outbox) {
             self.send(message);
+        }
+        // The session this tab shows: the one in its address (after a
+        // reload, or for a new controller).
+        if let Some(session) = crate::sessions::addressed() {
+            self.send(PageToController::OpenSession { session });
         }
         let keys: Vec<RuntimeKey> = self.runtimes.iter().map(RuntimeSlot::key).collect();
         for key in keys {
@@ -503,6 +514,10 @@ fn asked(message: &PageToController) -> Option<Msg> {
         PageToController::CloseWorkspace => Msg::CloseWorkspace,
         PageToController::ChooseEnvironment { .. } => Msg::EnvStartThere,
         PageToController::StoragePersisted { .. } => Msg::KeepData,
+        PageToController::NewSession => Msg::NewSession,
+        PageToController::OpenSession { .. } => Msg::Sessions,
+        PageToController::RenameSession { .. } => Msg::Rename,
+        PageToController::SearchSessions { .. } => Msg::SearchSessions,
         PageToController::ReadWorkspaceFile { .. } => Msg::Workspace,
         PageToController::Prompt { .. }
         | PageToController::Start { .. }
