@@ -90,8 +90,8 @@ pub fn watch_address() {
             io::request(PageToController::OpenSession { session });
         }
     });
-    let _ = window
-        .add_event_listener_with_callback("hashchange", on_change.as_ref().unchecked_ref());
+    let _ =
+        window.add_event_listener_with_callback("hashchange", on_change.as_ref().unchecked_ref());
     on_change.forget();
 }
 

@@ -576,10 +576,9 @@ pub fn delta_session(projection: &Projection, delta: &ViewDelta) -> Option<Sessi
         | ViewDelta::ProviderRequest { session, .. } => Some(*session),
         ViewDelta::Output { command, .. }
         | ViewDelta::Settled { command, .. }
-        | ViewDelta::Gap { command, .. } => projection
-            .commands
-            .get(command)
-            .map(|c| c.binding.session),
+        | ViewDelta::Gap { command, .. } => {
+            projection.commands.get(command).map(|c| c.binding.session)
+        }
     }
 }
 

@@ -109,8 +109,7 @@ impl Engine {
             || self.adopting.is_some()
             || self.rejoining.is_some()
             || self.live.is_some();
-        let refused = working
-            || matches!(self.with_sessions(|s| s.set_aside(open)), Some(Err(_)));
+        let refused = working || matches!(self.with_sessions(|s| s.set_aside(open)), Some(Err(_)));
         if refused {
             self.notice("sessions", Level::Warning, Phrase::SwitchWhileWorking);
             return false;
