@@ -6,7 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
-import { VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
+import { BASE_URL, VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
 import { commandBlock, send, transcript } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 
@@ -110,6 +110,26 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       await openList(page, phone);
       assert.equal(await list(page).getByRole('link').count(), 3);
       await closeList(page, phone);
+    });
+
+    test('a follower tab sees every session and opens any of them', async () => {
+      const second = await browser.context.newPage();
+      try {
+        await second.goto(BASE_URL);
+        await second.getByRole('status').filter({ hasText: 'Following another tab (read-only)' }).waitFor();
+        await openList(second, phone);
+        await link(second, '$ echo beta > b.txt').waitFor();
+        assert.equal(await list(second).getByRole('link').count(), 3);
+        await link(second, '$ echo beta > b.txt').click();
+        await closeList(second, phone);
+        await commandBlock(second, 'echo beta > b.txt').waitFor();
+        assert.equal(await commandBlock(second, 'echo gamma > c.txt').count(), 0);
+        // The leading tab still shows its own session.
+        assert.equal(addressed(browser.page), ids);
+        await commandBlock(browser.page, 'echo gamma > c.txt').waitFor();
+      } finally {
+        await second.close();
+      }
     });
 
     test('one session runs at a time, and the page says so', async () => {

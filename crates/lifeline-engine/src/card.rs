@@ -335,6 +335,9 @@ impl Engine {
             // records, which the pump carries out next; both go in one batch.
             Some(Ok(_)) if self.open_session_as(session, workspace, now) => {
                 self.abort_left_request(old);
+                // One runtime lives at a time: the session left stops its
+                // idle runtime (a running one is ended as a left turn).
+                self.with_sessions(|s| s.set_aside(old));
                 self.session = Some(session);
                 self.active = None;
                 self.inspecting = false;

@@ -19,8 +19,6 @@ use lifeline_protocol::{ControllerToPage, JournalStatus, Level, Role};
 
 use crate::{Early, Effect, Engine, StoreFailure, SNAPSHOT_EVERY};
 
-/// The session a tab opens on: the newest.
-
 /// What a leader recovers from.
 pub struct Recovered {
     /// The salvaged fold of the journal (unreadable values set aside).

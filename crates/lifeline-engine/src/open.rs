@@ -50,6 +50,9 @@ impl Engine {
     /// New session: its own workspace in the worker sandbox, the open
     /// session's profile to begin with, started at once.
     pub fn handle_new_session(&mut self, now: Millis) {
+        if self.role == lifeline_protocol::Role::Follower {
+            return self.notice("sessions", Level::Info, Phrase::AnotherTabInControl);
+        }
         if self.core.is_none() || self.sessions.is_none() {
             return;
         }
@@ -79,6 +82,9 @@ impl Engine {
 
     /// The user named a session.
     pub fn handle_rename_session(&mut self, session: SessionId, title: String, now: Millis) {
+        if self.role == lifeline_protocol::Role::Follower {
+            return self.notice("sessions", Level::Info, Phrase::AnotherTabInControl);
+        }
         if let Some(Err(refusal)) = self.with_sessions(|s| s.rename(session, &title)) {
             self.notice("sessions", Level::Warning, Phrase::Refused { refusal });
         }
