@@ -206,7 +206,7 @@ fn a_failed_execution_shows_failed_until_the_next_start() {
 }
 
 #[test]
-fn search_matches_every_word_in_titles_prompts_and_replies_ignoring_case() {
+fn search_matches_every_word_in_titles_prompts_and_replies_ignoring_ascii_case() {
     let mut j = Journal::new();
     j.open(10, 1, Environment::Worker);
     j.open(20, 2, Environment::Worker);

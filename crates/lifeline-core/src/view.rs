@@ -583,21 +583,33 @@ pub fn delta_session(projection: &Projection, delta: &ViewDelta) -> Option<Sessi
 }
 
 /// Whether `session`'s title or transcript (prompts and replies) contains
-/// every word of `query`, ignoring case.
+/// every word of `query`, ignoring ASCII case (Unicode case tables would
+/// cost the controller's wasm several kilobytes).
 pub fn session_matches(projection: &Projection, session: SessionId, query: &str) -> bool {
     let Some(s) = projection.sessions.get(&session) else {
         return false;
     };
-    let mut text = session_item(projection, s).title.to_lowercase();
-    for t in s.turns.iter().filter_map(|t| projection.turns.get(t)) {
-        text.push('\n');
-        text.push_str(&t.prompt.to_lowercase());
-        if let Some(end) = &t.end {
-            text.push('\n');
-            text.push_str(&end.reply.to_lowercase());
-        }
-    }
-    query
-        .split_whitespace()
-        .all(|word| text.contains(&word.to_lowercase()))
+    let title = session_item(projection, s).title;
+    let turns: Vec<&TurnView> = s
+        .turns
+        .iter()
+        .filter_map(|t| projection.turns.get(t))
+        .collect();
+    query.split_whitespace().all(|word| {
+        contains_folded(&title, word)
+            || turns.iter().any(|t| {
+                contains_folded(&t.prompt, word)
+                    || t.end
+                        .as_ref()
+                        .is_some_and(|e| contains_folded(&e.reply, word))
+            })
+    })
+}
+
+fn contains_folded(text: &str, word: &str) -> bool {
+    let (text, word) = (text.as_bytes(), word.as_bytes());
+    word.is_empty()
+        || text
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word))
 }
