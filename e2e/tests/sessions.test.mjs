@@ -39,8 +39,13 @@ const addressed = (page) => new URL(page.url()).hash.replace(/^#\/s\//, '');
 
 async function openSession(page, phone, name) {
   await openList(page, phone);
+  const before = page.url();
   await link(page, name).click();
-  await list(page).getByRole('link', { name, exact: true, current: 'page' }).waitFor({ state: 'attached' });
+  await page.waitForURL((url) => url.href !== before);
+  // On a phone choosing a session closes the list over the chat.
+  if (phone) await list(page).waitFor({ state: 'hidden' });
+  await openList(page, phone);
+  await list(page).getByRole('link', { name, exact: true, current: 'page' }).waitFor();
   await closeList(page, phone);
 }
 
@@ -120,8 +125,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         await openList(second, phone);
         await link(second, '$ echo beta > b.txt').waitFor();
         assert.equal(await list(second).getByRole('link').count(), 3);
-        await link(second, '$ echo beta > b.txt').click();
-        await closeList(second, phone);
+        await openSession(second, phone, '$ echo beta > b.txt');
         await commandBlock(second, 'echo beta > b.txt').waitFor();
         assert.equal(await commandBlock(second, 'echo gamma > c.txt').count(), 0);
         // The leading tab still shows its own session.

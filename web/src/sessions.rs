@@ -205,7 +205,7 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                                     item.continued_from.map(|id| tf(Msg::ContinuedFrom, &[&name(id)])),
                                     item.continued_in.map(|id| tf(Msg::ContinuedIn, &[&name(id)])),
                                 ];
-                                view! { <SessionRow s item links open /> }
+                                session_row(s, item, links, open)
                             })
                             .collect_view()}
                     </ul>
@@ -219,9 +219,10 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
     }
 }
 
-#[component]
-fn SessionRow(
-    s: crate::sessions::SessionsUi,
+/// One row (a plain function, not a component: the UI's wasm has a
+/// size budget).
+fn session_row(
+    s: SessionsUi,
     item: SessionItem,
     links: [Option<String>; 2],
     open: RwSignal<bool>,
@@ -258,31 +259,48 @@ fn SessionRow(
                 .flatten()
                 .map(|l| view! { <span class="session-link">{l}</span> })
                 .collect_view()}
-            <Show when=move || current() && !renaming.get()>
-                <button type="button" class="session-rename" on:click=move |_| renaming.set(true)>
-                    {text(Msg::Rename)}
-                </button>
-            </Show>
-            <Show when=move || renaming.get()>
-                <form
-                    class="session-rename-form"
-                    on:submit=move |ev: leptos::ev::SubmitEvent| {
-                        ev.prevent_default();
-                        save();
-                    }
-                >
-                    <input
-                        type="text"
-                        aria-label=text(Msg::SessionName)
-                        prop:value=move || draft.get()
-                        on:input=move |ev| draft.set(event_target_value(&ev))
-                    />
-                    <button type="submit">{text(Msg::SaveName)}</button>
-                    <button type="button" on:click=move |_| renaming.set(false)>
-                        {text(Msg::Cancel)}
-                    </button>
-                </form>
-            </Show>
+            {move || {
+                if renaming.get() {
+                    Some(
+                        view! {
+                            <form
+                                class="session-rename-form"
+                                on:submit=move |ev: leptos::ev::SubmitEvent| {
+                                    ev.prevent_default();
+                                    save();
+                                }
+                            >
+                                <input
+                                    type="text"
+                                    aria-label=text(Msg::SessionName)
+                                    prop:value=move || draft.get()
+                                    on:input=move |ev| draft.set(event_target_value(&ev))
+                                />
+                                <button type="submit">{text(Msg::SaveName)}</button>
+                                <button type="button" on:click=move |_| renaming.set(false)>
+                                    {text(Msg::Cancel)}
+                                </button>
+                            </form>
+                        }
+                            .into_any(),
+                    )
+                } else if current() {
+                    Some(
+                        view! {
+                            <button
+                                type="button"
+                                class="session-rename"
+                                on:click=move |_| renaming.set(true)
+                            >
+                                {text(Msg::Rename)}
+                            </button>
+                        }
+                            .into_any(),
+                    )
+                } else {
+                    None
+                }
+            }}
         </li>
     }
 }
