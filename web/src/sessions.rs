@@ -21,7 +21,7 @@ pub struct SessionsUi {
     pub open: RwSignal<Option<SessionId>>,
     /// The search box's text, and the sessions matching it once answered.
     pub query: RwSignal<String>,
-    pub matches: RwSignal<Option<(String, Vec<SessionId>)>>,
+    pub matches: RwSignal<Option<Vec<SessionId>>>,
 }
 
 impl SessionsUi {
@@ -77,7 +77,10 @@ pub fn listed(ui: &SessionsUi, open: Option<SessionId>, list: Vec<SessionItem>) 
 
 /// The controller answered a search.
 pub fn searched(ui: &SessionsUi, query: String, matches: Vec<SessionId>) {
-    ui.matches.set(Some((query, matches)));
+    // An answer to an older query is not shown.
+    if ui.query.with_untracked(|q| *q == query) {
+        ui.matches.set(Some(matches));
+    }
 }
 
 /// Back, Forward or an edited address: open the session it names.
@@ -126,23 +129,21 @@ fn title_of(item: &SessionItem) -> String {
 #[component]
 pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
     let s = ui.sessions;
-    let shown = Memo::new(move |_| {
-        let query = s.query.get();
+    // The list as it is, or only the sessions the search matched.
+    let shown = move || {
         let list = s.list.get();
-        if query.trim().is_empty() {
-            return list;
-        }
         match s.matches.get() {
-            Some((q, matches)) if q == query => list
+            Some(matches) if !s.query.with(|q| q.trim().is_empty()) => list
                 .into_iter()
                 .filter(|i| matches.contains(&i.session))
                 .collect(),
             _ => list,
         }
-    });
+    };
     let search = move |ev: leptos::ev::Event| {
         let query = event_target_value(&ev);
         s.query.set(query.clone());
+        s.matches.set(None);
         if !query.trim().is_empty() {
             io::request(PageToController::SearchSessions { query });
         }
@@ -180,7 +181,7 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                 on:input=search
             />
             {move || {
-                let list = shown.get();
+                let list = shown();
                 if list.is_empty() {
                     let empty = if s.query.with(|q| q.trim().is_empty()) {
                         Msg::NoSessionYet
