@@ -39,7 +39,7 @@ impl Engine {
         if !known || self.session == Some(session) {
             return self.publish_sessions();
         }
-        if self.core.is_some() && !self.set_aside_open(now) {
+        if self.core.is_some() && !self.set_aside_open() {
             return self.publish_sessions();
         }
         self.show(session);
@@ -66,7 +66,7 @@ impl Engine {
         ) else {
             return;
         };
-        if !self.set_aside_open(now) {
+        if !self.set_aside_open() {
             return self.publish_sessions();
         }
         // The session layer records its creation; the journal opens the
@@ -102,7 +102,7 @@ impl Engine {
 
     /// The open session gives up its runtime for another; false (said to
     /// the page) while it works or starts.
-    fn set_aside_open(&mut self, _now: Millis) -> bool {
+    fn set_aside_open(&mut self) -> bool {
         let Some(open) = self.session else {
             return true;
         };

@@ -515,11 +515,13 @@ fn asked(message: &PageToController) -> Option<Msg> {
         PageToController::ChooseEnvironment { .. } => Msg::EnvStartThere,
         PageToController::StoragePersisted { .. } => Msg::KeepData,
         PageToController::NewSession => Msg::NewSession,
-        PageToController::OpenSession { .. } => Msg::Sessions,
         PageToController::RenameSession { .. } => Msg::Rename,
         PageToController::SearchSessions { .. } => Msg::SearchSessions,
         PageToController::ReadWorkspaceFile { .. } => Msg::Workspace,
+        // The open session is in the address and sent to every new
+        // controller after its Start, so it is never lost.
         PageToController::Prompt { .. }
+        | PageToController::OpenSession { .. }
         | PageToController::Start { .. }
         | PageToController::Promote
         | PageToController::RuntimePort { .. }
