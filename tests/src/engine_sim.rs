@@ -1510,6 +1510,36 @@ impl EngineSim {
         }
     }
 
+    /// Many sessions: a new one, or another one opened (one runs at a
+    /// time, so the engine refuses while the open one works).
+    fn switch_session(&mut self) {
+        let now = self.now();
+        let Some(e) = self.leader.as_mut() else {
+            return;
+        };
+        let known: Vec<_> = e
+            .projection()
+            .map(|p| p.sessions.keys().copied().collect())
+            .unwrap_or_default();
+        if known.len() < 4 && self.rng.chance(500) {
+            *self.cov.actions.entry("New session").or_default() += 1;
+            self.note(|| "user opens a new session".into());
+            if let Some(e) = self.leader.as_mut() {
+                e.handle_new_session(now);
+            }
+            return;
+        }
+        if known.is_empty() {
+            return;
+        }
+        let pick = known[self.rng.below(known.len() as u64) as usize];
+        *self.cov.actions.entry("Open session").or_default() += 1;
+        self.note(|| format!("user opens session {pick}"));
+        if let Some(e) = self.leader.as_mut() {
+            e.handle_open_session(pick, now);
+        }
+    }
+
     /// "Retry now": shown (and meaningful) only during a retry wait.
     fn press_retry_now(&mut self) {
         let now = self.now();
@@ -1650,6 +1680,7 @@ impl EngineSim {
                 73..=74 => self.crash_leader(true),
                 75..=80 => self.crash_runtime(),
                 81 if self.rng.chance(300) => self.wipe_journal(),
+                85..=88 => self.switch_session(),
                 _ => {}
             }
             return;

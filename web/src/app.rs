@@ -20,6 +20,7 @@ pub fn App() -> impl IntoView {
     }
     io::start(ui);
     io::register_service_worker(ui.offline);
+    crate::sessions::watch_address();
 
     // Only phone and tablet widths hide these panes; on desktop CSS shows them
     // regardless, so the flags just mean "opened by the user".
@@ -78,7 +79,7 @@ pub fn App() -> impl IntoView {
             </header>
             // A tap outside an open drawer closes it.
             <div class="scrim" hidden=move || !any_open() on:click=move |_| close_all()></div>
-            <SessionList ui open=sessions_open />
+            <crate::sessions::SessionList ui open=sessions_open />
             <main class="chat">
                 <Notices ui />
                 <Transcript ui />
@@ -145,43 +146,6 @@ fn RuntimeWatch(ui: Ui) -> impl IntoView {
                 <button type="button" on:click=stop>{text(Msg::StopRuntime)}</button>
             </div>
         </Show>
-    }
-}
-
-#[component]
-fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
-    let title = ui.transcript.title;
-    view! {
-        <nav id="sessions" class="sessions" aria-label=text(Msg::Sessions)>
-            <div class="pane-heading">
-                <h2>{text(Msg::Sessions)}</h2>
-                <button
-                    type="button"
-                    class="pane-close"
-                    aria-label=text(Msg::CloseSessions)
-                    on:click=move |_| open.set(false)
-                >
-                    "×"
-                </button>
-            </div>
-            <button type="button" class="primary" disabled=true aria-describedby="sessions-note">
-                {text(Msg::NewSession)}
-            </button>
-            {move || match title.get() {
-                Some(title) => {
-                    view! {
-                        <ul class="session-list">
-                            <li aria-current="page">{title}</li>
-                        </ul>
-                    }
-                        .into_any()
-                }
-                None => view! { <p class="empty">{text(Msg::NoSessionYet)}</p> }.into_any(),
-            }}
-            <p id="sessions-note" class="empty">
-                {text(Msg::MoreSessionsLater)}
-            </p>
-        </nav>
     }
 }
 

@@ -13,6 +13,7 @@ mod i18n;
 mod io;
 mod profiles;
 mod recovery;
+mod sessions;
 mod transcript;
 mod ui;
 

@@ -119,6 +119,8 @@ pub struct Ui {
     pub local_model: RwSignal<Option<(LocalFile, Sampling)>>,
     /// Why the last picked file cannot be a local model, phrased.
     pub local_refused: RwSignal<Option<String>>,
+    /// The session list and the open session.
+    pub sessions: crate::sessions::SessionsUi,
 }
 
 use lifeline_core::profile::{LocalFile, Sampling};
@@ -144,6 +146,7 @@ impl Ui {
             workspace: RwSignal::new(None),
             local_model: RwSignal::new(None),
             local_refused: RwSignal::new(None),
+            sessions: crate::sessions::SessionsUi::new(),
         }
     }
 

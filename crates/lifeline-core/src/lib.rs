@@ -120,4 +120,6 @@ pub use runtime::{
 pub use schema::{decode, encode, Schema, SchemaError, V1};
 pub use view::{ProviderFailureView, ProviderRequestStatus, Stream, ViewDelta};
 #[cfg(test)]
+mod session_list_tests;
+#[cfg(test)]
 mod tests;

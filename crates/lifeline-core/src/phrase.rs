@@ -112,6 +112,9 @@ pub enum Phrase {
     },
     /// The environment cannot change during a turn.
     EnvironmentWhileWorking,
+    /// One session runs at a time: another opens once the open one's turn
+    /// or start has ended.
+    SwitchWhileWorking,
     // ---- rows' evidence ----
     NoMessagesYet,
     TurnsRepliesLost {
@@ -573,6 +576,9 @@ impl fmt::Display for Phrase {
             ),
             P::EnvironmentWhileWorking => f.write_str(
                 "the agent is working on a message; choose the environment when it is done, or press Stop",
+            ),
+            P::SwitchWhileWorking => f.write_str(
+                "the agent is working in this session and one session runs at a time; open another when it is done, or press Stop",
             ),
             P::AnotherTabInControl => f.write_str(
                 "another tab is in control; act there, or close that tab and this one takes over",
@@ -1303,6 +1309,7 @@ phrase_wire! {
     127 => RetryRateLimited { seconds },
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
+    130 => SwitchWhileWorking,
     200 => LocalModelRefused { detail },
 }
 

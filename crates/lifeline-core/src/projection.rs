@@ -254,6 +254,24 @@ pub struct SessionView {
     pub opened_at: Millis,
     /// Oldest first.
     pub turns: Vec<TurnId>,
+    /// When a turn of it was last recorded or ended (its opening before):
+    /// the session list's order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_at: Option<Millis>,
+    /// The name the user gave it; until then its first prompt names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renamed: Option<String>,
+    /// Start fresh or Continue from history went on in this session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_in: Option<SessionId>,
+    /// The session this one continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_from: Option<SessionId>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
+    /// Deleted for good: only this tombstone stays.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
 }
 
 /// How a turn ended, as recorded.
@@ -442,6 +460,43 @@ mod seen_ids {
 }
 
 impl Projection {
+    /// What the session list shows of a lifecycle record, kept beside the
+    /// session (the lifecycle itself is bounded and drops middle records).
+    fn fold_session_view(&mut self, record: &SessionRecord) {
+        match record {
+            SessionRecord::Renamed { session, title } => {
+                if let Some(s) = self.sessions.get_mut(session) {
+                    s.renamed = Some(title.clone());
+                }
+            }
+            SessionRecord::Succeeded { session, successor } => {
+                if let Some(s) = self.sessions.get_mut(session) {
+                    s.continued_in = Some(*successor);
+                }
+                if let Some(s) = self.sessions.get_mut(successor) {
+                    s.continued_from = Some(*session);
+                }
+            }
+            SessionRecord::Archived { session } => {
+                if let Some(s) = self.sessions.get_mut(session) {
+                    s.archived = true;
+                }
+            }
+            SessionRecord::Unarchived { session } => {
+                if let Some(s) = self.sessions.get_mut(session) {
+                    s.archived = s.deleted;
+                }
+            }
+            SessionRecord::Deleted { session, .. } => {
+                if let Some(s) = self.sessions.get_mut(session) {
+                    s.archived = true;
+                    s.deleted = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
     pub fn new(policy: RetentionPolicy) -> Projection {
         Projection {
             policy,
@@ -1045,6 +1100,12 @@ impl Projection {
                         title: title.clone(),
                         opened_at: at,
                         turns: Vec::new(),
+                        active_at: None,
+                        renamed: None,
+                        continued_in: None,
+                        continued_from: None,
+                        archived: false,
+                        deleted: false,
                     },
                 );
             }
@@ -1064,6 +1125,7 @@ impl Projection {
                 self.fresh(turn.as_u128(), "turn")?;
                 if let Some(s) = self.sessions.get_mut(session) {
                     s.turns.push(*turn);
+                    s.active_at = Some(at);
                 }
                 self.turns.insert(
                     *turn,
@@ -1099,6 +1161,10 @@ impl Projection {
                     ending: ending.clone(),
                     position,
                 });
+                let session = t.session;
+                if let Some(s) = self.sessions.get_mut(&session) {
+                    s.active_at = Some(at);
+                }
             }
             JournalRecord::ProviderRequested {
                 request,
@@ -1165,6 +1231,7 @@ impl Projection {
                     }
                     _ => {}
                 }
+                self.fold_session_view(record);
                 let list = self.lifecycles.entry(record.session()).or_default();
                 list.push(record.clone());
                 if list.len() > crate::schema::limits::MAX_LIFECYCLE_RECORDS {

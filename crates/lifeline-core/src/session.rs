@@ -624,7 +624,8 @@ impl Sessions {
                     SessionRecord::Unarchived { .. } => {}
                     SessionRecord::Verdict { .. }
                     | SessionRecord::Reissued { .. }
-                    | SessionRecord::Succeeded { .. } => {}
+                    | SessionRecord::Succeeded { .. }
+                    | SessionRecord::Renamed { .. } => {}
                 }
             }
         }

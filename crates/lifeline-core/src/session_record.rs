@@ -297,6 +297,11 @@ pub enum SessionRecord {
         session: SessionId,
         successor: SessionId,
     },
+    /// The user named the session (until then its first prompt names it).
+    Renamed {
+        session: SessionId,
+        title: String,
+    },
 }
 }
 
@@ -315,7 +320,8 @@ impl SessionRecord {
             | SessionRecord::Deleted { session, .. }
             | SessionRecord::Verdict { session, .. }
             | SessionRecord::Reissued { session, .. }
-            | SessionRecord::Succeeded { session, .. } => *session,
+            | SessionRecord::Succeeded { session, .. }
+            | SessionRecord::Renamed { session, .. } => *session,
         }
     }
 }

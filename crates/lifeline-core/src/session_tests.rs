@@ -1675,3 +1675,84 @@ fn an_adopted_lost_launch_ends_the_wait_and_its_timer_does_nothing() {
         Handled::Stale
     );
 }
+
+// ----- many sessions: one live runtime -------------------------------------
+
+#[test]
+fn set_aside_stops_an_idle_runtime_by_identity_and_the_session_resumes_on_its_workspace() {
+    let mut w = World::new();
+    w.launch_with(&profile(1, 1, &[]), None, 1);
+    assert_eq!(w.s.set_aside(sid(1)), Ok(()));
+    let effects = w.take();
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        SessionEffect::TerminateRuntime { execution, generation, runtime, attempt: None }
+            if *execution == exec(1) && *generation == Generation(1) && *runtime == rt(1)
+    )));
+    assert!(
+        !effects
+            .iter()
+            .any(|e| matches!(e, SessionEffect::RemoveWorkspace { .. })),
+        "the workspace stays"
+    );
+    assert_eq!(w.s.state(sid(1)), Some(&SessionState::Detached));
+    // Opening it again resumes the retained execution (its workspace).
+    assert!(w
+        .s
+        .begin(
+            sid(1),
+            Purpose::Resume,
+            Some(ResumeCause::Automatic),
+            None,
+            T0
+        )
+        .is_ok());
+    // Setting aside a session that runs nothing changes nothing.
+    let mut idle = World::new();
+    assert_eq!(idle.s.set_aside(sid(1)), Ok(()));
+    assert_eq!(idle.s.state(sid(1)), Some(&SessionState::New));
+}
+
+#[test]
+fn set_aside_is_refused_while_a_turn_runs_or_a_start_is_under_way() {
+    let mut w = World::new();
+    w.launch_with(&profile(1, 1, &[]), Some(turn(1)), 1);
+    assert_eq!(w.s.set_aside(sid(1)), Err(Refusal::TurnRunning));
+    assert_eq!(w.s.state(sid(1)), Some(&SessionState::Running));
+    assert!(w
+        .take()
+        .iter()
+        .all(|e| !matches!(e, SessionEffect::TerminateRuntime { .. })));
+
+    let mut starting = World::new();
+    let a = starting
+        .s
+        .begin(sid(1), Purpose::Launch, None, None, T0)
+        .unwrap();
+    assert_eq!(
+        starting.s.set_aside(sid(1)),
+        Err(Refusal::Busy { attempt: a })
+    );
+}
+
+#[test]
+fn rename_is_journalled_trimmed_and_bounded_and_a_blank_name_changes_nothing() {
+    let mut w = World::new();
+    assert_eq!(w.s.rename(sid(1), "  Build fix  "), Ok(true));
+    assert_eq!(w.s.rename(sid(1), "   "), Ok(false));
+    let long = "x".repeat(500);
+    assert_eq!(w.s.rename(sid(1), &long), Ok(true));
+    w.take();
+    let names: Vec<String> = w
+        .records()
+        .iter()
+        .filter_map(|r| match r {
+            SessionRecord::Renamed { title, .. } => Some(title.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["Build fix".to_owned(), "x".repeat(80)]);
+    assert_eq!(w.s.rename(sid(9), "x"), Err(Refusal::UnknownSession));
+    w.s.delete(sid(1)).unwrap();
+    assert_eq!(w.s.rename(sid(1), "again"), Err(Refusal::Deleted));
+}

@@ -454,3 +454,162 @@ fn output_delta(command: CommandId, e: &crate::event::EventRecord) -> Option<Vie
         not_shown: chunk.len - chunk.inline.len() as u64,
     })
 }
+
+/// Where a session stands in the session list, as the journal proves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    /// Nothing runs; a message starts or continues it.
+    Ready,
+    /// A turn is open.
+    Running,
+    /// Its execution or its start failed; the card says what survived.
+    Failed,
+    /// A command may have run or was lost and nobody has said which.
+    Uncertain,
+    Archived,
+}
+
+/// One row of the session list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionItem {
+    pub session: SessionId,
+    /// The name the user gave it, else its first prompt's first line; empty
+    /// before either (the page says "Untitled session").
+    pub title: String,
+    pub status: SessionStatus,
+    /// The local folder it works in; `None` for the worker sandbox.
+    pub folder: Option<String>,
+    /// When it was last active (milliseconds since the epoch).
+    pub active_at: u64,
+    pub continued_from: Option<SessionId>,
+    pub continued_in: Option<SessionId>,
+}
+
+/// A first prompt names its session by this many characters at most.
+const TITLE_CHARS: usize = 60;
+
+/// The session list, most recently active first; deleted sessions are
+/// tombstones and not listed.
+pub fn session_list(projection: &Projection) -> Vec<SessionItem> {
+    let mut list: Vec<SessionItem> = projection
+        .sessions
+        .values()
+        .filter(|s| !s.deleted)
+        .map(|s| session_item(projection, s))
+        .collect();
+    list.sort_by(|a, b| {
+        b.active_at
+            .cmp(&a.active_at)
+            .then(b.session.cmp(&a.session))
+    });
+    list
+}
+
+fn session_item(p: &Projection, s: &crate::projection::SessionView) -> SessionItem {
+    use crate::session_record::SessionRecord as R;
+    let title = match &s.renamed {
+        Some(name) => name.clone(),
+        None => s
+            .turns
+            .first()
+            .and_then(|t| p.turns.get(t))
+            .and_then(|t| t.prompt.lines().map(str::trim).find(|l| !l.is_empty()))
+            .map(|line| line.chars().take(TITLE_CHARS).collect())
+            .unwrap_or_default(),
+    };
+    let records = p.lifecycles.get(&s.session).map_or(&[][..], Vec::as_slice);
+    let folder = records.iter().find_map(|r| match r {
+        R::Created {
+            environment: crate::environment::Environment::LocalFolder { name, .. },
+            ..
+        } => Some(name.clone()),
+        _ => None,
+    });
+    let failed = records.iter().rev().find_map(|r| match r {
+        R::ExecutionFailed { .. } | R::StartupFailed { .. } => Some(true),
+        R::ExecutionStarted { .. } | R::ExecutionRejoined { .. } | R::Unarchived { .. } => {
+            Some(false)
+        }
+        _ => None,
+    }) == Some(true);
+    let judged = |c: CommandId| {
+        records
+            .iter()
+            .any(|r| matches!(r, R::Verdict { command, .. } if *command == c))
+    };
+    let uncertain = p.commands.values().any(|c| {
+        c.binding.session == s.session
+            && matches!(c.outcome, Outcome::MayHaveStarted | Outcome::Lost)
+            && c.reissued_as.is_none()
+            && !judged(c.command)
+    });
+    let status = if s.archived {
+        SessionStatus::Archived
+    } else if crate::agent::open_turn(p, s.session).is_some() {
+        SessionStatus::Running
+    } else if failed {
+        SessionStatus::Failed
+    } else if uncertain {
+        SessionStatus::Uncertain
+    } else {
+        SessionStatus::Ready
+    };
+    SessionItem {
+        session: s.session,
+        title,
+        status,
+        folder,
+        active_at: s.active_at.unwrap_or(s.opened_at).0,
+        continued_from: s.continued_from,
+        continued_in: s.continued_in,
+    }
+}
+
+/// The session a delta belongs to, so a tab is sent only the open
+/// session's transcript.
+pub fn delta_session(projection: &Projection, delta: &ViewDelta) -> Option<SessionId> {
+    match delta {
+        ViewDelta::Session { session, .. }
+        | ViewDelta::Turn { session, .. }
+        | ViewDelta::Command { session, .. }
+        | ViewDelta::ProviderRequest { session, .. } => Some(*session),
+        ViewDelta::Output { command, .. }
+        | ViewDelta::Settled { command, .. }
+        | ViewDelta::Gap { command, .. } => {
+            projection.commands.get(command).map(|c| c.binding.session)
+        }
+    }
+}
+
+/// Whether `session`'s title or transcript (prompts and replies) contains
+/// every word of `query`, ignoring ASCII case (Unicode case tables would
+/// cost the controller's wasm several kilobytes).
+pub fn session_matches(projection: &Projection, session: SessionId, query: &str) -> bool {
+    let Some(s) = projection.sessions.get(&session) else {
+        return false;
+    };
+    let title = session_item(projection, s).title;
+    let turns: Vec<&TurnView> = s
+        .turns
+        .iter()
+        .filter_map(|t| projection.turns.get(t))
+        .collect();
+    query.split_whitespace().all(|word| {
+        contains_folded(&title, word)
+            || turns.iter().any(|t| {
+                contains_folded(&t.prompt, word)
+                    || t.end
+                        .as_ref()
+                        .is_some_and(|e| contains_folded(&e.reply, word))
+            })
+    })
+}
+
+fn contains_folded(text: &str, word: &str) -> bool {
+    let (text, word) = (text.as_bytes(), word.as_bytes());
+    word.is_empty()
+        || text
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word))
+}

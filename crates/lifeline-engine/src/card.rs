@@ -149,6 +149,9 @@ impl Engine {
         if entries.iter().any(|e| recovery::affects_card(&e.record)) {
             self.card_dirty = true;
         }
+        if entries.iter().any(|e| crate::open::affects_list(&e.record)) {
+            self.list_dirty = true;
+        }
     }
 
     /// What the card states about `session` now. The card, the check of
@@ -345,6 +348,9 @@ impl Engine {
             // records, which the pump carries out next; both go in one batch.
             Some(Ok(_)) if self.open_session_as(session, workspace, now) => {
                 self.abort_left_request(old);
+                // One runtime lives at a time: the session left stops its
+                // idle runtime (a running one is ended as a left turn).
+                self.with_sessions(|s| s.set_aside(old));
                 self.session = Some(session);
                 self.active = None;
                 self.inspecting = false;

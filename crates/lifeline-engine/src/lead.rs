@@ -13,20 +13,11 @@ use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::view::{batch_deltas, session_deltas};
 use lifeline_core::{
     Controller, ControllerConfig, ControllerEffect, JournalEntry, JournalRecord, Millis,
-    PersistBatch, Projection, ProjectionSnapshot, RuntimeIdentity, SessionId, StartCause, TurnId,
+    PersistBatch, Projection, ProjectionSnapshot, RuntimeIdentity, StartCause, TurnId,
 };
 use lifeline_protocol::{ControllerToPage, JournalStatus, Level, Role};
 
 use crate::{Early, Effect, Engine, StoreFailure, SNAPSHOT_EVERY};
-
-/// The session a tab opens on: the newest.
-fn pick_session(projection: &Projection) -> Option<SessionId> {
-    projection
-        .sessions
-        .values()
-        .max_by_key(|s| (s.opened_at, s.session))
-        .map(|s| s.session)
-}
 
 /// What a leader recovers from.
 pub struct Recovered {
@@ -120,7 +111,7 @@ impl Engine {
                 core.pending_projection(),
             ));
         }
-        self.session = pick_session(core.pending_projection());
+        self.session = crate::open::pick_session(core.pending_projection(), self.preferred);
         let deltas = self
             .session
             .map(|s| session_deltas(core.projection(), s))
@@ -184,7 +175,7 @@ impl Engine {
             fault: JournalFault::WriterUnreadable,
         };
         self.halt(&reason, false);
-        self.session = pick_session(&projection);
+        self.session = crate::open::pick_session(&projection, self.preferred);
         let deltas = self
             .session
             .map(|s| session_deltas(&projection, s))
@@ -194,6 +185,7 @@ impl Engine {
             deltas,
         });
         self.fold = Some(projection);
+        self.publish_sessions();
         self.journal = JournalStatus::ReadOnly { reason };
         // No card: its actions would all be refused, for a reason (another
         // tab leads) that is not this one; the banner says what is.
@@ -328,6 +320,10 @@ impl Engine {
                 };
                 let confirm = core.handle_persist_complete(batch.batch, now);
                 let deltas = batch_deltas(core.projection(), &batch.entries);
+                let deltas = match self.core.as_ref() {
+                    Some(core) => self.open_deltas(core.projection(), deltas),
+                    None => deltas,
+                };
                 if let Err(e) = confirm {
                     self.notice(
                         "persist",
@@ -494,7 +490,7 @@ impl Engine {
         if self.role != Role::Follower {
             return;
         }
-        self.session = pick_session(&projection);
+        self.session = crate::open::pick_session(&projection, self.preferred);
         let deltas = self
             .session
             .map(|s| session_deltas(&projection, s))
@@ -506,6 +502,8 @@ impl Engine {
         self.fold = Some(projection);
         self.publish_status();
         self.card_dirty = true;
+        self.list_dirty = true;
+        self.publish_sessions();
         self.publish_card();
         self.refresh_facts();
     }
@@ -559,9 +557,10 @@ impl Engine {
             }
         }
         if self.session.is_none() {
-            self.session = pick_session(&p);
+            self.session = crate::open::pick_session(&p, self.preferred);
         }
         let deltas = batch_deltas(&p, &applied);
+        let deltas = self.open_deltas(&p, deltas);
         self.fold = Some(p);
         if !deltas.is_empty() {
             self.post(ControllerToPage::View {
@@ -571,6 +570,7 @@ impl Engine {
         }
         self.publish_status();
         self.card_records(&applied);
+        self.publish_sessions();
         self.publish_card();
         let lifecycle = applied.iter().any(|e| {
             matches!(

@@ -26,6 +26,7 @@
 //! | `lifecycle` | carrying out session effects: launches, rejoins, adoption, cleanup |
 //! | `turn` | prompts, Stop, the turn driver and provider requests |
 //! | `card` | the recovery card, its facts and its actions |
+//! | `open` | which session a tab shows, new sessions, names, the list and its search |
 //! | `status` | the status line |
 
 pub mod effect;
@@ -34,6 +35,7 @@ pub mod slots;
 mod card;
 mod lead;
 mod lifecycle;
+mod open;
 pub mod retry;
 mod runtimes;
 mod status;
@@ -129,6 +131,10 @@ pub struct Engine {
     /// A follower's (or a read-only leader's) fold of the journal.
     fold: Option<Projection>,
     session: Option<SessionId>,
+    /// The session the page asked for before the journal was read.
+    preferred: Option<SessionId>,
+    /// The session list may have changed since the page was told it.
+    list_dirty: bool,
     sessions: Option<Sessions>,
     minter: IdMinter,
     next_request: u64,
@@ -199,6 +205,8 @@ impl Engine {
             core: None,
             fold: None,
             session: None,
+            preferred: None,
+            list_dirty: true,
             sessions: None,
             minter: IdMinter::new(entropy, 0xe9_91e),
             next_request: 0,
@@ -453,6 +461,7 @@ impl Engine {
         self.pumping = false;
         self.expire_notices(now);
         self.publish_status();
+        self.publish_sessions();
         self.publish_card();
         self.report_restart();
     }

@@ -251,3 +251,81 @@ fn the_card_the_engine_checks_says_what_the_page_is_shown() {
         lifeline_core::recovery::Verdict::Survived
     );
 }
+fn sessions_list(page: &[ControllerToPage]) -> Option<(Option<lifeline_core::SessionId>, usize)> {
+    page.iter().rev().find_map(|m| match m {
+        ControllerToPage::Sessions { open, list } => Some((*open, list.len())),
+        _ => None,
+    })
+}
+
+fn said(page: &[ControllerToPage], phrase: &Phrase) -> bool {
+    page.iter()
+        .any(|m| matches!(m, ControllerToPage::Notice { message: Some(p), .. } if p == phrase))
+}
+
+#[test]
+fn the_page_is_told_every_session_and_the_open_one() {
+    let (e, page) = leader();
+    let open = e.session().expect("a session is open");
+    assert_eq!(sessions_list(&page), Some((Some(open), 1)));
+}
+
+#[test]
+fn one_session_runs_at_a_time_so_none_opens_while_the_open_one_starts() {
+    let (mut e, mut page) = leader();
+    let open = e.session().expect("a session is open");
+    // No runtime answers the launch: the open session is starting.
+    e.handle_new_session(Millis(3));
+    settle(&mut e, &mut page);
+    assert!(
+        said(&page, &Phrase::SwitchWhileWorking),
+        "the page says why"
+    );
+    assert_eq!(e.session(), Some(open), "the open session stays open");
+    assert_eq!(
+        e.projection().map(|p| p.sessions.len()),
+        Some(1),
+        "no session was opened in the journal"
+    );
+}
+
+#[test]
+fn an_unknown_session_is_not_opened_and_an_early_request_is_kept_for_recovery() {
+    let (mut e, mut page) = leader();
+    let open = e.session().expect("a session is open");
+    let unknown = lifeline_core::SessionId::from_u128(0x5e55).expect("a valid id");
+    page.clear();
+    e.handle_open_session(unknown, Millis(3));
+    settle(&mut e, &mut page);
+    assert_eq!(e.session(), Some(open));
+    assert_eq!(
+        sessions_list(&page),
+        Some((Some(open), 1)),
+        "the page is corrected"
+    );
+
+    // Asked for before the journal was read: that session is shown first.
+    let mut early = Engine::new(Role::Leader, b"early");
+    early.handle_open_session(open, Millis(1));
+    assert_eq!(early.preferred, Some(open));
+}
+
+#[test]
+fn a_rename_is_journalled_and_names_the_session_in_the_list() {
+    let (mut e, mut page) = leader();
+    let open = e.session().expect("a session is open");
+    e.handle_rename_session(open, "  Build fix ".into(), Millis(3));
+    settle(&mut e, &mut page);
+    let listed = page.iter().rev().find_map(|m| match m {
+        ControllerToPage::Sessions { list, .. } => list.first().map(|i| i.title.clone()),
+        _ => None,
+    });
+    assert_eq!(listed.as_deref(), Some("Build fix"));
+    e.handle_search_sessions("build".into());
+    settle(&mut e, &mut page);
+    let found = page.iter().rev().find_map(|m| match m {
+        ControllerToPage::SessionSearch { matches, .. } => Some(matches.clone()),
+        _ => None,
+    });
+    assert_eq!(found, Some(vec![open]));
+}

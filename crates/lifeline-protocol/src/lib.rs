@@ -148,6 +148,22 @@ pub enum PageToController {
     ChooseEnvironment {
         environment: lifeline_core::session::Environment,
     },
+    /// Open a new session on its own workspace, in the worker sandbox.
+    NewSession,
+    /// Show this session (its transcript, card and composer).
+    OpenSession {
+        session: SessionId,
+    },
+    /// Name a session (journalled).
+    RenameSession {
+        session: SessionId,
+        title: String,
+    },
+    /// Sessions whose title or transcript contains every word of `query`;
+    /// answered with `SessionSearch`.
+    SearchSessions {
+        query: String,
+    },
 }
 
 /// A workspace's files as workspace-only access shows them.
@@ -371,6 +387,17 @@ pub enum ControllerToPage {
     LocalModel {
         file: Option<lifeline_core::profile::LocalFile>,
         refused: Option<lifeline_core::phrase::Phrase>,
+    },
+    /// Every session of the journal, most recently active first, and the
+    /// one this tab shows.
+    Sessions {
+        open: Option<SessionId>,
+        list: Vec<lifeline_core::view::SessionItem>,
+    },
+    /// The answer to `SearchSessions`.
+    SessionSearch {
+        query: String,
+        matches: Vec<SessionId>,
     },
 }
 

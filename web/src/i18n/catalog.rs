@@ -33,8 +33,23 @@ catalog! {
     CloseSessions => "Close sessions", "Sitzungen schließen";
     NewSession => "New session", "Neue Sitzung";
     NoSessionYet => "No session yet.", "Noch keine Sitzung.";
-    MoreSessionsLater => "More than one session arrives in a later build.",
-        "Mehrere Sitzungen kommen in einer späteren Version.";
+    UntitledSession => "Untitled session", "Unbenannte Sitzung";
+    Rename => "Rename", "Umbenennen";
+    SessionName => "Session name", "Name der Sitzung";
+    SaveName => "Save name", "Namen speichern";
+    SearchSessions => "Search sessions", "Sitzungen suchen";
+    NoSessionMatches => "No session matches.", "Keine Sitzung passt.";
+    SessionReady => "ready", "bereit";
+    SessionRunning => "running", "läuft";
+    SessionFailed => "failed", "fehlgeschlagen";
+    SessionUncertain => "uncertain", "ungewiss";
+    SessionArchived => "archived", "archiviert";
+    SessionInSandbox => "sandbox", "Sandbox";
+    SessionInFolder => "folder “{0}”", "Ordner „{0}“";
+    ContinuedFrom => "continued from “{0}”", "fortgesetzt aus „{0}“";
+    ContinuedIn => "continued in “{0}”", "fortgesetzt in „{0}“";
+    OneRuntimeNote => "One session runs at a time: opening another stops this one's runtime; its files and transcript stay.",
+        "Es läuft immer nur eine Sitzung: Wer eine andere öffnet, hält die Laufzeit dieser an; Dateien und Verlauf bleiben.";
     // Connection status.
     Connecting => "Connecting…", "Verbinde…";
     Recovering => "Recovering…", "Stelle wieder her…";
@@ -402,6 +417,8 @@ catalog! {
         "der Browser braucht deine Erlaubnis, um den Ordner „{0}“ zu lesen; drücke erneut auf Arbeitsbereich ansehen und erlaube es";
     PhEnvironmentWhileWorking => "the agent is working on a message; choose the environment when it is done, or press Stop",
         "der Agent arbeitet an einer Nachricht; wähle die Umgebung, wenn er fertig ist, oder drücke Stopp";
+    PhSwitchWhileWorking => "the agent is working in this session and one session runs at a time; open another when it is done, or press Stop",
+        "der Agent arbeitet in dieser Sitzung, und es läuft immer nur eine Sitzung; öffne eine andere, wenn er fertig ist, oder drücke Stopp";
     // A provider failure in the transcript: the class's label and advice.
     ProviderAuth => "authentication failed", "Anmeldung fehlgeschlagen";
     ProviderRateLimit => "rate limited", "Anfragelimit erreicht";

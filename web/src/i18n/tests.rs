@@ -242,6 +242,7 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::AnotherTabInControl,
         Phrase::FolderNeedsPermissionToRead { name: s("x") },
         Phrase::EnvironmentWhileWorking,
+        Phrase::SwitchWhileWorking,
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
@@ -711,6 +712,7 @@ fn index(p: &Phrase) -> usize {
         P::RetryOverloaded { .. } => 127,
         P::RetryNotConnected { .. } => 128,
         P::LocalModelRefused { .. } => 129,
+        P::SwitchWhileWorking => 130,
     }
 }
 

@@ -234,6 +234,12 @@ impl Host {
                 level,
                 message.map(NoticeText::Phrase),
             ),
+            ControllerToPage::Sessions { open, list } => {
+                crate::sessions::listed(&self.ui.sessions, open, list)
+            }
+            ControllerToPage::SessionSearch { query, matches } => {
+                crate::sessions::searched(&self.ui.sessions, query, matches)
+            }
             ControllerToPage::PromptRefused { turn, message } => {
                 self.ui
                     .refused
@@ -326,6 +332,11 @@ impl Host {
         self.ui.started.set(true);
         for message in std::mem::take(&mut self.outbox) {
             self.send(message);
+        }
+        // The session this tab shows: the one in its address (after a
+        // reload, or for a new controller).
+        if let Some(session) = crate::sessions::addressed() {
+            self.send(PageToController::OpenSession { session });
         }
         let keys: Vec<RuntimeKey> = self.runtimes.iter().map(RuntimeSlot::key).collect();
         for key in keys {
@@ -510,9 +521,15 @@ fn asked(message: &PageToController) -> Option<Msg> {
         PageToController::CloseWorkspace => Msg::CloseWorkspace,
         PageToController::ChooseEnvironment { .. } => Msg::EnvStartThere,
         PageToController::StoragePersisted { .. } => Msg::KeepData,
+        PageToController::NewSession => Msg::NewSession,
+        PageToController::RenameSession { .. } => Msg::Rename,
+        PageToController::SearchSessions { .. } => Msg::SearchSessions,
         PageToController::ReadWorkspaceFile { .. } => Msg::Workspace,
+        // The open session is in the address and sent to every new
+        // controller after its Start, so it is never lost.
         PageToController::Prompt { .. }
         | PageToController::WithdrawPrompt { .. }
+        | PageToController::OpenSession { .. }
         | PageToController::Start { .. }
         | PageToController::Promote
         | PageToController::RuntimePort { .. }

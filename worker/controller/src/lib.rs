@@ -170,6 +170,16 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         PageToController::ChooseEnvironment { environment } => {
             shell.input(|e, now| e.handle_choose_environment(environment, now))
         }
+        PageToController::NewSession => shell.input(|e, now| e.handle_new_session(now)),
+        PageToController::OpenSession { session } => {
+            shell.input(|e, now| e.handle_open_session(session, now))
+        }
+        PageToController::RenameSession { session, title } => {
+            shell.input(|e, now| e.handle_rename_session(session, title, now))
+        }
+        PageToController::SearchSessions { query } => {
+            shell.input(|e, _| e.handle_search_sessions(query))
+        }
         PageToController::Export { session } => export::export(shell, session),
         PageToController::Import { file_name, bytes } => export::expect_import(file_name, bytes),
     }

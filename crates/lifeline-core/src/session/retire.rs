@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// A session's name is at most this long (in characters).
+pub const MAX_TITLE_CHARS: usize = 80;
+
 impl Sessions {
     /// Records the user's verdict on an uncertain command.
     pub fn record_verdict(
@@ -110,6 +113,45 @@ impl Sessions {
         });
         self.publish(session);
         Ok(owned)
+    }
+
+    /// The user named the session. Blank names are refused (the first
+    /// prompt names a session until it is renamed); long ones are cut.
+    pub fn rename(&mut self, session: SessionId, title: &str) -> Result<bool, Refusal> {
+        let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        if e.deleted {
+            return Err(Refusal::Deleted);
+        }
+        let title: String = title.trim().chars().take(MAX_TITLE_CHARS).collect();
+        if title.is_empty() {
+            return Ok(false);
+        }
+        self.record(SessionRecord::Renamed { session, title });
+        Ok(true)
+    }
+
+    /// Another session was opened, and one runtime lives at a time: this
+    /// session's runtime, idle, is stopped by its captured identity and the
+    /// session waits detached; opening it again (or its next message)
+    /// starts it anew on the same workspace. A session that is starting or
+    /// running a turn is not set aside: the caller says why not.
+    pub fn set_aside(&mut self, session: SessionId) -> Result<(), Refusal> {
+        let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        if let Some(a) = &e.attempt {
+            return Err(Refusal::Busy { attempt: a.id });
+        }
+        if e.active_turn.is_some() || !e.queue.is_empty() {
+            return Err(Refusal::TurnRunning);
+        }
+        if e.state != SessionState::Running {
+            return Ok(());
+        }
+        self.retire(session)?;
+        if let Some(e) = self.entries.get_mut(&session) {
+            e.state = SessionState::Detached;
+        }
+        self.publish(session);
+        Ok(())
     }
 
     pub(super) fn retire(&mut self, session: SessionId) -> Result<(), Refusal> {

@@ -1,0 +1,235 @@
+//! Many sessions: which one this tab shows, new sessions, names, the
+//! session list and its search.
+//!
+//! The rule for runtimes today: one session runs at a time. The open
+//! session is the only one with a live runtime; opening another stops the
+//! open one's runtime by its captured identity (its workspace, transcript
+//! and files stay) and starts or resumes the one opened. While the open
+//! session's turn runs or it is starting, another is not opened: the page
+//! is told why (`Phrase::SwitchWhileWorking`) and Stop is right there. A
+//! session left this way shows as ready, and its next message or opening
+//! starts it again on the same workspace.
+
+use lifeline_core::agent;
+use lifeline_core::phrase::Phrase;
+use lifeline_core::session::{Environment, SessionState};
+use lifeline_core::session_record::{Purpose, ResumeCause};
+use lifeline_core::view::{delta_session, session_list, session_matches, ViewDelta};
+use lifeline_core::{Millis, Projection, SessionId, WorkspaceId};
+use lifeline_protocol::{ControllerToPage, Level};
+
+use crate::Engine;
+
+/// Search answers name at most this many sessions.
+const MAX_MATCHES: usize = 200;
+
+impl Engine {
+    /// The page asked for this session (a click, or its address at load).
+    pub fn handle_open_session(&mut self, session: SessionId, now: Millis) {
+        if self.projection().is_none() {
+            // Before recovery: the session to show once the journal is read.
+            self.preferred = Some(session);
+            return;
+        }
+        self.list_dirty = true;
+        let known = self
+            .projection()
+            .and_then(|p| p.sessions.get(&session))
+            .is_some_and(|s| !s.deleted);
+        if !known || self.session == Some(session) {
+            return self.publish_sessions();
+        }
+        if self.core.is_some() && !self.set_aside_open() {
+            return self.publish_sessions();
+        }
+        self.show(session);
+        self.bring_up(session, now);
+        self.pump(now);
+    }
+
+    /// New session: its own workspace in the worker sandbox, the open
+    /// session's profile to begin with, started at once.
+    pub fn handle_new_session(&mut self, now: Millis) {
+        if self.role == lifeline_protocol::Role::Follower {
+            return self.notice("sessions", Level::Info, Phrase::AnotherTabInControl);
+        }
+        if self.core.is_none() || self.sessions.is_none() {
+            return;
+        }
+        let profile = self
+            .session
+            .and_then(|s| self.sessions.as_ref()?.selected_profile(s));
+        let (Some(profile), Some(session), Some(workspace)) = (
+            profile,
+            self.mint(SessionId::from_u128, now),
+            self.mint(WorkspaceId::from_u128, now),
+        ) else {
+            return;
+        };
+        if !self.set_aside_open() {
+            return self.publish_sessions();
+        }
+        // The session layer records its creation; the journal opens the
+        // session first, and the pump writes both in one batch.
+        self.with_sessions(|s| s.create(session, workspace, Environment::Worker, profile));
+        if !self.open_session_as(session, workspace, now) {
+            return self.pump(now);
+        }
+        self.show(session);
+        self.bring_up(session, now);
+        self.pump(now);
+    }
+
+    /// The user named a session.
+    pub fn handle_rename_session(&mut self, session: SessionId, title: String, now: Millis) {
+        if self.role == lifeline_protocol::Role::Follower {
+            return self.notice("sessions", Level::Info, Phrase::AnotherTabInControl);
+        }
+        if let Some(Err(refusal)) = self.with_sessions(|s| s.rename(session, &title)) {
+            self.notice("sessions", Level::Warning, Phrase::Refused { refusal });
+        }
+        self.pump(now);
+    }
+
+    /// Sessions whose title or transcript holds every word of `query`.
+    pub fn handle_search_sessions(&mut self, query: String) {
+        let matches = match self.projection() {
+            Some(p) => search(p, &query),
+            None => Vec::new(),
+        };
+        self.post(ControllerToPage::SessionSearch { query, matches });
+    }
+
+    /// The open session gives up its runtime for another; false (said to
+    /// the page) while it works or starts.
+    fn set_aside_open(&mut self) -> bool {
+        let Some(open) = self.session else {
+            return true;
+        };
+        let working = self
+            .core
+            .as_ref()
+            .is_some_and(|c| agent::open_turn(c.pending_projection(), open).is_some())
+            || self.held_prompts().next().is_some()
+            || self.launching.is_some()
+            || self.adopting.is_some()
+            || self.rejoining.is_some()
+            || self.live.is_some();
+        let refused = working || matches!(self.with_sessions(|s| s.set_aside(open)), Some(Err(_)));
+        if refused {
+            self.notice("sessions", Level::Warning, Phrase::SwitchWhileWorking);
+            return false;
+        }
+        if self.active.as_ref().is_some_and(|a| a.session == open) {
+            self.active = None;
+        }
+        true
+    }
+
+    /// This tab shows `session` from now on: its transcript from scratch,
+    /// its card, no workspace-only access of the one before.
+    fn show(&mut self, session: SessionId) {
+        self.session = Some(session);
+        self.inspecting = false;
+        self.post(ControllerToPage::Workspace { listing: None });
+        let deltas = self
+            .projection()
+            .map(|p| lifeline_core::view::session_deltas(p, session))
+            .unwrap_or_default();
+        self.post(ControllerToPage::View {
+            reset: true,
+            deltas,
+        });
+        self.card_dirty = true;
+        self.list_dirty = true;
+        self.refresh_facts();
+    }
+
+    /// Starts the session just opened the way `start_sessions` starts the
+    /// first: a new one launches, a detached one resumes on its workspace.
+    fn bring_up(&mut self, session: SessionId, now: Millis) {
+        // Left running without this engine's hold on it (Start fresh keeps
+        // the old session's runtime): stopped first, then resumed.
+        let stale = self.active.as_ref().is_none_or(|a| a.session != session);
+        self.with_sessions(|s| {
+            if stale && s.state(session) == Some(&SessionState::Running) {
+                let _ = s.set_aside(session);
+            }
+            match s.state(session) {
+                Some(SessionState::New) => {
+                    let _ = s.begin(session, Purpose::Launch, None, None, now);
+                }
+                Some(SessionState::Detached) => {
+                    let _ = s.begin(
+                        session,
+                        Purpose::Resume,
+                        Some(ResumeCause::Automatic),
+                        None,
+                        now,
+                    );
+                }
+                _ => {}
+            }
+        });
+    }
+
+    /// Tells the page the session list when it may have changed.
+    pub(crate) fn publish_sessions(&mut self) {
+        if !std::mem::take(&mut self.list_dirty) {
+            return;
+        }
+        let Some(list) = self.projection().map(session_list) else {
+            return;
+        };
+        self.post(ControllerToPage::Sessions {
+            open: self.session,
+            list,
+        });
+    }
+
+    /// Only the open session's part of a batch goes to the page.
+    pub(crate) fn open_deltas(&self, p: &Projection, deltas: Vec<ViewDelta>) -> Vec<ViewDelta> {
+        let open = self.session;
+        deltas
+            .into_iter()
+            .filter(|d| delta_session(p, d).is_none_or(|s| Some(s) == open))
+            .collect()
+    }
+}
+
+/// The session a tab shows first: the one its address names, else the one
+/// opened last; never a deleted one.
+pub(crate) fn pick_session(p: &Projection, preferred: Option<SessionId>) -> Option<SessionId> {
+    let live = |s: &&lifeline_core::projection::SessionView| !s.deleted;
+    preferred
+        .filter(|id| p.sessions.get(id).is_some_and(|s| live(&s)))
+        .or_else(|| {
+            p.sessions
+                .values()
+                .filter(live)
+                .max_by_key(|s| (s.opened_at, s.session))
+                .map(|s| s.session)
+        })
+}
+
+fn search(p: &Projection, query: &str) -> Vec<SessionId> {
+    session_list(p)
+        .into_iter()
+        .map(|item| item.session)
+        .filter(|s| session_matches(p, *s, query))
+        .take(MAX_MATCHES)
+        .collect()
+}
+
+/// Records that change a row of the session list: a session opened, a turn
+/// recorded or ended, a lifecycle record, a command's outcome.
+pub(crate) fn affects_list(record: &lifeline_core::JournalRecord) -> bool {
+    use lifeline_core::JournalRecord as R;
+    matches!(
+        record,
+        R::SessionOpened { .. }
+            | R::TurnRecorded { .. }
+            | R::TurnFinished { .. }
+            | R::Session { .. }
+    ) || lifeline_core::recovery::affects_card(record)
+}

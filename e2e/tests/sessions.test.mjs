@@ -1,0 +1,189 @@
+// Many sessions, as a user meets them at both viewports: three sessions
+// with their own transcripts and files, switching, the open session in the
+// address (reload and Back), the one-live-runtime rule said when it holds,
+// Rename, search, and no accessibility violations on the list.
+// Synchronised on what the page shows and on OPFS, never on sleeps.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import AxeBuilder from '@axe-core/playwright';
+import { BASE_URL, VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
+import { commandBlock, send, transcript } from '../lib/ui.mjs';
+import { readWorkspaceFile } from '../lib/workspace.mjs';
+
+const list = (page) => page.getByRole('navigation', { name: 'Sessions' });
+const link = (page, name) => list(page).getByRole('link', { name, exact: true });
+
+/** The session list, opened over the chat on a phone. */
+async function openList(page, phone) {
+  if (phone && !(await list(page).isVisible())) {
+    await page.getByRole('button', { name: 'Sessions', exact: true }).click();
+  }
+  await list(page).waitFor();
+}
+
+async function closeList(page, phone) {
+  if (phone && (await list(page).isVisible())) {
+    await page.getByRole('button', { name: 'Close sessions' }).click();
+    await list(page).waitFor({ state: 'hidden' });
+  }
+}
+
+/** Runs `line` in the open session and waits until it completed. */
+async function run(page, line) {
+  await send(page, `$ ${line}`);
+  await commandBlock(page, line).getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
+}
+
+/** The session the address names. */
+const addressed = (page) => new URL(page.url()).hash.replace(/^#\/s\//, '');
+
+async function openSession(page, phone, name) {
+  await openList(page, phone);
+  const before = page.url();
+  await link(page, name).click();
+  await page.waitForURL((url) => url.href !== before);
+  // On a phone choosing a session closes the list over the chat.
+  if (phone) await list(page).waitFor({ state: 'hidden' });
+  await openList(page, phone);
+  await list(page).getByRole('link', { name, exact: true, current: 'page' }).waitFor();
+  await closeList(page, phone);
+}
+
+for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+  const phone = name === 'phone';
+  describe(`sessions at ${viewport.width}×${viewport.height} (${name})`, () => {
+    let browser;
+    let ids;
+    before(async () => {
+      browser = await openApp(viewport);
+    });
+    after(async () => browser?.close());
+
+    test('three sessions keep their own transcripts and files', async () => {
+      const { page } = browser;
+      await run(page, 'echo alpha > a.txt');
+      await page.waitForURL(/#\/s\//);
+      const first = addressed(page);
+
+      for (const [word, file] of [['beta', 'b.txt'], ['gamma', 'c.txt']]) {
+        await openList(page, phone);
+        await list(page).getByRole('button', { name: 'New session' }).click();
+        await closeList(page, phone);
+        // The new session is open: its transcript is empty and its row is current.
+        await page.waitForURL((url) => !url.hash.endsWith(first) && url.hash.startsWith('#/s/'));
+        await commandBlock(page, 'echo alpha > a.txt').waitFor({ state: 'detached' });
+        await run(page, `echo ${word} > ${file}`);
+      }
+      ids = addressed(page);
+
+      await openList(page, phone);
+      const rows = list(page).getByRole('link');
+      assert.deepEqual(await rows.allTextContents(), [
+        '$ echo gamma > c.txt',
+        '$ echo beta > b.txt',
+        '$ echo alpha > a.txt',
+      ]);
+      await closeList(page, phone);
+      assert.deepEqual(await readWorkspaceFile(page, 'a.txt'), ['alpha\n']);
+      assert.deepEqual(await readWorkspaceFile(page, 'b.txt'), ['beta\n']);
+      assert.deepEqual(await readWorkspaceFile(page, 'c.txt'), ['gamma\n']);
+    });
+
+    test('switching shows the open session, in the address, and Back returns', async () => {
+      const { page } = browser;
+      await openSession(page, phone, '$ echo alpha > a.txt');
+      await commandBlock(page, 'echo alpha > a.txt').waitFor();
+      assert.equal(await commandBlock(page, 'echo gamma > c.txt').count(), 0);
+      assert.notEqual(addressed(page), ids);
+      // The session runs again on its own workspace.
+      await run(page, 'cat a.txt');
+      await commandBlock(page, 'cat a.txt').getByText('alpha').first().waitFor();
+
+      await page.goBack();
+      await commandBlock(page, 'echo gamma > c.txt').waitFor();
+      assert.equal(addressed(page), ids);
+      assert.equal(await commandBlock(page, 'cat a.txt').count(), 0);
+    });
+
+    test('a reload returns to the open session', async () => {
+      const { page } = browser;
+      await page.reload();
+      await waitConnected(page);
+      await commandBlock(page, 'echo gamma > c.txt').waitFor();
+      assert.equal(addressed(page), ids);
+      assert.equal(await commandBlock(page, 'echo alpha > a.txt').count(), 0);
+      await openList(page, phone);
+      assert.equal(await list(page).getByRole('link').count(), 3);
+      await closeList(page, phone);
+    });
+
+    test('a follower tab sees every session and opens any of them', async () => {
+      const second = await browser.context.newPage();
+      try {
+        await second.goto(BASE_URL);
+        await second.getByRole('status').filter({ hasText: 'Following another tab (read-only)' }).waitFor();
+        await openList(second, phone);
+        await link(second, '$ echo beta > b.txt').waitFor();
+        assert.equal(await list(second).getByRole('link').count(), 3);
+        await openSession(second, phone, '$ echo beta > b.txt');
+        await commandBlock(second, 'echo beta > b.txt').waitFor();
+        assert.equal(await commandBlock(second, 'echo gamma > c.txt').count(), 0);
+        // The leading tab still shows its own session.
+        assert.equal(addressed(browser.page), ids);
+        await commandBlock(browser.page, 'echo gamma > c.txt').waitFor();
+      } finally {
+        await second.close();
+      }
+    });
+
+    test('one session runs at a time, and the page says so', async () => {
+      const { page } = browser;
+      await send(page, '$ sleep 30');
+      await commandBlock(page, 'sleep 30').getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
+      await openList(page, phone);
+      await list(page).getByText(/One session runs at a time/).waitFor();
+      await list(page).getByRole('button', { name: 'New session' }).click();
+      await page.getByText(/one session runs at a time; open another when it is done, or press Stop/).waitFor();
+      await closeList(page, phone);
+      assert.equal(addressed(page), ids, 'the running session stays open');
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await commandBlock(page, 'sleep 30').getByText('cancelled', { exact: true }).waitFor({ timeout: 30_000 });
+    });
+
+    test('Rename names a session; search finds titles and transcript text', async () => {
+      const { page } = browser;
+      await openList(page, phone);
+      await list(page).getByRole('button', { name: 'Rename' }).click();
+      await list(page).getByRole('textbox', { name: 'Session name' }).fill('Gamma work');
+      await list(page).getByRole('button', { name: 'Save name' }).click();
+      await link(page, 'Gamma work').waitFor();
+
+      const search = list(page).getByRole('searchbox', { name: 'Search sessions' });
+      await search.fill('beta');
+      await list(page).getByRole('link').filter({ hasText: 'beta' }).waitFor();
+      await link(page, 'Gamma work').waitFor({ state: 'detached' });
+      assert.equal(await list(page).getByRole('link').count(), 1);
+      // Transcript text, not only titles: only the renamed session ran sleep.
+      await search.fill('sleep');
+      await link(page, 'Gamma work').waitFor();
+      assert.equal(await list(page).getByRole('link').count(), 1);
+      await search.fill('');
+      await link(page, '$ echo alpha > a.txt').waitFor();
+    });
+
+    test('axe-core finds no violations with the session list open', async () => {
+      const { page } = browser;
+      await openList(page, phone);
+      const { violations } = await new AxeBuilder({ page }).include('#sessions').analyze();
+      assert.deepEqual(
+        violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target).join(', ')}`),
+        [],
+      );
+      await closeList(page, phone);
+    });
+
+    test('no errors in the console', () => {
+      assert.deepEqual(browser.errors, []);
+    });
+  });
+}

@@ -1,0 +1,307 @@
+//! The session list: every session of the journal as the controller lists
+//! it (order, title, status, environment and links are the core's), New
+//! session, Rename, search, and the open session in the address
+//! (`#/s/<id>`), so a reload returns to it and Back works.
+
+use std::str::FromStr;
+
+use crate::i18n::{text, tf, tr, Msg};
+use crate::io;
+use crate::ui::Ui;
+use leptos::prelude::*;
+use lifeline_core::view::{SessionItem, SessionStatus};
+use lifeline_core::SessionId;
+use lifeline_protocol::PageToController;
+use wasm_bindgen::JsCast;
+
+/// What the controller last said about the sessions.
+#[derive(Clone, Copy)]
+pub struct SessionsUi {
+    pub list: RwSignal<Vec<SessionItem>>,
+    pub open: RwSignal<Option<SessionId>>,
+    /// The search box's text, and the sessions matching it once answered.
+    pub query: RwSignal<String>,
+    pub matches: RwSignal<Option<Vec<SessionId>>>,
+}
+
+impl SessionsUi {
+    pub fn new() -> SessionsUi {
+        SessionsUi {
+            list: RwSignal::new(Vec::new()),
+            open: RwSignal::new(None),
+            query: RwSignal::new(String::new()),
+            matches: RwSignal::new(None),
+        }
+    }
+}
+
+const PREFIX: &str = "#/s/";
+
+/// The session the address names, if any.
+pub fn addressed() -> Option<SessionId> {
+    let hash = web_sys::window()?.location().hash().ok()?;
+    SessionId::from_str(hash.strip_prefix(PREFIX)?).ok()
+}
+
+/// Puts `session` in the address: a new history entry when the open
+/// session changed, else the entry corrected in place.
+fn address(session: SessionId, push: bool) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let url = format!("{PREFIX}{session}");
+    if let Ok(history) = window.history() {
+        let _ = if push {
+            history.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url))
+        } else {
+            history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url))
+        };
+    }
+}
+
+/// The controller's list arrived.
+pub fn listed(ui: &SessionsUi, open: Option<SessionId>, list: Vec<SessionItem>) {
+    let before = ui.open.get_untracked();
+    if let Some(open) = open {
+        if addressed() != Some(open) {
+            address(open, before.is_some() && before != Some(open));
+        }
+    }
+    if before != open {
+        ui.open.set(open);
+    }
+    if ui.list.with_untracked(|l| *l != list) {
+        ui.list.set(list);
+    }
+}
+
+/// The controller answered a search.
+pub fn searched(ui: &SessionsUi, query: String, matches: Vec<SessionId>) {
+    // An answer to an older query is not shown.
+    if ui.query.with_untracked(|q| *q == query) {
+        ui.matches.set(Some(matches));
+    }
+}
+
+/// Back, Forward or an edited address: open the session it names.
+pub fn watch_address() {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let on_change = wasm_bindgen::closure::Closure::<dyn Fn()>::new(|| {
+        if let Some(session) = addressed() {
+            io::request(PageToController::OpenSession { session });
+        }
+    });
+    let _ =
+        window.add_event_listener_with_callback("hashchange", on_change.as_ref().unchecked_ref());
+    on_change.forget();
+}
+
+fn status_text(status: SessionStatus) -> &'static str {
+    tr(match status {
+        SessionStatus::Ready => Msg::SessionReady,
+        SessionStatus::Running => Msg::SessionRunning,
+        SessionStatus::Failed => Msg::SessionFailed,
+        SessionStatus::Uncertain => Msg::SessionUncertain,
+        SessionStatus::Archived => Msg::SessionArchived,
+    })
+}
+
+fn status_key(status: SessionStatus) -> &'static str {
+    match status {
+        SessionStatus::Ready => "ready",
+        SessionStatus::Running => "running",
+        SessionStatus::Failed => "failed",
+        SessionStatus::Uncertain => "uncertain",
+        SessionStatus::Archived => "archived",
+    }
+}
+
+fn title_of(item: &SessionItem) -> String {
+    if item.title.is_empty() {
+        tr(Msg::UntitledSession).to_owned()
+    } else {
+        item.title.clone()
+    }
+}
+
+#[component]
+pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
+    let s = ui.sessions;
+    // The list as it is, or only the sessions the search matched.
+    let shown = move || {
+        let list = s.list.get();
+        match s.matches.get() {
+            Some(matches) if !s.query.with(|q| q.trim().is_empty()) => list
+                .into_iter()
+                .filter(|i| matches.contains(&i.session))
+                .collect(),
+            _ => list,
+        }
+    };
+    let search = move |ev: leptos::ev::Event| {
+        let query = event_target_value(&ev);
+        s.query.set(query.clone());
+        s.matches.set(None);
+        if !query.trim().is_empty() {
+            io::request(PageToController::SearchSessions { query });
+        }
+    };
+    view! {
+        <nav id="sessions" class="sessions" aria-label=text(Msg::Sessions)>
+            <div class="pane-heading">
+                <h2>{text(Msg::Sessions)}</h2>
+                <button
+                    type="button"
+                    class="pane-close"
+                    aria-label=text(Msg::CloseSessions)
+                    on:click=move |_| open.set(false)
+                >
+                    "×"
+                </button>
+            </div>
+            <button
+                type="button"
+                class="primary"
+                aria-describedby="sessions-note"
+                on:click=move |_| {
+                    io::request(PageToController::NewSession);
+                    open.set(false);
+                }
+            >
+                {text(Msg::NewSession)}
+            </button>
+            <input
+                type="search"
+                class="session-search"
+                aria-label=text(Msg::SearchSessions)
+                placeholder=text(Msg::SearchSessions)
+                prop:value=move || s.query.get()
+                on:input=search
+            />
+            {move || {
+                let list = shown();
+                if list.is_empty() {
+                    let empty = if s.query.with(|q| q.trim().is_empty()) {
+                        Msg::NoSessionYet
+                    } else {
+                        Msg::NoSessionMatches
+                    };
+                    return view! { <p class="empty">{text(empty)}</p> }.into_any();
+                }
+                let all = s.list.get_untracked();
+                let name = move |id: SessionId| {
+                    all.iter()
+                        .find(|i| i.session == id)
+                        .map(title_of)
+                        .unwrap_or_else(|| tr(Msg::UntitledSession).to_owned())
+                };
+                view! {
+                    <ul class="session-list">
+                        {list
+                            .into_iter()
+                            .map(|item| {
+                                let links = [
+                                    item.continued_from.map(|id| tf(Msg::ContinuedFrom, &[&name(id)])),
+                                    item.continued_in.map(|id| tf(Msg::ContinuedIn, &[&name(id)])),
+                                ];
+                                session_row(s, item, links, open)
+                            })
+                            .collect_view()}
+                    </ul>
+                }
+                    .into_any()
+            }}
+            <p id="sessions-note" class="empty">
+                {text(Msg::OneRuntimeNote)}
+            </p>
+        </nav>
+    }
+}
+
+/// One row (a plain function, not a component: the UI's wasm has a
+/// size budget).
+fn session_row(
+    s: SessionsUi,
+    item: SessionItem,
+    links: [Option<String>; 2],
+    open: RwSignal<bool>,
+) -> impl IntoView {
+    let id = item.session;
+    let current = move || s.open.get() == Some(id);
+    let title = title_of(&item);
+    let place = match &item.folder {
+        Some(name) => tf(Msg::SessionInFolder, &[name]),
+        None => tr(Msg::SessionInSandbox).to_owned(),
+    };
+    let meta = format!("{} · {place}", status_text(item.status));
+    let renaming = RwSignal::new(false);
+    let draft = RwSignal::new(item.title.clone());
+    let save = move || {
+        io::request(PageToController::RenameSession {
+            session: id,
+            title: draft.get_untracked(),
+        });
+        renaming.set(false);
+    };
+    view! {
+        <li class="session" data-status=status_key(item.status)>
+            <a
+                href=format!("{PREFIX}{id}")
+                aria-current=move || current().then_some("page")
+                on:click=move |_| open.set(false)
+            >
+                {title}
+            </a>
+            <span class="session-meta">{meta}</span>
+            {links
+                .into_iter()
+                .flatten()
+                .map(|l| view! { <span class="session-link">{l}</span> })
+                .collect_view()}
+            {move || {
+                if renaming.get() {
+                    Some(
+                        view! {
+                            <form
+                                class="session-rename-form"
+                                on:submit=move |ev: leptos::ev::SubmitEvent| {
+                                    ev.prevent_default();
+                                    save();
+                                }
+                            >
+                                <input
+                                    type="text"
+                                    aria-label=text(Msg::SessionName)
+                                    prop:value=move || draft.get()
+                                    on:input=move |ev| draft.set(event_target_value(&ev))
+                                />
+                                <button type="submit">{text(Msg::SaveName)}</button>
+                                <button type="button" on:click=move |_| renaming.set(false)>
+                                    {text(Msg::Cancel)}
+                                </button>
+                            </form>
+                        }
+                            .into_any(),
+                    )
+                } else if current() {
+                    Some(
+                        view! {
+                            <button
+                                type="button"
+                                class="session-rename"
+                                on:click=move |_| renaming.set(true)
+                            >
+                                {text(Msg::Rename)}
+                            </button>
+                        }
+                            .into_any(),
+                    )
+                } else {
+                    None
+                }
+            }}
+        </li>
+    }
+}
