@@ -34,6 +34,7 @@ pub mod slots;
 mod card;
 mod lead;
 mod lifecycle;
+mod output;
 pub mod retry;
 mod runtimes;
 mod status;
@@ -60,8 +61,8 @@ pub use runtimes::Ended;
 pub use slots::Slots;
 
 pub use effect::{
-    Effect, FactsObserved, FailedAt, ProviderFailure, ProviderReply, StoreFailure, TimerKey,
-    WorkspaceObserved,
+    Effect, FactsObserved, FailedAt, OutputRead, ProviderFailure, ProviderReply, StoreFailure,
+    TimerKey, WorkspaceObserved,
 };
 
 /// The engine is the core's only client; tabs see views, not client messages.

@@ -211,6 +211,16 @@ impl Host {
                 file_name,
                 bytes,
             } => download::expect_download(session, file_name, bytes),
+            ControllerToPage::OutputRange {
+                command,
+                offset,
+                kept,
+                text,
+                ..
+            } => transcript::output_range(command, offset, kept, text),
+            ControllerToPage::OutputReady {
+                file_name, bytes, ..
+            } => download::expect_file(file_name, bytes),
             ControllerToPage::Imported {
                 file_name,
                 session,
@@ -504,7 +514,9 @@ fn asked(message: &PageToController) -> Option<Msg> {
         PageToController::ChooseEnvironment { .. } => Msg::EnvStartThere,
         PageToController::StoragePersisted { .. } => Msg::KeepData,
         PageToController::ReadWorkspaceFile { .. } => Msg::Workspace,
+        PageToController::DownloadOutput { .. } => Msg::DownloadOutput,
         PageToController::Prompt { .. }
+        | PageToController::ReadOutput { .. }
         | PageToController::Start { .. }
         | PageToController::Promote
         | PageToController::RuntimePort { .. }

@@ -20,6 +20,7 @@ pub mod web;
 /// The stores live in `lifeline-store`; the shell names them as before.
 pub use lifeline_store::{config, durability, journal, storage};
 
+use lifeline_engine::OutputRead;
 use lifeline_protocol::{check_version, ControllerToPage, PageToController, PROTOCOL_VERSION};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -164,5 +165,13 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         }
         PageToController::Export { session } => export::export(shell, session),
         PageToController::Import { file_name, bytes } => export::expect_import(file_name, bytes),
+        PageToController::ReadOutput {
+            command,
+            offset,
+            len,
+        } => shell.input(|e, _| e.handle_read_output(command, OutputRead::Range { offset, len })),
+        PageToController::DownloadOutput { command } => {
+            shell.input(|e, _| e.handle_read_output(command, OutputRead::Download))
+        }
     }
 }
