@@ -53,8 +53,9 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
 
     test('ANSI colours in output are shown as classes, never as escapes; times and copy', async () => {
       const { page } = browser;
-      await send(page, `$ echo ${ESC}[31mred${ESC}[0m plain ${ESC}[1;32mbold green${ESC}[0m`);
-      const block = transcript(page).getByRole('group', { name: /^Command: echo .*red/ });
+      // (`;` would end the command in the shell: one parameter per sequence.)
+      await send(page, `$ echo ${ESC}[31mred${ESC}[0m plain ${ESC}[1m${ESC}[32mbold green${ESC}[0m`);
+      const block = transcript(page).locator('.command').filter({ hasText: 'bold green' });
       await block.getByText('completed', { exact: true }).waitFor();
       const output = block.locator('pre.output').first();
       await output.locator('span.a-f1', { hasText: 'red' }).waitFor();
@@ -109,6 +110,8 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
 
     test('the transcript follows new output at the bottom; scrolled up, Jump to latest brings it back', async () => {
       const { page } = browser;
+      // Back at the bottom (an earlier click may have scrolled the log up).
+      await transcript(page).evaluate((el) => el.scrollTo(0, el.scrollHeight));
       const many = Array.from({ length: 6 }, (_, i) => `$ seq 1 ${30 + i}`).join('\n');
       await send(page, many);
       await commandBlock(page, 'seq 1 35').getByText('completed', { exact: true }).waitFor();
@@ -136,6 +139,86 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       assert.ok((await fromBottom(page)) <= 8);
     });
 
+    test('a large output shows whole lines of its head and tail; View full output pages through it; Download saves it', async () => {
+      const { page } = browser;
+      const n = 100000;
+      // 588,895 bytes: 64 KiB inline, the rest in artifacts.
+      const total = Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('').length;
+      await send(page, `$ seq 1 ${n}`);
+      const block = commandBlock(page, `seq 1 ${n}`);
+      await block.getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
+      const numbers = (text) => text.split('\n').filter((l) => l !== '').map(Number);
+      const consecutive = (xs) => xs.every((x, i) => i === 0 || x === xs[i - 1] + 1);
+      // The head ends at a line end: no number cut in two. (It is laid
+      // out over a few frames: wait until all of it is.)
+      await block.getByText('Last lines:').waitFor();
+      await block.locator('pre.output').first().evaluate(
+        (el) =>
+          new Promise((done) => {
+            const check = () => (el.textContent.length > 60000 ? done() : requestAnimationFrame(check));
+            check();
+          }),
+      );
+      const head = await block.locator('pre.output').first().textContent();
+      assert.ok(head.endsWith('\n'));
+      const headNumbers = numbers(head);
+      assert.equal(headNumbers[0], 1);
+      assert.ok(consecutive(headNumbers));
+      // The tail: whole lines through the last one.
+      const tail = numbers(await block.locator('.tail pre').textContent());
+      assert.equal(tail.at(-1), n);
+      assert.ok(tail.length > 10 && consecutive(tail), `${tail.slice(0, 3)}`);
+
+      await page.evaluate(() => {
+        window.__long = [];
+        new PerformanceObserver((list) => window.__long.push(...list.getEntries().map((e) => e.duration))).observe({
+          type: 'longtask',
+        });
+      });
+      const viewFull = block.getByRole('button', { name: 'View full output' });
+      assert.equal(await viewFull.getAttribute('aria-expanded'), 'false');
+      await viewFull.click();
+      assert.equal(await viewFull.getAttribute('aria-expanded'), 'true');
+      const view = block.getByRole('region', { name: `Full output: seq 1 ${n}` });
+      const full = view.locator('pre.full');
+      await view.getByText(new RegExp(`^Bytes 0–\\d+ of ${total}$`)).waitFor();
+      assert.ok((await full.textContent()).startsWith('1\n2\n3\n'));
+      await view.getByRole('button', { name: 'End', exact: true }).click();
+      await view.getByText(new RegExp(`^Bytes \\d+–${total} of ${total}$`)).waitFor();
+      assert.ok((await full.textContent()).endsWith(`${n - 1}\n${n}\n`));
+      // Scrolling up reads earlier pages; the view never holds more than four.
+      for (let i = 0; i < 4; i += 1) {
+        const before = await view.locator('.note').textContent();
+        await full.evaluate((el) => el.scrollTo(0, 0));
+        await page.waitForFunction(
+          ([el, old]) => el.textContent !== old,
+          [await view.locator('.note').elementHandle(), before],
+        );
+        assert.ok((await full.locator(':scope > span').count()) <= 4);
+      }
+      // The first and last pages start and end wherever their byte ranges
+      // do (maybe inside a line); between, pages join without a gap.
+      const shown = numbers(await full.textContent()).slice(1, -1);
+      assert.ok(shown.length > 1000 && consecutive(shown), 'pages join without a gap or a cut number');
+      const long = await page.evaluate(() => window.__long);
+      console.log(`transcript: ${vname}: long tasks while paging ${total} bytes: ${JSON.stringify(long)}`);
+
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        block.getByRole('button', { name: 'Download output' }).click(),
+      ]);
+      assert.match(download.suggestedFilename(), /^output-.*\.txt$/);
+      const saved = await download.createReadStream();
+      let bytes = 0;
+      let last = '';
+      for await (const chunk of saved) {
+        bytes += chunk.length;
+        last = (last + chunk.toString('latin1')).slice(-16);
+      }
+      assert.equal(bytes, total);
+      assert.ok(last.endsWith(`${n}\n`));
+    });
+
     test('a model reply is markdown: no raw HTML, safe links only, code with Copy code', async () => {
       const { page } = browser;
       await addProfile(page, stub.profile('Stub OpenAI', 'sk-transcript-test'));
@@ -161,76 +244,6 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       await code.getByRole('button', { name: 'Copied' }).waitFor();
       assert.equal(await clipboard(page), 'echo copied-from-code\n');
       await idle(page);
-    });
-
-    test('a large output shows whole lines of its head and tail; View full output pages through it; Download saves it', async () => {
-      const { page } = browser;
-      const n = 100000;
-      // 588,895 bytes: 64 KiB inline, the rest in artifacts.
-      const total = Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('').length;
-      await send(page, `$ seq 1 ${n}`);
-      const block = commandBlock(page, `seq 1 ${n}`);
-      await block.getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
-      const numbers = (text) => text.split('\n').filter((l) => l !== '').map(Number);
-      const consecutive = (xs) => xs.every((x, i) => i === 0 || x === xs[i - 1] + 1);
-      // The head ends at a line end: no number cut in two.
-      const head = await block.locator('pre.output').first().textContent();
-      assert.ok(head.endsWith('\n'));
-      const headNumbers = numbers(head);
-      assert.equal(headNumbers[0], 1);
-      assert.ok(consecutive(headNumbers));
-      // The tail: whole lines through the last one.
-      await block.getByText('Last lines:').waitFor();
-      const tail = numbers(await block.locator('.tail pre').textContent());
-      assert.equal(tail.at(-1), n);
-      assert.ok(tail.length > 10 && consecutive(tail), `${tail.slice(0, 3)}`);
-
-      await page.evaluate(() => {
-        window.__long = [];
-        new PerformanceObserver((list) => window.__long.push(...list.getEntries().map((e) => e.duration))).observe({
-          type: 'longtask',
-        });
-      });
-      const viewFull = block.getByRole('button', { name: 'View full output' });
-      assert.equal(await viewFull.getAttribute('aria-expanded'), 'false');
-      await viewFull.click();
-      assert.equal(await viewFull.getAttribute('aria-expanded'), 'true');
-      const view = block.getByRole('region', { name: `Full output: seq 1 ${n}` });
-      const full = view.locator('pre.full');
-      await view.getByText(new RegExp(`^Bytes 0–\\d+ of ${total}$`)).waitFor();
-      assert.ok((await full.textContent()).startsWith('1\n2\n3\n'));
-      await view.getByRole('button', { name: 'End', exact: true }).click();
-      await view.getByText(new RegExp(`^Bytes \\d+–${total} of ${total}$`)).waitFor();
-      assert.ok((await full.textContent()).endsWith(`${n - 1}\n${n}\n`));
-      // Scrolling up reads earlier pages; the view never holds more than three.
-      for (let i = 0; i < 4; i += 1) {
-        const before = await view.locator('.note').textContent();
-        await full.evaluate((el) => el.scrollTo(0, 0));
-        await page.waitForFunction(
-          ([el, old]) => el.textContent !== old,
-          [await view.locator('.note').elementHandle(), before],
-        );
-        assert.ok((await full.locator(':scope > span').count()) <= 3);
-      }
-      const shown = numbers(await full.textContent());
-      assert.ok(consecutive(shown), 'pages join without a gap or a cut number');
-      const long = await page.evaluate(() => window.__long);
-      console.log(`transcript: ${vname}: long tasks while paging ${total} bytes: ${JSON.stringify(long)}`);
-
-      const [download] = await Promise.all([
-        page.waitForEvent('download'),
-        block.getByRole('button', { name: 'Download output' }).click(),
-      ]);
-      assert.match(download.suggestedFilename(), /^output-.*\.txt$/);
-      const saved = await download.createReadStream();
-      let bytes = 0;
-      let last = '';
-      for await (const chunk of saved) {
-        bytes += chunk.length;
-        last = (last + chunk.toString('latin1')).slice(-16);
-      }
-      assert.equal(bytes, total);
-      assert.ok(last.endsWith(`${n}\n`));
     });
 
     test('axe-core finds no accessibility violations in the transcript', async () => {

@@ -209,6 +209,12 @@ thread_local! {
 /// Installs the model; signals created later belong to `owner`.
 pub fn init(signals: TranscriptSignals, owner: Owner) {
     let away = owner.with(|| RwSignal::new(false));
+    let tick = owner.with(|| RwSignal::new(js_sys::Date::now() as u64));
+    TICK.with(|t| t.set(Some(tick)));
+    let _ = set_interval_with_handle(
+        move || tick.set(js_sys::Date::now() as u64),
+        std::time::Duration::from_millis(1000),
+    );
     MODEL.with(|m| {
         *m.borrow_mut() = Some(Model {
             signals,
@@ -1010,21 +1016,16 @@ fn duration(command: CommandView) -> Option<String> {
         )
     });
     running.then(|| {
-        let now = TICK.with(|t| t.get());
+        let now = TICK.with(|t| t.get()).map_or(0, |t| t.get());
         tf(Msg::RunningFor, &[&span(now.saturating_sub(start))])
     })
 }
 
 thread_local! {
-    /// The display clock of running commands, set every second.
-    static TICK: RwSignal<u64> = {
-        let tick = RwSignal::new(js_sys::Date::now() as u64);
-        let _ = set_interval_with_handle(
-            move || tick.set(js_sys::Date::now() as u64),
-            std::time::Duration::from_millis(1000),
-        );
-        tick
-    };
+    /// The display clock of running commands, set every second. Owned by
+    /// the transcript's owner ([`init`]): created inside a block's effect,
+    /// it would be disposed with that effect's next run.
+    static TICK: std::cell::Cell<Option<RwSignal<u64>>> = const { std::cell::Cell::new(None) };
 }
 
 /// A duration for people: `0.4 s`, `12 s`, `3 min 05 s`, `2 h 03 min`.
@@ -1251,10 +1252,10 @@ pub fn jump_to_latest() {
 }
 
 /// Kept bytes asked for per read of the full-output view.
-const PAGE_BYTES: u64 = 64 * 1024;
+const PAGE_BYTES: u64 = 16 * 1024;
 /// Pages the full-output view holds at once; scrolling on reads the next
 /// and lets the farthest go, so 10 MB never lays out more than this.
-const MAX_PAGES: usize = 3;
+const MAX_PAGES: usize = 4;
 /// The tail shown under a long output's head.
 const TAIL_BYTES: u64 = 4 * 1024;
 /// Within this many pixels of an end, the view reads on.
@@ -1283,10 +1284,12 @@ fn ask(command: CommandId, entry: &mut CommandEntry, what: Ask, offset: u64, len
     if entry.asking.is_some() {
         return;
     }
+    let from_end = offset == u64::MAX;
     let message = lifeline_protocol::PageToController::ReadOutput {
         command,
-        offset,
+        offset: if from_end { 0 } else { offset },
         len,
+        from_end,
     };
     entry.asking = Some(what);
     // Sent once this task is over: a delta that asks arrives while the

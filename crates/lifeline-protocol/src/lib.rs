@@ -121,6 +121,10 @@ pub enum PageToController {
         command: lifeline_core::CommandId,
         offset: u64,
         len: u64,
+        /// The last `len` kept bytes instead (`offset` unused): the page
+        /// does not know how many were kept.
+        #[serde(default)]
+        from_end: bool,
     },
     /// All of a command's kept output, to save: answered with
     /// `OutputReady`, then the bytes as a transferred `ArrayBuffer`.

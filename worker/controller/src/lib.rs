@@ -169,7 +169,13 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             command,
             offset,
             len,
-        } => shell.input(|e, _| e.handle_read_output(command, OutputRead::Range { offset, len })),
+            from_end,
+        } => {
+            // The engine's own way to say "the end" (u64::MAX does not
+            // survive JSON numbers, so the page sends a flag).
+            let offset = if from_end { u64::MAX } else { offset };
+            shell.input(|e, _| e.handle_read_output(command, OutputRead::Range { offset, len }))
+        }
         PageToController::DownloadOutput { command } => {
             shell.input(|e, _| e.handle_read_output(command, OutputRead::Download))
         }
