@@ -1051,7 +1051,8 @@ fn Markdown(steps: RwSignal<Vec<Md>>) -> impl IntoView {
         let Some(div) = node.get() else { return };
         steps.with(|steps| build_markdown(&div, steps));
     });
-    view! { <div class="md" node_ref=node></div> }
+    // Also `reply-text`: what a reply's text is, rendered or not.
+    view! { <div class="md reply-text" node_ref=node></div> }
 }
 
 fn build_markdown(root: &web_sys::Element, steps: &[Md]) {
