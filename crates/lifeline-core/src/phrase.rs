@@ -382,12 +382,6 @@ pub enum Phrase {
     LocalModelRefused {
         detail: String,
     },
-    /// A command's full output cannot be read back from this tab's memory.
-    OutputUnavailable,
-    /// Reading a command's full output found artifacts missing from storage.
-    OutputMissing {
-        missing: u32,
-    },
 }
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
@@ -872,13 +866,6 @@ impl fmt::Display for Phrase {
             P::LocalModelRefused { detail } => {
                 write!(f, "this file cannot be used as a local model: {detail}")
             }
-            P::OutputUnavailable => f.write_str(
-                "the full output of that command cannot be read here; export the session's evidence to get it",
-            ),
-            P::OutputMissing { missing } => write!(
-                f,
-                "the full output cannot be shown: {missing} of its stored parts are missing from storage"
-            ),
         }
     }
 }
@@ -1323,8 +1310,6 @@ phrase_wire! {
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
-    160 => OutputUnavailable,
-    161 => OutputMissing { missing },
     200 => LocalModelRefused { detail },
 }
 

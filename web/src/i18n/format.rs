@@ -239,8 +239,6 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
         P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),
         P::LocalModelRefused { detail } => f(Msg::PhLocalModelRefused, &[detail]),
-        P::OutputUnavailable => s(Msg::PhOutputUnavailable),
-        P::OutputMissing { missing } => f(Msg::PhOutputMissing, &[&n(*missing)]),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(

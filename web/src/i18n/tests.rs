@@ -50,12 +50,6 @@ fn english_accessible_names_are_the_design_contract() {
         (Msg::Sessions, "Sessions"),
         (Msg::NewSession, "New session"),
         (Msg::Transcript, "Transcript"),
-        (Msg::JumpToLatest, "Jump to latest"),
-        (Msg::CopyOutput, "Copy output"),
-        (Msg::CopyReply, "Copy reply"),
-        (Msg::CopyCode, "Copy code"),
-        (Msg::ViewFullOutput, "View full output"),
-        (Msg::DownloadOutput, "Download output"),
         (Msg::Message, "Message"),
         (Msg::Send, "Send"),
         (Msg::Stop, "Stop"),
@@ -253,8 +247,6 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
         Phrase::LocalModelRefused { detail: s("x") },
-        Phrase::OutputUnavailable,
-        Phrase::OutputMissing { missing: 2 },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -721,8 +713,6 @@ fn index(p: &Phrase) -> usize {
         P::RetryNotConnected { .. } => 128,
         P::LocalModelRefused { .. } => 129,
         P::SwitchWhileWorking => 130,
-        P::OutputUnavailable => 131,
-        P::OutputMissing { .. } => 132,
     }
 }
 
