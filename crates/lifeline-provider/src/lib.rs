@@ -19,8 +19,6 @@
 //! and error messages built from response bodies have it replaced.
 
 mod error;
-pub mod gguf;
-pub mod local;
 mod request;
 mod stream;
 

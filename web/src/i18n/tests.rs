@@ -246,7 +246,6 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
-        Phrase::LocalModelRefused { detail: s("x") },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -711,8 +710,7 @@ fn index(p: &Phrase) -> usize {
         P::RetryRateLimited { .. } => 126,
         P::RetryOverloaded { .. } => 127,
         P::RetryNotConnected { .. } => 128,
-        P::LocalModelRefused { .. } => 129,
-        P::SwitchWhileWorking => 130,
+        P::SwitchWhileWorking => 129,
     }
 }
 

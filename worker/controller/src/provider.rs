@@ -55,10 +55,6 @@ pub async fn send(
             (ProviderKind::OpenAiCompatible, base_url, model)
         }
         Provider::Anthropic { base_url, model } => (ProviderKind::Anthropic, base_url, model),
-        Provider::Local { file, sampling } => {
-            return crate::local::send(file, sampling, messages, tools, abort, on_bytes, on_text)
-                .await
-        }
     };
     let reply = stream(
         &endpoint(kind, base_url, model),
@@ -97,7 +93,7 @@ fn endpoint(kind: ProviderKind, base_url: &str, model: &str) -> Endpoint {
     }
 }
 
-pub(crate) fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
+fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
     tools
         .iter()
         .map(|t| match t {
@@ -111,7 +107,7 @@ pub(crate) fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolNa
 
 /// The core's conversation in the provider crate's shape. Arguments that
 /// are not JSON go back to the model as a string so it sees its own mistake.
-pub(crate) fn conversation(messages: &[ModelMessage]) -> Conversation {
+fn conversation(messages: &[ModelMessage]) -> Conversation {
     let messages = messages
         .iter()
         .map(|m| match m {
@@ -184,7 +180,7 @@ fn class(c: ErrorClass) -> ProviderFailureClass {
 
 /// A failure before any response byte (nothing was sent, or the connection
 /// failed); [`in_reply`] moves it after the first byte.
-pub(crate) fn failure(class_: ProviderFailureClass, message: String, partial: &str) -> Failure {
+fn failure(class_: ProviderFailureClass, message: String, partial: &str) -> Failure {
     Failure {
         class: class_,
         message,
@@ -194,7 +190,7 @@ pub(crate) fn failure(class_: ProviderFailureClass, message: String, partial: &s
     }
 }
 
-pub(crate) fn in_reply(mut f: Failure) -> Failure {
+fn in_reply(mut f: Failure) -> Failure {
     f.at = FailedAt::Reply;
     f
 }
