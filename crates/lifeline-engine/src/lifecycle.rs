@@ -7,9 +7,7 @@
 use lifeline_core::environment::FolderAccess;
 use lifeline_core::phrase::Phrase;
 use lifeline_core::profile::{CredentialFailure, ProfileLookup, Secret};
-use lifeline_core::session::{
-    Environment, ExecutionBinding, Prepared, SessionEffect, SessionState, Sessions,
-};
+use lifeline_core::session::{Environment, ExecutionBinding, Prepared, SessionEffect, Sessions};
 use lifeline_core::session_record::{
     FailureCause, LaunchFailure, Purpose, ResumeCause, SessionRecord,
 };
@@ -93,21 +91,7 @@ impl Engine {
         // workspace only when the journal confirms the old one gone). A
         // failed one waits for the user.
         if let Some(session) = self.session {
-            match sessions.state(session) {
-                Some(SessionState::New) => {
-                    let _ = sessions.begin(session, Purpose::Launch, None, None, now);
-                }
-                Some(SessionState::Detached) => {
-                    let _ = sessions.begin(
-                        session,
-                        Purpose::Resume,
-                        Some(ResumeCause::Automatic),
-                        None,
-                        now,
-                    );
-                }
-                _ => {}
-            }
+            crate::open::start_or_resume(&mut sessions, session, now);
         }
         self.sessions = Some(sessions);
         self.pump(now);

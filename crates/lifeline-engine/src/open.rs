@@ -12,7 +12,7 @@
 
 use lifeline_core::agent;
 use lifeline_core::phrase::Phrase;
-use lifeline_core::session::{Environment, SessionState};
+use lifeline_core::session::{Environment, SessionState, Sessions};
 use lifeline_core::session_record::{Purpose, ResumeCause};
 use lifeline_core::view::{delta_session, session_list, session_matches, ViewDelta};
 use lifeline_core::{Millis, Projection, SessionId, WorkspaceId};
@@ -155,21 +155,7 @@ impl Engine {
             if stale && s.state(session) == Some(&SessionState::Running) {
                 let _ = s.set_aside(session);
             }
-            match s.state(session) {
-                Some(SessionState::New) => {
-                    let _ = s.begin(session, Purpose::Launch, None, None, now);
-                }
-                Some(SessionState::Detached) => {
-                    let _ = s.begin(
-                        session,
-                        Purpose::Resume,
-                        Some(ResumeCause::Automatic),
-                        None,
-                        now,
-                    );
-                }
-                _ => {}
-            }
+            start_or_resume(s, session, now);
         });
     }
 
@@ -199,6 +185,26 @@ impl Engine {
 
 /// The session a tab shows first: the one its address names, else the one
 /// opened last; never a deleted one.
+/// A new session launches with its profile; a detached one resumes on its
+/// retained workspace; any other waits for the user (or is already up).
+pub(crate) fn start_or_resume(s: &mut Sessions, session: SessionId, now: Millis) {
+    match s.state(session) {
+        Some(SessionState::New) => {
+            let _ = s.begin(session, Purpose::Launch, None, None, now);
+        }
+        Some(SessionState::Detached) => {
+            let _ = s.begin(
+                session,
+                Purpose::Resume,
+                Some(ResumeCause::Automatic),
+                None,
+                now,
+            );
+        }
+        _ => {}
+    }
+}
+
 pub(crate) fn pick_session(p: &Projection, preferred: Option<SessionId>) -> Option<SessionId> {
     let live = |s: &&lifeline_core::projection::SessionView| !s.deleted;
     preferred
