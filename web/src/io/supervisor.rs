@@ -380,6 +380,11 @@ impl Host {
         old.worker.terminate();
         self.ui.started.set(false);
         self.ui.status.set(None);
+        // Its notices spoke for its state of mind (a retry countdown, a
+        // wait): the next controller says again what still holds.
+        self.ui
+            .notices
+            .update(|list| list.retain(|n| !n.key.starts_with("controller:")));
         self.unconfirmed(old.unconfirmed);
         // An export or import it was carrying ended with it.
         download::controller_gone();
