@@ -64,6 +64,22 @@ function refuseOnce(message, first) {
   aimock.mock.on({ userMessage: message, sequenceIndex: 1 }, { content: REPLY });
 }
 
+/** Scripts `message`: five chunks at once (the first words in both
+ * formats), then silence, well inside the default 60 s idle timeout.
+ * aimock's timers outlive the page's abort, so its disconnect at 15 s ends
+ * them: the test process is not kept alive by a stream nobody reads. */
+function stallAfterFirstWords(message) {
+  aimock.mock.onMessage(
+    message,
+    { content: WORDS },
+    {
+      chunkSize: 6,
+      recordedTimings: { ttftMs: 0, interChunkDelaysMs: [0, 0, 0, 0, 60_000] },
+      disconnectAfterMs: 15_000,
+    },
+  );
+}
+
 const error = (status, type, extra = {}) => ({ error: { message: `mock ${type}`, type }, status, ...extra });
 
 /** The journal's retries and failures, reduced to what the tests check. */
@@ -195,6 +211,32 @@ for (const format of FORMATS) {
       });
     });
 
+    test('a conversation too long for the model is not retried, and the advice is shown', async () => {
+      const message = `${tag}: too long for the context`;
+      // What each server says: OpenAI's code, Anthropic's wording.
+      const refusal =
+        format.name === 'Anthropic'
+          ? error(400, 'invalid_request_error', { error: { message: 'prompt is too long: 210000 tokens > 200000 maximum', type: 'invalid_request_error' } })
+          : error(400, 'invalid_request_error', {
+              error: {
+                message: "This model's maximum context length is 8192 tokens.",
+                type: 'invalid_request_error',
+                code: 'context_length_exceeded',
+              },
+            });
+      aimock.mock.onMessage(message, refusal);
+      await withProfile(format, 'aimock context', async (page) => {
+        await send(page, message);
+        await turnFailed(page).waitFor({ timeout: 30_000 });
+        await shown(page, /conversation too long — HTTP 400/).waitFor();
+        await shown(page, /larger context window/).waitFor();
+        assert.equal(received(format, message).length, 1, 'never retried');
+        const records = await journal(page);
+        assert.deepEqual(records.retried, []);
+        assert.deepEqual(records.failed.map((r) => r.class), ['context_length']);
+      });
+    });
+
     test('a stream dropped mid-reply keeps its partial text, is shown as cut off and is never resent', async () => {
       const message = `${tag}: drop the stream`;
       // One word every 150 ms; the connection is destroyed at 700 ms.
@@ -233,19 +275,7 @@ for (const format of FORMATS) {
 
     test('Stop during a stalled stream ends the turn at once and keeps the partial text', async () => {
       const message = `${tag}: stall the stream`;
-      // Five chunks at once (the first words in both formats), then
-      // silence, well inside the 60 s idle timeout. aimock's timers outlive
-      // the page's abort, so its disconnect at 15 s ends them: the test
-      // process is not kept alive by a stream nobody reads.
-      aimock.mock.onMessage(
-        message,
-        { content: WORDS },
-        {
-          chunkSize: 6,
-          recordedTimings: { ttftMs: 0, interChunkDelaysMs: [0, 0, 0, 0, 60_000] },
-          disconnectAfterMs: 15_000,
-        },
-      );
+      stallAfterFirstWords(message);
       await withProfile(format, 'aimock stall', async (page) => {
         await send(page, message);
         await streaming(page).getByText(/Alpha/).waitFor({ timeout: 30_000 });
@@ -261,15 +291,7 @@ for (const format of FORMATS) {
 
     test("a stream silent past the profile's idle time ends as stalled, keeps its text and is not resent", async () => {
       const message = `${tag}: stall past the idle time`;
-      aimock.mock.onMessage(
-        message,
-        { content: WORDS },
-        {
-          chunkSize: 6,
-          recordedTimings: { ttftMs: 0, interChunkDelaysMs: [0, 0, 0, 0, 60_000] },
-          disconnectAfterMs: 15_000,
-        },
-      );
+      stallAfterFirstWords(message);
       await withProfile(
         format,
         'aimock idle',
