@@ -5,7 +5,7 @@
 //
 // Environment: LIFELINE_BENCH_URL (required), BENCH_ROUNDS (default 5),
 // BENCH_JSON (optional path for the raw results), BENCH_ONLY (comma-separated
-// group names, e.g. `append`).
+// group names: append, recovery, output, first-visit).
 import { writeFile } from 'node:fs/promises';
 import { openBrowser, VIEWPORTS } from '../lib/browser.mjs';
 
@@ -206,10 +206,90 @@ async function outputGroup(page) {
   return { text, data };
 }
 
+// A first visit: a fresh browser profile (no HTTP cache, no compiled wasm,
+// no service worker, no storage) opens the page. Times are the page's own
+// `performance.now()` (milliseconds since its navigation started), taken by
+// a MutationObserver the moment the status reads "Connected" and the moment
+// the first command's block reads "completed" — for the app and for the
+// baseline (bench/minimal-page + bench/minimal-worker: a Leptos CSR page
+// that starts a module worker which opens IndexedDB, the least an app like
+// this must do), alternating in every round in the same browser build.
+// Goal: app / baseline ≤ 1.5×.
+const FIRST_VISIT_PROBE = () => {
+  window.__firstVisit = {};
+  const mark = () => {
+    const at = window.__firstVisit;
+    if (at.connected === undefined) {
+      for (const status of document.querySelectorAll('[role=status]')) {
+        if (status.textContent === 'Connected') at.connected = performance.now();
+      }
+    }
+    if (at.sent !== undefined && at.completed === undefined && document.body.textContent.includes('completed')) {
+      at.completed = performance.now();
+    }
+  };
+  new MutationObserver(mark).observe(document, { subtree: true, childList: true, characterData: true });
+};
+
+async function firstVisit(url) {
+  const browser = await openBrowser(VIEWPORTS.desktop);
+  try {
+    const { page } = browser;
+    await page.addInitScript(FIRST_VISIT_PROBE);
+    await page.goto(url);
+    await page.getByRole('status').filter({ hasText: /^Connected$/ }).waitFor({ timeout: 120_000 });
+    const early = await page.evaluate(() => document.body.textContent.includes('completed'));
+    if (early) throw new Error(`${url} shows "completed" before anything was sent`);
+    await page.getByRole('textbox', { name: 'Message' }).fill('$ echo hi');
+    await page.evaluate(() => (window.__firstVisit.sent = performance.now()));
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForFunction(() => window.__firstVisit.completed !== undefined, null, { timeout: 120_000 });
+    const at = await page.evaluate(() => window.__firstVisit);
+    if (browser.errors.length) throw new Error(`${url} logged errors: ${browser.errors.join('; ')}`);
+    return { connected: at.connected, sendToCompleted: at.completed - at.sent };
+  } finally {
+    await browser.close();
+  }
+}
+
+async function firstVisitGroup() {
+  const impls = { app: process.env.LIFELINE_APP_URL, baseline: process.env.LIFELINE_MINIMAL_URL };
+  if (!impls.baseline) throw new Error('LIFELINE_MINIMAL_URL is not set (run this through cargo xtask bench)');
+  const runs = { app: [], baseline: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const impl of rotate(Object.keys(impls), round)) runs[impl].push(await firstVisit(impls[impl]));
+    process.stderr.write(`bench: first-visit round ${round + 1} done\n`);
+  }
+  const med = (impl, key) => median(runs[impl].map((r) => r[key]));
+  const rows = [];
+  for (const [label, key] of [
+    ['navigation → Connected', 'connected'],
+    ['Send → first command completed', 'sendToCompleted'],
+  ]) {
+    const app = med('app', key);
+    const baseline = med('baseline', key);
+    rows.push([label, fmt(app, 0), fmt(baseline, 0), fmt(app / baseline, 2) + '×']);
+  }
+  const total = (impl) => median(runs[impl].map((r) => r.connected + r.sendToCompleted));
+  rows.push([
+    'both (navigation → completed, less the typing)',
+    fmt(total('app'), 0),
+    fmt(total('baseline'), 0),
+    fmt(total('app') / total('baseline'), 2) + '×',
+  ]);
+  const text = table(
+    'First visit (ms, median; fresh profile each time; goal: app ≤ 1.5× the minimal Leptos page + worker)',
+    ['measure', 'app', 'baseline', 'app / baseline'],
+    rows,
+  );
+  return { text, data: runs };
+}
+
 const GROUPS = [
   ['append', appendGroup],
   ['recovery', recoveryGroup],
   ['output', outputGroup],
+  ['first-visit', firstVisitGroup],
 ];
 
 const browser = await openBrowser(VIEWPORTS.desktop);

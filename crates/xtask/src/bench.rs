@@ -48,11 +48,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
     // The output benchmark drives the real app, served like `cargo xtask serve`.
     let app = crate::dist::build(crate::dist::Profile::Release)?;
     let app_address = serve::spawn(&app.dir)?;
+    // The first-visit benchmark's baseline: a minimal Leptos page and worker.
+    let minimal = build_minimal()?;
+    let minimal_address = serve::spawn(&minimal)?;
     let mut node = Command::new("node");
     node.current_dir(root().join("e2e"))
         .arg("bench/run.mjs")
         .env("LIFELINE_BENCH_URL", format!("http://{address}/"))
         .env("LIFELINE_APP_URL", format!("http://{app_address}/"))
+        .env("LIFELINE_MINIMAL_URL", format!("http://{minimal_address}/"))
         .env("BENCH_JSON", target_dir().join("bench-results.json"))
         .env("CHROMIUM", tools::CHROMIUM);
     if let Some(rounds) = rounds {
@@ -90,6 +94,43 @@ fn build() -> Result<PathBuf, String> {
     let dexie = root().join("e2e/node_modules/dexie/dist/dexie.mjs");
     std::fs::copy(&dexie, out.join("dexie.mjs"))
         .map_err(|e| format!("cannot copy {dexie:?} (npm ci in e2e/): {e}"))?;
+    Ok(out)
+}
+
+/// Builds the first-visit baseline (bench/minimal-page, bench/minimal-worker)
+/// with the app's release profile and flags, and returns its directory.
+fn build_minimal() -> Result<PathBuf, String> {
+    const CRATES: [&str; 2] = [
+        "lifeline_bench_minimal_page",
+        "lifeline_bench_minimal_worker",
+    ];
+    let bindgen = tools::ensure_wasm_bindgen()?;
+    println!("xtask: building the first-visit baseline (release)");
+    let mut cargo = Command::new("cargo");
+    cargo
+        .current_dir(root())
+        .args(["build", "--release", "--target", "wasm32-unknown-unknown"])
+        .env("CARGO_ENCODED_RUSTFLAGS", crate::dist::release_rustflags());
+    for name in CRATES {
+        cargo.args(["-p", &name.replace('_', "-")]);
+    }
+    run_command(&mut cargo)?;
+    let out = root().join("target/bench-minimal-dist");
+    if out.exists() {
+        std::fs::remove_dir_all(&out).map_err(|e| format!("cannot clear {out:?}: {e}"))?;
+    }
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {out:?}: {e}"))?;
+    for name in CRATES {
+        let wasm = target_dir().join(format!("wasm32-unknown-unknown/release/{name}.wasm"));
+        run_command(
+            Command::new(bindgen.join("wasm-bindgen"))
+                .arg(&wasm)
+                .args(["--target", "web", "--no-typescript", "--out-dir"])
+                .arg(&out)
+                .args(["--remove-name-section", "--remove-producers-section"]),
+        )?;
+    }
+    copy_files(&root().join("bench/minimal-static"), &out)?;
     Ok(out)
 }
 

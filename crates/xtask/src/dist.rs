@@ -78,7 +78,7 @@ pub fn dist_dir() -> PathBuf {
 /// builder's absolute registry path (about a hundred of them in the UI):
 /// mapped to the crate's own relative path, the bundle is smaller and says
 /// nothing about the machine that built it. Flags the caller set stay.
-fn release_rustflags() -> String {
+pub(crate) fn release_rustflags() -> String {
     let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
         .map(|f| f.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
