@@ -211,9 +211,12 @@ fn e2e_test_files(e2e: &std::path::Path) -> Result<Vec<String>, String> {
         .filter_map(|entry| entry.ok())
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".test.mjs"))
-        // E2E_ONLY=<part of a file name> narrows a local run to the files
-        // being worked on; CI sets nothing and runs them all.
-        .filter(|name| std::env::var("E2E_ONLY").map_or(true, |only| name.contains(&only)))
+        // E2E_ONLY=<part of a file name>[,<another>…] narrows a local run
+        // to the files being worked on; CI sets nothing and runs them all.
+        .filter(|name| {
+            std::env::var("E2E_ONLY")
+                .map_or(true, |only| only.split(',').any(|part| name.contains(part)))
+        })
         .map(|name| format!("tests/{name}"))
         .collect();
     files.sort();
