@@ -27,8 +27,9 @@ export const ARGS = [
   '--disable-dev-shm-usage',
 ];
 
-/** Opens a fresh browser profile; call `close()` when done. */
-export async function openBrowser(viewport) {
+/** Opens a fresh browser profile; call `close()` when done. `options`
+ * adds Playwright context options (`locale`, `serviceWorkers`). */
+export async function openBrowser(viewport, options = {}) {
   const profile = await mkdtemp(join(tmpdir(), 'lifeline-e2e-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
@@ -36,6 +37,7 @@ export async function openBrowser(viewport) {
     viewport,
     hasTouch: viewport.width < 640,
     isMobile: false,
+    ...options,
   });
   const errors = [];
   context.on('weberror', (error) => errors.push(String(error.error())));

@@ -13,8 +13,8 @@ use lifeline_protocol::{JournalStatus, Level, PageToController, Role};
 
 #[component]
 pub fn App() -> impl IntoView {
-    i18n::init();
     let ui = Ui::new();
+    i18n::init(ui.notices);
     if let Some(owner) = Owner::current() {
         transcript::init(ui.transcript, owner);
     }

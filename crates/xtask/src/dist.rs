@@ -136,6 +136,8 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
     }
 
     copy_tree(&root().join("web/static"), &out)?;
+    // Before the service worker: its precache list and version include it.
+    crate::i18n::write(&out)?;
     write_service_worker(&out)?;
 
     let sizes = MODULES

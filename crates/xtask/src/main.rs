@@ -7,6 +7,7 @@
 mod bench;
 mod dist;
 mod footprint;
+mod i18n;
 mod mutants;
 mod probe;
 mod serve;

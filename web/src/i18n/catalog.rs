@@ -1,6 +1,12 @@
 //! The catalogs: every key the page renders, with its text in each locale.
 //! A key without a text in either locale does not compile; English is the
 //! UI contract (the accessible names of DESIGN.md).
+//!
+//! Both languages are authored here, side by side. The page's wasm carries
+//! only the English column: the German one costs the page nothing until a
+//! reader asks for it. `cargo xtask build` compiles this very file and
+//! writes the German column to the bundle's `i18n/de.json` (see
+//! [`super::german`]); native builds, the tests and xtask, keep it inline.
 
 use super::Locale;
 
@@ -10,20 +16,45 @@ macro_rules! catalog {
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum Msg { $($key,)* }
 
-        #[cfg(test)]
         impl Msg {
+            #[cfg(any(test, not(target_arch = "wasm32")))]
+            #[allow(dead_code)] // read by the tests and by xtask
             pub const ALL: &'static [Msg] = &[$(Msg::$key,)*];
+
+            /// How many keys there are: the German asset has one text each.
+            pub const COUNT: usize = [$(stringify!($key),)*].len();
+
+            /// The keys' names in order: a German asset written for another
+            /// key list would put texts under the wrong keys.
+            pub const FINGERPRINT: u32 = fnv1a(concat!($(stringify!($key), ",",)*).as_bytes());
         }
 
         /// The text of `msg` in `locale`. `{0}`, `{1}` are parameters for
         /// [`fill`].
         pub fn t(locale: Locale, msg: Msg) -> &'static str {
+            let en = match msg { $(Msg::$key => $en,)* };
             match locale {
-                Locale::En => match msg { $(Msg::$key => $en,)* },
+                Locale::En => en,
+                #[cfg(any(test, not(target_arch = "wasm32")))]
                 Locale::De => match msg { $(Msg::$key => $de,)* },
+                // Until the asset has arrived the page stays in English.
+                #[cfg(not(any(test, not(target_arch = "wasm32"))))]
+                Locale::De => super::german::text(msg as usize).unwrap_or(en),
             }
         }
     };
+}
+
+/// FNV-1a, 32 bits: computed at compile time, so the page carries one
+/// number. Also computed by xtask over the same names.
+pub const fn fnv1a(bytes: &[u8]) -> u32 {
+    let mut hash = 0x811c_9dc5_u32;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash = (hash ^ bytes[i] as u32).wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    hash
 }
 
 catalog! {
@@ -74,6 +105,8 @@ catalog! {
         "Der Browser hat abgelehnt; dieser Verlauf bleibt nicht dauerhaft. Browser gewähren es oft installierten oder häufig genutzten Seiten.";
     PersistFailed => "Could not ask the browser: {0}", "Der Browser konnte nicht gefragt werden: {0}";
     Dismiss => "Dismiss", "Ausblenden";
+    GermanUnavailable => "The German texts could not be loaded, so Lifeline stays in English. Reload to try again.",
+        "Die deutschen Texte konnten nicht geladen werden, daher bleibt Lifeline auf Englisch. Neu laden, um es noch einmal zu versuchen.";
     RestartChecking => "The controller worker stopped and was restarted; checking whether running commands continued…",
         "Der Controller-Worker wurde beendet und neu gestartet; prüfe, ob laufende Befehle weiterliefen…";
     RestartNoneRunning => "The controller worker stopped and was restarted; no commands were running.",

@@ -21,16 +21,22 @@
 //! without disturbing any other state.
 //!
 //! Layout: `catalog` holds the keys and their texts, `format` the wording
-//! (parameters, numbers, sizes, the core's enums as keys, phrases), this
-//! module the page-wide locale and the `Language` select.
+//! (parameters, numbers, sizes, the core's enums as keys, phrases),
+//! `german` fetches the German texts, this module the page-wide locale and
+//! the `Language` select.
 
 mod catalog;
 mod format;
+mod german;
 
 pub use catalog::{t, Msg};
 pub use format::*;
 
+use crate::ui::{NoticeItem, NoticeText};
 use leptos::prelude::*;
+use lifeline_protocol::Level;
+use std::cell::Cell;
+use wasm_bindgen::JsCast;
 
 /// The `localStorage` key that keeps the reader's choice.
 pub const STORAGE_KEY: &str = "lifeline-locale";
@@ -81,9 +87,16 @@ impl Locale {
 // The page-wide locale.
 
 thread_local! {
-    // Reference-counted, so no component owner disposes it.
+    // Reference-counted, so no component owner disposes it. The locale the
+    // texts are shown in: German only once its texts are here.
     static LOCALE: ArcRwSignal<Locale> = ArcRwSignal::new(Locale::En);
+    // The reader's latest choice, which a slow fetch must not overrule.
+    static WANTED: Cell<Locale> = const { Cell::new(Locale::En) };
+    // Where a German asset that cannot be read is reported.
+    static NOTICES: Cell<Option<RwSignal<Vec<NoticeItem>>>> = const { Cell::new(None) };
 }
+
+const GERMAN_NOTICE: &str = "page:german";
 
 /// The current locale (tracked).
 pub fn locale() -> Locale {
@@ -121,8 +134,10 @@ pub fn text(msg: Msg) -> impl Fn() -> &'static str + Copy + Send + Sync + 'stati
     move || tr(msg)
 }
 
-/// The stored choice, else the browser's preferred languages.
-pub fn init() {
+/// The stored choice, else the browser's preferred languages. A German
+/// asset that cannot be read is reported in `notices`.
+pub fn init(notices: RwSignal<Vec<NoticeItem>>) {
+    NOTICES.set(Some(notices));
     let window = web_sys::window();
     let stored = window
         .as_ref()
@@ -155,6 +170,52 @@ pub fn choose(locale: Locale) {
 }
 
 fn apply(locale: Locale) {
+    WANTED.set(locale);
+    if locale == Locale::En || german::ready() {
+        show(locale);
+        return;
+    }
+    // English stays up while the German texts are fetched.
+    wasm_bindgen_futures::spawn_local(async {
+        let loaded = german::load().await;
+        if WANTED.get() != Locale::De {
+            return;
+        }
+        if loaded {
+            show(Locale::De);
+        } else {
+            WANTED.set(Locale::En);
+            // The select already says Deutsch (the reader changed it, not
+            // the locale): have it say what is shown.
+            if let Some(select) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id("language"))
+                .and_then(|e| e.dyn_into::<web_sys::HtmlSelectElement>().ok())
+            {
+                select.set_value(Locale::En.tag());
+            }
+        }
+        german_notice(!loaded);
+    });
+}
+
+fn german_notice(failed: bool) {
+    let Some(notices) = NOTICES.get() else { return };
+    notices.update(|list| {
+        list.retain(|n| n.key != GERMAN_NOTICE);
+        if failed {
+            let revision = list.iter().map(|n| n.revision).max().unwrap_or(0) + 1;
+            list.push(NoticeItem {
+                key: GERMAN_NOTICE.to_owned(),
+                level: Level::Warning,
+                message: NoticeText::Text(now(Msg::GermanUnavailable).to_owned()),
+                revision,
+            });
+        }
+    });
+}
+
+fn show(locale: Locale) {
     LOCALE.with(|l| {
         if l.get_untracked() != locale {
             l.set(locale);
