@@ -13,7 +13,9 @@ use crate::io;
 use crate::ui::Ui;
 use leptos::html;
 use leptos::prelude::*;
-use lifeline_core::profile::{limits, AgentBudget, Capabilities, Provider, Tool, RESERVED_ENV};
+use lifeline_core::profile::{
+    limits, AgentBudget, Capabilities, LocalFile, Provider, Sampling, Tool, RESERVED_ENV,
+};
 use lifeline_core::ProfileId;
 use lifeline_protocol::{KeyInput, Level, ProfileInput, ProfileSummary, SecretText};
 
@@ -26,16 +28,18 @@ pub enum Kind {
     BuiltIn,
     OpenAi,
     Anthropic,
+    Local,
 }
 
 impl Kind {
-    const ALL: [Kind; 3] = [Kind::BuiltIn, Kind::OpenAi, Kind::Anthropic];
+    const ALL: [Kind; 4] = [Kind::BuiltIn, Kind::OpenAi, Kind::Anthropic, Kind::Local];
 
     fn value(self) -> &'static str {
         match self {
             Kind::BuiltIn => "built_in",
             Kind::OpenAi => "openai_compatible",
             Kind::Anthropic => "anthropic",
+            Kind::Local => "local",
         }
     }
 
@@ -51,12 +55,13 @@ impl Kind {
             Kind::BuiltIn => Msg::BuiltInAgent,
             Kind::OpenAi => Msg::OpenAiCompatible,
             Kind::Anthropic => Msg::Anthropic,
+            Kind::Local => Msg::LocalModel,
         }
     }
 
     fn default_url(self) -> &'static str {
         match self {
-            Kind::BuiltIn => "",
+            Kind::BuiltIn | Kind::Local => "",
             Kind::OpenAi => OPENAI_DEFAULT_URL,
             Kind::Anthropic => ANTHROPIC_DEFAULT_URL,
         }
@@ -65,6 +70,7 @@ impl Kind {
     fn of(provider: &Provider) -> Kind {
         match provider {
             Provider::BuiltIn => Kind::BuiltIn,
+            Provider::Local { .. } => Kind::Local,
             Provider::OpenAiCompatible { .. } => Kind::OpenAi,
             Provider::Anthropic { .. } => Kind::Anthropic,
         }
@@ -158,6 +164,7 @@ pub enum Field {
     Name,
     BaseUrl,
     Model,
+    ModelFile,
     ApiKey,
     Env,
     KeyEnv,
@@ -177,6 +184,7 @@ impl Field {
             Field::Name => "profile-name",
             Field::BaseUrl => "profile-base-url",
             Field::Model => "profile-model",
+            Field::ModelFile => "profile-model-file",
             Field::ApiKey => "profile-api-key",
             Field::Env => "profile-env",
             Field::KeyEnv => "profile-key-env",
@@ -205,6 +213,9 @@ pub struct Draft {
     pub kind: Kind,
     pub base_url: String,
     pub model: String,
+    /// The local model file (header facts and stored copy), when one was
+    /// picked or the profile has one; its sampling settings ride along.
+    pub local: Option<(LocalFile, Sampling)>,
     pub env: String,
     pub key_env: String,
     /// In the order of [`Tool::ALL`].
@@ -294,9 +305,13 @@ impl Draft {
         had_key: bool,
     ) -> Draft {
         let (base_url, model) = match provider {
-            Provider::BuiltIn => (String::new(), String::new()),
+            Provider::BuiltIn | Provider::Local { .. } => (String::new(), String::new()),
             Provider::OpenAiCompatible { base_url, model }
             | Provider::Anthropic { base_url, model } => (base_url.clone(), model.clone()),
+        };
+        let local = match provider {
+            Provider::Local { file, sampling } => Some((file.clone(), *sampling)),
+            _ => None,
         };
         Draft {
             id,
@@ -304,6 +319,7 @@ impl Draft {
             kind: Kind::of(provider),
             base_url,
             model,
+            local,
             env: env
                 .iter()
                 .map(|(k, v)| format!("{k}={v}\n"))
@@ -349,6 +365,16 @@ impl Draft {
         }
         let provider = match self.kind {
             Kind::BuiltIn => Provider::BuiltIn,
+            Kind::Local => match &self.local {
+                Some((file, sampling)) => Provider::Local {
+                    file: file.clone(),
+                    sampling: *sampling,
+                },
+                None => {
+                    errors.push((Field::ModelFile, t(l, Msg::ChooseModelFile).to_owned()));
+                    Provider::BuiltIn
+                }
+            },
             kind => {
                 let base_url = self.base_url.trim().to_owned();
                 let model = self.model.trim().to_owned();
@@ -370,7 +396,7 @@ impl Draft {
             }
         };
         let key = api_key.trim();
-        let api_key = if self.kind != Kind::BuiltIn && !key.is_empty() {
+        let api_key = if !matches!(self.kind, Kind::BuiltIn | Kind::Local) && !key.is_empty() {
             KeyInput::Set(SecretText(key.to_owned()))
         } else if self.remove_key {
             KeyInput::Clear
@@ -569,6 +595,7 @@ struct Form {
     kind: RwSignal<Kind>,
     base_url: RwSignal<String>,
     model: RwSignal<String>,
+    local: RwSignal<Option<(LocalFile, Sampling)>>,
     /// The only place the typed key lives; emptied after a save and on close.
     api_key: RwSignal<String>,
     env: RwSignal<String>,
@@ -589,7 +616,7 @@ struct Form {
 }
 
 impl Form {
-    fn new() -> Form {
+    fn new(local: RwSignal<Option<(LocalFile, Sampling)>>) -> Form {
         let d = Draft::default();
         Form {
             id: RwSignal::new(d.id),
@@ -597,6 +624,7 @@ impl Form {
             kind: RwSignal::new(d.kind),
             base_url: RwSignal::new(d.base_url),
             model: RwSignal::new(d.model),
+            local,
             api_key: RwSignal::new(String::new()),
             env: RwSignal::new(d.env),
             key_env: RwSignal::new(d.key_env),
@@ -622,6 +650,7 @@ impl Form {
         self.kind.set(d.kind);
         self.base_url.set(d.base_url);
         self.model.set(d.model);
+        self.local.set(d.local);
         self.api_key.set(String::new());
         self.env.set(d.env);
         self.key_env.set(d.key_env);
@@ -649,6 +678,7 @@ impl Form {
             kind: self.kind.get_untracked(),
             base_url: self.base_url.get_untracked(),
             model: self.model.get_untracked(),
+            local: self.local.get_untracked(),
             env: self.env.get_untracked(),
             key_env: self.key_env.get_untracked(),
             tools: self.tools.map(|s| s.get_untracked()),
@@ -701,7 +731,7 @@ impl Form {
 pub fn Profiles(ui: Ui) -> impl IntoView {
     let dialog = NodeRef::<html::Dialog>::new();
     let opener = NodeRef::<html::Button>::new();
-    let form = Form::new();
+    let form = Form::new(ui.local_model);
     // What the dialog last said about a save, delete or selection.
     let said = RwSignal::new(String::new());
     let pending_save = RwSignal::new(None::<String>);
@@ -773,7 +803,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
             <p class="dialog-said" role="status">{move || said.get()}</p>
             <ProfileErrors ui />
             <ProfileList ui form said />
-            <ProfileForm form said pending_save />
+            <ProfileForm ui form said pending_save />
         </dialog>
     }
 }
@@ -965,6 +995,68 @@ fn FieldError(form: Form, field: Field) -> impl IntoView {
     }
 }
 
+/// A picked model file with the sampling defaults it can hold: at most its
+/// trained context.
+pub fn with_default_sampling(file: LocalFile) -> (LocalFile, Sampling) {
+    let mut sampling = Sampling::default();
+    let trained = u32::try_from(file.context_length).unwrap_or(u32::MAX);
+    if trained >= limits::MIN_LOCAL_CONTEXT {
+        sampling.context_tokens = sampling.context_tokens.min(trained);
+    }
+    sampling.max_tokens = sampling.max_tokens.min(sampling.context_tokens / 2);
+    (file, sampling)
+}
+
+/// The model file of a local profile: a file picker whose file the
+/// controller copies into the private file system and reads the header of,
+/// then the facts it found or why the file cannot be a model.
+#[component]
+fn LocalModelField(ui: Ui, form: Form) -> impl IntoView {
+    ui.local_refused.set(None);
+    let field = Field::ModelFile;
+    let facts = move || {
+        form.local.with(|l| {
+            l.as_ref().map(|(f, s)| {
+                tf(
+                    Msg::LocalModelFacts,
+                    &[
+                        &f.name,
+                        &f.size.to_string(),
+                        &f.architecture,
+                        &f.parameters.to_string(),
+                        &f.context_length.to_string(),
+                        &s.context_tokens.to_string(),
+                    ],
+                )
+            })
+        })
+    };
+    let refused = move || ui.local_refused.get();
+    view! {
+        <div class="field">
+            <label for=field.id()>{text(Msg::ModelFile)}</label>
+            <input
+                id=field.id()
+                type="file"
+                accept=".gguf"
+                aria-invalid=move || form.error(field).map(|_| "true")
+                aria-describedby=described(form, field, Some("profile-model-facts"))
+                on:change:target=move |ev| {
+                    if let Some(file) = ev.target().files().and_then(|f| f.get(0)) {
+                        ui.local_refused.set(None);
+                        form.local.set(None);
+                        form.clear_error(field);
+                        io::send_model_file(&file);
+                    }
+                }
+            />
+            <p id="profile-model-facts" class="hint" role="status">{facts}</p>
+            {move || refused().map(|r| view! { <p class="field-error" role="alert">{r}</p> })}
+            <FieldError form field />
+        </div>
+    }
+}
+
 /// A labelled single-line text input bound to `value`.
 #[component]
 fn TextField(
@@ -1054,6 +1146,7 @@ fn check(label: impl IntoView + 'static, on: RwSignal<bool>) -> impl IntoView {
 
 #[component]
 fn ProfileForm(
+    ui: Ui,
     form: Form,
     said: RwSignal<String>,
     pending_save: RwSignal<Option<String>>,
@@ -1066,7 +1159,7 @@ fn ProfileForm(
             Msg::NewProfile
         })
     };
-    let remote = move || form.kind.get() != Kind::BuiltIn;
+    let remote = move || !matches!(form.kind.get(), Kind::BuiltIn | Kind::Local);
     let submit = move |event: web_sys::SubmitEvent| {
         event.prevent_default();
         let draft = form.draft();
@@ -1125,6 +1218,9 @@ fn ProfileForm(
                         })}
                 </select>
             </div>
+            <Show when=move || form.kind.get() == Kind::Local>
+                <LocalModelField ui form />
+            </Show>
             <Show when=remote>
                 <TextField
                     form
@@ -1250,7 +1346,7 @@ mod tests {
                     assert_eq!(p.name, "Anthropic");
                     base_url
                 }
-                Provider::BuiltIn => panic!("{} is remote", p.name),
+                Provider::BuiltIn | Provider::Local { .. } => panic!("{} is remote", p.name),
             };
             assert_eq!(url, p.base_url);
             // Hosted APIs allow browsers; local servers say how.
@@ -1402,5 +1498,50 @@ mod tests {
         assert_eq!(input.key_env, summary.key_env);
         assert_eq!(input.budget, summary.budget);
         assert_eq!(input.api_key, KeyInput::Keep);
+    }
+
+    #[test]
+    fn a_local_profile_needs_its_model_file_and_keeps_it_on_edit() {
+        let d = Draft {
+            name: "Tiny".into(),
+            kind: Kind::Local,
+            ..Draft::default()
+        };
+        let errors = d.build("sk-ignored", Locale::En).unwrap_err();
+        assert_eq!(errors[0].0, Field::ModelFile);
+        let file = LocalFile {
+            name: "tiny.gguf".into(),
+            size: 269_120,
+            stored_as: "0a1b2c-tiny.gguf".into(),
+            architecture: "llama".into(),
+            parameters: 129_344,
+            context_length: 1024,
+            model_name: None,
+        };
+        let sampling = Sampling {
+            context_tokens: 1024,
+            ..Sampling::default()
+        };
+        let d = Draft {
+            local: Some((file.clone(), sampling)),
+            ..d
+        };
+        let input = d.build("sk-ignored", Locale::En).unwrap();
+        let provider = Provider::Local { file, sampling };
+        assert_eq!(input.provider, provider);
+        // A local model has no key: a typed one is not sent.
+        assert_eq!(input.api_key, KeyInput::Keep);
+        let again = Draft::from_parts(
+            None,
+            "Tiny".into(),
+            &provider,
+            &[],
+            None,
+            &Capabilities::default(),
+            &AgentBudget::default(),
+            false,
+        );
+        assert_eq!(again.kind, Kind::Local);
+        assert_eq!(again.build("", Locale::En).unwrap().provider, provider);
     }
 }

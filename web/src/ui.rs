@@ -113,9 +113,17 @@ pub struct Ui {
     pub recovery: RwSignal<Option<lifeline_core::recovery::Card>>,
     /// Workspace-only access: the stopped session's files.
     pub workspace: RwSignal<Option<lifeline_protocol::WorkspaceListing>>,
+    /// The local model file of the profile form (picked, or the edited
+    /// profile's), with its sampling settings; the controller fills it in
+    /// when it has read a picked file's header.
+    pub local_model: RwSignal<Option<(LocalFile, Sampling)>>,
+    /// Why the last picked file cannot be a local model, phrased.
+    pub local_refused: RwSignal<Option<String>>,
     /// The session list and the open session.
     pub sessions: crate::sessions::SessionsUi,
 }
+
+use lifeline_core::profile::{LocalFile, Sampling};
 
 impl Ui {
     pub fn new() -> Self {
@@ -136,6 +144,8 @@ impl Ui {
             profiles_loaded: RwSignal::new(false),
             recovery: RwSignal::new(None),
             workspace: RwSignal::new(None),
+            local_model: RwSignal::new(None),
+            local_refused: RwSignal::new(None),
             sessions: crate::sessions::SessionsUi::new(),
         }
     }

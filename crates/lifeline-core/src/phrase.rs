@@ -378,6 +378,10 @@ pub enum Phrase {
     RetryNotConnected {
         seconds: u32,
     },
+    /// A file picked for a local model profile that cannot be one.
+    LocalModelRefused {
+        detail: String,
+    },
 }
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
@@ -859,6 +863,9 @@ impl fmt::Display for Phrase {
             P::RetryNotConnected { seconds } => {
                 write!(f, "could not connect — retrying in {seconds} s")
             }
+            P::LocalModelRefused { detail } => {
+                write!(f, "this file cannot be used as a local model: {detail}")
+            }
         }
     }
 }
@@ -1303,6 +1310,7 @@ phrase_wire! {
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
+    200 => LocalModelRefused { detail },
 }
 
 impl From<crate::environment::Blocked> for Phrase {

@@ -381,6 +381,13 @@ pub enum ControllerToPage {
         reset: bool,
         deltas: Vec<ViewDelta>,
     },
+    /// The answer to a file picked for a local model profile (posted as
+    /// `{importModel: File}`): its header facts, once it is copied into the
+    /// origin's private file system, or why it cannot be one.
+    LocalModel {
+        file: Option<lifeline_core::profile::LocalFile>,
+        refused: Option<lifeline_core::phrase::Phrase>,
+    },
     /// Every session of the journal, most recently active first, and the
     /// one this tab shows.
     Sessions {

@@ -238,6 +238,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::RetryRateLimited { seconds } => f(Msg::PhRetryRateLimited, &[&n(*seconds)]),
         P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
         P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),
+        P::LocalModelRefused { detail } => f(Msg::PhLocalModelRefused, &[detail]),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(

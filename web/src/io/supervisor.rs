@@ -193,6 +193,13 @@ impl Host {
                 }
                 self.ui.profiles_loaded.set(true);
             }
+            ControllerToPage::LocalModel { file, refused } => {
+                let locale = crate::i18n::locale_untracked();
+                let refused = refused.map(|p| crate::i18n::phrase(locale, &p));
+                self.ui.local_refused.set(refused);
+                let file = file.map(crate::profiles::with_default_sampling);
+                self.ui.local_model.set(file);
+            }
             ControllerToPage::Streaming { turn, text } => transcript::streaming(turn, text),
             ControllerToPage::Recovery { card } => {
                 let card = card.map(|c| *c);
