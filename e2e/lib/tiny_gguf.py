@@ -16,6 +16,12 @@ Scripts:
   answer  "Hello from a tiny local model." then end of turn
   loop    "Counting: tick tock tick tock ..." until the token limit
   broken  "Broken reply" then a lone byte 0xFF (not UTF-8), then end of turn
+  tool    a Hermes/Qwen <tool_call> that writes note.txt, then end of turn.
+          Its call is one token of its own (a lookup table cannot repeat a
+          character), and its context is 4096: the tools' description alone
+          is over 1,000 tokens of this character-level vocabulary. Every
+          reply of this model is the same call, so a test bounds the turn
+          with the profile's step budget.
 
 Usage: python3 tiny_gguf.py SCRIPT OUT.gguf
 """
@@ -37,15 +43,24 @@ CONTROL = ["<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 WORDS = ["Hello", "\u2581from", "\u2581a", "\u2581tiny", "\u2581local", "\u2581model",
          "Counting", "\u2581tick", "\u2581tock", "Broken", "\u2581reply"]
 
+# The tool call as the model emits it, in one token.
+TOOL_CALL = ('<tool_call>\n{"name":\u2581"write_file",\u2581"arguments":\u2581{"path":\u2581"note.txt",'
+             '\u2581"content":\u2581"written\u2581by\u2581a\u2581tiny\u2581model"}}\n</tool_call>')
+# Tokens only some scripts' vocabularies have, and their contexts, so the
+# other models' header facts stay as the tests expect.
+EXTRA_WORDS = {"tool": [TOOL_CALL]}
+CONTEXT = {"tool": 4096}
+
 SCRIPTS = {
     "answer": ["<0x0A>", "Hello", "\u2581from", "\u2581a", "\u2581tiny", "\u2581local",
                "\u2581model", ".", "<|im_end|>"],
     "loop": ["<0x0A>", "Counting", ":", "\u2581tick", "\u2581tock", "\u2581tick"],
     "broken": ["<0x0A>", "Broken", "\u2581reply", "<0xFF>", "<|im_end|>"],
+    "tool": ["<0x0A>", TOOL_CALL, "<|im_end|>"],
 }
 
 
-def vocabulary():
+def vocabulary(script_name):
     tokens, types = [], []
     for t in CONTROL:
         tokens.append(t)
@@ -56,7 +71,7 @@ def vocabulary():
     for c in range(0x20, 0x7F):
         tokens.append("\u2581" if c == 0x20 else chr(c))
         types.append(gguf.TokenType.NORMAL)
-    for w in WORDS:
+    for w in WORDS + EXTRA_WORDS.get(script_name, []):
         tokens.append(w)
         types.append(gguf.TokenType.NORMAL)
     return tokens, types
@@ -64,7 +79,7 @@ def vocabulary():
 
 def main(script_name, out):
     script = SCRIPTS[script_name]
-    tokens, types = vocabulary()
+    tokens, types = vocabulary(script_name)
     index = {t: i for i, t in enumerate(tokens)}
     n_vocab = len(tokens)
 
@@ -85,7 +100,7 @@ def main(script_name, out):
 
     w = gguf.GGUFWriter(out, "llama")
     w.add_name(f"Lifeline tiny {script_name}")
-    w.add_context_length(N_CTX)
+    w.add_context_length(CONTEXT.get(script_name, N_CTX))
     w.add_embedding_length(N_EMBD)
     w.add_block_count(N_BLOCKS)
     w.add_feed_forward_length(N_FF)

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
 import { card, send, streaming, transcript } from '../lib/ui.mjs';
+import { readWorkspaceFile } from '../lib/workspace.mjs';
 
 const ANSWER = 'Hello from a tiny local model.';
 let dir;
@@ -22,7 +23,7 @@ before(async () => {
   const python = process.env.LIFELINE_GGUF_PYTHON;
   assert.ok(python, 'LIFELINE_GGUF_PYTHON names a Python with the gguf package (cargo xtask test e2e sets it)');
   dir = await mkdtemp(join(tmpdir(), 'lifeline-gguf-'));
-  for (const script of ['answer', 'loop', 'broken']) {
+  for (const script of ['answer', 'loop', 'broken', 'tool']) {
     execFileSync(python, ['lib/tiny_gguf.py', script, model(script)]);
   }
 });
@@ -42,15 +43,19 @@ async function pickModel(page, name, file) {
   return dialog;
 }
 
-/** Saves a local profile with the tiny `script` model and uses it. */
-async function useLocalModel(page, name, script) {
+/** Saves a local profile with the tiny `script` model and uses it, with
+ * the `tools` given (and a step budget of `maxSteps`). */
+async function useLocalModel(page, name, script, { tools = [], maxSteps } = {}) {
   const dialog = await pickModel(page, name, model(script));
-  await dialog.getByText(/llama, 129344 parameters, trained context 1024 tokens/).waitFor({ timeout: 30_000 });
+  await dialog.getByText(/llama, [\d,]+ parameters, trained context [\d,]+ tokens/).waitFor({ timeout: 30_000 });
   // The tools' description alone is over 2,000 tokens of a character-level
-  // vocabulary: more than the tiny model's context of 1,024.
+  // vocabulary: more than most tiny models' context of 1,024.
   for (const tool of ['read_file', 'write_file', 'list_files', 'run_command']) {
-    await dialog.getByLabel(tool, { exact: true }).uncheck();
+    const box = dialog.getByLabel(tool, { exact: true });
+    if (tools.includes(tool)) await box.check();
+    else await box.uncheck();
   }
+  if (maxSteps) await dialog.getByLabel('Max steps', { exact: true }).fill(String(maxSteps));
   await dialog.getByRole('button', { name: 'Save profile' }).click();
   const item = dialog.getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: name });
   await item.getByRole('button', { name: 'Use for this session' }).click();
@@ -67,13 +72,30 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       try {
         const { page } = browser;
         const dialog = await pickModel(page, 'Tiny', model('answer'));
-        await dialog.getByText('answer.gguf: 269120 bytes, llama, 129344 parameters').waitFor({ timeout: 30_000 });
+        await dialog.getByText('answer.gguf: 269,120 bytes, llama, 129,344 parameters').waitFor({ timeout: 30_000 });
         const { violations } = await new AxeBuilder({ page }).include('dialog').analyze();
         assert.deepEqual(violations.map((v) => v.id), [], 'axe-core on the local model form');
         await page.keyboard.press('Escape');
         await useLocalModel(page, 'Tiny answer', 'answer');
         await send(page, 'Say hello.');
         await transcript(page).getByText(ANSWER).last().waitFor({ timeout: 60_000 });
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('a scripted tool call writes a workspace file through the command journal', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        // The tool model answers every request with the same call: one step.
+        await useLocalModel(page, 'Tiny tool', 'tool', { tools: ['write_file'], maxSteps: 1 });
+        await send(page, 'Write a note.');
+        const blocks = transcript(page).getByRole('group', { name: /^Command: / });
+        await blocks.first().getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
+        assert.equal(await blocks.count(), 1, 'the call ran once, as one journalled command');
+        assert.deepEqual(await readWorkspaceFile(page, 'note.txt'), ['written by a tiny model']);
         assert.deepEqual(browser.errors, []);
       } finally {
         await browser.close();
@@ -90,7 +112,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
           buffer: Buffer.from('these are notes, not a model'),
         });
         await dialog
-          .getByRole('alert')
+          .getByRole('status')
           .getByText('this file cannot be used as a local model: this file is not a GGUF model', { exact: false })
           .waitFor({ timeout: 30_000 });
         await dialog.getByRole('button', { name: 'Save profile' }).click();

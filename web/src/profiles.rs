@@ -13,9 +13,7 @@ use crate::io;
 use crate::ui::Ui;
 use leptos::html;
 use leptos::prelude::*;
-use lifeline_core::profile::{
-    limits, AgentBudget, Capabilities, LocalFile, Provider, Sampling, Tool, RESERVED_ENV,
-};
+use lifeline_core::profile::{limits, AgentBudget, Capabilities, Provider, Tool, RESERVED_ENV};
 use lifeline_core::ProfileId;
 use lifeline_protocol::{KeyInput, Level, ProfileInput, ProfileSummary, SecretText};
 
@@ -213,9 +211,12 @@ pub struct Draft {
     pub kind: Kind,
     pub base_url: String,
     pub model: String,
-    /// The local model file (header facts and stored copy), when one was
-    /// picked or the profile has one; its sampling settings ride along.
-    pub local: Option<(LocalFile, Sampling)>,
+    /// The local model (`Provider::Local`) as the controller built it from
+    /// a picked file, or the edited profile's: kept whole, never taken apart.
+    pub local: Option<Provider>,
+    /// What the form says about `local` when a profile is edited (the
+    /// controller words it: the page never decodes the model's spec).
+    pub local_facts: Option<lifeline_core::phrase::Phrase>,
     pub env: String,
     pub key_env: String,
     /// In the order of [`Tool::ALL`].
@@ -309,10 +310,7 @@ impl Draft {
             Provider::OpenAiCompatible { base_url, model }
             | Provider::Anthropic { base_url, model } => (base_url.clone(), model.clone()),
         };
-        let local = match provider {
-            Provider::Local { file, sampling } => Some((file.clone(), *sampling)),
-            _ => None,
-        };
+        let local = matches!(provider, Provider::Local { .. }).then(|| provider.clone());
         Draft {
             id,
             name,
@@ -320,6 +318,7 @@ impl Draft {
             base_url,
             model,
             local,
+            local_facts: None,
             env: env
                 .iter()
                 .map(|(k, v)| format!("{k}={v}\n"))
@@ -341,7 +340,7 @@ impl Draft {
     }
 
     pub fn edit(profile: &ProfileSummary) -> Draft {
-        Draft::from_parts(
+        let mut draft = Draft::from_parts(
             Some(profile.id),
             profile.name.clone(),
             &profile.provider,
@@ -350,7 +349,9 @@ impl Draft {
             &profile.capabilities,
             &profile.budget,
             profile.has_key,
-        )
+        );
+        draft.local_facts = profile.local_facts.clone();
+        draft
     }
 
     /// The message to send, or every problem found, per field, in `l`.
@@ -366,10 +367,7 @@ impl Draft {
         let provider = match self.kind {
             Kind::BuiltIn => Provider::BuiltIn,
             Kind::Local => match &self.local {
-                Some((file, sampling)) => Provider::Local {
-                    file: file.clone(),
-                    sampling: *sampling,
-                },
+                Some(local) => local.clone(),
                 None => {
                     errors.push((Field::ModelFile, t(l, Msg::ChooseModelFile).to_owned()));
                     Provider::BuiltIn
@@ -595,7 +593,10 @@ struct Form {
     kind: RwSignal<Kind>,
     base_url: RwSignal<String>,
     model: RwSignal<String>,
-    local: RwSignal<Option<(LocalFile, Sampling)>>,
+    /// `Ui::local_name` and `Ui::local_spec`.
+    local_name: RwSignal<String>,
+    local_spec: RwSignal<String>,
+    local_said: RwSignal<String>,
     /// The only place the typed key lives; emptied after a save and on close.
     api_key: RwSignal<String>,
     env: RwSignal<String>,
@@ -616,7 +617,7 @@ struct Form {
 }
 
 impl Form {
-    fn new(local: RwSignal<Option<(LocalFile, Sampling)>>) -> Form {
+    fn new(ui: Ui) -> Form {
         let d = Draft::default();
         Form {
             id: RwSignal::new(d.id),
@@ -624,7 +625,9 @@ impl Form {
             kind: RwSignal::new(d.kind),
             base_url: RwSignal::new(d.base_url),
             model: RwSignal::new(d.model),
-            local,
+            local_name: ui.local_name,
+            local_spec: ui.local_spec,
+            local_said: ui.local_said,
             api_key: RwSignal::new(String::new()),
             env: RwSignal::new(d.env),
             key_env: RwSignal::new(d.key_env),
@@ -650,7 +653,14 @@ impl Form {
         self.kind.set(d.kind);
         self.base_url.set(d.base_url);
         self.model.set(d.model);
-        self.local.set(d.local);
+        let said = d.local_facts.map(|p| i18n::phrase(i18n::locale_untracked(), &p));
+        self.local_said.set(said.unwrap_or_default());
+        let (name, spec) = match d.local {
+            Some(Provider::Local { name, spec }) => (name, spec),
+            _ => Default::default(),
+        };
+        self.local_name.set(name);
+        self.local_spec.set(spec);
         self.api_key.set(String::new());
         self.env.set(d.env);
         self.key_env.set(d.key_env);
@@ -678,7 +688,11 @@ impl Form {
             kind: self.kind.get_untracked(),
             base_url: self.base_url.get_untracked(),
             model: self.model.get_untracked(),
-            local: self.local.get_untracked(),
+            local: self.local_spec.with_untracked(|s| !s.is_empty()).then(|| Provider::Local {
+                name: self.local_name.get_untracked(),
+                spec: self.local_spec.get_untracked(),
+            }),
+            local_facts: None,
             env: self.env.get_untracked(),
             key_env: self.key_env.get_untracked(),
             tools: self.tools.map(|s| s.get_untracked()),
@@ -731,7 +745,7 @@ impl Form {
 pub fn Profiles(ui: Ui) -> impl IntoView {
     let dialog = NodeRef::<html::Dialog>::new();
     let opener = NodeRef::<html::Button>::new();
-    let form = Form::new(ui.local_model);
+    let form = Form::new(ui);
     // What the dialog last said about a save, delete or selection.
     let said = RwSignal::new(String::new());
     let pending_save = RwSignal::new(None::<String>);
@@ -803,7 +817,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
             <p class="dialog-said" role="status">{move || said.get()}</p>
             <ProfileErrors ui />
             <ProfileList ui form said />
-            <ProfileForm ui form said pending_save />
+            <ProfileForm form said pending_save />
         </dialog>
     }
 }
@@ -995,63 +1009,38 @@ fn FieldError(form: Form, field: Field) -> impl IntoView {
     }
 }
 
-/// A picked model file with the sampling defaults it can hold: at most its
-/// trained context.
-pub fn with_default_sampling(file: LocalFile) -> (LocalFile, Sampling) {
-    let mut sampling = Sampling::default();
-    let trained = u32::try_from(file.context_length).unwrap_or(u32::MAX);
-    if trained >= limits::MIN_LOCAL_CONTEXT {
-        sampling.context_tokens = sampling.context_tokens.min(trained);
-    }
-    sampling.max_tokens = sampling.max_tokens.min(sampling.context_tokens / 2);
-    (file, sampling)
+/// `aria-invalid` for a field, one closure type for every field.
+fn invalid(form: Form, field: Field) -> impl Fn() -> Option<&'static str> {
+    move || form.error(field).map(|_| "true")
 }
 
 /// The model file of a local profile: a file picker whose file the
 /// controller copies into the private file system and reads the header of,
-/// then the facts it found or why the file cannot be a model.
-#[component]
-fn LocalModelField(ui: Ui, form: Form) -> impl IntoView {
-    ui.local_refused.set(None);
+/// then what it found (the facts, or why the file cannot be a model).
+fn local_model_field(form: Form) -> impl IntoView {
     let field = Field::ModelFile;
-    let facts = move || {
-        form.local.with(|l| {
-            l.as_ref().map(|(f, s)| {
-                tf(
-                    Msg::LocalModelFacts,
-                    &[
-                        &f.name,
-                        &f.size.to_string(),
-                        &f.architecture,
-                        &f.parameters.to_string(),
-                        &f.context_length.to_string(),
-                        &s.context_tokens.to_string(),
-                    ],
-                )
-            })
-        })
-    };
-    let refused = move || ui.local_refused.get();
+    // Shown only while the provider is a local model, by the stylesheet
+    // (`.local-model-field`): a reactive `Show` here cost the page's wasm
+    // about 1 KB gzip.
     view! {
-        <div class="field">
+        <div class="field local-model-field">
             <label for=field.id()>{text(Msg::ModelFile)}</label>
             <input
                 id=field.id()
                 type="file"
                 accept=".gguf"
-                aria-invalid=move || form.error(field).map(|_| "true")
+                aria-invalid=invalid(form, field)
                 aria-describedby=described(form, field, Some("profile-model-facts"))
                 on:change:target=move |ev| {
                     if let Some(file) = ev.target().files().and_then(|f| f.get(0)) {
-                        ui.local_refused.set(None);
-                        form.local.set(None);
+                        form.local_spec.set(String::new());
+                        form.local_said.set(String::new());
                         form.clear_error(field);
                         io::send_model_file(&file);
                     }
                 }
             />
-            <p id="profile-model-facts" class="hint" role="status">{facts}</p>
-            {move || refused().map(|r| view! { <p class="field-error" role="alert">{r}</p> })}
+            <p id="profile-model-facts" class="hint" role="status">{move || form.local_said.get()}</p>
             <FieldError form field />
         </div>
     }
@@ -1078,7 +1067,7 @@ fn TextField(
                 inputmode=inputmode
                 autocomplete="off"
                 spellcheck="false"
-                aria-invalid=move || form.error(field).map(|_| "true")
+                aria-invalid=invalid(form, field)
                 aria-describedby=described(form, field, hint)
                 prop:value=move || value.get()
                 on:input:target=move |ev| {
@@ -1146,7 +1135,6 @@ fn check(label: impl IntoView + 'static, on: RwSignal<bool>) -> impl IntoView {
 
 #[component]
 fn ProfileForm(
-    ui: Ui,
     form: Form,
     said: RwSignal<String>,
     pending_save: RwSignal<Option<String>>,
@@ -1218,9 +1206,7 @@ fn ProfileForm(
                         })}
                 </select>
             </div>
-            <Show when=move || form.kind.get() == Kind::Local>
-                <LocalModelField ui form />
-            </Show>
+            {local_model_field(form)}
             <Show when=remote>
                 <TextField
                     form
@@ -1263,7 +1249,7 @@ fn ProfileForm(
                     rows="4"
                     spellcheck="false"
                     autocomplete="off"
-                    aria-invalid=move || form.error(Field::Env).map(|_| "true")
+                    aria-invalid=invalid(form, Field::Env)
                     aria-describedby=described(form, Field::Env, Some("profile-env-hint"))
                     prop:value=move || form.env.get()
                     on:input:target=move |ev| {
@@ -1469,6 +1455,7 @@ mod tests {
                 base_url: ANTHROPIC_DEFAULT_URL.into(),
                 model: "claude".into(),
             },
+            local_facts: None,
             has_key: true,
             env: vec![("A".into(), "b".into())],
             key_env: Some("ANTHROPIC_API_KEY".into()),
@@ -1509,7 +1496,7 @@ mod tests {
         };
         let errors = d.build("sk-ignored", Locale::En).unwrap_err();
         assert_eq!(errors[0].0, Field::ModelFile);
-        let file = LocalFile {
+        let file = lifeline_core::profile::LocalFile {
             name: "tiny.gguf".into(),
             size: 269_120,
             stored_as: "0a1b2c-tiny.gguf".into(),
@@ -1518,16 +1505,13 @@ mod tests {
             context_length: 1024,
             model_name: None,
         };
-        let sampling = Sampling {
-            context_tokens: 1024,
-            ..Sampling::default()
-        };
+        let sampling = lifeline_core::profile::Sampling::for_model(1024);
+        let provider = lifeline_core::profile::LocalModel { file, sampling }.provider();
         let d = Draft {
-            local: Some((file.clone(), sampling)),
+            local: Some(provider.clone()),
             ..d
         };
         let input = d.build("sk-ignored", Locale::En).unwrap();
-        let provider = Provider::Local { file, sampling };
         assert_eq!(input.provider, provider);
         // A local model has no key: a typed one is not sent.
         assert_eq!(input.api_key, KeyInput::Keep);

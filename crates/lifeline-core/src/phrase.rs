@@ -382,6 +382,15 @@ pub enum Phrase {
     LocalModelRefused {
         detail: String,
     },
+    /// A local model file's header facts, as the profile form shows them.
+    LocalModelFacts {
+        name: String,
+        bytes: u64,
+        architecture: String,
+        parameters: u64,
+        trained: u64,
+        context: u32,
+    },
 }
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
@@ -866,6 +875,17 @@ impl fmt::Display for Phrase {
             P::LocalModelRefused { detail } => {
                 write!(f, "this file cannot be used as a local model: {detail}")
             }
+            P::LocalModelFacts {
+                name,
+                bytes,
+                architecture,
+                parameters,
+                trained,
+                context,
+            } => write!(
+                f,
+                "{name}: {bytes} bytes, {architecture}, {parameters} parameters, trained context {trained} tokens; loaded with a context of {context} tokens"
+            ),
         }
     }
 }
@@ -1311,6 +1331,7 @@ phrase_wire! {
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
     200 => LocalModelRefused { detail },
+    201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
 }
 
 impl From<crate::environment::Blocked> for Phrase {

@@ -44,6 +44,8 @@ pub mod limits {
     pub const MAX_LOCAL_CONTEXT: u64 = 131_072;
     /// The largest facts string kept from a model file's header.
     pub const MAX_LOCAL_FACT_BYTES: usize = 200;
+    /// The largest local model spec (file facts and sampling as JSON).
+    pub const MAX_LOCAL_SPEC_BYTES: usize = 2048;
 }
 
 // Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
@@ -66,11 +68,38 @@ pub enum Provider {
     /// A GGUF model file run in this browser through llama.cpp compiled to
     /// WebAssembly: no server, no key.
     Local {
-        file: LocalFile,
-        #[serde(default)]
-        sampling: Sampling,
+        /// The model's own name from its header, or the file's.
+        name: String,
+        /// A [`LocalModel`] as JSON text (see [`LocalModel::provider`]).
+        /// Text, so the page keeps, shows and sends back a local profile
+        /// without a decoder of its own for the file's facts: those cost
+        /// the UI's wasm about 3 KB gzip, more than the form itself.
+        spec: String,
     },
 }
+}
+
+/// What a local profile holds: the model file and how it samples.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalModel {
+    pub file: LocalFile,
+    #[serde(default)]
+    pub sampling: Sampling,
+}
+
+impl LocalModel {
+    /// The profile's provider for this model.
+    pub fn provider(&self) -> Provider {
+        Provider::Local {
+            name: self
+                .file
+                .model_name
+                .clone()
+                .unwrap_or_else(|| self.file.name.clone()),
+            // A struct of strings and numbers always encodes.
+            spec: serde_json::to_string(self).unwrap_or_default(),
+        }
+    }
 }
 
 /// A model file the user picked, copied into the origin's private file
@@ -120,6 +149,19 @@ impl Default for Sampling {
 }
 
 impl Sampling {
+    /// The settings a newly picked model file starts with: the defaults,
+    /// within the context it was trained for, and a reply of at most half
+    /// the context so a prompt always has room.
+    pub fn for_model(trained_context: u64) -> Sampling {
+        let mut sampling = Sampling::default();
+        let trained = u32::try_from(trained_context).unwrap_or(u32::MAX);
+        if trained >= limits::MIN_LOCAL_CONTEXT {
+            sampling.context_tokens = sampling.context_tokens.min(trained);
+        }
+        sampling.max_tokens = sampling.max_tokens.min(sampling.context_tokens / 2);
+        sampling
+    }
+
     pub fn check(&self, trained_context: u64) -> Result<(), InvalidProfile> {
         let bad = |m: String| Err(InvalidProfile(m));
         if self.temperature_percent > 200 {
@@ -159,7 +201,28 @@ impl Provider {
             Provider::OpenAiCompatible { model, .. } | Provider::Anthropic { model, .. } => {
                 Some(model)
             }
-            Provider::Local { file, .. } => Some(file.model_name.as_deref().unwrap_or(&file.name)),
+            Provider::Local { name, .. } => Some(name),
+        }
+    }
+
+    /// A local profile's model file and sampling; `None` for other
+    /// providers, an error for a spec that does not decode.
+    pub fn local_model(&self) -> Option<Result<LocalModel, InvalidProfile>> {
+        let Provider::Local { spec, .. } = self else {
+            return None;
+        };
+        Some(
+            serde_json::from_str(spec)
+                .map_err(|_| InvalidProfile("the local model's settings are unreadable".into())),
+        )
+    }
+
+    /// What the profile form says about a local model (see
+    /// [`LocalFile::facts`]).
+    pub fn local_facts(&self) -> Option<crate::phrase::Phrase> {
+        match self.local_model()? {
+            Ok(m) => Some(m.file.facts(&m.sampling)),
+            Err(_) => None,
         }
     }
 }
@@ -310,6 +373,20 @@ impl Default for AgentBudget {
 }
 
 impl LocalFile {
+    /// The facts read from the header and the context the model is loaded
+    /// with, for the profile form. The page words it, so it never reads the
+    /// file's record itself.
+    pub fn facts(&self, sampling: &Sampling) -> crate::phrase::Phrase {
+        crate::phrase::Phrase::LocalModelFacts {
+            name: self.name.clone(),
+            bytes: self.size,
+            architecture: self.architecture.clone(),
+            parameters: self.parameters,
+            trained: self.context_length,
+            context: sampling.context_tokens,
+        }
+    }
+
     fn check(&self) -> Result<(), InvalidProfile> {
         let short = |s: &str| !s.trim().is_empty() && s.len() <= limits::MAX_LOCAL_FACT_BYTES;
         if !short(&self.name) || !short(&self.architecture) {
@@ -423,7 +500,16 @@ impl Profile {
                     return bad("the model name is empty or too long".into());
                 }
             }
-            Provider::Local { file, sampling } => {
+            Provider::Local { name, spec } => {
+                if name.trim().is_empty() || name.len() > limits::MAX_LOCAL_FACT_BYTES {
+                    return bad("the model's name is empty or too long".into());
+                }
+                if spec.len() > limits::MAX_LOCAL_SPEC_BYTES {
+                    return bad("the local model's settings are too long".into());
+                }
+                let LocalModel { file, sampling } = serde_json::from_str(spec).map_err(|_| {
+                    InvalidProfile("the local model's settings are unreadable".into())
+                })?;
                 file.check()?;
                 sampling.check(file.context_length)?;
             }

@@ -1,9 +1,7 @@
 use super::*;
 
-fn local() -> Profile {
-    let mut p = Profile::built_in(ProfileId::from_u128(7).unwrap());
-    p.name = "Tiny".into();
-    p.provider = Provider::Local {
+fn tiny() -> LocalModel {
+    LocalModel {
         file: LocalFile {
             name: "tiny.gguf".into(),
             size: 270_000,
@@ -17,7 +15,13 @@ fn local() -> Profile {
             context_tokens: 1024,
             ..Sampling::default()
         },
-    };
+    }
+}
+
+fn local() -> Profile {
+    let mut p = Profile::built_in(ProfileId::from_u128(7).unwrap());
+    p.name = "Tiny".into();
+    p.provider = tiny().provider();
     p
 }
 
@@ -27,24 +31,24 @@ fn a_local_profile_round_trips_and_validates() {
     p.validate().unwrap();
     let text = serde_json::to_string(&p).unwrap();
     assert!(
-        text.contains(r#""provider":{"kind":"local","file":{"name":"tiny.gguf""#),
+        text.contains(r#""provider":{"kind":"local","name":"Tiny test model","spec":"{\"file\":{\"name\":\"tiny.gguf\""#),
         "{text}"
     );
     let back: Profile = serde_json::from_str(&text).unwrap();
     assert_eq!(back, p);
+    assert_eq!(back.provider.local_model(), Some(Ok(tiny())));
     assert_eq!(p.provider.model(), Some("Tiny test model"));
     assert_eq!(p.provider.label(), "local model (GGUF)");
 }
 
 #[test]
 fn a_local_profile_without_sampling_loads_with_the_defaults() {
-    let text = r#"{"kind":"local","file":{"name":"m.gguf","size":5,"stored_as":"m.gguf","architecture":"qwen2","parameters":9,"context_length":32768}}"#;
+    let text = r#"{"kind":"local","name":"m.gguf","spec":"{\"file\":{\"name\":\"m.gguf\",\"size\":5,\"stored_as\":\"m.gguf\",\"architecture\":\"qwen2\",\"parameters\":9,\"context_length\":32768}}"}"#;
     let provider: Provider = serde_json::from_str(text).unwrap();
-    let Provider::Local { file, sampling } = provider else {
-        panic!("not local")
-    };
+    let LocalModel { file, sampling } = provider.local_model().unwrap().unwrap();
     assert_eq!(sampling, Sampling::default());
     assert_eq!(file.model_name, None);
+    assert_eq!(provider.model(), Some("m.gguf"));
 }
 
 #[test]
@@ -63,11 +67,30 @@ fn profiles_stored_before_local_models_still_load() {
 }
 
 fn with(edit: impl FnOnce(&mut LocalFile, &mut Sampling)) -> Result<(), InvalidProfile> {
+    let mut m = tiny();
+    edit(&mut m.file, &mut m.sampling);
     let mut p = local();
-    if let Provider::Local { file, sampling } = &mut p.provider {
-        edit(file, sampling);
-    }
+    p.provider = m.provider();
     p.validate()
+}
+
+#[test]
+fn a_local_spec_that_does_not_decode_is_refused() {
+    for spec in ["", "{", r#"{"file":{}}"#, &"x".repeat(3000)] {
+        let mut p = local();
+        p.provider = Provider::Local {
+            name: "Tiny".into(),
+            spec: spec.into(),
+        };
+        assert!(p.validate().is_err(), "{spec:?}");
+        assert_eq!(p.provider.local_facts(), None);
+    }
+    let mut p = local();
+    p.provider = Provider::Local {
+        name: " ".into(),
+        spec: serde_json::to_string(&tiny()).unwrap(),
+    };
+    assert!(p.validate().is_err());
 }
 
 #[test]
@@ -104,4 +127,38 @@ fn header_facts_are_bounded() {
     assert!(with(|f, _| f.model_name = Some("n".repeat(201))).is_err());
     assert!(with(|f, _| f.name = " ".into()).is_err());
     assert!(with(|f, _| f.size = 0).is_err());
+}
+
+#[test]
+fn a_picked_model_starts_with_defaults_it_can_hold() {
+    let trained = |context_length| LocalFile {
+        context_length,
+        ..tiny().file
+    };
+    // Within the trained context, half of it at most for the reply, and
+    // always a profile that passes its own check.
+    for (context, expect) in [(1024, (1024, 512)), (32_768, (4096, 512)), (300, (300, 150))] {
+        let sampling = Sampling::for_model(context);
+        assert_eq!((sampling.context_tokens, sampling.max_tokens), expect);
+        assert_eq!(sampling.check(context), Ok(()));
+        let file = trained(context);
+        assert_eq!(
+            file.facts(&sampling),
+            crate::phrase::Phrase::LocalModelFacts {
+                name: "tiny.gguf".into(),
+                bytes: 270_000,
+                architecture: "llama".into(),
+                parameters: 120_000,
+                trained: context,
+                context: expect.0,
+            }
+        );
+    }
+    // A header without a usable context: the defaults, which check()
+    // bounds by the smallest context it accepts.
+    let sampling = Sampling::for_model(0);
+    assert_eq!(sampling, Sampling::default());
+    assert!(sampling.check(0).is_err());
+    assert_eq!(Provider::BuiltIn.local_facts(), None);
+    assert!(local().provider.local_facts().is_some());
 }

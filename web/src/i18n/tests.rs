@@ -247,6 +247,14 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
         Phrase::LocalModelRefused { detail: s("x") },
+        Phrase::LocalModelFacts {
+            name: s("tiny.gguf"),
+            bytes: 269_120,
+            architecture: s("llama"),
+            parameters: 129_344,
+            trained: 1024,
+            context: 1024,
+        },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -712,7 +720,8 @@ fn index(p: &Phrase) -> usize {
         P::RetryOverloaded { .. } => 127,
         P::RetryNotConnected { .. } => 128,
         P::LocalModelRefused { .. } => 129,
-        P::SwitchWhileWorking => 130,
+        P::LocalModelFacts { .. } => 130,
+        P::SwitchWhileWorking => 131,
     }
 }
 

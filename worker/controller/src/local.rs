@@ -9,7 +9,7 @@ use js_sys::{Function, Object, Promise, Reflect};
 use lifeline_core::journal::ProviderFailureClass;
 use lifeline_core::model::ModelMessage;
 use lifeline_core::phrase::Phrase;
-use lifeline_core::profile::{LocalFile, Sampling, Tool};
+use lifeline_core::profile::{LocalFile, LocalModel, Sampling, Tool};
 use lifeline_engine::{FailedAt, ProviderReply};
 use lifeline_protocol::ControllerToPage;
 use lifeline_provider::gguf::{read_header, GgufError};
@@ -183,11 +183,18 @@ const MAX_HEADER_BYTES: u64 = 64 * 1024 * 1024;
 /// it cannot be a model.
 pub fn import(file: JsValue) {
     wasm_bindgen_futures::spawn_local(async move {
-        let (file, refused) = match imported(&file).await {
-            Ok(f) => (Some(f), None),
-            Err(detail) => (None, Some(Phrase::LocalModelRefused { detail })),
+        let (provider, said) = match imported(&file).await {
+            Ok(file) => {
+                let model = LocalModel {
+                    sampling: Sampling::for_model(file.context_length),
+                    file,
+                };
+                let said = model.file.facts(&model.sampling);
+                (Some(model.provider()), said)
+            }
+            Err(detail) => (None, Phrase::LocalModelRefused { detail }),
         };
-        post(&ControllerToPage::LocalModel { file, refused });
+        post(&ControllerToPage::LocalModel { provider, said });
     });
 }
 

@@ -55,9 +55,24 @@ pub async fn send(
             (ProviderKind::OpenAiCompatible, base_url, model)
         }
         Provider::Anthropic { base_url, model } => (ProviderKind::Anthropic, base_url, model),
-        Provider::Local { file, sampling } => {
-            return crate::local::send(file, sampling, messages, tools, abort, on_bytes, on_text)
-                .await
+        Provider::Local { .. } => {
+            let Some(Ok(local)) = provider.local_model() else {
+                return Err(failure(
+                    ProviderFailureClass::InvalidRequest,
+                    "the local model's settings are unreadable".into(),
+                    "",
+                ));
+            };
+            return crate::local::send(
+                &local.file,
+                &local.sampling,
+                messages,
+                tools,
+                abort,
+                on_bytes,
+                on_text,
+            )
+            .await;
         }
     };
     let reply = stream(
