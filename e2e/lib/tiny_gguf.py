@@ -21,7 +21,8 @@ Scripts:
           character), and its context is 4096: the tools' description alone
           is over 1,000 tokens of this character-level vocabulary. Every
           reply of this model is the same call, so a test bounds the turn
-          with the profile's step budget.
+          with the profile's step budget (2: the first call runs, the
+          second is not admitted).
 
 Usage: python3 tiny_gguf.py SCRIPT OUT.gguf
 """

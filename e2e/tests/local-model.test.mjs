@@ -89,8 +89,10 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const browser = await openApp(viewport);
       try {
         const { page } = browser;
-        // The tool model answers every request with the same call: one step.
-        await useLocalModel(page, 'Tiny tool', 'tool', { tools: ['write_file'], maxSteps: 1 });
+        // The tool model answers every request with the same call. With a
+        // budget of two steps the first call runs; the second request's call
+        // is not admitted (the budget is spent) and the turn ends.
+        await useLocalModel(page, 'Tiny tool', 'tool', { tools: ['write_file'], maxSteps: 2 });
         await send(page, 'Write a note.');
         const blocks = transcript(page).getByRole('group', { name: /^Command: / });
         await blocks.first().getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
