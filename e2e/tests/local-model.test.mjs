@@ -79,6 +79,13 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await useLocalModel(page, 'Tiny answer', 'answer');
         await send(page, 'Say hello.');
         await transcript(page).getByText(ANSWER).last().waitFor({ timeout: 60_000 });
+        // Edited, the saved profile shows the same facts (the controller
+        // words them: the page does not decode the model's spec).
+        await page.getByRole('button', { name: 'Profiles' }).click();
+        const saved = dialogOf(page).getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: 'Tiny answer' });
+        await saved.getByRole('button', { name: 'Edit' }).click();
+        await dialogOf(page).getByText('answer.gguf: 269,120 bytes, llama, 129,344 parameters, trained context 1,024 tokens; loaded with a context of 1,024 tokens').waitFor();
+        assert.equal(await dialogOf(page).getByLabel('Provider', { exact: true }).inputValue(), 'local');
         assert.deepEqual(browser.errors, []);
       } finally {
         await browser.close();
