@@ -653,7 +653,9 @@ impl Form {
         self.kind.set(d.kind);
         self.base_url.set(d.base_url);
         self.model.set(d.model);
-        let said = d.local_facts.map(|p| i18n::phrase(i18n::locale_untracked(), &p));
+        let said = d
+            .local_facts
+            .map(|p| i18n::phrase(i18n::locale_untracked(), &p));
         self.local_said.set(said.unwrap_or_default());
         let (name, spec) = match d.local {
             Some(Provider::Local { name, spec }) => (name, spec),
@@ -688,10 +690,13 @@ impl Form {
             kind: self.kind.get_untracked(),
             base_url: self.base_url.get_untracked(),
             model: self.model.get_untracked(),
-            local: self.local_spec.with_untracked(|s| !s.is_empty()).then(|| Provider::Local {
-                name: self.local_name.get_untracked(),
-                spec: self.local_spec.get_untracked(),
-            }),
+            local: self
+                .local_spec
+                .with_untracked(|s| !s.is_empty())
+                .then(|| Provider::Local {
+                    name: self.local_name.get_untracked(),
+                    spec: self.local_spec.get_untracked(),
+                }),
             local_facts: None,
             env: self.env.get_untracked(),
             key_env: self.key_env.get_untracked(),

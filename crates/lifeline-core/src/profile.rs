@@ -216,15 +216,6 @@ impl Provider {
                 .map_err(|_| InvalidProfile("the local model's settings are unreadable".into())),
         )
     }
-
-    /// What the profile form says about a local model (see
-    /// [`LocalFile::facts`]).
-    pub fn local_facts(&self) -> Option<crate::phrase::Phrase> {
-        match self.local_model()? {
-            Ok(m) => Some(m.file.facts(&m.sampling)),
-            Err(_) => None,
-        }
-    }
 }
 
 /// A tool a model may call. Every call goes through the command journal.
@@ -373,20 +364,6 @@ impl Default for AgentBudget {
 }
 
 impl LocalFile {
-    /// The facts read from the header and the context the model is loaded
-    /// with, for the profile form. The page words it, so it never reads the
-    /// file's record itself.
-    pub fn facts(&self, sampling: &Sampling) -> crate::phrase::Phrase {
-        crate::phrase::Phrase::LocalModelFacts {
-            name: self.name.clone(),
-            bytes: self.size,
-            architecture: self.architecture.clone(),
-            parameters: self.parameters,
-            trained: self.context_length,
-            context: sampling.context_tokens,
-        }
-    }
-
     fn check(&self) -> Result<(), InvalidProfile> {
         let short = |s: &str| !s.trim().is_empty() && s.len() <= limits::MAX_LOCAL_FACT_BYTES;
         if !short(&self.name) || !short(&self.architecture) {

@@ -83,7 +83,7 @@ fn a_local_spec_that_does_not_decode_is_refused() {
             spec: spec.into(),
         };
         assert!(p.validate().is_err(), "{spec:?}");
-        assert_eq!(p.provider.local_facts(), None);
+        assert!(matches!(p.provider.local_model(), Some(Err(_))));
     }
     let mut p = local();
     p.provider = Provider::Local {
@@ -131,34 +131,20 @@ fn header_facts_are_bounded() {
 
 #[test]
 fn a_picked_model_starts_with_defaults_it_can_hold() {
-    let trained = |context_length| LocalFile {
-        context_length,
-        ..tiny().file
-    };
     // Within the trained context, half of it at most for the reply, and
     // always a profile that passes its own check.
-    for (context, expect) in [(1024, (1024, 512)), (32_768, (4096, 512)), (300, (300, 150))] {
+    for (context, expect) in [
+        (1024, (1024, 512)),
+        (32_768, (4096, 512)),
+        (300, (300, 150)),
+    ] {
         let sampling = Sampling::for_model(context);
         assert_eq!((sampling.context_tokens, sampling.max_tokens), expect);
         assert_eq!(sampling.check(context), Ok(()));
-        let file = trained(context);
-        assert_eq!(
-            file.facts(&sampling),
-            crate::phrase::Phrase::LocalModelFacts {
-                name: "tiny.gguf".into(),
-                bytes: 270_000,
-                architecture: "llama".into(),
-                parameters: 120_000,
-                trained: context,
-                context: expect.0,
-            }
-        );
     }
     // A header without a usable context: the defaults, which check()
     // bounds by the smallest context it accepts.
     let sampling = Sampling::for_model(0);
     assert_eq!(sampling, Sampling::default());
     assert!(sampling.check(0).is_err());
-    assert_eq!(Provider::BuiltIn.local_facts(), None);
-    assert!(local().provider.local_facts().is_some());
 }

@@ -189,7 +189,7 @@ pub fn import(file: JsValue) {
                     sampling: Sampling::for_model(file.context_length),
                     file,
                 };
-                let said = model.file.facts(&model.sampling);
+                let said = Phrase::local_model_facts(&model.file, &model.sampling);
                 (Some(model.provider()), said)
             }
             Err(detail) => (None, Phrase::LocalModelRefused { detail }),
