@@ -26,16 +26,18 @@ pub enum Kind {
     BuiltIn,
     OpenAi,
     Anthropic,
+    Local,
 }
 
 impl Kind {
-    const ALL: [Kind; 3] = [Kind::BuiltIn, Kind::OpenAi, Kind::Anthropic];
+    const ALL: [Kind; 4] = [Kind::BuiltIn, Kind::OpenAi, Kind::Anthropic, Kind::Local];
 
     fn value(self) -> &'static str {
         match self {
             Kind::BuiltIn => "built_in",
             Kind::OpenAi => "openai_compatible",
             Kind::Anthropic => "anthropic",
+            Kind::Local => "local",
         }
     }
 
@@ -51,12 +53,13 @@ impl Kind {
             Kind::BuiltIn => Msg::BuiltInAgent,
             Kind::OpenAi => Msg::OpenAiCompatible,
             Kind::Anthropic => Msg::Anthropic,
+            Kind::Local => Msg::LocalModel,
         }
     }
 
     fn default_url(self) -> &'static str {
         match self {
-            Kind::BuiltIn => "",
+            Kind::BuiltIn | Kind::Local => "",
             Kind::OpenAi => OPENAI_DEFAULT_URL,
             Kind::Anthropic => ANTHROPIC_DEFAULT_URL,
         }
@@ -65,6 +68,7 @@ impl Kind {
     fn of(provider: &Provider) -> Kind {
         match provider {
             Provider::BuiltIn => Kind::BuiltIn,
+            Provider::Local { .. } => Kind::Local,
             Provider::OpenAiCompatible { .. } => Kind::OpenAi,
             Provider::Anthropic { .. } => Kind::Anthropic,
         }
@@ -158,6 +162,7 @@ pub enum Field {
     Name,
     BaseUrl,
     Model,
+    ModelFile,
     ApiKey,
     Env,
     KeyEnv,
@@ -177,6 +182,7 @@ impl Field {
             Field::Name => "profile-name",
             Field::BaseUrl => "profile-base-url",
             Field::Model => "profile-model",
+            Field::ModelFile => "profile-model-file",
             Field::ApiKey => "profile-api-key",
             Field::Env => "profile-env",
             Field::KeyEnv => "profile-key-env",
@@ -205,6 +211,12 @@ pub struct Draft {
     pub kind: Kind,
     pub base_url: String,
     pub model: String,
+    /// The local model (`Provider::Local`) as the controller built it from
+    /// a picked file, or the edited profile's: kept whole, never taken apart.
+    pub local: Option<Provider>,
+    /// What the form says about `local` when a profile is edited (the
+    /// controller words it: the page never decodes the model's spec).
+    pub local_facts: Option<lifeline_core::phrase::Phrase>,
     pub env: String,
     pub key_env: String,
     /// In the order of [`Tool::ALL`].
@@ -294,16 +306,19 @@ impl Draft {
         had_key: bool,
     ) -> Draft {
         let (base_url, model) = match provider {
-            Provider::BuiltIn => (String::new(), String::new()),
+            Provider::BuiltIn | Provider::Local { .. } => (String::new(), String::new()),
             Provider::OpenAiCompatible { base_url, model }
             | Provider::Anthropic { base_url, model } => (base_url.clone(), model.clone()),
         };
+        let local = matches!(provider, Provider::Local { .. }).then(|| provider.clone());
         Draft {
             id,
             name,
             kind: Kind::of(provider),
             base_url,
             model,
+            local,
+            local_facts: None,
             env: env
                 .iter()
                 .map(|(k, v)| format!("{k}={v}\n"))
@@ -325,7 +340,7 @@ impl Draft {
     }
 
     pub fn edit(profile: &ProfileSummary) -> Draft {
-        Draft::from_parts(
+        let mut draft = Draft::from_parts(
             Some(profile.id),
             profile.name.clone(),
             &profile.provider,
@@ -334,7 +349,9 @@ impl Draft {
             &profile.capabilities,
             &profile.budget,
             profile.has_key,
-        )
+        );
+        draft.local_facts = profile.local_facts.clone();
+        draft
     }
 
     /// The message to send, or every problem found, per field, in `l`.
@@ -349,6 +366,13 @@ impl Draft {
         }
         let provider = match self.kind {
             Kind::BuiltIn => Provider::BuiltIn,
+            Kind::Local => match &self.local {
+                Some(local) => local.clone(),
+                None => {
+                    errors.push((Field::ModelFile, t(l, Msg::ChooseModelFile).to_owned()));
+                    Provider::BuiltIn
+                }
+            },
             kind => {
                 let base_url = self.base_url.trim().to_owned();
                 let model = self.model.trim().to_owned();
@@ -370,7 +394,7 @@ impl Draft {
             }
         };
         let key = api_key.trim();
-        let api_key = if self.kind != Kind::BuiltIn && !key.is_empty() {
+        let api_key = if !matches!(self.kind, Kind::BuiltIn | Kind::Local) && !key.is_empty() {
             KeyInput::Set(SecretText(key.to_owned()))
         } else if self.remove_key {
             KeyInput::Clear
@@ -569,6 +593,10 @@ struct Form {
     kind: RwSignal<Kind>,
     base_url: RwSignal<String>,
     model: RwSignal<String>,
+    /// `Ui::local_name` and `Ui::local_spec`.
+    local_name: RwSignal<String>,
+    local_spec: RwSignal<String>,
+    local_said: RwSignal<String>,
     /// The only place the typed key lives; emptied after a save and on close.
     api_key: RwSignal<String>,
     env: RwSignal<String>,
@@ -589,7 +617,7 @@ struct Form {
 }
 
 impl Form {
-    fn new() -> Form {
+    fn new(ui: Ui) -> Form {
         let d = Draft::default();
         Form {
             id: RwSignal::new(d.id),
@@ -597,6 +625,9 @@ impl Form {
             kind: RwSignal::new(d.kind),
             base_url: RwSignal::new(d.base_url),
             model: RwSignal::new(d.model),
+            local_name: ui.local_name,
+            local_spec: ui.local_spec,
+            local_said: ui.local_said,
             api_key: RwSignal::new(String::new()),
             env: RwSignal::new(d.env),
             key_env: RwSignal::new(d.key_env),
@@ -622,6 +653,16 @@ impl Form {
         self.kind.set(d.kind);
         self.base_url.set(d.base_url);
         self.model.set(d.model);
+        let said = d
+            .local_facts
+            .map(|p| i18n::phrase(i18n::locale_untracked(), &p));
+        self.local_said.set(said.unwrap_or_default());
+        let (name, spec) = match d.local {
+            Some(Provider::Local { name, spec }) => (name, spec),
+            _ => Default::default(),
+        };
+        self.local_name.set(name);
+        self.local_spec.set(spec);
         self.api_key.set(String::new());
         self.env.set(d.env);
         self.key_env.set(d.key_env);
@@ -649,6 +690,14 @@ impl Form {
             kind: self.kind.get_untracked(),
             base_url: self.base_url.get_untracked(),
             model: self.model.get_untracked(),
+            local: self
+                .local_spec
+                .with_untracked(|s| !s.is_empty())
+                .then(|| Provider::Local {
+                    name: self.local_name.get_untracked(),
+                    spec: self.local_spec.get_untracked(),
+                }),
+            local_facts: None,
             env: self.env.get_untracked(),
             key_env: self.key_env.get_untracked(),
             tools: self.tools.map(|s| s.get_untracked()),
@@ -701,7 +750,7 @@ impl Form {
 pub fn Profiles(ui: Ui) -> impl IntoView {
     let dialog = NodeRef::<html::Dialog>::new();
     let opener = NodeRef::<html::Button>::new();
-    let form = Form::new();
+    let form = Form::new(ui);
     // What the dialog last said about a save, delete or selection.
     let said = RwSignal::new(String::new());
     let pending_save = RwSignal::new(None::<String>);
@@ -965,6 +1014,43 @@ fn FieldError(form: Form, field: Field) -> impl IntoView {
     }
 }
 
+/// `aria-invalid` for a field, one closure type for every field.
+fn invalid(form: Form, field: Field) -> impl Fn() -> Option<&'static str> {
+    move || form.error(field).map(|_| "true")
+}
+
+/// The model file of a local profile: a file picker whose file the
+/// controller copies into the private file system and reads the header of,
+/// then what it found (the facts, or why the file cannot be a model).
+fn local_model_field(form: Form) -> impl IntoView {
+    let field = Field::ModelFile;
+    // Shown only while the provider is a local model, by the stylesheet
+    // (`.local-model-field`): a reactive `Show` here cost the page's wasm
+    // about 1 KB gzip.
+    view! {
+        <div class="field local-model-field">
+            <label for=field.id()>{text(Msg::ModelFile)}</label>
+            <input
+                id=field.id()
+                type="file"
+                accept=".gguf"
+                aria-invalid=invalid(form, field)
+                aria-describedby=described(form, field, Some("profile-model-facts"))
+                on:change:target=move |ev| {
+                    if let Some(file) = ev.target().files().and_then(|f| f.get(0)) {
+                        form.local_spec.set(String::new());
+                        form.local_said.set(String::new());
+                        form.clear_error(field);
+                        io::send_model_file(&file);
+                    }
+                }
+            />
+            <p id="profile-model-facts" class="hint" role="status">{move || form.local_said.get()}</p>
+            <FieldError form field />
+        </div>
+    }
+}
+
 /// A labelled single-line text input bound to `value`.
 #[component]
 fn TextField(
@@ -986,7 +1072,7 @@ fn TextField(
                 inputmode=inputmode
                 autocomplete="off"
                 spellcheck="false"
-                aria-invalid=move || form.error(field).map(|_| "true")
+                aria-invalid=invalid(form, field)
                 aria-describedby=described(form, field, hint)
                 prop:value=move || value.get()
                 on:input:target=move |ev| {
@@ -1066,7 +1152,7 @@ fn ProfileForm(
             Msg::NewProfile
         })
     };
-    let remote = move || form.kind.get() != Kind::BuiltIn;
+    let remote = move || !matches!(form.kind.get(), Kind::BuiltIn | Kind::Local);
     let submit = move |event: web_sys::SubmitEvent| {
         event.prevent_default();
         let draft = form.draft();
@@ -1125,6 +1211,7 @@ fn ProfileForm(
                         })}
                 </select>
             </div>
+            {local_model_field(form)}
             <Show when=remote>
                 <TextField
                     form
@@ -1167,7 +1254,7 @@ fn ProfileForm(
                     rows="4"
                     spellcheck="false"
                     autocomplete="off"
-                    aria-invalid=move || form.error(Field::Env).map(|_| "true")
+                    aria-invalid=invalid(form, Field::Env)
                     aria-describedby=described(form, Field::Env, Some("profile-env-hint"))
                     prop:value=move || form.env.get()
                     on:input:target=move |ev| {
@@ -1250,7 +1337,7 @@ mod tests {
                     assert_eq!(p.name, "Anthropic");
                     base_url
                 }
-                Provider::BuiltIn => panic!("{} is remote", p.name),
+                Provider::BuiltIn | Provider::Local { .. } => panic!("{} is remote", p.name),
             };
             assert_eq!(url, p.base_url);
             // Hosted APIs allow browsers; local servers say how.
@@ -1373,6 +1460,7 @@ mod tests {
                 base_url: ANTHROPIC_DEFAULT_URL.into(),
                 model: "claude".into(),
             },
+            local_facts: None,
             has_key: true,
             env: vec![("A".into(), "b".into())],
             key_env: Some("ANTHROPIC_API_KEY".into()),
@@ -1402,5 +1490,47 @@ mod tests {
         assert_eq!(input.key_env, summary.key_env);
         assert_eq!(input.budget, summary.budget);
         assert_eq!(input.api_key, KeyInput::Keep);
+    }
+
+    #[test]
+    fn a_local_profile_needs_its_model_file_and_keeps_it_on_edit() {
+        let d = Draft {
+            name: "Tiny".into(),
+            kind: Kind::Local,
+            ..Draft::default()
+        };
+        let errors = d.build("sk-ignored", Locale::En).unwrap_err();
+        assert_eq!(errors[0].0, Field::ModelFile);
+        let file = lifeline_core::profile::LocalFile {
+            name: "tiny.gguf".into(),
+            size: 269_120,
+            stored_as: "0a1b2c-tiny.gguf".into(),
+            architecture: "llama".into(),
+            parameters: 129_344,
+            context_length: 1024,
+            model_name: None,
+        };
+        let sampling = lifeline_core::profile::Sampling::for_model(1024);
+        let provider = lifeline_core::profile::LocalModel { file, sampling }.provider();
+        let d = Draft {
+            local: Some(provider.clone()),
+            ..d
+        };
+        let input = d.build("sk-ignored", Locale::En).unwrap();
+        assert_eq!(input.provider, provider);
+        // A local model has no key: a typed one is not sent.
+        assert_eq!(input.api_key, KeyInput::Keep);
+        let again = Draft::from_parts(
+            None,
+            "Tiny".into(),
+            &provider,
+            &[],
+            None,
+            &Capabilities::default(),
+            &AgentBudget::default(),
+            false,
+        );
+        assert_eq!(again.kind, Kind::Local);
+        assert_eq!(again.build("", Locale::En).unwrap().provider, provider);
     }
 }

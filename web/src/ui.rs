@@ -113,6 +113,16 @@ pub struct Ui {
     pub recovery: RwSignal<Option<lifeline_core::recovery::Card>>,
     /// Workspace-only access: the stopped session's files.
     pub workspace: RwSignal<Option<lifeline_protocol::WorkspaceListing>>,
+    /// The profile form's local model (`Provider::Local`'s name and spec,
+    /// both empty for none), as the controller built it from a picked file
+    /// or as the edited profile has it. Two string signals, not a signal of
+    /// `Option<Provider>`: a signal of a type of its own costs the page's
+    /// wasm more than this form's code.
+    pub local_name: RwSignal<String>,
+    pub local_spec: RwSignal<String>,
+    /// What the form says about it: its facts, or why a picked file cannot
+    /// be a model.
+    pub local_said: RwSignal<String>,
     /// The session list and the open session.
     pub sessions: crate::sessions::SessionsUi,
 }
@@ -136,6 +146,9 @@ impl Ui {
             profiles_loaded: RwSignal::new(false),
             recovery: RwSignal::new(None),
             workspace: RwSignal::new(None),
+            local_name: RwSignal::new(String::new()),
+            local_spec: RwSignal::new(String::new()),
+            local_said: RwSignal::new(String::new()),
             sessions: crate::sessions::SessionsUi::new(),
         }
     }

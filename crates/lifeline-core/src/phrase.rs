@@ -23,7 +23,7 @@ use crate::id::{
     CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
 };
 use crate::outcome::Outcome;
-use crate::profile::{CredentialFailure, ProfileBlock};
+use crate::profile::{CredentialFailure, LocalFile, ProfileBlock, Provider, Sampling};
 use crate::session::Refusal;
 use crate::session_record::{FailureCause, LaunchFailure, LoadError};
 
@@ -377,6 +377,19 @@ pub enum Phrase {
     },
     RetryNotConnected {
         seconds: u32,
+    },
+    /// A file picked for a local model profile that cannot be one.
+    LocalModelRefused {
+        detail: String,
+    },
+    /// A local model file's header facts, as the profile form shows them.
+    LocalModelFacts {
+        name: String,
+        bytes: u64,
+        architecture: String,
+        parameters: u64,
+        trained: u64,
+        context: u32,
     },
 }
 
@@ -859,6 +872,20 @@ impl fmt::Display for Phrase {
             P::RetryNotConnected { seconds } => {
                 write!(f, "could not connect — retrying in {seconds} s")
             }
+            P::LocalModelRefused { detail } => {
+                write!(f, "this file cannot be used as a local model: {detail}")
+            }
+            P::LocalModelFacts {
+                name,
+                bytes,
+                architecture,
+                parameters,
+                trained,
+                context,
+            } => write!(
+                f,
+                "{name}: {bytes} bytes, {architecture}, {parameters} parameters, trained context {trained} tokens; loaded with a context of {context} tokens"
+            ),
         }
     }
 }
@@ -1303,6 +1330,8 @@ phrase_wire! {
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
+    200 => LocalModelRefused { detail },
+    201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
 }
 
 impl From<crate::environment::Blocked> for Phrase {
@@ -1327,9 +1356,68 @@ impl TryFrom<Wire> for Phrase {
     }
 }
 
+impl Phrase {
+    /// What the profile form says about a local model: the facts read from
+    /// its header and the context it is loaded with. The controller builds
+    /// it; the page only words it.
+    pub fn local_model_facts(file: &LocalFile, sampling: &Sampling) -> Phrase {
+        Phrase::LocalModelFacts {
+            name: file.name.clone(),
+            bytes: file.size,
+            architecture: file.architecture.clone(),
+            parameters: file.parameters,
+            trained: file.context_length,
+            context: sampling.context_tokens,
+        }
+    }
+
+    /// [`Phrase::local_model_facts`] of a local profile's provider; `None`
+    /// for other providers and for a spec that does not decode.
+    pub fn local_facts(provider: &Provider) -> Option<Phrase> {
+        let model = provider.local_model()?.ok()?;
+        Some(Phrase::local_model_facts(&model.file, &model.sampling))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_local_profile_says_its_header_facts() {
+        use crate::profile::LocalModel;
+        let model = LocalModel {
+            file: LocalFile {
+                name: "tiny.gguf".into(),
+                size: 270_000,
+                stored_as: "3f2a-tiny.gguf".into(),
+                architecture: "llama".into(),
+                parameters: 120_000,
+                context_length: 32_768,
+                model_name: None,
+            },
+            sampling: Sampling::for_model(32_768),
+        };
+        let facts = Phrase::LocalModelFacts {
+            name: "tiny.gguf".into(),
+            bytes: 270_000,
+            architecture: "llama".into(),
+            parameters: 120_000,
+            trained: 32_768,
+            context: 4096,
+        };
+        assert_eq!(
+            Phrase::local_model_facts(&model.file, &model.sampling),
+            facts
+        );
+        assert_eq!(Phrase::local_facts(&model.provider()), Some(facts));
+        assert_eq!(Phrase::local_facts(&Provider::BuiltIn), None);
+        let unreadable = Provider::Local {
+            name: "x".into(),
+            spec: "{".into(),
+        };
+        assert_eq!(Phrase::local_facts(&unreadable), None);
+    }
 
     /// The continuation prompt's English for a row is the phrase's English,
     /// not a second wording; anything else is not row evidence.

@@ -39,6 +39,13 @@ pub mod limits {
     /// Seconds a request may wait for its response, or a reply for its
     /// next byte.
     pub const MAX_TIMEOUT_SECONDS: u64 = 10 * 60;
+    /// The smallest and largest context a local model is loaded with.
+    pub const MIN_LOCAL_CONTEXT: u32 = 128;
+    pub const MAX_LOCAL_CONTEXT: u64 = 131_072;
+    /// The largest facts string kept from a model file's header.
+    pub const MAX_LOCAL_FACT_BYTES: usize = 200;
+    /// The largest local model spec (file facts and sampling as JSON).
+    pub const MAX_LOCAL_SPEC_BYTES: usize = 2048;
 }
 
 // Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
@@ -58,7 +65,124 @@ pub enum Provider {
         base_url: String,
         model: String,
     },
+    /// A GGUF model file run in this browser through llama.cpp compiled to
+    /// WebAssembly: no server, no key.
+    Local {
+        /// The model's own name from its header, or the file's.
+        name: String,
+        /// A [`LocalModel`] as JSON text (see [`LocalModel::provider`]).
+        /// Text, so the page keeps, shows and sends back a local profile
+        /// without a decoder of its own for the file's facts: those cost
+        /// the UI's wasm about 3 KB gzip, more than the form itself.
+        spec: String,
+    },
 }
+}
+
+/// What a local profile holds: the model file and how it samples.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalModel {
+    pub file: LocalFile,
+    #[serde(default)]
+    pub sampling: Sampling,
+}
+
+impl LocalModel {
+    /// The profile's provider for this model.
+    pub fn provider(&self) -> Provider {
+        Provider::Local {
+            name: self
+                .file
+                .model_name
+                .clone()
+                .unwrap_or_else(|| self.file.name.clone()),
+            // A struct of strings and numbers always encodes.
+            spec: serde_json::to_string(self).unwrap_or_default(),
+        }
+    }
+}
+
+/// A model file the user picked, copied into the origin's private file
+/// system so it survives reloads and works offline. The header facts are
+/// read once when it is picked (`lifeline_provider::gguf`) and kept here, so
+/// the profile shows them without reading the file again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalFile {
+    /// The file's name as picked.
+    pub name: String,
+    pub size: u64,
+    /// The copy's name in the private file system's model folder.
+    pub stored_as: String,
+    pub architecture: String,
+    pub parameters: u64,
+    /// The context the model was trained for, in tokens.
+    pub context_length: u64,
+    /// The model's own name from its header, if it has one.
+    #[serde(default)]
+    pub model_name: Option<String>,
+}
+
+/// How a local model samples. Fractions are kept in hundredths so the
+/// profile stays `Eq` and its stored form exact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sampling {
+    /// 0 (greedy) to 200 (2.0).
+    pub temperature_percent: u32,
+    /// 1 to 100 (1.0: off).
+    pub top_p_percent: u32,
+    /// Tokens one reply may generate.
+    pub max_tokens: u32,
+    /// The context the model is loaded with, in tokens: prompt and reply
+    /// together. Memory grows with it.
+    pub context_tokens: u32,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling {
+            temperature_percent: 70,
+            top_p_percent: 90,
+            max_tokens: 512,
+            context_tokens: 4096,
+        }
+    }
+}
+
+impl Sampling {
+    /// The settings a newly picked model file starts with: the defaults,
+    /// within the context it was trained for, and a reply of at most half
+    /// the context so a prompt always has room.
+    pub fn for_model(trained_context: u64) -> Sampling {
+        let mut sampling = Sampling::default();
+        let trained = u32::try_from(trained_context).unwrap_or(u32::MAX);
+        if trained >= limits::MIN_LOCAL_CONTEXT {
+            sampling.context_tokens = sampling.context_tokens.min(trained);
+        }
+        sampling.max_tokens = sampling.max_tokens.min(sampling.context_tokens / 2);
+        sampling
+    }
+
+    pub fn check(&self, trained_context: u64) -> Result<(), InvalidProfile> {
+        let bad = |m: String| Err(InvalidProfile(m));
+        if self.temperature_percent > 200 {
+            return bad("the temperature must be 0 to 2".into());
+        }
+        if !(1..=100).contains(&self.top_p_percent) {
+            return bad("top-p must be above 0 and at most 1".into());
+        }
+        let most =
+            limits::MAX_LOCAL_CONTEXT.min(trained_context.max(limits::MIN_LOCAL_CONTEXT as u64));
+        if !(limits::MIN_LOCAL_CONTEXT as u64..=most).contains(&(self.context_tokens as u64)) {
+            return bad(format!(
+                "the context size must be {} to {most} tokens for this model",
+                limits::MIN_LOCAL_CONTEXT
+            ));
+        }
+        if self.max_tokens == 0 || self.max_tokens >= self.context_tokens {
+            return bad("max tokens must be at least 1 and below the context size".into());
+        }
+        Ok(())
+    }
 }
 
 impl Provider {
@@ -67,6 +191,7 @@ impl Provider {
             Provider::BuiltIn => "built-in local agent",
             Provider::OpenAiCompatible { .. } => "OpenAI-compatible",
             Provider::Anthropic { .. } => "Anthropic",
+            Provider::Local { .. } => "local model (GGUF)",
         }
     }
 
@@ -76,7 +201,20 @@ impl Provider {
             Provider::OpenAiCompatible { model, .. } | Provider::Anthropic { model, .. } => {
                 Some(model)
             }
+            Provider::Local { name, .. } => Some(name),
         }
+    }
+
+    /// A local profile's model file and sampling; `None` for other
+    /// providers, an error for a spec that does not decode.
+    pub fn local_model(&self) -> Option<Result<LocalModel, InvalidProfile>> {
+        let Provider::Local { spec, .. } = self else {
+            return None;
+        };
+        Some(
+            serde_json::from_str(spec)
+                .map_err(|_| InvalidProfile("the local model's settings are unreadable".into())),
+        )
     }
 }
 
@@ -225,6 +363,39 @@ impl Default for AgentBudget {
     }
 }
 
+impl LocalFile {
+    fn check(&self) -> Result<(), InvalidProfile> {
+        let short = |s: &str| !s.trim().is_empty() && s.len() <= limits::MAX_LOCAL_FACT_BYTES;
+        if !short(&self.name) || !short(&self.architecture) {
+            return Err(InvalidProfile(
+                "the model file's name or architecture is empty or too long".into(),
+            ));
+        }
+        if self
+            .model_name
+            .as_deref()
+            .is_some_and(|n| n.len() > limits::MAX_LOCAL_FACT_BYTES)
+        {
+            return Err(InvalidProfile("the model's name is too long".into()));
+        }
+        // One plain name inside the model folder: a stored record must not
+        // point the shell elsewhere in the private file system.
+        let plain = self
+            .stored_as
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        if !short(&self.stored_as) || !plain || self.stored_as.starts_with('.') {
+            return Err(InvalidProfile(
+                "the stored model file's name must be letters, digits, - _ and .".into(),
+            ));
+        }
+        if self.size == 0 {
+            return Err(InvalidProfile("the model file is empty".into()));
+        }
+        Ok(())
+    }
+}
+
 /// An environment variable's value: a literal, or a credential the profile
 /// explicitly maps into the runtime's environment.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -305,6 +476,19 @@ impl Profile {
                 if model.trim().is_empty() || model.len() > limits::MAX_MODEL_BYTES {
                     return bad("the model name is empty or too long".into());
                 }
+            }
+            Provider::Local { name, spec } => {
+                if name.trim().is_empty() || name.len() > limits::MAX_LOCAL_FACT_BYTES {
+                    return bad("the model's name is empty or too long".into());
+                }
+                if spec.len() > limits::MAX_LOCAL_SPEC_BYTES {
+                    return bad("the local model's settings are too long".into());
+                }
+                let LocalModel { file, sampling } = serde_json::from_str(spec).map_err(|_| {
+                    InvalidProfile("the local model's settings are unreadable".into())
+                })?;
+                file.check()?;
+                sampling.check(file.context_length)?;
             }
         }
         self.budget.check()?;
@@ -528,3 +712,7 @@ pub fn launch_environment(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+#[path = "profile_tests.rs"]
+mod tests;

@@ -235,6 +235,10 @@ pub struct ProfileSummary {
     pub revision: u64,
     pub name: String,
     pub provider: Provider,
+    /// For a local model: the facts the profile form shows (the page does
+    /// not decode a local provider's spec).
+    #[serde(default)]
+    pub local_facts: Option<lifeline_core::phrase::Phrase>,
     pub has_key: bool,
     pub env: Vec<(String, String)>,
     pub key_env: Option<String>,
@@ -380,6 +384,15 @@ pub enum ControllerToPage {
         title: String,
         reset: bool,
         deltas: Vec<ViewDelta>,
+    },
+    /// The answer to a file picked for a local model profile (posted as
+    /// `{importModel: File}`): once it is copied into the origin's private
+    /// file system, the provider a profile saves (its header facts and
+    /// default sampling), and what to say: the facts, or why the file
+    /// cannot be a model. The page keeps the provider as it came.
+    LocalModel {
+        provider: Option<lifeline_core::profile::Provider>,
+        said: lifeline_core::phrase::Phrase,
     },
     /// Every session of the journal, most recently active first, and the
     /// one this tab shows.

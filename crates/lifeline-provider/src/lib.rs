@@ -19,6 +19,8 @@
 //! and error messages built from response bodies have it replaced.
 
 mod error;
+pub mod gguf;
+pub mod local;
 mod request;
 mod stream;
 

@@ -136,6 +136,7 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
     }
 
     copy_tree(&root().join("web/static"), &out)?;
+    copy_wllama(&out)?;
     // Before the service worker: its precache list and version include it.
     crate::i18n::write(&out)?;
     write_service_worker(&out)?;
@@ -155,6 +156,27 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
         }
     }
     Ok(Bundle { dir: out, sizes })
+}
+
+/// llama.cpp in WebAssembly for local models (`web/static/local-model.js`),
+/// from the pinned npm package: served from this origin, never a CDN, and
+/// outside the precache so only a local profile's first use downloads it.
+pub const WLLAMA_DIR: &str = "wllama";
+
+fn copy_wllama(out: &Path) -> Result<(), String> {
+    tools::ensure_e2e_packages()?;
+    let package = root().join("e2e/node_modules/@wllama/wllama");
+    let dir = out.join(WLLAMA_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {dir:?}: {e}"))?;
+    for (from, to) in [
+        ("esm/index.js", "index.js"),
+        ("esm/wasm/wllama.wasm", "wllama.wasm"),
+        ("LICENCE", "LICENCE"),
+    ] {
+        std::fs::copy(package.join(from), dir.join(to))
+            .map_err(|e| format!("cannot copy @wllama/wllama's {from}: {e}"))?;
+    }
+    Ok(())
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
@@ -197,7 +219,8 @@ pub fn assets(dir: &Path) -> Result<Vec<String>, String> {
 /// Stamps sw.js with the bundle's content hash and precache list. The hash
 /// covers every asset's path and bytes, so any change yields a new cache.
 pub fn write_service_worker(dir: &Path) -> Result<String, String> {
-    let files = assets(dir)?;
+    let mut files = assets(dir)?;
+    files.retain(|file| !file.starts_with(&format!("{WLLAMA_DIR}/")));
     let mut hashed = Vec::new();
     for file in &files {
         hashed.extend_from_slice(file.as_bytes());

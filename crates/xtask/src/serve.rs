@@ -32,8 +32,13 @@ base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 /// The controller worker's policy: it alone calls model providers, at base
 /// URLs the user enters in a profile (a local Ollama on http://localhost, a
 /// LAN server, a hosted API), so it alone may connect beyond this origin.
+///
+/// `worker-src blob:`: wllama (local models) starts llama.cpp's worker from
+/// a `blob:` URL its own script makes; only code already running in the
+/// controller can make one.
 pub const CONTROLLER_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
-script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' https: http:; object-src 'none'; \
+script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; \
+connect-src 'self' https: http:; object-src 'none'; \
 base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 async fn content_security_policy(request: Request, next: Next) -> Response {

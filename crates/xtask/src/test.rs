@@ -162,6 +162,7 @@ fn e2e(tally: &mut Tally) -> Result<(), String> {
     tools::ensure_chromium()?;
     tools::ensure_e2e_packages()?;
     let duckdb_python = tools::ensure_duckdb()?;
+    let gguf_python = tools::ensure_gguf()?;
     let bundle = dist::build(dist::Profile::Release)?;
     let over: Vec<String> = bundle
         .over_budget()
@@ -189,7 +190,8 @@ fn e2e(tally: &mut Tally) -> Result<(), String> {
         .env("LIFELINE_SCRATCH_URL", format!("http://{scratch_address}/"))
         .env("LIFELINE_SCRATCH_DIR", &scratch)
         .env("CHROMIUM", tools::CHROMIUM)
-        .env("LIFELINE_DUCKDB_PYTHON", &duckdb_python);
+        .env("LIFELINE_DUCKDB_PYTHON", &duckdb_python)
+        .env("LIFELINE_GGUF_PYTHON", &gguf_python);
     for file in e2e_test_files(&e2e)? {
         command.arg(file);
     }

@@ -144,13 +144,27 @@ pub const DUCKDB_VERSION: &str = "1.4.1";
 /// A Python venv under target/ with DuckDB, for the export test (never the
 /// system Python). Returns the venv's `python3`.
 pub fn ensure_duckdb() -> Result<PathBuf, String> {
-    let venv = root().join("target/duckdb-venv");
+    ensure_python_package("duckdb", DUCKDB_VERSION)
+}
+
+/// The version of llama.cpp's own GGUF writer (PyPI `gguf`) the local-model
+/// tests make their tiny models with (e2e/lib/tiny_gguf.py).
+pub const GGUF_VERSION: &str = "0.17.1";
+
+pub fn ensure_gguf() -> Result<PathBuf, String> {
+    ensure_python_package("gguf", GGUF_VERSION)
+}
+
+/// A venv under target/ holding one pinned PyPI package (never the system
+/// Python). Returns the venv's `python3`.
+fn ensure_python_package(package: &str, version: &str) -> Result<PathBuf, String> {
+    let venv = root().join(format!("target/{package}-venv"));
     let python = venv.join("bin/python3");
-    let stamp = venv.join(".lifeline-duckdb");
-    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(DUCKDB_VERSION) {
+    let stamp = venv.join(format!(".lifeline-{package}"));
+    if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(version) {
         return Ok(python);
     }
-    println!("xtask: installing DuckDB {DUCKDB_VERSION} into target/duckdb-venv (pip)");
+    println!("xtask: installing {package} {version} into target/{package}-venv (pip)");
     if !python.exists() {
         let made = Command::new("python3")
             .args(["-m", "venv"])
@@ -179,10 +193,9 @@ pub fn ensure_duckdb() -> Result<PathBuf, String> {
                 "--quiet",
                 "--disable-pip-version-check",
             ])
-            .arg(format!("duckdb=={DUCKDB_VERSION}")),
+            .arg(format!("{package}=={version}")),
     )?;
-    std::fs::write(&stamp, DUCKDB_VERSION)
-        .map_err(|error| format!("cannot write {stamp:?}: {error}"))?;
+    std::fs::write(&stamp, version).map_err(|error| format!("cannot write {stamp:?}: {error}"))?;
     Ok(python)
 }
 

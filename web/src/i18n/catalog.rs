@@ -341,6 +341,9 @@ catalog! {
     BuiltInAgent => "Built-in local agent", "Eingebauter lokaler Agent";
     OpenAiCompatible => "OpenAI-compatible", "OpenAI-kompatibel";
     Anthropic => "Anthropic", "Anthropic";
+    LocalModel => "Local model (GGUF file)", "Lokales Modell (GGUF-Datei)";
+    ModelFile => "Model file", "Modelldatei";
+    ChooseModelFile => "Choose a GGUF model file.", "Wähle eine GGUF-Modelldatei.";
     BaseUrl => "Base URL", "Basis-URL";
     Preset => "Preset", "Vorlage";
     CustomPreset => "Custom", "Eigene";
@@ -481,6 +484,8 @@ catalog! {
     PhRetryRateLimited => "rate limited — retrying in {0} s", "Anfragelimit erreicht — neuer Versuch in {0} s";
     PhRetryOverloaded => "the provider is overloaded — retrying in {0} s", "der Anbieter ist überlastet — neuer Versuch in {0} s";
     PhRetryNotConnected => "could not connect — retrying in {0} s", "keine Verbindung — neuer Versuch in {0} s";
+    PhLocalModelRefused => "this file cannot be used as a local model: {0}", "diese Datei kann nicht als lokales Modell dienen: {0}";
+    PhLocalModelFacts => "{0}: {1} bytes, {2}, {3} parameters, trained context {4} tokens; loaded with a context of {5} tokens", "{0}: {1} Bytes, {2}, {3} Parameter, trainierter Kontext {4} Token; geladen mit einem Kontext von {5} Token";
     RetryNow => "Retry now", "Jetzt erneut versuchen";
     ProviderOverloaded => "provider overloaded", "Anbieter überlastet";
     ProviderConnectTimeout => "no answer in time", "keine Antwort in der Zeit";

@@ -238,6 +238,25 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::RetryRateLimited { seconds } => f(Msg::PhRetryRateLimited, &[&n(*seconds)]),
         P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
         P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),
+        P::LocalModelRefused { detail } => f(Msg::PhLocalModelRefused, &[detail]),
+        P::LocalModelFacts {
+            name,
+            bytes,
+            architecture,
+            parameters,
+            trained,
+            context,
+        } => f(
+            Msg::PhLocalModelFacts,
+            &[
+                name,
+                &num(l, *bytes),
+                architecture,
+                &num(l, *parameters),
+                &num(l, *trained),
+                &n(*context),
+            ],
+        ),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(

@@ -246,6 +246,15 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
+        Phrase::LocalModelRefused { detail: s("x") },
+        Phrase::LocalModelFacts {
+            name: s("tiny.gguf"),
+            bytes: 269_120,
+            architecture: s("llama"),
+            parameters: 129_344,
+            trained: 1024,
+            context: 1024,
+        },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -710,7 +719,9 @@ fn index(p: &Phrase) -> usize {
         P::RetryRateLimited { .. } => 126,
         P::RetryOverloaded { .. } => 127,
         P::RetryNotConnected { .. } => 128,
-        P::SwitchWhileWorking => 129,
+        P::LocalModelRefused { .. } => 129,
+        P::LocalModelFacts { .. } => 130,
+        P::SwitchWhileWorking => 131,
     }
 }
 

@@ -120,6 +120,20 @@ pub fn send_with_buffer(message: PageToController, buffer: Option<js_sys::ArrayB
     .unwrap_or(false)
 }
 
+/// Hands a file picked for a local model to the controller, which copies
+/// it into the private file system and answers with its header facts
+/// (`ControllerToPage::LocalModel`). False if no controller is there.
+pub fn send_model_file(file: &web_sys::File) -> bool {
+    let message = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&message, &"importModel".into(), file);
+    with_host(|h| {
+        h.controller
+            .as_ref()
+            .is_some_and(|c| c.worker.post_message(&message).is_ok())
+    })
+    .unwrap_or(false)
+}
+
 /// A notice of the page's own (an empty message clears it).
 pub fn page_notice(key: &str, message: String) {
     with_host(|h| h.notice(key, Level::Error, message));

@@ -228,6 +228,16 @@ impl Host {
                 }
                 self.ui.profiles_loaded.set(true);
             }
+            ControllerToPage::LocalModel { provider, said } => {
+                let said = crate::i18n::phrase(crate::i18n::locale_untracked(), &said);
+                let (name, spec) = match provider {
+                    Some(lifeline_core::profile::Provider::Local { name, spec }) => (name, spec),
+                    _ => Default::default(),
+                };
+                self.ui.local_name.set(name);
+                self.ui.local_spec.set(spec);
+                self.ui.local_said.set(said);
+            }
             ControllerToPage::Streaming { turn, text } => transcript::streaming(turn, text),
             ControllerToPage::Recovery { card } => {
                 let card = card.map(|c| *c);

@@ -13,6 +13,7 @@
 //! | `config`, `durability`, `journal`, `storage` | re-exported from `lifeline-store` |
 
 pub mod export;
+pub mod local;
 pub mod provider;
 pub mod shell;
 pub mod web;
@@ -61,6 +62,10 @@ pub fn run_controller() {
 fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
     if let Some(buffer) = event.data().dyn_ref::<js_sys::ArrayBuffer>() {
         return export::received_buffer(buffer.clone());
+    }
+    let model = js_sys::Reflect::get(&event.data(), &"importModel".into()).unwrap_or_default();
+    if model.is_object() {
+        return local::import(model);
     }
     let Some(text) = event.data().as_string() else {
         notice(

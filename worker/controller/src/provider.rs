@@ -55,6 +55,25 @@ pub async fn send(
             (ProviderKind::OpenAiCompatible, base_url, model)
         }
         Provider::Anthropic { base_url, model } => (ProviderKind::Anthropic, base_url, model),
+        Provider::Local { .. } => {
+            let Some(Ok(local)) = provider.local_model() else {
+                return Err(failure(
+                    ProviderFailureClass::InvalidRequest,
+                    "the local model's settings are unreadable".into(),
+                    "",
+                ));
+            };
+            return crate::local::send(
+                &local.file,
+                &local.sampling,
+                messages,
+                tools,
+                abort,
+                on_bytes,
+                on_text,
+            )
+            .await;
+        }
     };
     let reply = stream(
         &endpoint(kind, base_url, model),
@@ -93,7 +112,7 @@ fn endpoint(kind: ProviderKind, base_url: &str, model: &str) -> Endpoint {
     }
 }
 
-fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
+pub(crate) fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
     tools
         .iter()
         .map(|t| match t {
@@ -107,7 +126,7 @@ fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
 
 /// The core's conversation in the provider crate's shape. Arguments that
 /// are not JSON go back to the model as a string so it sees its own mistake.
-fn conversation(messages: &[ModelMessage]) -> Conversation {
+pub(crate) fn conversation(messages: &[ModelMessage]) -> Conversation {
     let messages = messages
         .iter()
         .map(|m| match m {
@@ -180,7 +199,7 @@ fn class(c: ErrorClass) -> ProviderFailureClass {
 
 /// A failure before any response byte (nothing was sent, or the connection
 /// failed); [`in_reply`] moves it after the first byte.
-fn failure(class_: ProviderFailureClass, message: String, partial: &str) -> Failure {
+pub(crate) fn failure(class_: ProviderFailureClass, message: String, partial: &str) -> Failure {
     Failure {
         class: class_,
         message,
@@ -190,7 +209,7 @@ fn failure(class_: ProviderFailureClass, message: String, partial: &str) -> Fail
     }
 }
 
-fn in_reply(mut f: Failure) -> Failure {
+pub(crate) fn in_reply(mut f: Failure) -> Failure {
     f.at = FailedAt::Reply;
     f
 }

@@ -98,6 +98,7 @@ fn summary(p: &Profile) -> ProfileSummary {
         revision: p.revision,
         name: p.name.clone(),
         provider: p.provider.clone(),
+        local_facts: lifeline_core::phrase::Phrase::local_facts(&p.provider),
         has_key: p.api_key.is_some(),
         env: p
             .env

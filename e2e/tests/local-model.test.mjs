@@ -1,0 +1,185 @@
+// A local GGUF model run in the browser through llama.cpp in WebAssembly
+// (issue 16), on tiny models this test makes with llama.cpp's own writer
+// (e2e/lib/tiny_gguf.py; `cargo xtask test` installs PyPI `gguf` into a venv
+// and passes its Python as LIFELINE_GGUF_PYTHON). Their greedy output is
+// scripted, so the reply is known exactly. Synchronised on what the page
+// shows, at 1280×800 and 390×844.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
+import { card, send, streaming, transcript } from '../lib/ui.mjs';
+import { readWorkspaceFile } from '../lib/workspace.mjs';
+
+const ANSWER = 'Hello from a tiny local model.';
+let dir;
+const model = (script) => join(dir, `${script}.gguf`);
+
+before(async () => {
+  const python = process.env.LIFELINE_GGUF_PYTHON;
+  assert.ok(python, 'LIFELINE_GGUF_PYTHON names a Python with the gguf package (cargo xtask test e2e sets it)');
+  dir = await mkdtemp(join(tmpdir(), 'lifeline-gguf-'));
+  for (const script of ['answer', 'loop', 'broken', 'tool']) {
+    execFileSync(python, ['lib/tiny_gguf.py', script, model(script)]);
+  }
+});
+after(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const dialogOf = (page) => page.getByRole('dialog', { name: 'Profiles' });
+
+/** Fills the form for a local profile with `file` (a path or a buffer). */
+async function pickModel(page, name, file) {
+  await page.getByRole('button', { name: 'Profiles' }).click();
+  const dialog = dialogOf(page);
+  await dialog.getByLabel('Name', { exact: true }).fill(name);
+  await dialog.getByLabel('Provider', { exact: true }).selectOption({ label: 'Local model (GGUF file)' });
+  await dialog.getByLabel('Model file', { exact: true }).setInputFiles(file);
+  return dialog;
+}
+
+/** Saves a local profile with the tiny `script` model and uses it, with
+ * the `tools` given (and a step budget of `maxSteps`). */
+async function useLocalModel(page, name, script, { tools = [], maxSteps } = {}) {
+  const dialog = await pickModel(page, name, model(script));
+  await dialog.getByText(/llama, [\d,]+ parameters, trained context [\d,]+ tokens/).waitFor({ timeout: 30_000 });
+  // The tools' description alone is over 2,000 tokens of a character-level
+  // vocabulary: more than most tiny models' context of 1,024.
+  for (const tool of ['read_file', 'write_file', 'list_files', 'run_command']) {
+    const box = dialog.getByLabel(tool, { exact: true });
+    if (tools.includes(tool)) await box.check();
+    else await box.uncheck();
+  }
+  if (maxSteps) await dialog.getByLabel('Max steps', { exact: true }).fill(String(maxSteps));
+  await dialog.getByRole('button', { name: 'Save profile' }).click();
+  const item = dialog.getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: name });
+  await item.getByRole('button', { name: 'Use for this session' }).click();
+  await item.getByText('(selected)').waitFor();
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'hidden' });
+  await waitConnected(page);
+}
+
+for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
+  describe(`a local GGUF model at ${viewport.width}×${viewport.height} (${vname})`, () => {
+    test('the picked file shows its header facts and the scripted answer streams', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        const dialog = await pickModel(page, 'Tiny', model('answer'));
+        await dialog.getByText('answer.gguf: 269,120 bytes, llama, 129,344 parameters').waitFor({ timeout: 30_000 });
+        const { violations } = await new AxeBuilder({ page }).include('dialog').analyze();
+        assert.deepEqual(violations.map((v) => v.id), [], 'axe-core on the local model form');
+        await page.keyboard.press('Escape');
+        await useLocalModel(page, 'Tiny answer', 'answer');
+        await send(page, 'Say hello.');
+        await transcript(page).getByText(ANSWER).last().waitFor({ timeout: 60_000 });
+        // Edited, the saved profile shows the same facts (the controller
+        // words them: the page does not decode the model's spec).
+        await page.getByRole('button', { name: 'Profiles' }).click();
+        const saved = dialogOf(page).getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: 'Tiny answer' });
+        await saved.getByRole('button', { name: 'Edit' }).click();
+        await dialogOf(page).getByText('answer.gguf: 269,120 bytes, llama, 129,344 parameters, trained context 1,024 tokens; loaded with a context of 1,024 tokens').waitFor();
+        assert.equal(await dialogOf(page).getByLabel('Provider', { exact: true }).inputValue(), 'local');
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('a scripted tool call writes a workspace file through the command journal', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        // The tool model answers every request with the same call. With a
+        // budget of two steps the first call runs; the second request's call
+        // is not admitted (the budget is spent) and the turn ends.
+        await useLocalModel(page, 'Tiny tool', 'tool', { tools: ['write_file'], maxSteps: 2 });
+        await send(page, 'Write a note.');
+        const blocks = transcript(page).getByRole('group', { name: /^Command: / });
+        await blocks.first().getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
+        assert.equal(await blocks.count(), 1, 'the call ran once, as one journalled command');
+        assert.deepEqual(await readWorkspaceFile(page, 'note.txt'), ['written by a tiny model']);
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('a file that is not GGUF is refused clearly', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        const dialog = await pickModel(page, 'Not a model', {
+          name: 'notes.gguf',
+          mimeType: 'application/octet-stream',
+          buffer: Buffer.from('these are notes, not a model'),
+        });
+        await dialog
+          .getByRole('status')
+          .getByText('this file cannot be used as a local model: this file is not a GGUF model', { exact: false })
+          .waitFor({ timeout: 30_000 });
+        await dialog.getByRole('button', { name: 'Save profile' }).click();
+        await dialog.getByText('Choose a GGUF model file.').waitFor();
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('Stop ends generation at once and keeps the partial text', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        await useLocalModel(page, 'Tiny loop', 'loop');
+        await send(page, 'Count.');
+        await streaming(page).getByText(/Counting: tick tock/).waitFor({ timeout: 60_000 });
+        await page.getByRole('button', { name: 'Stop' }).click();
+        await transcript(page).getByText(/stopped|cancelled/i).last().waitFor({ timeout: 10_000 });
+        await transcript(page).getByText(/Counting: tick/).last().waitFor();
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('bytes that are not UTF-8 end the reply as broken and keep its text', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        await useLocalModel(page, 'Tiny broken', 'broken');
+        await send(page, 'Break.');
+        await transcript(page).getByText(/not UTF-8/).filter({ visible: true }).first().waitFor({ timeout: 60_000 });
+        await transcript(page).getByText(/Broken reply/).filter({ visible: true }).first().waitFor();
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('a reload mid-generation leaves the request uncertain and nothing runs again', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        await useLocalModel(page, 'Tiny loop', 'loop');
+        await send(page, 'Count.');
+        await streaming(page).getByText(/Counting: tick tock/).waitFor({ timeout: 60_000 });
+        await page.reload();
+        await waitConnected(page);
+        // The recovery card's details (folded) name the request.
+        await card(page).waitFor({ timeout: 30_000 });
+        await card(page)
+          .getByText(/reply to request .* was lost; it was not resent/)
+          .waitFor({ state: 'attached', timeout: 30_000 });
+        // Not resent: no turn is running, so nothing streams and Stop is
+        // not offered.
+        assert.equal(await streaming(page).count(), 0, 'nothing streams after the reload');
+        assert.equal(await page.getByRole('button', { name: 'Stop' }).isEnabled().catch(() => false), false);
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,255 @@
+//! Running a local GGUF model for a recorded request: the same lifecycle as
+//! a remote provider (the engine journals the request before this runs and
+//! never resends it once uncertain); only the carrying-out differs. The
+//! prompt is written and the generated text read back in Rust
+//! (`lifeline_provider::local`); `web/static/local-model.js` runs llama.cpp
+//! through wllama and streams its text here.
+
+use js_sys::{Function, Object, Promise, Reflect};
+use lifeline_core::journal::ProviderFailureClass;
+use lifeline_core::model::ModelMessage;
+use lifeline_core::phrase::Phrase;
+use lifeline_core::profile::{LocalFile, LocalModel, Sampling, Tool};
+use lifeline_engine::{FailedAt, ProviderReply};
+use lifeline_protocol::ControllerToPage;
+use lifeline_provider::gguf::{read_header, GgufError};
+use lifeline_provider::local::{
+    chatml_prompt, classify_local_failure, LocalFailure, ToolCallParser,
+};
+use lifeline_provider::StopReason;
+use std::collections::BTreeSet;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, ReadableStream, ReadableStreamDefaultReader};
+
+use crate::provider::{conversation, failure, in_reply, tool_names, Failure};
+use crate::shell::post;
+
+/// `local-model.js`, imported on first use through the function
+/// `controller.js` leaves on the global scope.
+pub async fn module() -> Result<JsValue, JsValue> {
+    let import: Function =
+        Reflect::get(&js_sys::global(), &"lifelineLocalModel".into())?.dyn_into()?;
+    let promise: Promise = import.call0(&JsValue::UNDEFINED)?.dyn_into()?;
+    JsFuture::from(promise).await
+}
+
+fn get(v: &JsValue, key: &str) -> JsValue {
+    Reflect::get(v, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn set(o: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(o, &JsValue::from_str(key), value);
+}
+
+#[allow(clippy::too_many_arguments)]
+pub async fn send(
+    file: &LocalFile,
+    sampling: &Sampling,
+    messages: &[ModelMessage],
+    tools: &BTreeSet<Tool>,
+    abort: &AbortController,
+    mut on_bytes: impl FnMut(),
+    mut on_text: impl FnMut(&str),
+) -> Result<ProviderReply, Failure> {
+    let prompt = chatml_prompt(&conversation(messages), &tool_names(tools));
+    let broken = |e: JsValue| fail(&e, "", false);
+    let module = module().await.map_err(broken)?;
+    let generate: Function = get(&module, "generate").dyn_into().map_err(broken)?;
+    let request = Object::new();
+    set(&request, "storedAs", &file.stored_as.as_str().into());
+    set(&request, "contextTokens", &sampling.context_tokens.into());
+    set(&request, "prompt", &prompt.as_str().into());
+    set(&request, "maxTokens", &sampling.max_tokens.into());
+    set(
+        &request,
+        "temperature",
+        &(sampling.temperature_percent as f64 / 100.0).into(),
+    );
+    set(
+        &request,
+        "topP",
+        &(sampling.top_p_percent as f64 / 100.0).into(),
+    );
+    set(&request, "signal", &abort.signal());
+    let stream: ReadableStream = generate
+        .call1(&module, &request)
+        .and_then(|s| s.dyn_into().map_err(JsValue::from))
+        .map_err(broken)?;
+    let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+    // Ids name the request's position in the session, so they stay unique
+    // across its turns.
+    let mut parser = ToolCallParser::new(&format!("local-{}-", messages.len()));
+    let mut loaded = false;
+    let mut summary = JsValue::UNDEFINED;
+    loop {
+        let chunk = match JsFuture::from(reader.read()).await {
+            Ok(c) => c,
+            Err(e) => return Err(fail(&e, parser.text_so_far(), loaded)),
+        };
+        if get(&chunk, "done").as_bool().unwrap_or(true) {
+            break;
+        }
+        let value = get(&chunk, "value");
+        on_bytes();
+        if let Some(text) = value.as_string() {
+            let shown = parser.push(&text);
+            if !shown.is_empty() {
+                on_text(&shown);
+            }
+        } else if get(&value, "loaded").is_truthy() {
+            loaded = true;
+        } else {
+            summary = value;
+        }
+    }
+    let at_limit = get(&summary, "finish").as_string().as_deref() == Some("length");
+    let reply = parser.finish(at_limit);
+    let count = |key: &str| get(&summary, key).as_f64().unwrap_or(0.0) as u64;
+    Ok(ProviderReply {
+        text: reply.text,
+        tool_calls: reply
+            .tool_calls
+            .iter()
+            .map(|c| lifeline_core::journal::ToolCallRecord {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.to_string(),
+            })
+            .collect(),
+        stop: match reply.stop {
+            StopReason::ToolUse => "tool_use",
+            StopReason::MaxTokens => "max_tokens",
+            _ => "end_turn",
+        }
+        .into(),
+        input_tokens: count("promptTokens"),
+        output_tokens: count("outputTokens"),
+    })
+}
+
+/// A failure in the engine's terms. Before the model was loaded nothing was
+/// generated; after, the reply had started and is never resent.
+fn fail(e: &JsValue, partial: &str, loaded: bool) -> Failure {
+    let name = get(e, "name").as_string().unwrap_or_default();
+    let message = get(e, "message")
+        .as_string()
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "the local model failed".into());
+    let (class, words) = match classify_local_failure(&name, &message) {
+        LocalFailure::Aborted => (
+            ProviderFailureClass::Cancelled,
+            "stopped by the user".into(),
+        ),
+        LocalFailure::NotGguf => (
+            ProviderFailureClass::InvalidRequest,
+            format!("the model file is not a GGUF model: {message}"),
+        ),
+        LocalFailure::UnsupportedArchitecture => (
+            ProviderFailureClass::InvalidRequest,
+            format!("llama.cpp does not support this model's architecture: {message}"),
+        ),
+        LocalFailure::ContextTooLong => (
+            ProviderFailureClass::ContextLength,
+            format!("the conversation does not fit the model's context: {message}"),
+        ),
+        LocalFailure::OutOfMemory => (
+            ProviderFailureClass::Server,
+            format!("the browser ran out of memory for the model: {message}"),
+        ),
+        LocalFailure::InvalidUtf8 => (
+            ProviderFailureClass::Malformed,
+            "the model produced bytes that are not UTF-8 text; the reply is broken".into(),
+        ),
+        LocalFailure::Other => (ProviderFailureClass::Server, format!("{name}: {message}")),
+    };
+    let f = failure(class, words, partial);
+    if loaded {
+        in_reply(f)
+    } else {
+        Failure {
+            at: FailedAt::NoResponse,
+            ..f
+        }
+    }
+}
+
+/// The most of a file read for its header. Real headers are a few MB (the
+/// vocabulary); one that claims more is refused rather than read whole.
+const MAX_HEADER_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A file the page picked for a local model profile: read its header,
+/// copy it into the private file system, and answer with its facts or why
+/// it cannot be a model.
+pub fn import(file: JsValue) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let (provider, said) = match imported(&file).await {
+            Ok(file) => {
+                let model = LocalModel {
+                    sampling: Sampling::for_model(file.context_length),
+                    file,
+                };
+                let said = Phrase::local_model_facts(&model.file, &model.sampling);
+                (Some(model.provider()), said)
+            }
+            Err(detail) => (None, Phrase::LocalModelRefused { detail }),
+        };
+        post(&ControllerToPage::LocalModel { provider, said });
+    });
+}
+
+async fn imported(file: &JsValue) -> Result<LocalFile, String> {
+    let js = |e: JsValue| {
+        get(&e, "message")
+            .as_string()
+            .unwrap_or_else(|| "the browser could not read the file".into())
+    };
+    let module = module().await.map_err(js)?;
+    let name = get(file, "name").as_string().unwrap_or_default();
+    let size = get(file, "size").as_f64().unwrap_or(0.0) as u64;
+    let head: Function = get(&module, "head").dyn_into().map_err(js)?;
+    let mut want: u64 = 1024 * 1024;
+    let facts = loop {
+        let promise: Promise = head
+            .call2(&module, file, &(want as f64).into())
+            .and_then(|p| p.dyn_into().map_err(JsValue::from))
+            .map_err(js)?;
+        let bytes = js_sys::Uint8Array::new(&JsFuture::from(promise).await.map_err(js)?).to_vec();
+        match read_header(&bytes) {
+            Ok(facts) => break facts,
+            Err(GgufError::Truncated { need })
+                if need <= MAX_HEADER_BYTES && need <= size && (bytes.len() as u64) < need =>
+            {
+                want = need.max(want * 4).min(MAX_HEADER_BYTES);
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    let mut id = [0u8; 6];
+    if let Ok(bytes) = crate::web::random_bytes::<6>() {
+        id = bytes;
+    }
+    let prefix: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let plain: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
+        .take(120)
+        .collect();
+    let stored_as = format!("{prefix}-{}", plain.trim_start_matches('.'));
+    let copy: Function = get(&module, "importModel").dyn_into().map_err(js)?;
+    let promise: Promise = copy
+        .call2(&module, file, &stored_as.as_str().into())
+        .and_then(|p| p.dyn_into().map_err(JsValue::from))
+        .map_err(js)?;
+    JsFuture::from(promise).await.map_err(js)?;
+    let short = |s: String| s.chars().take(200).collect::<String>();
+    Ok(LocalFile {
+        name: short(name),
+        size,
+        stored_as,
+        architecture: short(facts.architecture),
+        parameters: facts.parameters,
+        context_length: facts.context_length.unwrap_or(0),
+        model_name: facts.name.map(short),
+    })
+}
