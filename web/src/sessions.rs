@@ -22,6 +22,8 @@ pub struct SessionsUi {
     /// The search box's text, and the sessions matching it once answered.
     pub query: RwSignal<String>,
     pub matches: RwSignal<Option<Vec<SessionId>>>,
+    /// The session whose Delete asks for confirmation.
+    pub deleting: RwSignal<Option<SessionId>>,
 }
 
 impl SessionsUi {
@@ -31,6 +33,7 @@ impl SessionsUi {
             open: RwSignal::new(None),
             query: RwSignal::new(String::new()),
             matches: RwSignal::new(None),
+            deleting: RwSignal::new(None),
         }
     }
 }
@@ -260,6 +263,7 @@ fn session_row(
                 .flatten()
                 .map(|l| view! { <span class="session-link">{l}</span> })
                 .collect_view()}
+            {session_actions(s, id, item.status)}
             {move || {
                 if renaming.get() {
                     Some(
@@ -303,5 +307,84 @@ fn session_row(
                 }
             }}
         </li>
+    }
+}
+
+/// Archive or Unarchive, and Delete (which asks first), for any session:
+/// in its row of the list and in the Details pane.
+pub fn session_actions(s: SessionsUi, id: SessionId, status: SessionStatus) -> impl IntoView {
+    let archived = status == SessionStatus::Archived;
+    view! {
+        <span class="session-actions">
+            <button
+                type="button"
+                on:click=move |_| {
+                    io::request(PageToController::ArchiveSession {
+                        session: id,
+                        archived: !archived,
+                    });
+                }
+            >
+                {text(if archived { Msg::Unarchive } else { Msg::Archive })}
+            </button>
+            <button type="button" aria-haspopup="dialog" on:click=move |_| s.deleting.set(Some(id))>
+                {text(Msg::Delete)}
+            </button>
+        </span>
+    }
+}
+
+/// Delete's confirmation: names the session, says what goes for good and
+/// that a folder the user opened is not touched. Escape, Cancel or a
+/// confirmed delete close it.
+#[component]
+pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
+    let dialog = NodeRef::<leptos::html::Dialog>::new();
+    Effect::new(move |_| {
+        let asked = s.deleting.get().is_some();
+        if let Some(d) = dialog.get() {
+            if asked && !d.open() {
+                let _ = d.show_modal();
+            } else if !asked && d.open() {
+                d.close();
+            }
+        }
+    });
+    let item = move || {
+        let id = s.deleting.get()?;
+        s.list.with(|l| l.iter().find(|i| i.session == id).cloned())
+    };
+    let confirm = move |_| {
+        if let Some(session) = s.deleting.get_untracked() {
+            io::request(PageToController::DeleteSession { session });
+        }
+        s.deleting.set(None);
+    };
+    view! {
+        <dialog
+            class="delete-session"
+            aria-labelledby="delete-title"
+            aria-describedby="delete-what"
+            node_ref=dialog
+            on:close=move |_| s.deleting.set(None)
+        >
+            <h2 id="delete-title">
+                {move || tf(Msg::DeleteQuestion, &[&item().map(|i| title_of(&i)).unwrap_or_default()])}
+            </h2>
+            <p id="delete-what">
+                {move || match item().and_then(|i| i.folder) {
+                    Some(name) => tf(Msg::DeleteWhatFolder, &[&name]),
+                    None => tr(Msg::DeleteWhatSandbox).to_owned(),
+                }}
+            </p>
+            <div class="confirm">
+                <button type="button" class="danger" on:click=confirm>
+                    {text(Msg::DeleteSession)}
+                </button>
+                <button type="button" on:click=move |_| s.deleting.set(None)>
+                    {text(Msg::Cancel)}
+                </button>
+            </div>
+        </dialog>
     }
 }
