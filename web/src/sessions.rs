@@ -327,7 +327,7 @@ pub fn session_actions(s: SessionsUi, id: SessionId, status: SessionStatus) -> i
             >
                 {text(if archived { Msg::Unarchive } else { Msg::Archive })}
             </button>
-            <button type="button" aria-haspopup="dialog" on:click=move |_| s.deleting.set(Some(id))>
+            <button type="button" aria-haspopup="dialog" on:click=move |_| ask_delete(s, id)>
                 {text(Msg::Delete)}
             </button>
         </span>
@@ -335,21 +335,10 @@ pub fn session_actions(s: SessionsUi, id: SessionId, status: SessionStatus) -> i
 }
 
 /// Delete's confirmation: names the session, says what goes for good and
-/// that a folder the user opened is not touched. Escape, Cancel or a
-/// confirmed delete close it.
+/// that a folder the user opened is not touched. Its buttons are a
+/// `method="dialog"` form's, so Cancel and Escape close it natively.
 #[component]
 pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
-    let dialog = NodeRef::<leptos::html::Dialog>::new();
-    Effect::new(move |_| {
-        let asked = s.deleting.get().is_some();
-        if let Some(d) = dialog.get() {
-            if asked && !d.open() {
-                let _ = d.show_modal();
-            } else if !asked && d.open() {
-                d.close();
-            }
-        }
-    });
     let item = move || {
         let id = s.deleting.get()?;
         s.list.with(|l| l.iter().find(|i| i.session == id).cloned())
@@ -358,14 +347,13 @@ pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
         if let Some(session) = s.deleting.get_untracked() {
             io::request(PageToController::DeleteSession { session });
         }
-        s.deleting.set(None);
     };
     view! {
         <dialog
+            id="delete-session"
             class="delete-session"
             aria-labelledby="delete-title"
             aria-describedby="delete-what"
-            node_ref=dialog
             on:close=move |_| s.deleting.set(None)
         >
             <h2 id="delete-title">
@@ -377,14 +365,23 @@ pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
                     None => tr(Msg::DeleteWhatSandbox).to_owned(),
                 }}
             </p>
-            <div class="confirm">
-                <button type="button" class="danger" on:click=confirm>
+            <form method="dialog" class="confirm">
+                <button class="danger" on:click=confirm>
                     {text(Msg::DeleteSession)}
                 </button>
-                <button type="button" on:click=move |_| s.deleting.set(None)>
-                    {text(Msg::Cancel)}
-                </button>
-            </div>
+                <button>{text(Msg::Cancel)}</button>
+            </form>
         </dialog>
+    }
+}
+
+/// Opens the confirmation for `id`.
+fn ask_delete(s: SessionsUi, id: SessionId) {
+    s.deleting.set(Some(id));
+    let dialog = document()
+        .get_element_by_id("delete-session")
+        .and_then(|d| d.dyn_into::<web_sys::HtmlDialogElement>().ok());
+    if let Some(d) = dialog {
+        let _ = d.show_modal();
     }
 }

@@ -579,7 +579,7 @@ impl fmt::Display for Phrase {
                 "the agent is working in this session and one session runs at a time; open another when it is done, or press Stop",
             ),
             P::DeleteWhileRunning => f.write_str(
-                "this session is working (a turn, a command or its start); it can be deleted once that ends: press Stop, then Delete",
+                "this session is working; press Stop, then Delete",
             ),
             P::AnotherTabInControl => f.write_str(
                 "another tab is in control; act there, or close that tab and this one takes over",

@@ -296,10 +296,10 @@ catalog! {
     Deleting => "Deleting “{0}”…", "Lösche „{0}“…";
     ConfirmDelete => "Confirm delete", "Löschen bestätigen";
     DeleteSession => "Delete session", "Sitzung löschen";
-    DeleteWhatSandbox => "Its messages, command outputs, stored artifacts and the files in its workspace are removed for good. This cannot be undone.",
-        "Ihre Nachrichten, Befehlsausgaben, gespeicherten Artefakte und die Dateien in ihrem Arbeitsbereich werden endgültig entfernt. Das lässt sich nicht rückgängig machen.";
-    DeleteWhatFolder => "Its messages, command outputs and stored artifacts are removed for good. The folder “{0}” is yours: Lifeline does not touch its files.",
-        "Ihre Nachrichten, Befehlsausgaben und gespeicherten Artefakte werden endgültig entfernt. Der Ordner „{0}“ gehört dir: Lifeline rührt seine Dateien nicht an.";
+    DeleteWhatSandbox => "Its messages, outputs and workspace files are removed for good.",
+        "Nachrichten, Ausgaben und Dateien des Arbeitsbereichs werden endgültig entfernt.";
+    DeleteWhatFolder => "Its messages and outputs are removed for good. The folder “{0}” is yours: it is not touched.",
+        "Nachrichten und Ausgaben werden endgültig entfernt. Der Ordner „{0}“ gehört dir: er bleibt unberührt.";
     SessionStorage => "Session storage", "Speicher der Sitzung";
     EditProfile => "Edit profile", "Profil bearbeiten";
     NewProfile => "New profile", "Neues Profil";
@@ -421,8 +421,8 @@ catalog! {
         "der Agent arbeitet an einer Nachricht; wähle die Umgebung, wenn er fertig ist, oder drücke Stopp";
     PhSwitchWhileWorking => "the agent is working in this session and one session runs at a time; open another when it is done, or press Stop",
         "der Agent arbeitet in dieser Sitzung, und es läuft immer nur eine Sitzung; öffne eine andere, wenn er fertig ist, oder drücke Stopp";
-    PhDeleteWhileRunning => "this session is working (a turn, a command or its start); it can be deleted once that ends: press Stop, then Delete",
-        "diese Sitzung arbeitet (eine Nachricht, ein Befehl oder ihr Start); gelöscht werden kann sie, wenn das endet: drücke Stopp, dann Löschen";
+    PhDeleteWhileRunning => "this session is working; press Stop, then Delete",
+        "diese Sitzung arbeitet; drücke Stopp, dann Löschen";
     // A provider failure in the transcript: the class's label and advice.
     ProviderAuth => "authentication failed", "Anmeldung fehlgeschlagen";
     ProviderRateLimit => "rate limited", "Anfragelimit erreicht";
