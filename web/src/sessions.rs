@@ -335,13 +335,14 @@ pub fn session_actions(s: SessionsUi, id: SessionId, status: SessionStatus) -> i
 }
 
 /// Delete's confirmation: names the session, says what goes for good and
-/// that a folder the user opened is not touched. Its buttons are a
-/// `method="dialog"` form's, so Cancel and Escape close it natively.
+/// that a folder the user opened is never touched. Its buttons are a
+/// `method="dialog"` form's, so Cancel and Escape close it natively (the
+/// session asked about stays in `deleting` until the next Delete).
 #[component]
 pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
-    let item = move || {
+    let title = move || {
         let id = s.deleting.get()?;
-        s.list.with(|l| l.iter().find(|i| i.session == id).cloned())
+        s.list.with(|l| l.iter().find(|i| i.session == id).map(title_of))
     };
     let confirm = move |_| {
         if let Some(session) = s.deleting.get_untracked() {
@@ -354,17 +355,11 @@ pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
             class="delete-session"
             aria-labelledby="delete-title"
             aria-describedby="delete-what"
-            on:close=move |_| s.deleting.set(None)
         >
             <h2 id="delete-title">
-                {move || tf(Msg::DeleteQuestion, &[&item().map(|i| title_of(&i)).unwrap_or_default()])}
+                {move || tf(Msg::DeleteQuestion, &[&title().unwrap_or_default()])}
             </h2>
-            <p id="delete-what">
-                {move || match item().and_then(|i| i.folder) {
-                    Some(name) => tf(Msg::DeleteWhatFolder, &[&name]),
-                    None => tr(Msg::DeleteWhatSandbox).to_owned(),
-                }}
-            </p>
+            <p id="delete-what">{text(Msg::DeleteWhat)}</p>
             <form method="dialog" class="confirm">
                 <button class="danger" on:click=confirm>
                     {text(Msg::DeleteSession)}

@@ -296,10 +296,8 @@ catalog! {
     Deleting => "Deleting “{0}”…", "Lösche „{0}“…";
     ConfirmDelete => "Confirm delete", "Löschen bestätigen";
     DeleteSession => "Delete session", "Sitzung löschen";
-    DeleteWhatSandbox => "Its messages, outputs and workspace files are removed for good.",
-        "Nachrichten, Ausgaben und Dateien des Arbeitsbereichs werden endgültig entfernt.";
-    DeleteWhatFolder => "Its messages and outputs are removed for good. The folder “{0}” is yours: it is not touched.",
-        "Nachrichten und Ausgaben werden endgültig entfernt. Der Ordner „{0}“ gehört dir: er bleibt unberührt.";
+    DeleteWhat => "Its messages, outputs and sandbox workspace files are removed for good. A folder you opened is never touched.",
+        "Nachrichten, Ausgaben und Dateien im Sandbox-Arbeitsbereich werden endgültig entfernt. Ein Ordner, den du geöffnet hast, bleibt unberührt.";
     SessionStorage => "Session storage", "Speicher der Sitzung";
     EditProfile => "Edit profile", "Profil bearbeiten";
     NewProfile => "New profile", "Neues Profil";
