@@ -15,7 +15,7 @@ import { readJournalRows } from '../lib/journal.mjs';
 
 const list = (page) => page.getByRole('navigation', { name: 'Sessions' });
 const link = (page, name) => list(page).getByRole('link', { name, exact: true });
-const row = (page, name) => list(page).getByRole('listitem').filter({ has: link(page, name) });
+const row = (page, name) => list(page).getByRole('listitem').filter({ has: page.getByRole('link', { name, exact: true }) });
 const details = (page) => page.getByRole('complementary', { name: 'Session details' });
 
 async function openList(page, phone) {
@@ -167,7 +167,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       await details(page).getByRole('button', { name: 'Delete' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Delete session' }).click();
       await closeDetails(page, phone);
-      await page.getByText('this session is working; press Stop, then Delete').waitFor();
+      await page.getByText('the agent is working on a message; stop it first').waitFor();
       await page.getByRole('button', { name: 'Stop' }).click();
       await commandBlock(page, 'sleep 30').getByText('cancelled', { exact: true }).waitFor({ timeout: 30_000 });
       await openList(page, phone);

@@ -115,8 +115,6 @@ pub enum Phrase {
     /// One session runs at a time: another opens once the open one's turn
     /// or start has ended.
     SwitchWhileWorking,
-    /// A session is deleted only while nothing of it runs.
-    DeleteWhileRunning,
     // ---- rows' evidence ----
     NoMessagesYet,
     TurnsRepliesLost {
@@ -577,9 +575,6 @@ impl fmt::Display for Phrase {
             ),
             P::SwitchWhileWorking => f.write_str(
                 "the agent is working in this session and one session runs at a time; open another when it is done, or press Stop",
-            ),
-            P::DeleteWhileRunning => f.write_str(
-                "this session is working; press Stop, then Delete",
             ),
             P::AnotherTabInControl => f.write_str(
                 "another tab is in control; act there, or close that tab and this one takes over",
@@ -1308,7 +1303,6 @@ phrase_wire! {
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
-    180 => DeleteWhileRunning,
 }
 
 impl From<crate::environment::Blocked> for Phrase {

@@ -87,7 +87,7 @@ impl Engine {
                     || self.rejoining.is_some()
                     || self.live.is_some()));
         if running {
-            return self.notice("sessions", Level::Warning, Phrase::DeleteWhileRunning);
+            return self.notice("sessions", Level::Warning, Phrase::AgentWorkingStopFirst);
         }
         if open {
             self.close_workspace_view();
@@ -95,7 +95,7 @@ impl Engine {
         match self.with_sessions(|s| s.delete(session)) {
             Some(Ok(_)) => {}
             Some(Err(Refusal::Busy { .. } | Refusal::TurnRunning)) => {
-                return self.notice("sessions", Level::Warning, Phrase::DeleteWhileRunning)
+                return self.notice("sessions", Level::Warning, Phrase::AgentWorkingStopFirst)
             }
             Some(Err(refusal)) => {
                 return self.notice("sessions", Level::Warning, Phrase::Refused { refusal })

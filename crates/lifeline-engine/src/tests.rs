@@ -467,7 +467,7 @@ mod delete {
         let (mut e, mut seen) = leading(journal());
         e.handle_delete_session(sid(1), Millis(3));
         run(&mut e, &mut seen);
-        assert!(noticed(&seen.page, &Phrase::DeleteWhileRunning));
+        assert!(noticed(&seen.page, &Phrase::AgentWorkingStopFirst));
         assert!(!seen.batches.iter().any(|b| b.purge.is_some()));
         let p = e.projection().expect("leading");
         assert!(!p.sessions[&sid(1)].deleted);

@@ -419,8 +419,6 @@ catalog! {
         "der Agent arbeitet an einer Nachricht; wähle die Umgebung, wenn er fertig ist, oder drücke Stopp";
     PhSwitchWhileWorking => "the agent is working in this session and one session runs at a time; open another when it is done, or press Stop",
         "der Agent arbeitet in dieser Sitzung, und es läuft immer nur eine Sitzung; öffne eine andere, wenn er fertig ist, oder drücke Stopp";
-    PhDeleteWhileRunning => "this session is working; press Stop, then Delete",
-        "diese Sitzung arbeitet; drücke Stopp, dann Löschen";
     // A provider failure in the transcript: the class's label and advice.
     ProviderAuth => "authentication failed", "Anmeldung fehlgeschlagen";
     ProviderRateLimit => "rate limited", "Anfragelimit erreicht";

@@ -235,7 +235,6 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::FolderNeedsPermissionToRead { name } => f(Msg::PhFolderNeedsPermissionToRead, &[name]),
         P::EnvironmentWhileWorking => s(Msg::PhEnvironmentWhileWorking),
         P::SwitchWhileWorking => s(Msg::PhSwitchWhileWorking),
-        P::DeleteWhileRunning => s(Msg::PhDeleteWhileRunning),
         P::RetryRateLimited { seconds } => f(Msg::PhRetryRateLimited, &[&n(*seconds)]),
         P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
         P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),

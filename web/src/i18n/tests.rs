@@ -243,7 +243,6 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::FolderNeedsPermissionToRead { name: s("x") },
         Phrase::EnvironmentWhileWorking,
         Phrase::SwitchWhileWorking,
-        Phrase::DeleteWhileRunning,
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
@@ -712,7 +711,6 @@ fn index(p: &Phrase) -> usize {
         P::RetryOverloaded { .. } => 127,
         P::RetryNotConnected { .. } => 128,
         P::SwitchWhileWorking => 129,
-        P::DeleteWhileRunning => 130,
     }
 }
 
