@@ -342,7 +342,8 @@ pub fn session_actions(s: SessionsUi, id: SessionId, status: SessionStatus) -> i
 pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
     let title = move || {
         let id = s.deleting.get()?;
-        s.list.with(|l| l.iter().find(|i| i.session == id).map(title_of))
+        s.list
+            .with(|l| l.iter().find(|i| i.session == id).map(title_of))
     };
     let confirm = move |_| {
         if let Some(session) = s.deleting.get_untracked() {

@@ -395,10 +395,14 @@ impl Projection {
     /// and the storage it takes.
     fn attribute(&mut self, position: u64, record: &JournalRecord) {
         use crate::journal::JournalRecord as R;
-        let of_command = |p: &Projection, c: &CommandId| p.commands.get(c).map(|c| c.binding.session);
+        let of_command =
+            |p: &Projection, c: &CommandId| p.commands.get(c).map(|c| c.binding.session);
         let of_lease = |p: &Projection, l: &LeaseId| {
             let w = p.leases.get(l)?.workspace;
-            p.sessions.values().find(|s| s.workspace == w).map(|s| s.session)
+            p.sessions
+                .values()
+                .find(|s| s.workspace == w)
+                .map(|s| s.session)
         };
         let of_turn = |p: &Projection, t: &TurnId| p.turns.get(t).map(|t| t.session);
         let of_request = |p: &Projection, r: &ProviderRequestId| {
@@ -418,7 +422,8 @@ impl Projection {
             | R::RuntimeRetired { lease, .. }
             | R::RuntimeGone { lease, .. } => (of_lease(self, lease), 0),
             R::TerminationRequested { runtime, .. } => (
-                self.runtime(*runtime).and_then(|(l, _)| of_lease(self, &l.lease)),
+                self.runtime(*runtime)
+                    .and_then(|(l, _)| of_lease(self, &l.lease)),
                 0,
             ),
             R::CommandAdmitted(c) => (Some(c.binding.session), 0),
@@ -473,7 +478,9 @@ impl Projection {
             } => (of_request(self, request), partial_text.len() as u64),
             R::ProviderRetried { request, .. } => (of_request(self, request), 0),
             R::Session { record } => match record {
-                SessionRecord::Tombstone { .. } | SessionRecord::WorkspaceRemoved { .. } => (None, 0),
+                SessionRecord::Tombstone { .. } | SessionRecord::WorkspaceRemoved { .. } => {
+                    (None, 0)
+                }
                 r => (Some(r.session()), 0),
             },
         };

@@ -190,9 +190,7 @@ fn decode_named(name: &str, bytes: &[u8]) -> Result<(), SchemaError> {
         "recovery evidence" => decode::<RecoveryEvidence>(bytes).map(|_| ()),
         "journal entry (exposure)"
         | "journal entry (outcome change)"
-        | "journal entry (tombstone)" => {
-            decode::<JournalEntry>(bytes).map(|_| ())
-        }
+        | "journal entry (tombstone)" => decode::<JournalEntry>(bytes).map(|_| ()),
         "runtime hello" => decode::<Hello>(bytes).map(|_| ()),
         other => panic!("no schema for example {other}"),
     }

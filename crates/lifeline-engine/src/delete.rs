@@ -180,8 +180,10 @@ impl Engine {
         match result {
             Ok(()) => {
                 let record = SessionRecord::WorkspaceRemoved { session };
-                let result =
-                    self.submit(|request| ClientRequest::RecordSession { request, record }, now);
+                let result = self.submit(
+                    |request| ClientRequest::RecordSession { request, record },
+                    now,
+                );
                 self.answered(result);
             }
             Err(detail) => {

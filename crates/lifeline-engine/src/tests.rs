@@ -457,9 +457,8 @@ mod delete {
     }
 
     fn noticed(page: &[ControllerToPage], phrase: &Phrase) -> bool {
-        page.iter().any(|m| {
-            matches!(m, ControllerToPage::Notice { message: Some(p), .. } if p == phrase)
-        })
+        page.iter()
+            .any(|m| matches!(m, ControllerToPage::Notice { message: Some(p), .. } if p == phrase))
     }
 
     #[test]
@@ -477,7 +476,10 @@ mod delete {
     fn delete_writes_a_tombstone_with_its_removal_and_the_only_snapshot() {
         let (mut e, mut seen) = leading(journal());
         let size = e.projection().unwrap().sessions[&sid(2)].bytes;
-        assert!(size > "secret wordssecret reply".len() as u64, "storage is counted: {size}");
+        assert!(
+            size > "secret wordssecret reply".len() as u64,
+            "storage is counted: {size}"
+        );
         let before = seen.batches.len();
         e.handle_delete_session(sid(2), Millis(3));
         run(&mut e, &mut seen);
@@ -494,9 +496,16 @@ mod delete {
         let purge = batch.purge.as_ref().unwrap();
         // Its opening, lifecycle and both turn records, by position.
         for position in [3, 4, 5, 6] {
-            assert!(purge.records.contains(&position), "{position} in {:?}", purge.records);
+            assert!(
+                purge.records.contains(&position),
+                "{position} in {:?}",
+                purge.records
+            );
         }
-        assert!(!purge.records.contains(&1) && !purge.records.contains(&2), "session 1 stays");
+        assert!(
+            !purge.records.contains(&1) && !purge.records.contains(&2),
+            "session 1 stays"
+        );
 
         // The snapshot written with it holds nothing of the session.
         let (at, json) = purge.snapshot.as_ref().expect("a snapshot");
@@ -522,7 +531,9 @@ mod delete {
         run(&mut e, &mut seen);
         assert!(noticed(
             &seen.page,
-            &Phrase::Refused { refusal: lifeline_core::session::Refusal::Deleted }
+            &Phrase::Refused {
+                refusal: lifeline_core::session::Refusal::Deleted
+            }
         ));
     }
 
@@ -543,7 +554,12 @@ mod delete {
             seen2.removed,
             vec![(sid(2), WorkspaceId::from_u128(0x1002).unwrap())]
         );
-        assert!(!e2.projection().unwrap().turns.values().any(|t| t.session == sid(2)));
+        assert!(!e2
+            .projection()
+            .unwrap()
+            .turns
+            .values()
+            .any(|t| t.session == sid(2)));
         // Opening it by its address shows another session.
         let mut e3 = Engine::new(Role::Leader, b"engine tests");
         e3.handle_start(Role::Leader);
@@ -579,14 +595,21 @@ mod delete {
             .flat_map(|b| b.entries.clone())
             .collect();
         // The follower skips what its fold already holds (by position).
-        let mut all: Vec<JournalEntry> = seen.batches.iter().flat_map(|b| b.entries.clone()).collect();
+        let mut all: Vec<JournalEntry> = seen
+            .batches
+            .iter()
+            .flat_map(|b| b.entries.clone())
+            .collect();
         all.extend(entries);
         f.handle_followed(all);
         run(&mut f, &mut fseen);
         assert_eq!(listed(&fseen.page), vec![sid(1)]);
         let p = f.projection().expect("following");
         assert!(p.sessions[&sid(2)].deleted);
-        assert!(p.turns.is_empty(), "nothing of it stays in the follower's fold");
+        assert!(
+            p.turns.is_empty(),
+            "nothing of it stays in the follower's fold"
+        );
         assert!(fseen.removed.is_empty(), "a follower removes nothing");
     }
 }

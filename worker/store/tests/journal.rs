@@ -1247,7 +1247,7 @@ async fn a_long_history_reads_back_in_chunks_and_pages() {
             batch: BatchId(chunk[0].position),
             entries: chunk.to_vec(),
             artifacts: vec![],
-        purge: None,
+            purge: None,
         };
         assert_eq!(durability_for(&batch), Durability::Relaxed);
         journal.write_batch(&batch, epoch).await.unwrap();

@@ -21,11 +21,11 @@
 //! cut off relaxed output at the journal's tail, never leave a hole.
 
 use js_sys::{Array, Object};
-use lifeline_core::schema::{encode, limits};
 use lifeline_core::journal::Purge;
+use lifeline_core::schema::{encode, limits};
 use lifeline_core::{JournalRecord, PersistBatch, ProjectionSnapshot, RetainedBody, Schema};
-use web_sys::IdbKeyRange;
 use wasm_bindgen::{JsCast, JsValue};
+use web_sys::IdbKeyRange;
 
 use super::fence::WriterEpoch;
 use super::schema::{entry_row, safe_number, set, store};
@@ -88,7 +88,10 @@ impl Journal {
             }
         }
         if batch.purge.is_some() {
-            for name in store::ENTRIES.into_iter().chain([store::ARTIFACTS, store::SNAPSHOTS]) {
+            for name in store::ENTRIES
+                .into_iter()
+                .chain([store::ARTIFACTS, store::SNAPSHOTS])
+            {
                 if !names.contains(&name) {
                     names.push(name);
                 }
@@ -196,7 +199,11 @@ impl Journal {
 /// A deleted session's records, outputs, evidence and artifacts, removed
 /// in its tombstone's transaction, and the snapshot that stands for them:
 /// every older snapshot holds the session, so it is the only one left.
-fn remove(stores: &super::fence::Stores<'_>, purge: &Purge, keys: &super::schema::Keys) -> Result<(), JsValue> {
+fn remove(
+    stores: &super::fence::Stores<'_>,
+    purge: &Purge,
+    keys: &super::schema::Keys,
+) -> Result<(), JsValue> {
     let records = stores.get(store::RECORDS);
     for position in &purge.records {
         records.delete(&JsValue::from_f64(*position as f64))?;
