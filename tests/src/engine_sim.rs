@@ -518,7 +518,7 @@ impl EngineSim {
                 environment,
                 ..
             } => self.answer(Answer::Workspace(attempt, environment)),
-            Effect::RemoveWorkspace(_) => {}
+            Effect::RemoveWorkspace { .. } => {}
             Effect::Fetch {
                 request, api_key, ..
             } => {

@@ -87,6 +87,8 @@ pub fn App() -> impl IntoView {
             </main>
             <DetailsPane ui open=details_open />
         </div>
+        // Outside the shell: its Escape closes the dialog, not a drawer.
+        <crate::sessions::DeleteDialog s=ui.sessions />
     }
 }
 
@@ -673,6 +675,15 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
         Offline::Ready => tr(Msg::OfflineReady).to_owned(),
         Offline::Unavailable(reason) => tf(Msg::Unavailable, &[&reason]),
     };
+    // The open session: its storage and its Archive, Unarchive and Delete.
+    let current = move || {
+        let id = ui.sessions.open.get()?;
+        ui.sessions.list.with(|l| {
+            l.iter()
+                .find(|i| i.session == id)
+                .map(|i| (i.session, i.status, i.bytes))
+        })
+    };
     let connection = move || match ui.connection() {
         Connection::Failed(_) => "failed",
         _ => "",
@@ -703,6 +714,10 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
             <dl>
                 <dt>{text(Msg::Storage)}</dt>
                 <dd data-field="storage">{storage}</dd>
+                <dt>{text(Msg::SessionStorage)}</dt>
+                <dd data-field="session-storage">
+                    {move || current().map(|(_, _, b)| i18n::bytes(i18n::locale(), b)).unwrap_or_default()}
+                </dd>
                 <dt>{text(Msg::OfflineStart)}</dt>
                 <dd data-field="offline">{offline_text}</dd>
                 <dt>{text(Msg::Tokens)}</dt>
@@ -710,6 +725,7 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                     {move || i18n::tokens(i18n::locale(), Msg::TokensInOut, ui.transcript.tokens.get()).unwrap_or_else(|| tr(Msg::Unknown).to_owned())}
                 </dd>
             </dl>
+            {move || current().map(|(id, status, _)| crate::sessions::session_actions(ui.sessions, id, status))}
             <crate::export::EvidenceControls ui />
             // What a first-time user does not need, one click away.
             <details class="technical">

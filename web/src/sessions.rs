@@ -22,6 +22,8 @@ pub struct SessionsUi {
     /// The search box's text, and the sessions matching it once answered.
     pub query: RwSignal<String>,
     pub matches: RwSignal<Option<Vec<SessionId>>>,
+    /// The session whose Delete asks for confirmation.
+    pub deleting: RwSignal<Option<SessionId>>,
 }
 
 impl SessionsUi {
@@ -31,6 +33,7 @@ impl SessionsUi {
             open: RwSignal::new(None),
             query: RwSignal::new(String::new()),
             matches: RwSignal::new(None),
+            deleting: RwSignal::new(None),
         }
     }
 }
@@ -260,6 +263,7 @@ fn session_row(
                 .flatten()
                 .map(|l| view! { <span class="session-link">{l}</span> })
                 .collect_view()}
+            {session_actions(s, id, item.status)}
             {move || {
                 if renaming.get() {
                     Some(
@@ -303,5 +307,77 @@ fn session_row(
                 }
             }}
         </li>
+    }
+}
+
+/// Archive or Unarchive, and Delete (which asks first), for any session:
+/// in its row of the list and in the Details pane.
+pub fn session_actions(s: SessionsUi, id: SessionId, status: SessionStatus) -> impl IntoView {
+    let archived = status == SessionStatus::Archived;
+    view! {
+        <span class="session-actions">
+            <button
+                type="button"
+                on:click=move |_| {
+                    io::request(PageToController::ArchiveSession {
+                        session: id,
+                        archived: !archived,
+                    });
+                }
+            >
+                {text(if archived { Msg::Unarchive } else { Msg::Archive })}
+            </button>
+            <button type="button" aria-haspopup="dialog" on:click=move |_| ask_delete(s, id)>
+                {text(Msg::Delete)}
+            </button>
+        </span>
+    }
+}
+
+/// Delete's confirmation: names the session, says what goes for good and
+/// that a folder the user opened is never touched. Its buttons are a
+/// `method="dialog"` form's, so Cancel and Escape close it natively (the
+/// session asked about stays in `deleting` until the next Delete).
+#[component]
+pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
+    let title = move || {
+        let id = s.deleting.get()?;
+        s.list
+            .with(|l| l.iter().find(|i| i.session == id).map(title_of))
+    };
+    let confirm = move |_| {
+        if let Some(session) = s.deleting.get_untracked() {
+            io::request(PageToController::DeleteSession { session });
+        }
+    };
+    view! {
+        <dialog
+            id="delete-session"
+            class="delete-session"
+            aria-labelledby="delete-title"
+            aria-describedby="delete-what"
+        >
+            <h2 id="delete-title">
+                {move || tf(Msg::DeleteQuestion, &[&title().unwrap_or_default()])}
+            </h2>
+            <p id="delete-what">{text(Msg::DeleteWhat)}</p>
+            <form method="dialog" class="confirm">
+                <button class="danger" on:click=confirm>
+                    {text(Msg::DeleteSession)}
+                </button>
+                <button>{text(Msg::Cancel)}</button>
+            </form>
+        </dialog>
+    }
+}
+
+/// Opens the confirmation for `id`.
+fn ask_delete(s: SessionsUi, id: SessionId) {
+    s.deleting.set(Some(id));
+    let dialog = document()
+        .get_element_by_id("delete-session")
+        .and_then(|d| d.dyn_into::<web_sys::HtmlDialogElement>().ok());
+    if let Some(d) = dialog {
+        let _ = d.show_modal();
     }
 }

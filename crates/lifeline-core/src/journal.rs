@@ -717,6 +717,31 @@ pub struct PersistBatch {
     pub entries: Vec<JournalEntry>,
     /// Content-addressed output named by `ArtifactStored` entries in this batch.
     pub artifacts: Vec<ArtifactBlob>,
+    /// A deleted session's other records, removed in this batch's
+    /// transaction after its entries (the tombstone) are written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purge: Option<Purge>,
+}
+
+/// What deleting a session removes from the journal, by store key
+/// (see `worker/store` `schema.rs`): the tombstone's batch carries it, so
+/// the removal and the tombstone commit together or not at all.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Purge {
+    pub session: SessionId,
+    /// Positions in `records`.
+    pub records: Vec<u64>,
+    /// Keys in `commands`; their `events` go with them.
+    pub commands: Vec<CommandId>,
+    /// Keys in `evidence`.
+    pub evidence: Vec<ErrorStamp>,
+    /// Keys in `artifacts` that no other session names.
+    pub artifacts: Vec<Digest>,
+    /// The projection after the tombstone, encoded, at the batch's last
+    /// position: written as the only snapshot, in the same transaction, so
+    /// no fold ever starts before the removed entries (nor from a snapshot
+    /// that still holds them).
+    pub snapshot: Option<(u64, String)>,
 }
 
 impl Schema for PersistBatch {

@@ -272,7 +272,240 @@ pub struct SessionView {
     /// Deleted for good: only this tombstone stays.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deleted: bool,
+    /// Positions of its entries in the journal's `records` store: what a
+    /// delete removes there (commands, events and evidence are keyed by
+    /// their own ids).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<u64>,
+    /// Artifacts its output named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub digests: Vec<Digest>,
+    /// Recovery evidence about nothing but this session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stamps: Vec<ErrorStamp>,
+    /// About how many bytes its records and artifacts take in the journal
+    /// (text and output lengths plus a fixed overhead per entry: counted as
+    /// they are folded, so the Details pane never reads the stores).
+    #[serde(default)]
+    pub bytes: u64,
+    /// Deleted, and its sandbox workspace not yet removed from OPFS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clean: Option<WorkspaceId>,
 }
+
+/// What deleting a session removes from the journal's stores, in the same
+/// transaction as its tombstone (see [`crate::journal::Purge`]).
+impl Projection {
+    /// The session's entries, outputs, evidence and the artifacts no other
+    /// session names; `None` for a session this journal does not hold.
+    pub fn purge_plan(&self, session: SessionId) -> Option<crate::journal::Purge> {
+        let s = self.sessions.get(&session).filter(|s| !s.deleted)?;
+        let shared = |d: &Digest| {
+            self.sessions
+                .values()
+                .any(|o| o.session != session && o.digests.contains(d))
+        };
+        let artifacts: Vec<Digest> = s.digests.iter().copied().filter(|d| !shared(d)).collect();
+        let mut records = s.records.clone();
+        records.extend(artifacts.iter().filter_map(|d| self.artifact_at.get(d)));
+        Some(crate::journal::Purge {
+            session,
+            records,
+            commands: self.session_commands(session),
+            evidence: s.stamps.clone(),
+            artifacts,
+            snapshot: None,
+        })
+    }
+
+    fn session_commands(&self, session: SessionId) -> Vec<CommandId> {
+        self.commands
+            .values()
+            .filter(|c| c.binding.session == session)
+            .map(|c| c.command)
+            .collect()
+    }
+
+    /// Whether a command of the session may still change (admitted,
+    /// dispatched, running): a delete waits for it, or for Stop.
+    pub fn session_busy(&self, session: SessionId) -> bool {
+        self.commands.values().any(|c| {
+            c.binding.session == session
+                && matches!(
+                    c.outcome,
+                    Outcome::Admitted | Outcome::Dispatched | Outcome::Running
+                )
+        })
+    }
+
+    /// The tombstone folded: everything of the session leaves the
+    /// projection (so the next snapshot holds none of it); its identities
+    /// stay seen, never reused.
+    fn bury(&mut self, session: SessionId, workspace: Option<WorkspaceId>) {
+        let Some(s) = self.sessions.get_mut(&session) else {
+            return;
+        };
+        let turns = std::mem::take(&mut s.turns);
+        let digests = std::mem::take(&mut s.digests);
+        let stamps = std::mem::take(&mut s.stamps);
+        s.records = Vec::new();
+        s.title = String::new();
+        s.renamed = None;
+        s.bytes = 0;
+        s.archived = true;
+        s.deleted = true;
+        s.clean = workspace;
+        s.continued_in = None;
+        s.continued_from = None;
+        for t in turns {
+            if let Some(t) = self.turns.remove(&t) {
+                for r in t.requests {
+                    self.provider_requests.remove(&r);
+                }
+            }
+        }
+        for c in self.session_commands(session) {
+            if let Some(v) = self.commands.remove(&c) {
+                self.keys.remove(&v.key);
+            }
+        }
+        let commands = &self.commands;
+        self.recently_settled.retain(|c| commands.contains_key(c));
+        for d in digests {
+            if !self.sessions.values().any(|o| o.digests.contains(&d)) {
+                self.artifacts.remove(&d);
+                self.artifact_at.remove(&d);
+            }
+        }
+        self.evidence.retain(|e| !stamps.contains(&e.stamp));
+        for o in self.sessions.values_mut() {
+            if o.continued_in == Some(session) {
+                o.continued_in = None;
+            }
+            if o.continued_from == Some(session) {
+                o.continued_from = None;
+            }
+        }
+        if let Some(list) = self.lifecycles.get_mut(&session) {
+            list.truncate(1);
+        }
+    }
+
+    /// Files a folded entry under the session it belongs to, for delete
+    /// and the storage it takes.
+    fn attribute(&mut self, position: u64, record: &JournalRecord) {
+        use crate::journal::JournalRecord as R;
+        let of_command =
+            |p: &Projection, c: &CommandId| p.commands.get(c).map(|c| c.binding.session);
+        let of_lease = |p: &Projection, l: &LeaseId| {
+            let w = p.leases.get(l)?.workspace;
+            p.sessions
+                .values()
+                .find(|s| s.workspace == w)
+                .map(|s| s.session)
+        };
+        let of_turn = |p: &Projection, t: &TurnId| p.turns.get(t).map(|t| t.session);
+        let of_request = |p: &Projection, r: &ProviderRequestId| {
+            p.provider_requests.get(r).and_then(|r| of_turn(p, &r.turn))
+        };
+        let mut digest = None;
+        let mut stamp = None;
+        let (owner, bytes) = match record {
+            R::LeaseGranted { workspace, .. } => (
+                self.sessions
+                    .values()
+                    .find(|s| s.workspace == *workspace)
+                    .map(|s| s.session),
+                0,
+            ),
+            R::RuntimeAssigned { lease, .. }
+            | R::RuntimeRetired { lease, .. }
+            | R::RuntimeGone { lease, .. } => (of_lease(self, lease), 0),
+            R::TerminationRequested { runtime, .. } => (
+                self.runtime(*runtime)
+                    .and_then(|(l, _)| of_lease(self, &l.lease)),
+                0,
+            ),
+            R::CommandAdmitted(c) => (Some(c.binding.session), 0),
+            R::DispatchExposed { command, .. }
+            | R::Acknowledged { command, .. }
+            | R::DispatchRefused { command, .. }
+            | R::CancelRequested { command, .. }
+            | R::OutcomeChanged { command, .. } => (of_command(self, command), 0),
+            R::Event(e) => {
+                let len = match &e.body {
+                    RetainedBody::Stdout(c) | RetainedBody::Stderr(c) => {
+                        digest = c.artifact.as_ref().map(|a| a.digest);
+                        c.inline.len() as u64 + c.artifact.as_ref().map_or(0, |a| a.len)
+                    }
+                    _ => 0,
+                };
+                (of_command(self, &e.command), len)
+            }
+            R::ArtifactStored { .. } => (None, 0),
+            R::Recovery(ev) => {
+                let mut owners = ev.outcomes.iter().map(|r| of_command(self, &r.command));
+                let first = owners.next().flatten();
+                let one = first.filter(|f| owners.all(|o| o == Some(*f)));
+                stamp = Some(ev.stamp);
+                (one, ev.observed.len() as u64)
+            }
+            R::SessionOpened { session, title, .. } => (Some(*session), title.len() as u64),
+            R::TurnRecorded {
+                session,
+                prompt,
+                plan,
+                ..
+            } => (
+                Some(*session),
+                (prompt.len() + plan.iter().map(String::len).sum::<usize>()) as u64,
+            ),
+            R::TurnFinished { turn, reply, .. } => (of_turn(self, turn), reply.len() as u64),
+            R::ProviderRequested { turn, .. } => (of_turn(self, turn), 0),
+            R::ProviderReplied {
+                request,
+                text,
+                tool_calls,
+                ..
+            } => (
+                of_request(self, request),
+                (text.len() + tool_calls.iter().map(|t| t.arguments.len()).sum::<usize>()) as u64,
+            ),
+            R::ProviderFailed {
+                request,
+                partial_text,
+                ..
+            } => (of_request(self, request), partial_text.len() as u64),
+            R::ProviderRetried { request, .. } => (of_request(self, request), 0),
+            R::Session { record } => match record {
+                SessionRecord::Tombstone { .. } | SessionRecord::WorkspaceRemoved { .. } => {
+                    (None, 0)
+                }
+                r => (Some(r.session()), 0),
+            },
+        };
+        let keyed = matches!(record, R::CommandAdmitted(_) | R::Event(_) | R::Recovery(_));
+        let Some(s) = owner
+            .and_then(|o| self.sessions.get_mut(&o))
+            .filter(|s| !s.deleted)
+        else {
+            return;
+        };
+        s.bytes += bytes + ENTRY_OVERHEAD_BYTES;
+        if !keyed {
+            s.records.push(position);
+        }
+        if let Some(d) = digest.filter(|d| !s.digests.contains(d)) {
+            s.digests.push(d);
+        }
+        if let Some(st) = stamp {
+            s.stamps.push(st);
+        }
+    }
+}
+
+/// What an entry takes in the journal besides its text: keys, ids, JSON.
+const ENTRY_OVERHEAD_BYTES: u64 = 160;
 
 /// How a turn ended, as recorded.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -393,6 +626,9 @@ pub struct Projection {
     pub commands: BTreeMap<CommandId, CommandView>,
     pub keys: BTreeMap<IdempotencyKey, CommandId>,
     pub artifacts: BTreeMap<Digest, u64>,
+    /// Where each artifact's `ArtifactStored` entry is (`records` store).
+    #[serde(default)]
+    pub artifact_at: BTreeMap<Digest, u64>,
     pub evidence: VecDeque<RecoveryEvidence>,
     pub evidence_evicted: u64,
     /// Settled commands that still hold their events, oldest first.
@@ -493,6 +729,12 @@ impl Projection {
                     s.deleted = true;
                 }
             }
+            SessionRecord::Tombstone { session, workspace } => self.bury(*session, *workspace),
+            SessionRecord::WorkspaceRemoved { session } => {
+                if let Some(s) = self.sessions.get_mut(session) {
+                    s.clean = None;
+                }
+            }
             _ => {}
         }
     }
@@ -506,6 +748,7 @@ impl Projection {
             commands: BTreeMap::new(),
             keys: BTreeMap::new(),
             artifacts: BTreeMap::new(),
+            artifact_at: BTreeMap::new(),
             evidence: VecDeque::new(),
             evidence_evicted: 0,
             recently_settled: VecDeque::new(),
@@ -759,6 +1002,7 @@ impl Projection {
         entry.validate().map_err(err)?;
         self.apply_record(position, entry.at, &entry.record)
             .map_err(err)?;
+        self.attribute(position, &entry.record);
         self.position = position;
         Ok(())
     }
@@ -1063,6 +1307,7 @@ impl Projection {
                 if self.artifacts.insert(*digest, *len).is_some() {
                     return Err(format!("artifact {digest} stored twice"));
                 }
+                self.artifact_at.insert(*digest, position);
             }
             JournalRecord::Recovery(ev) => {
                 self.fresh(ev.stamp.as_u128(), "error stamp")?;
@@ -1106,6 +1351,11 @@ impl Projection {
                         continued_from: None,
                         archived: false,
                         deleted: false,
+                        records: Vec::new(),
+                        digests: Vec::new(),
+                        stamps: Vec::new(),
+                        bytes: 0,
+                        clean: None,
                     },
                 );
             }

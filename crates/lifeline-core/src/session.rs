@@ -607,9 +607,10 @@ impl Sessions {
                         e.state = SessionState::Cancelled;
                     }
                     SessionRecord::Archived { .. } => e.state = SessionState::Archived,
-                    SessionRecord::Deleted { .. } => {
+                    SessionRecord::Deleted { .. } | SessionRecord::Tombstone { .. } => {
                         e.state = SessionState::Archived;
                         e.deleted = true;
+                        e.queue.clear();
                     }
                     SessionRecord::Unarchived { .. } if !e.deleted => {
                         // Archive stopped its runtime: a bound session is
@@ -623,6 +624,7 @@ impl Sessions {
                     }
                     SessionRecord::Unarchived { .. } => {}
                     SessionRecord::Verdict { .. }
+                    | SessionRecord::WorkspaceRemoved { .. }
                     | SessionRecord::Reissued { .. }
                     | SessionRecord::Succeeded { .. }
                     | SessionRecord::Renamed { .. } => {}

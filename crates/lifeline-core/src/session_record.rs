@@ -271,9 +271,26 @@ pub enum SessionRecord {
     Unarchived {
         session: SessionId,
     },
+    /// Older journals only: a delete that kept the session's records.
+    /// Deletes now write [`SessionRecord::Tombstone`].
     Deleted {
         session: SessionId,
         workspace_removed: bool,
+    },
+    /// Deleted for good. Written in the same transaction that removes the
+    /// session's other records, outputs and artifacts from the journal, so
+    /// only this stays: recovery, snapshots and followers fold it and never
+    /// show the session again. `workspace` is the sandbox workspace still
+    /// to remove from OPFS (`None` for a local folder the user opened,
+    /// which is never touched); [`SessionRecord::WorkspaceRemoved`] says it
+    /// was, and until then every start tries again.
+    Tombstone {
+        session: SessionId,
+        workspace: Option<WorkspaceId>,
+    },
+    /// The deleted session's sandbox workspace is gone from OPFS.
+    WorkspaceRemoved {
+        session: SessionId,
     },
     /// The user's verdict on an uncertain command after checking it: done
     /// or not done. The command's own evidence is unchanged.
@@ -318,6 +335,8 @@ impl SessionRecord {
             | SessionRecord::Archived { session }
             | SessionRecord::Unarchived { session }
             | SessionRecord::Deleted { session, .. }
+            | SessionRecord::Tombstone { session, .. }
+            | SessionRecord::WorkspaceRemoved { session }
             | SessionRecord::Verdict { session, .. }
             | SessionRecord::Reissued { session, .. }
             | SessionRecord::Succeeded { session, .. }

@@ -406,12 +406,19 @@ fn ac4_delete_removes_only_a_lifeline_owned_workspace() {
     assert!(effects.iter().any(
         |e| matches!(e, SessionEffect::TerminateRuntime { execution, .. } if *execution == exec(1))
     ));
-    assert!(effects
+    // The workspace is named in the tombstone, removed only once that is
+    // durable (the engine's part), never before.
+    assert!(!effects
         .iter()
         .any(|e| matches!(e, SessionEffect::RemoveWorkspace { .. })));
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        SessionEffect::Record(SessionRecord::Tombstone { session, workspace: Some(_) })
+            if *session == sid(1)
+    )));
     assert_eq!(
         w.s.delete(sid(1)),
-        Err(Refusal::Archived),
+        Err(Refusal::Deleted),
         "ownership is checked again"
     );
     assert_eq!(w.s.delete(sid(9)), Err(Refusal::UnknownSession));
@@ -436,8 +443,8 @@ fn ac4_operator_owned_folder_is_never_removed_by_archive_or_delete() {
         .any(|e| matches!(e, SessionEffect::RemoveWorkspace { .. })));
     assert!(effects.iter().any(|e| matches!(
         e,
-        SessionEffect::Record(SessionRecord::Deleted {
-            workspace_removed: false,
+        SessionEffect::Record(SessionRecord::Tombstone {
+            workspace: None,
             ..
         })
     )));

@@ -30,6 +30,7 @@ pub(crate) fn examples() -> Vec<(&'static str, String)> {
     b.lease = "01JF8Z2K8H4N6Q8S0V2W4Y6A8C".parse().unwrap();
     b.runtime = runtime;
     b.session = "01JF8Z30QG5J7M9N1Q3S5V7W9Y".parse().unwrap();
+    let (session, workspace) = (b.session, b.workspace);
     b.working_directory = "/project".into();
     b.capabilities = ["fs.read", "fs.write"]
         .iter()
@@ -158,6 +159,20 @@ pub(crate) fn examples() -> Vec<(&'static str, String)> {
             pretty(serde_json::to_string_pretty(&changed)),
         ),
         (
+            "journal entry (tombstone)",
+            pretty(serde_json::to_string_pretty(&JournalEntry {
+                v: V1,
+                position: 97,
+                at: Millis(1_767_225_100_000),
+                record: JournalRecord::Session {
+                    record: crate::session_record::SessionRecord::Tombstone {
+                        session,
+                        workspace: Some(workspace),
+                    },
+                },
+            })),
+        ),
+        (
             "runtime hello",
             pretty(serde_json::to_string_pretty(&hello)),
         ),
@@ -173,9 +188,9 @@ fn decode_named(name: &str, bytes: &[u8]) -> Result<(), SchemaError> {
         "terminal result" => decode::<TerminalResult>(bytes).map(|_| ()),
         "cursor" => decode::<Cursor>(bytes).map(|_| ()),
         "recovery evidence" => decode::<RecoveryEvidence>(bytes).map(|_| ()),
-        "journal entry (exposure)" | "journal entry (outcome change)" => {
-            decode::<JournalEntry>(bytes).map(|_| ())
-        }
+        "journal entry (exposure)"
+        | "journal entry (outcome change)"
+        | "journal entry (tombstone)" => decode::<JournalEntry>(bytes).map(|_| ()),
         "runtime hello" => decode::<Hello>(bytes).map(|_| ()),
         other => panic!("no schema for example {other}"),
     }

@@ -484,6 +484,8 @@ pub struct SessionItem {
     pub active_at: u64,
     pub continued_from: Option<SessionId>,
     pub continued_in: Option<SessionId>,
+    /// About how many bytes its records and artifacts take in the journal.
+    pub bytes: u64,
 }
 
 /// A first prompt names its session by this many characters at most.
@@ -563,6 +565,7 @@ fn session_item(p: &Projection, s: &crate::projection::SessionView) -> SessionIt
         active_at: s.active_at.unwrap_or(s.opened_at).0,
         continued_from: s.continued_from,
         continued_in: s.continued_in,
+        bytes: s.bytes,
     }
 }
 

@@ -255,7 +255,7 @@ impl Engine {
     /// model: its reply in flight is aborted (kept as far as it came,
     /// recorded as stopped), so its turn can end. Found by the engine
     /// simulation: a stalled reply held a left session's turn open forever.
-    fn abort_left_request(&mut self, left: SessionId) {
+    pub(crate) fn abort_left_request(&mut self, left: SessionId) {
         let Some(core) = self.core.as_ref() else {
             return;
         };
@@ -453,7 +453,7 @@ impl Engine {
         self.publish_card();
     }
 
-    fn close_workspace_view(&mut self) {
+    pub(crate) fn close_workspace_view(&mut self) {
         self.inspecting = false;
         self.post(ControllerToPage::Workspace { listing: None });
     }

@@ -29,6 +29,8 @@ pub enum TimerKey {
     Provider,
     /// An informational notice's expiry, by a key never reused.
     Notice(u64),
+    /// Another try at removing a deleted session's sandbox workspace.
+    Cleanup(SessionId),
 }
 
 /// No `Debug`: it would print secrets (launch environments, keys) and
@@ -82,8 +84,13 @@ pub enum Effect {
         workspace: WorkspaceId,
         environment: Environment,
     },
-    /// Delete a Lifeline-owned workspace folder.
-    RemoveWorkspace(WorkspaceId),
+    /// Delete a deleted session's sandbox workspace from OPFS (never a
+    /// folder the user opened); answer with
+    /// [`crate::Engine::handle_workspace_removed`].
+    RemoveWorkspace {
+        session: SessionId,
+        workspace: WorkspaceId,
+    },
     /// Send a recorded provider request (one attempt of it); answer with
     /// [`crate::Engine::handle_provider_bytes`] whenever response bytes
     /// arrive (the headers count), [`crate::Engine::handle_provider_text`]

@@ -121,6 +121,7 @@ impl Engine {
             deltas,
         });
         self.core = Some(core);
+        self.resume_cleanups();
         self.register_ports(now);
         self.card_dirty = true;
         self.effects.push_back(Effect::OpenProfiles);
@@ -344,6 +345,7 @@ impl Engine {
                 if std::mem::take(&mut self.quota_noticed) {
                     self.clear_notice("quota");
                 }
+                self.tombstones_written(&batch);
                 self.effects.push_back(Effect::Broadcast(batch.entries));
                 self.maybe_snapshot();
             }

@@ -33,6 +33,7 @@ pub mod effect;
 pub mod slots;
 
 mod card;
+mod delete;
 mod lead;
 mod lifecycle;
 mod open;
@@ -187,6 +188,8 @@ pub struct Engine {
     transient: Vec<(String, Option<u64>)>,
     last_snapshot: u64,
     snapshotting: bool,
+    /// Deleted sessions whose workspace removal was already tried again.
+    cleanup_retried: Vec<SessionId>,
     pumping: bool,
     effects: VecDeque<Effect>,
 }
@@ -237,6 +240,7 @@ impl Engine {
             transient: Vec::new(),
             last_snapshot: 0,
             snapshotting: false,
+            cleanup_retried: Vec::new(),
             pumping: false,
             effects: VecDeque::new(),
         }
@@ -411,6 +415,7 @@ impl Engine {
                 }
             }
             TimerKey::Provider => self.provider_timer(now),
+            TimerKey::Cleanup(session) => self.retry_cleanup(session),
             TimerKey::Notice(n) => {
                 if let Some(i) = self.transient.iter().position(|(_, t)| *t == Some(n)) {
                     let (key, _) = self.transient.remove(i);

@@ -286,9 +286,9 @@ impl Engine {
                     });
                 }
             }
-            SessionEffect::RemoveWorkspace { workspace, .. } => {
-                self.effects.push_back(Effect::RemoveWorkspace(workspace))
-            }
+            SessionEffect::RemoveWorkspace { session, workspace } => self
+                .effects
+                .push_back(Effect::RemoveWorkspace { session, workspace }),
         }
     }
 

@@ -329,3 +329,287 @@ fn a_rename_is_journalled_and_names_the_session_in_the_list() {
     });
     assert_eq!(found, Some(vec![open]));
 }
+
+// ----- Delete --------------------------------------------------------------
+
+mod delete {
+    use super::*;
+    use lifeline_core::environment::Environment;
+    use lifeline_core::journal::{JournalEntry, JournalRecord, TurnAgent, TurnStatus};
+    use lifeline_core::schema::decode;
+    use lifeline_core::session_record::SessionRecord;
+    use lifeline_core::{PersistBatch, ProjectionSnapshot, SessionId, WorkspaceId, V1};
+
+    fn sid(n: u128) -> SessionId {
+        SessionId::from_u128(n).expect("a valid id")
+    }
+
+    /// Two sessions in the sandbox; the second has a finished turn whose
+    /// text must not survive its deletion.
+    fn journal() -> Projection {
+        let mut p = Projection::new(RetentionPolicy::default());
+        let mut records = Vec::new();
+        for s in [1u128, 2] {
+            let workspace = WorkspaceId::from_u128(0x1000 + s).expect("a valid id");
+            records.push(JournalRecord::SessionOpened {
+                session: sid(s),
+                workspace,
+                title: String::new(),
+            });
+            records.push(JournalRecord::Session {
+                record: SessionRecord::Created {
+                    session: sid(s),
+                    workspace,
+                    environment: Environment::Worker,
+                    profile: profile().id,
+                },
+            });
+        }
+        let turn = TurnId::from_u128(0x77).expect("a valid id");
+        records.push(JournalRecord::TurnRecorded {
+            session: sid(2),
+            turn,
+            prompt: "secret words".into(),
+            plan: Vec::new(),
+            agent: TurnAgent::default(),
+        });
+        records.push(JournalRecord::TurnFinished {
+            turn,
+            status: TurnStatus::Completed,
+            reply: "secret reply".into(),
+            ending: None,
+        });
+        for (i, record) in records.into_iter().enumerate() {
+            let entry = JournalEntry {
+                v: V1,
+                position: i as u64 + 1,
+                at: Millis(10),
+                record,
+            };
+            p.apply(&entry).expect("the record applies");
+        }
+        p
+    }
+
+    /// What a shell would see: written batches and workspace removals.
+    #[derive(Default)]
+    struct Seen {
+        page: Vec<ControllerToPage>,
+        batches: Vec<PersistBatch>,
+        removed: Vec<(SessionId, WorkspaceId)>,
+    }
+
+    fn run(e: &mut Engine, seen: &mut Seen) {
+        for _ in 0..10_000 {
+            let Some(effect) = e.poll_effect() else {
+                return;
+            };
+            match effect {
+                Effect::Persist(batch) => {
+                    seen.batches.push(batch.clone());
+                    e.handle_persisted(batch, Ok(()), Millis(2))
+                }
+                Effect::OpenProfiles => e.start_sessions(profile().id, b"sessions", Millis(2)),
+                Effect::LookupProfile { attempt, .. } => {
+                    e.handle_profile(attempt, ProfileLookup::Found(profile()), Millis(2))
+                }
+                Effect::Page(message) => seen.page.push(message),
+                Effect::RemoveWorkspace { session, workspace } => {
+                    seen.removed.push((session, workspace))
+                }
+                _ => {}
+            }
+        }
+        panic!("the engine never quieted");
+    }
+
+    /// A leader showing session 1 (starting: no runtime ever answers).
+    fn leading(projection: Projection) -> (Engine, Seen) {
+        let mut e = Engine::new(Role::Leader, b"engine tests");
+        e.handle_start(Role::Leader);
+        e.handle_journal_open(2, Some("test".into()));
+        e.handle_open_session(sid(1), Millis(1));
+        e.lead(
+            Recovered {
+                projection,
+                unreadable: 0,
+                cause: StartCause::HostLoss,
+                entropy: b"core".to_vec(),
+            },
+            Millis(1),
+        );
+        let mut seen = Seen::default();
+        run(&mut e, &mut seen);
+        assert_eq!(e.session(), Some(sid(1)));
+        (e, seen)
+    }
+
+    fn listed(page: &[ControllerToPage]) -> Vec<SessionId> {
+        page.iter()
+            .rev()
+            .find_map(|m| match m {
+                ControllerToPage::Sessions { list, .. } => {
+                    Some(list.iter().map(|i| i.session).collect())
+                }
+                _ => None,
+            })
+            .expect("a session list was sent")
+    }
+
+    fn noticed(page: &[ControllerToPage], phrase: &Phrase) -> bool {
+        page.iter()
+            .any(|m| matches!(m, ControllerToPage::Notice { message: Some(p), .. } if p == phrase))
+    }
+
+    #[test]
+    fn a_starting_session_is_not_deleted_and_the_page_is_told_why() {
+        let (mut e, mut seen) = leading(journal());
+        e.handle_delete_session(sid(1), Millis(3));
+        run(&mut e, &mut seen);
+        assert!(noticed(&seen.page, &Phrase::AgentWorkingStopFirst));
+        assert!(!seen.batches.iter().any(|b| b.purge.is_some()));
+        let p = e.projection().expect("leading");
+        assert!(!p.sessions[&sid(1)].deleted);
+    }
+
+    #[test]
+    fn delete_writes_a_tombstone_with_its_removal_and_the_only_snapshot() {
+        let (mut e, mut seen) = leading(journal());
+        let size = e.projection().unwrap().sessions[&sid(2)].bytes;
+        assert!(
+            size > "secret wordssecret reply".len() as u64,
+            "storage is counted: {size}"
+        );
+        let before = seen.batches.len();
+        e.handle_delete_session(sid(2), Millis(3));
+        run(&mut e, &mut seen);
+
+        let batch = seen.batches[before..]
+            .iter()
+            .find(|b| b.purge.is_some())
+            .expect("a batch carries the removal");
+        assert!(batch.entries.iter().any(|en| matches!(
+            &en.record,
+            JournalRecord::Session { record: SessionRecord::Tombstone { session, workspace: Some(_) } }
+                if *session == sid(2)
+        )));
+        let purge = batch.purge.as_ref().unwrap();
+        // Its opening, lifecycle and both turn records, by position.
+        for position in [3, 4, 5, 6] {
+            assert!(
+                purge.records.contains(&position),
+                "{position} in {:?}",
+                purge.records
+            );
+        }
+        assert!(
+            !purge.records.contains(&1) && !purge.records.contains(&2),
+            "session 1 stays"
+        );
+
+        // The snapshot written with it holds nothing of the session.
+        let (at, json) = purge.snapshot.as_ref().expect("a snapshot");
+        assert_eq!(*at, batch.entries.last().unwrap().position);
+        assert!(!json.contains("secret"), "{json}");
+        let snapshot: ProjectionSnapshot = decode(json.as_bytes()).expect("it reads back");
+        assert!(snapshot.projection.sessions[&sid(2)].deleted);
+        assert!(snapshot.projection.turns.is_empty());
+
+        // The workspace goes only after the tombstone is durable.
+        assert_eq!(
+            seen.removed,
+            vec![(sid(2), WorkspaceId::from_u128(0x1002).unwrap())]
+        );
+        assert_eq!(listed(&seen.page), vec![sid(1)]);
+
+        // Removed: recorded, and nothing is left to clean.
+        e.handle_workspace_removed(sid(2), Ok(()), Millis(4));
+        run(&mut e, &mut seen);
+        assert_eq!(e.projection().unwrap().sessions[&sid(2)].clean, None);
+        // A second delete is refused: it is gone.
+        e.handle_delete_session(sid(2), Millis(5));
+        run(&mut e, &mut seen);
+        assert!(noticed(
+            &seen.page,
+            &Phrase::Refused {
+                refusal: lifeline_core::session::Refusal::Deleted
+            }
+        ));
+    }
+
+    #[test]
+    fn recovery_after_a_delete_never_resurrects_it_and_retries_the_cleanup() {
+        let (mut e, mut seen) = leading(journal());
+        e.handle_delete_session(sid(2), Millis(3));
+        run(&mut e, &mut seen);
+        let purge = seen.batches.iter().find_map(|b| b.purge.clone()).unwrap();
+        let snapshot: ProjectionSnapshot =
+            decode(purge.snapshot.unwrap().1.as_bytes()).expect("it reads back");
+
+        // The tab died before the workspace was removed: the next leader
+        // folds the snapshot and tries again.
+        let (e2, seen2) = leading(snapshot.projection.clone());
+        assert_eq!(listed(&seen2.page), vec![sid(1)]);
+        assert_eq!(
+            seen2.removed,
+            vec![(sid(2), WorkspaceId::from_u128(0x1002).unwrap())]
+        );
+        assert!(!e2
+            .projection()
+            .unwrap()
+            .turns
+            .values()
+            .any(|t| t.session == sid(2)));
+        // Opening it by its address shows another session.
+        let mut e3 = Engine::new(Role::Leader, b"engine tests");
+        e3.handle_start(Role::Leader);
+        e3.handle_open_session(sid(2), Millis(1));
+        e3.lead(
+            Recovered {
+                projection: snapshot.projection,
+                unreadable: 0,
+                cause: StartCause::HostLoss,
+                entropy: b"core".to_vec(),
+            },
+            Millis(1),
+        );
+        let mut seen3 = Seen::default();
+        run(&mut e3, &mut seen3);
+        assert_eq!(e3.session(), Some(sid(1)));
+    }
+
+    #[test]
+    fn a_follower_sees_it_gone() {
+        let (mut e, mut seen) = leading(journal());
+        let mut f = Engine::new(Role::Follower, b"follower");
+        f.handle_start(Role::Follower);
+        f.follow(journal());
+        let mut fseen = Seen::default();
+        run(&mut f, &mut fseen);
+        assert_eq!(listed(&fseen.page).len(), 2);
+        let before = seen.batches.len();
+        e.handle_delete_session(sid(2), Millis(3));
+        run(&mut e, &mut seen);
+        let entries: Vec<JournalEntry> = seen.batches[before..]
+            .iter()
+            .flat_map(|b| b.entries.clone())
+            .collect();
+        // The follower skips what its fold already holds (by position).
+        let mut all: Vec<JournalEntry> = seen
+            .batches
+            .iter()
+            .flat_map(|b| b.entries.clone())
+            .collect();
+        all.extend(entries);
+        f.handle_followed(all);
+        run(&mut f, &mut fseen);
+        assert_eq!(listed(&fseen.page), vec![sid(1)]);
+        let p = f.projection().expect("following");
+        assert!(p.sessions[&sid(2)].deleted);
+        assert!(
+            p.turns.is_empty(),
+            "nothing of it stays in the follower's fold"
+        );
+        assert!(fseen.removed.is_empty(), "a follower removes nothing");
+    }
+}

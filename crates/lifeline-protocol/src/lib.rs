@@ -159,6 +159,15 @@ pub enum PageToController {
         session: SessionId,
         title: String,
     },
+    /// Archive (`archived: true`) or Unarchive any session (journalled).
+    ArchiveSession {
+        session: SessionId,
+        archived: bool,
+    },
+    /// Delete a session for good, after the person confirmed it.
+    DeleteSession {
+        session: SessionId,
+    },
     /// Sessions whose title or transcript contains every word of `query`;
     /// answered with `SessionSearch`.
     SearchSessions {

@@ -328,6 +328,10 @@ catalog! {
     DeleteQuestion => "Delete “{0}”?", "„{0}“ löschen?";
     Deleting => "Deleting “{0}”…", "Lösche „{0}“…";
     ConfirmDelete => "Confirm delete", "Löschen bestätigen";
+    DeleteSession => "Delete session", "Sitzung löschen";
+    DeleteWhat => "Its messages, outputs and sandbox workspace files are removed for good. A folder you opened is never touched.",
+        "Nachrichten, Ausgaben und Dateien im Sandbox-Arbeitsbereich werden endgültig entfernt. Ein Ordner, den du geöffnet hast, bleibt unberührt.";
+    SessionStorage => "Session storage", "Speicher der Sitzung";
     EditProfile => "Edit profile", "Profil bearbeiten";
     NewProfile => "New profile", "Neues Profil";
     NotSavedFix => "The profile was not saved: fix the marked fields.",

@@ -566,6 +566,9 @@ fn asked(message: &PageToController) -> Option<Msg> {
         PageToController::StoragePersisted { .. } => Msg::KeepData,
         PageToController::NewSession => Msg::NewSession,
         PageToController::RenameSession { .. } => Msg::Rename,
+        PageToController::ArchiveSession { archived: true, .. } => Msg::Archive,
+        PageToController::ArchiveSession { .. } => Msg::Unarchive,
+        PageToController::DeleteSession { .. } => Msg::DeleteSession,
         PageToController::SearchSessions { .. } => Msg::SearchSessions,
         PageToController::ReadWorkspaceFile { .. } => Msg::Workspace,
         // The open session is in the address and sent to every new

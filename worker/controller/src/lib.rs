@@ -177,6 +177,12 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         PageToController::RenameSession { session, title } => {
             shell.input(|e, now| e.handle_rename_session(session, title, now))
         }
+        PageToController::ArchiveSession { session, archived } => {
+            shell.input(|e, now| e.handle_archive_session(session, archived, now))
+        }
+        PageToController::DeleteSession { session } => {
+            shell.input(|e, now| e.handle_delete_session(session, now))
+        }
         PageToController::SearchSessions { query } => {
             shell.input(|e, _| e.handle_search_sessions(query))
         }

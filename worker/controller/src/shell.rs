@@ -539,17 +539,13 @@ impl Shell {
                     });
                 });
             }
-            Effect::RemoveWorkspace(workspace) => spawn_local(async move {
-                if let Err(e) = crate::storage::remove_workspace(workspace).await {
-                    notice(
-                        "workspace",
-                        Level::Warning,
-                        Phrase::WorkspaceNotDeleted {
-                            detail: e.to_string(),
-                        },
-                    );
-                }
-            }),
+            Effect::RemoveWorkspace { session, workspace } => {
+                let shell = self.clone();
+                spawn_local(async move {
+                    let result = crate::storage::remove_workspace(workspace).await;
+                    shell.input(|e, now| e.handle_workspace_removed(session, result, now));
+                });
+            }
             Effect::Fetch {
                 request,
                 provider,

@@ -102,13 +102,18 @@ pub async fn workspace_exists(workspace: lifeline_core::WorkspaceId) -> bool {
 }
 
 /// Deletes a workspace folder Lifeline created (Delete of a session whose
-/// environment Lifeline owns).
+/// environment Lifeline owns). One already gone counts as removed: a
+/// removal interrupted after it happened is tried again at the next start.
 pub async fn remove_workspace(workspace: lifeline_core::WorkspaceId) -> Result<(), String> {
-    let dir = workspaces_dir(false).await?;
+    let gone = |e: String| if e == "NotFoundError" { Ok(()) } else { Err(e) };
+    let dir = match workspaces_dir(false).await {
+        Ok(dir) => dir,
+        Err(e) => return gone(e),
+    };
     let options = web_sys::FileSystemRemoveOptions::new();
     options.set_recursive(true);
-    JsFuture::from(dir.remove_entry_with_options(&workspace.to_string(), &options))
-        .await
-        .map(|_| ())
-        .map_err(describe)
+    match JsFuture::from(dir.remove_entry_with_options(&workspace.to_string(), &options)).await {
+        Ok(_) => Ok(()),
+        Err(e) => gone(describe(e)),
+    }
 }

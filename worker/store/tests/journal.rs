@@ -465,6 +465,7 @@ async fn a_database_deleted_under_us_is_told_apart_from_an_upgrade() {
             },
         }],
         artifacts: vec![],
+        purge: None,
     };
     let error = journal.write_batch(&batch, world.epoch).await.unwrap_err();
     assert_eq!(error, JournalError::Removed);
@@ -537,6 +538,7 @@ async fn a_damaged_writer_record_leaves_the_rest_readable_and_repair_keeps_it() 
             },
         }],
         artifacts: vec![],
+        purge: None,
     };
     assert_eq!(
         journal.write_batch(&batch, world.epoch).await.unwrap_err(),
@@ -669,6 +671,7 @@ async fn a_second_claim_supersedes_the_first_and_its_write_leaves_nothing() {
             },
         }],
         artifacts: vec![],
+        purge: None,
     };
     let error = journal.write_batch(&batch, first).await.unwrap_err();
     assert_eq!(error, JournalError::Superseded);
@@ -705,6 +708,7 @@ async fn a_write_to_a_journal_nobody_claimed_is_refused() {
             },
         }],
         artifacts: vec![],
+        purge: None,
     };
     for epoch in [WriterEpoch(0), WriterEpoch(1)] {
         assert_eq!(
@@ -762,6 +766,7 @@ async fn a_request_failing_mid_transaction_leaves_nothing_of_the_batch() {
         batch: BatchId(1),
         entries,
         artifacts: vec![],
+        purge: None,
     };
     // The third put is followed by a request that fails asynchronously
     // (ConstraintError), which aborts the transaction.
@@ -801,6 +806,7 @@ async fn an_invalid_batch_is_refused_before_anything_is_written() {
             },
         }],
         artifacts: vec![],
+        purge: None,
     };
     assert!(matches!(
         journal.write_batch(&batch, epoch).await.unwrap_err(),
@@ -823,6 +829,7 @@ fn durability_follows_the_record_kind() {
         batch: BatchId(1),
         entries,
         artifacts: vec![],
+        purge: None,
     };
     let chunk = |inline: &str| OutputChunk {
         offset: 0,
@@ -1240,6 +1247,7 @@ async fn a_long_history_reads_back_in_chunks_and_pages() {
             batch: BatchId(chunk[0].position),
             entries: chunk.to_vec(),
             artifacts: vec![],
+            purge: None,
         };
         assert_eq!(durability_for(&batch), Durability::Relaxed);
         journal.write_batch(&batch, epoch).await.unwrap();

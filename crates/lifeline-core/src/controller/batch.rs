@@ -24,6 +24,8 @@ pub(super) struct OpenBatch {
     pub(super) entries: Vec<JournalEntry>,
     pub(super) artifacts: Vec<ArtifactBlob>,
     pub(super) after: Vec<ControllerEffect>,
+    /// A delete's removal, for the batch holding its tombstone.
+    pub(super) purge: Option<crate::journal::Purge>,
 }
 
 #[derive(Clone, Debug)]
@@ -118,11 +120,29 @@ impl Controller {
         } else {
             Vec::new()
         };
+        // Only a batch that takes every open entry ends where `working`
+        // is, so only it can carry the snapshot the removal needs.
+        let purge = if take_all {
+            self.open.purge.take().and_then(|mut p| {
+                let json = crate::schema::encode(&self.working.snapshot()).ok()?;
+                if json.len() > limits::MAX_SNAPSHOT_BYTES {
+                    // No snapshot can hold it: the entries stay, hidden by
+                    // the tombstone, rather than leave holes a fold from
+                    // the start would trip over.
+                    return None;
+                }
+                p.snapshot = Some((self.working.position, String::from_utf8(json).ok()?));
+                Some(p)
+            })
+        } else {
+            None
+        };
         let batch = PersistBatch {
             v: V1,
             batch: BatchId(entries[0].position),
             entries,
             artifacts,
+            purge,
         };
         if let Err(e) = batch.validate() {
             panic!("controller built an invalid persist batch: {e}");

@@ -15,6 +15,7 @@ use crate::message::{
 };
 use crate::outcome::{CancelReason, Outcome};
 use crate::projection::ProviderOutcome;
+use crate::session_record::SessionRecord;
 
 use super::{Controller, ControllerEffect};
 
@@ -246,7 +247,16 @@ impl Controller {
                     return Err(Rejection::UnknownSession { session });
                 }
                 self.writable()?;
+                // A tombstone removes the rest of its session: planned from
+                // what is recorded so far, before the tombstone buries it.
+                let purge = match &record {
+                    SessionRecord::Tombstone { session, .. } => self.working.purge_plan(*session),
+                    _ => None,
+                };
                 self.record(now, JournalRecord::Session { record });
+                if purge.is_some() {
+                    self.open.purge = purge;
+                }
                 self.reply(client, ClientMessage::SessionRecorded { request });
                 Ok(())
             }

@@ -94,25 +94,35 @@ impl Sessions {
         Ok(())
     }
 
-    /// Delete: as archive, and the workspace folder is removed only when
-    /// Lifeline owns it. A local folder the user opened is never touched.
+    /// Delete, for good: never while the session starts or runs a turn
+    /// (the caller offers Stop); its runtime, if any, stopped by its
+    /// captured identity; then the tombstone, which tells the journal to
+    /// remove everything else of the session in the same transaction. The
+    /// sandbox workspace is named for removal once that is durable; a
+    /// local folder the user opened is never touched. Returns whether a
+    /// workspace is to be removed.
     pub fn delete(&mut self, session: SessionId) -> Result<bool, Refusal> {
-        self.retire(session)?;
-        self.return_queue(session);
-        let e = &self.entries[&session];
-        let owned = e.environment.owned_by_lifeline();
-        if owned {
-            self.effects.push_back(SessionEffect::RemoveWorkspace {
-                session,
-                workspace: e.workspace,
-            });
+        let e = self.entries.get(&session).ok_or(Refusal::UnknownSession)?;
+        if e.deleted {
+            return Err(Refusal::Deleted);
         }
-        self.record(SessionRecord::Deleted {
-            session,
-            workspace_removed: owned,
-        });
+        if let Some(a) = &e.attempt {
+            return Err(Refusal::Busy { attempt: a.id });
+        }
+        if let Some(c) = &e.cancelling {
+            return Err(Refusal::CancellationPending { attempt: c.id });
+        }
+        if e.active_turn.is_some() || !e.queue.is_empty() {
+            return Err(Refusal::TurnRunning);
+        }
+        if e.state != SessionState::Archived {
+            self.retire(session)?;
+        }
+        let e = &self.entries[&session];
+        let workspace = e.environment.owned_by_lifeline().then_some(e.workspace);
+        self.record(SessionRecord::Tombstone { session, workspace });
         self.publish(session);
-        Ok(owned)
+        Ok(workspace.is_some())
     }
 
     /// The user named the session. Blank names are refused (the first

@@ -21,9 +21,11 @@
 //! cut off relaxed output at the journal's tail, never leave a hole.
 
 use js_sys::{Array, Object};
+use lifeline_core::journal::Purge;
 use lifeline_core::schema::{encode, limits};
 use lifeline_core::{JournalRecord, PersistBatch, ProjectionSnapshot, RetainedBody, Schema};
 use wasm_bindgen::{JsCast, JsValue};
+use web_sys::IdbKeyRange;
 
 use super::fence::WriterEpoch;
 use super::schema::{entry_row, safe_number, set, store};
@@ -85,6 +87,16 @@ impl Journal {
                 names.push(name);
             }
         }
+        if batch.purge.is_some() {
+            for name in store::ENTRIES
+                .into_iter()
+                .chain([store::ARTIFACTS, store::SNAPSHOTS])
+            {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
 
         // From here to `finish` nothing but IndexedDB requests is issued:
         // the fence commits the transaction as soon as it has read, so
@@ -106,6 +118,11 @@ impl Journal {
         #[cfg(feature = "fault-injection")]
         if fault.is_some_and(|f| f >= rows.len()) {
             inject_fault(meta, keys);
+        }
+        if let Some(purge) = &batch.purge {
+            if let Err(e) = remove(&stores, purge, keys) {
+                return Err(self.abandon(tx, "write", &e).await);
+            }
         }
         self.finish("write", tx, Some(&fence)).await
     }
@@ -167,10 +184,55 @@ impl Journal {
                 for old in stored.iter().take(n.saturating_sub(SNAPSHOTS_KEPT)) {
                     let _ = snapshots.delete(&old);
                 }
+                // A delete wrote a newer snapshot meanwhile and removed
+                // every older one: this one may hold the deleted session.
+                let newest = stored.iter().last().and_then(|k| k.as_f64());
+                if newest.is_some_and(|k| k > snapshot.position as f64) {
+                    let _ = snapshots.delete(&position);
+                }
             }
         }
         self.finish("snapshot", tx, Some(&fence)).await
     }
+}
+
+/// A deleted session's records, outputs, evidence and artifacts, removed
+/// in its tombstone's transaction, and the snapshot that stands for them:
+/// every older snapshot holds the session, so it is the only one left.
+fn remove(
+    stores: &super::fence::Stores<'_>,
+    purge: &Purge,
+    keys: &super::schema::Keys,
+) -> Result<(), JsValue> {
+    let records = stores.get(store::RECORDS);
+    for position in &purge.records {
+        records.delete(&JsValue::from_f64(*position as f64))?;
+    }
+    let (commands, events) = (stores.get(store::COMMANDS), stores.get(store::EVENTS));
+    for command in &purge.commands {
+        let id = JsValue::from_str(&command.to_string());
+        commands.delete(&id)?;
+        // `[id]` sorts before every `[id, seq]` and `[id, []]` after them.
+        let range = IdbKeyRange::bound(&Array::of1(&id), &Array::of2(&id, &Array::new()))?;
+        events.delete(&range)?;
+    }
+    let evidence = stores.get(store::EVIDENCE);
+    for stamp in &purge.evidence {
+        evidence.delete(&JsValue::from_str(&stamp.to_string()))?;
+    }
+    let artifacts = stores.get(store::ARTIFACTS);
+    for digest in &purge.artifacts {
+        artifacts.delete(&JsValue::from_str(&digest.to_string()))?;
+    }
+    let snapshots = stores.get(store::SNAPSHOTS);
+    snapshots.clear()?;
+    if let Some((position, json)) = &purge.snapshot {
+        let value = Object::new();
+        set(&value, &keys.position, &JsValue::from_f64(*position as f64));
+        set(&value, &keys.json, &JsValue::from_str(json));
+        snapshots.put(&value)?;
+    }
+    Ok(())
 }
 
 /// A second `add` of one key: a request that fails inside the transaction
