@@ -378,6 +378,12 @@ pub enum Phrase {
     RetryNotConnected {
         seconds: u32,
     },
+    /// A command's full output cannot be read back from this tab's memory.
+    OutputUnavailable,
+    /// Reading a command's full output found artifacts missing from storage.
+    OutputMissing {
+        missing: u32,
+    },
 }
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
@@ -859,6 +865,13 @@ impl fmt::Display for Phrase {
             P::RetryNotConnected { seconds } => {
                 write!(f, "could not connect — retrying in {seconds} s")
             }
+            P::OutputUnavailable => f.write_str(
+                "the full output of that command cannot be read here; export the session's evidence to get it",
+            ),
+            P::OutputMissing { missing } => write!(
+                f,
+                "the full output cannot be shown: {missing} of its stored parts are missing from storage"
+            ),
         }
     }
 }
@@ -1303,6 +1316,8 @@ phrase_wire! {
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
+    160 => OutputUnavailable,
+    161 => OutputMissing { missing },
 }
 
 impl From<crate::environment::Blocked> for Phrase {

@@ -238,6 +238,8 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::RetryRateLimited { seconds } => f(Msg::PhRetryRateLimited, &[&n(*seconds)]),
         P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
         P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),
+        P::OutputUnavailable => s(Msg::PhOutputUnavailable),
+        P::OutputMissing { missing } => f(Msg::PhOutputMissing, &[&n(*missing)]),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(

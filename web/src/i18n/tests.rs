@@ -50,6 +50,12 @@ fn english_accessible_names_are_the_design_contract() {
         (Msg::Sessions, "Sessions"),
         (Msg::NewSession, "New session"),
         (Msg::Transcript, "Transcript"),
+        (Msg::JumpToLatest, "Jump to latest"),
+        (Msg::CopyOutput, "Copy output"),
+        (Msg::CopyReply, "Copy reply"),
+        (Msg::CopyCode, "Copy code"),
+        (Msg::ViewFullOutput, "View full output"),
+        (Msg::DownloadOutput, "Download output"),
         (Msg::Message, "Message"),
         (Msg::Send, "Send"),
         (Msg::Stop, "Stop"),
@@ -246,6 +252,8 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
+        Phrase::OutputUnavailable,
+        Phrase::OutputMissing { missing: 2 },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -711,6 +719,8 @@ fn index(p: &Phrase) -> usize {
         P::RetryOverloaded { .. } => 127,
         P::RetryNotConnected { .. } => 128,
         P::SwitchWhileWorking => 129,
+        P::OutputUnavailable => 130,
+        P::OutputMissing { .. } => 131,
     }
 }
 

@@ -211,6 +211,16 @@ impl Host {
                 file_name,
                 bytes,
             } => download::expect_download(session, file_name, bytes),
+            ControllerToPage::OutputRange {
+                command,
+                offset,
+                kept,
+                text,
+                ..
+            } => transcript::output_range(command, offset, kept, text),
+            ControllerToPage::OutputReady {
+                file_name, bytes, ..
+            } => download::expect_file(file_name, bytes),
             ControllerToPage::Imported {
                 file_name,
                 session,
@@ -523,11 +533,13 @@ fn asked(message: &PageToController) -> Option<Msg> {
         PageToController::RenameSession { .. } => Msg::Rename,
         PageToController::SearchSessions { .. } => Msg::SearchSessions,
         PageToController::ReadWorkspaceFile { .. } => Msg::Workspace,
+        PageToController::DownloadOutput { .. } => Msg::DownloadOutput,
         // The open session is in the address and sent to every new
         // controller after its Start, so it is never lost.
         PageToController::Prompt { .. }
         | PageToController::WithdrawPrompt { .. }
         | PageToController::OpenSession { .. }
+        | PageToController::ReadOutput { .. }
         | PageToController::Start { .. }
         | PageToController::Promote
         | PageToController::RuntimePort { .. }
