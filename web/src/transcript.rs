@@ -16,7 +16,7 @@ use crate::i18n::{self, text, tf, tr, Msg};
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
 use lifeline_core::phrase::Phrase;
-use lifeline_core::render::{md, Ansi, Md, Style};
+use lifeline_core::render::{md, resolve, runs, steps, Style};
 use lifeline_core::{
     CommandId, EventSeq, Outcome, ProviderFailureView, ProviderRequestId, ProviderRequestStatus,
     SessionId, TurnId, TurnStatus, ViewDelta,
@@ -46,7 +46,7 @@ pub struct TurnView {
     pub status: RwSignal<Option<TurnStatus>>,
     pub reply: RwSignal<Option<String>>,
     /// `reply` as the controller parsed it.
-    pub reply_md: RwSignal<Vec<Md>>,
+    pub reply_md: RwSignal<String>,
     /// When the prompt was recorded (ms since the epoch).
     pub at: RwSignal<u64>,
     /// Why the core ended the turn, worded in the reader's language in
@@ -83,7 +83,7 @@ pub struct RequestView {
     pub step: RwSignal<u32>,
     pub status: RwSignal<ProviderRequestStatus>,
     pub text: RwSignal<Option<String>>,
-    pub text_md: RwSignal<Vec<Md>>,
+    pub text_md: RwSignal<String>,
     pub tool_calls: RwSignal<Vec<String>>,
     pub failure: RwSignal<Option<ProviderFailureView>>,
 }
@@ -160,6 +160,8 @@ struct Segment {
 struct OutputDom {
     segments: VecDeque<Segment>,
     shown: usize,
+    /// The style in force after what is drawn (where `pending` starts).
+    style: Style,
 }
 
 struct CommandEntry {
@@ -171,8 +173,9 @@ struct CommandEntry {
     pending_trimmed: bool,
     /// `pending` replaces what is shown (a `Settled` delta).
     replace: bool,
-    /// The escape state of the shown output.
-    ansi: Ansi,
+    /// The style in force after the output received so far: the next
+    /// chunk's style marks read against it ([`resolve`]).
+    style: Style,
     /// The full-output view, when open: its `<pre>`, its position note,
     /// its pages (kept byte range and element, in order) and its scroll
     /// listener.
@@ -329,7 +332,7 @@ impl Model {
             prompt: RwSignal::new(String::new()),
             status: RwSignal::new(None),
             reply: RwSignal::new(None),
-            reply_md: RwSignal::new(Vec::new()),
+            reply_md: RwSignal::new(String::new()),
             at: RwSignal::new(0),
             ending: RwSignal::new(None),
             tokens: RwSignal::new((0, 0)),
@@ -366,7 +369,7 @@ impl Model {
             pending: String::new(),
             pending_trimmed: false,
             replace: false,
-            ansi: Ansi::new(),
+            style: Style::default(),
             full: None,
             kept: 0,
             asking: None,
@@ -436,7 +439,7 @@ impl Model {
                             step: RwSignal::new(step),
                             status: RwSignal::new(status),
                             text: RwSignal::new(None),
-                            text_md: RwSignal::new(Vec::new()),
+                            text_md: RwSignal::new(String::new()),
                             tool_calls: RwSignal::new(Vec::new()),
                             failure: RwSignal::new(None),
                         });
@@ -521,11 +524,12 @@ impl Model {
                 if text.is_empty() {
                     return;
                 }
+                let text = resolve(&text, &mut entry.style);
                 entry.pending.push_str(&text);
                 if entry.pending.len() > 2 * SHOWN_BYTES {
                     // Only the newest SHOWN_BYTES can ever be on screen.
                     let cut = tail_start(&entry.pending, SHOWN_BYTES);
-                    entry.pending.drain(..cut);
+                    drop_pending(&mut entry.pending, &mut entry.dom.style, cut);
                     entry.pending_trimmed = true;
                 }
                 // A block not placed yet has no `<pre>`; placing it marks it.
@@ -549,11 +553,13 @@ impl Model {
                     ask_tail(command, entry);
                 }
                 entry.pending.clear();
-                entry.pending.push_str(&stdout);
-                entry.pending.push_str(&stderr);
+                entry.style = Style::default();
+                entry.dom.style = Style::default();
+                entry.pending.push_str(&resolve(&stdout, &mut entry.style));
+                entry.pending.push_str(&resolve(&stderr, &mut entry.style));
                 if entry.pending.len() > SHOWN_BYTES {
                     let cut = tail_start(&entry.pending, SHOWN_BYTES);
-                    entry.pending.drain(..cut);
+                    drop_pending(&mut entry.pending, &mut entry.dom.style, cut);
                     entry.pending_trimmed = true;
                 }
                 entry.replace = true;
@@ -605,6 +611,12 @@ fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, val
 
 /// Byte index where the last `keep` bytes of `text` start, moved forward to a
 /// character boundary.
+/// Drops `pending`'s first `cut` bytes, keeping the style they set.
+fn drop_pending(pending: &mut String, style: &mut Style, cut: usize) {
+    runs(&pending[..cut], style, &mut |_, _| {});
+    pending.drain(..cut);
+}
+
 fn tail_start(text: &str, keep: usize) -> usize {
     let mut start = text.len().saturating_sub(keep);
     while !text.is_char_boundary(start) {
@@ -645,14 +657,13 @@ fn on_frame() {
             let mut trimmed = std::mem::take(&mut entry.pending_trimmed);
             if std::mem::take(&mut entry.replace) {
                 clear(&mut entry.dom);
-                entry.ansi = Ansi::new();
             }
             if entry.pending.len() >= SHOWN_BYTES {
                 // Everything shown now would scroll out of the cap: start over
                 // with the newest output.
                 trimmed |= clear(&mut entry.dom);
                 let cut = tail_start(&entry.pending, SHOWN_BYTES);
-                entry.pending.drain(..cut);
+                drop_pending(&mut entry.pending, &mut entry.dom.style, cut);
                 trimmed |= cut > 0;
             }
             if budget > 0 && !entry.pending.is_empty() {
@@ -662,7 +673,7 @@ fn on_frame() {
                 }
                 let chunk: String = entry.pending.drain(..take).collect();
                 budget = budget.saturating_sub(chunk.len().max(1));
-                trimmed |= append(pre, &mut entry.dom, &mut entry.ansi, &chunk);
+                trimmed |= append(pre, &mut entry.dom, &chunk);
                 grew = true;
             }
             if !entry.pending.is_empty() {
@@ -702,15 +713,15 @@ fn clear(dom: &mut OutputDom) -> bool {
     had
 }
 
-/// Appends `text` to the output `<pre>`, its escape sequences turned into
-/// styled runs; true if older output was dropped.
-fn append(pre: &HtmlPreElement, dom: &mut OutputDom, ansi: &mut Ansi, text: &str) -> bool {
-    let mut runs: Vec<(Style, String)> = Vec::new();
-    ansi.feed(text, &mut |style, run| runs.push((style, run.to_string())));
+/// Appends resolved `text` to the output `<pre>` as styled runs; true if
+/// older output was dropped.
+fn append(pre: &HtmlPreElement, dom: &mut OutputDom, text: &str) -> bool {
     let document = pre.owner_document().unwrap_or_else(document);
-    for (style, run) in &runs {
-        append_run(pre, dom, &document, *style, run);
-    }
+    let mut style = dom.style;
+    runs(text, &mut style, &mut |s, run| {
+        append_run(pre, dom, &document, s, run)
+    });
+    dom.style = style;
     let mut trimmed = false;
     while dom.shown > SHOWN_BYTES && dom.segments.len() > 1 {
         if let Some(first) = dom.segments.pop_front() {
@@ -887,7 +898,7 @@ pub fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) 
                                 </div>
                                 {move || match turn.ending.get() {
                                     Some(p) => view! { <p class="reply-text">{i18n::phrase(i18n::locale(), &p)}</p> }.into_any(),
-                                    None => view! { <Markdown steps=turn.reply_md /> }.into_any(),
+                                    None => view! { <Markdown marked=turn.reply_md /> }.into_any(),
                                 }}
                             </div>
                         }
@@ -910,7 +921,7 @@ fn RequestBlock(request: RequestView) -> impl IntoView {
                     tf(Msg::ModelStep, &[&request.step.get().to_string(), tr(i18n::request_status(status()))])
                 }}
             </p>
-            <Markdown steps=request.text_md />
+            <Markdown marked=request.text_md />
             {move || {
                 let calls = request.tool_calls.get();
                 (!calls.is_empty()).then(|| view! { <p class="note">{move || tf(Msg::Called, &[&calls.join(", ")])}</p> })
@@ -1045,26 +1056,26 @@ pub fn span(ms: u64) -> String {
 /// Markdown the controller parsed ([`lifeline_core::render`]), built as DOM
 /// nodes: every text is a text node, every element one of a fixed set.
 #[component]
-fn Markdown(steps: RwSignal<Vec<Md>>) -> impl IntoView {
+fn Markdown(marked: RwSignal<String>) -> impl IntoView {
     let node = NodeRef::<Div>::new();
     Effect::new(move |_| {
         let Some(div) = node.get() else { return };
-        steps.with(|steps| build_markdown(&div, steps));
+        marked.with(|marked| build_markdown(&div, marked));
     });
     // Also `reply-text`: what a reply's text is, rendered or not.
     view! { <div class="md reply-text" node_ref=node></div> }
 }
 
-fn build_markdown(root: &web_sys::Element, steps: &[Md]) {
+fn build_markdown(root: &web_sys::Element, marked: &str) {
     root.set_text_content(None);
     let document = root.owner_document().unwrap_or_else(document);
     let mut stack: Vec<web_sys::Element> = vec![root.clone()];
-    for Md(kind, text) in steps {
+    for (kind, text) in steps(marked) {
         let Some(parent) = stack.last().cloned() else {
             break;
         };
         let element = |tag: &str| document.create_element(tag).ok();
-        match *kind {
+        match kind {
             md::TEXT => {
                 let _ = parent.append_child(&document.create_text_node(text));
             }
@@ -1323,28 +1334,23 @@ fn ask_tail(command: CommandId, entry: &mut CommandEntry) {
 }
 
 /// The controller's answer to a `ReadOutput`.
-pub fn output_range(command: CommandId, offset: u64, kept: u64, text: String) {
+pub fn output_range(command: CommandId, offset: u64, end: u64, kept: u64, text: String) {
     with_entry(command, |entry| {
         entry.kept = kept;
-        let end = offset + text.len() as u64;
         match entry.asking.take() {
             Some(Ask::Tail) => {
-                // From the first whole line, unless it is the very start.
-                let from = if offset == 0 {
-                    0
-                } else {
-                    text.find('\n').map_or(text.len(), |i| i + 1)
-                };
+                let mut shown = false;
                 if let Some(pre) = entry.view.tail.get_untracked() {
                     pre.set_text_content(None);
                     // One block: styled runs directly in the `<pre>` would
                     // each be a block of their own (`.output > span`).
                     if let Ok(block) = document().create_element("span") {
-                        styled(&block, &text[from..]);
+                        // From the first whole line, unless at the start.
+                        shown = styled(&block, &text, offset > 0);
                         let _ = pre.append_child(&block);
                     }
                 }
-                set_if_changed(entry.view.has_tail, from < text.len());
+                set_if_changed(entry.view.has_tail, shown);
             }
             Some(what) => {
                 let Some(full) = entry.full.as_mut() else {
@@ -1374,7 +1380,7 @@ fn place_page(full: &mut FullView, what: Ask, start: u64, end: u64, text: &str) 
     let Ok(page) = document().create_element("span") else {
         return;
     };
-    styled(&page, text);
+    styled(&page, text, false);
     let (pre, pages) = (&full.pre, &mut full.pages);
     if what == Ask::Fresh {
         for (_, _, e) in pages.drain(..) {
@@ -1412,15 +1418,24 @@ fn place_page(full: &mut FullView, what: Ask, start: u64, end: u64, text: &str) 
     }
 }
 
-/// `text` with its escape sequences as styled runs, appended to `parent`.
-fn styled(parent: &web_sys::Element, text: &str) {
+/// Marked output read on its own as styled runs appended to `parent`,
+/// from its first byte (or its first whole line, `from_line`).
+fn styled(parent: &web_sys::Element, text: &str, from_line: bool) -> bool {
     let document = parent.owner_document().unwrap_or_else(document);
-    let mut ansi = Ansi::new();
-    ansi.feed(text, &mut |style, run| {
-        if let Some(node) = styled_text(&document, parent, style) {
+    let mut style = Style::default();
+    let text = resolve(text, &mut Style::default());
+    let from = if from_line {
+        text.find('\n').map_or(text.len(), |i| i + 1)
+    } else {
+        0
+    };
+    runs(&text[..from], &mut style, &mut |_, _| {});
+    runs(&text[from..], &mut style, &mut |s, run| {
+        if let Some(node) = styled_text(&document, parent, s) {
             let _ = node.append_data(run);
         }
     });
+    from < text.len()
 }
 
 /// Opens (or closes) the full-output view of `command` in `block`.

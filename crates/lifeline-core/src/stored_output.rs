@@ -186,22 +186,21 @@ impl StoredOutput {
 
 /// A range's bytes as text on character boundaries: continuation bytes at
 /// its start belong to the previous range and are skipped (their count is
-/// returned), and a character cut at its end is left for the next range.
-pub fn whole_chars(bytes: &[u8]) -> (usize, String) {
+/// returned), and a character cut at its end is left for the next range
+/// (where the bytes taken end is returned second: the next range's start).
+pub fn whole_chars(bytes: &[u8]) -> (usize, usize, String) {
     let skip = bytes
         .iter()
         .take(3)
         .take_while(|b| (**b & 0xC0) == 0x80)
         .count();
     let rest = &bytes[skip..];
-    let text = match std::str::from_utf8(rest) {
-        Ok(t) => t.to_owned(),
-        Err(e) if e.error_len().is_none() => {
-            String::from_utf8_lossy(&rest[..e.valid_up_to()]).into_owned()
-        }
-        Err(_) => String::from_utf8_lossy(rest).into_owned(),
+    let taken = match std::str::from_utf8(rest) {
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        _ => rest.len(),
     };
-    (skip, text)
+    let text = String::from_utf8_lossy(&rest[..taken]).into_owned();
+    (skip, skip + taken, text)
 }
 
 #[cfg(test)]
@@ -291,12 +290,14 @@ mod tests {
         let text = "aé✓b";
         let bytes = text.as_bytes();
         // Cut after `a` and inside `é`: the `é` waits for the next range.
-        assert_eq!(whole_chars(&bytes[0..2]), (0, "a".to_string()));
+        assert_eq!(whole_chars(&bytes[0..2]), (0, 1, "a".to_string()));
         // The next range starts inside `é`... at its first byte, then.
-        assert_eq!(whole_chars(&bytes[1..5]), (0, "é".to_string()));
+        assert_eq!(whole_chars(&bytes[1..5]), (0, 2, "é".to_string()));
         // A range starting inside `✓` skips to the `b`.
-        assert_eq!(whole_chars(&bytes[4..]), (2, "b".to_string()));
-        assert_eq!(whole_chars(b""), (0, String::new()));
+        assert_eq!(whole_chars(&bytes[4..]), (2, 3, "b".to_string()));
+        assert_eq!(whole_chars(b""), (0, 0, String::new()));
+        // Bytes that are no UTF-8 at all are taken (shown replaced).
+        assert_eq!(whole_chars(b"a\xffb"), (0, 3, "a\u{FFFD}b".to_string()));
         assert_eq!(whole_chars(&[0x80, 0x80, 0x80, 0x80]).0, 3);
     }
 

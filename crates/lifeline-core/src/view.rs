@@ -18,7 +18,7 @@ use crate::model::tool_key;
 use crate::outcome::Outcome;
 use crate::phrase::Phrase;
 use crate::projection::{CommandView, Projection, ProviderOutcome, TurnView};
-use crate::render::{markdown, Md};
+use crate::render::{mark_output, marked_markdown};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -55,9 +55,9 @@ pub enum ViewDelta {
         /// When the prompt was recorded (the controller's clock, ms).
         #[serde(default)]
         at: Millis,
-        /// `reply` as markdown steps (see [`crate::render`]).
+        /// `reply` as marked markdown ([`crate::render::marked_markdown`]).
         #[serde(default)]
-        reply_md: Vec<Md>,
+        reply_md: String,
     },
     Command {
         session: SessionId,
@@ -88,6 +88,8 @@ pub enum ViewDelta {
         command: CommandId,
         seq: EventSeq,
         stream: Stream,
+        /// Marked output ([`crate::render::mark_output`]): escapes made
+        /// style marks, relative to the style the previous chunk left.
         text: String,
         /// Bytes of this chunk kept only as an artifact or dropped by the
         /// budget, so the tab can say output is missing from the view.
@@ -97,6 +99,7 @@ pub enum ViewDelta {
     Settled {
         command: CommandId,
         through: EventSeq,
+        /// Both marked, each chunk on its own, like `Output`'s text.
         stdout: String,
         stderr: String,
         /// Output kept only as artifacts or dropped by the budget.
@@ -121,9 +124,9 @@ pub enum ViewDelta {
         /// Names of the tools the reply called, in order.
         tool_calls: Vec<String>,
         failure: Option<ProviderFailureView>,
-        /// `text` as markdown steps (see [`crate::render`]).
+        /// `text` as marked markdown ([`crate::render::marked_markdown`]).
         #[serde(default)]
-        text_md: Vec<Md>,
+        text_md: String,
     },
 }
 
@@ -283,7 +286,7 @@ fn provider_delta(projection: &Projection, request: ProviderRequestId) -> Option
         request,
         step: r.step,
         status,
-        text_md: text.as_deref().map(markdown).unwrap_or_default(),
+        text_md: text.as_deref().map(marked_markdown).unwrap_or_default(),
         text,
         tool_calls,
         failure,
@@ -384,7 +387,7 @@ fn turn_delta(projection: &Projection, turn: TurnId) -> ViewDelta {
     let reply = t.end.as_ref().map(|e| e.reply.clone());
     ViewDelta::Turn {
         at: t.recorded_at,
-        reply_md: reply.as_deref().map(markdown).unwrap_or_default(),
+        reply_md: reply.as_deref().map(marked_markdown).unwrap_or_default(),
         input_tokens: input,
         output_tokens: output,
         session: t.session,
@@ -459,8 +462,8 @@ fn settled_delta(c: &CommandView, settled: &crate::projection::SettledOutput) ->
     ViewDelta::Settled {
         command: c.command,
         through: settled.through,
-        stdout: stdout.to_string(),
-        stderr: stderr.to_string(),
+        stdout: mark_output(stdout),
+        stderr: mark_output(stderr),
         not_shown: total.saturating_sub(inline),
     }
 }
@@ -486,7 +489,7 @@ fn output_delta(command: CommandId, e: &crate::event::EventRecord) -> Option<Vie
         command,
         seq: e.seq,
         stream,
-        text: shown.to_string(),
+        text: mark_output(shown),
         not_shown: chunk.len - shown.len() as u64,
     })
 }

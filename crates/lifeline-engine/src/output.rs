@@ -4,6 +4,7 @@
 //! artifacts and hands them back; the engine cuts the answer.
 
 use lifeline_core::phrase::Phrase;
+use lifeline_core::render::mark_output;
 use lifeline_core::stored_output::{whole_chars, Slice, StoredOutput, MAX_RANGE_BYTES};
 use lifeline_core::{CommandId, Digest};
 use lifeline_protocol::{ControllerToPage, Level};
@@ -64,14 +65,16 @@ impl Engine {
         };
         match read {
             OutputRead::Range { offset, .. } => {
-                // The page asks for the next range where this text ends.
-                let (skip, text) = whole_chars(&bytes);
+                // The page asks for the next range at `end`: the marked
+                // text's length says nothing about the bytes it came from.
+                let (skip, end, text) = whole_chars(&bytes);
                 self.post(ControllerToPage::OutputRange {
                     command,
                     offset: offset.saturating_add(skip as u64),
+                    end: offset.saturating_add(end as u64),
                     kept: stored.kept(),
                     dropped: stored.dropped,
-                    text,
+                    text: mark_output(&text),
                 })
             }
             OutputRead::Download => self.effects.push_back(Effect::SaveOutput {

@@ -409,11 +409,13 @@ pub enum ControllerToPage {
         query: String,
         matches: Vec<SessionId>,
     },
-    /// Kept output of `command` from `offset` (a `ReadOutput` answer):
-    /// `kept` bytes were kept in all, `dropped` more were over the budget.
+    /// Kept output of `command` from `offset` to `end` (a `ReadOutput`
+    /// answer), marked like a view's output; `kept` bytes were kept in all,
+    /// `dropped` more were over the budget.
     OutputRange {
         command: lifeline_core::CommandId,
         offset: u64,
+        end: u64,
         kept: u64,
         dropped: u64,
         text: String,

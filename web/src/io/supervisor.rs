@@ -214,10 +214,11 @@ impl Host {
             ControllerToPage::OutputRange {
                 command,
                 offset,
+                end,
                 kept,
                 text,
                 ..
-            } => transcript::output_range(command, offset, kept, text),
+            } => transcript::output_range(command, offset, end, kept, text),
             ControllerToPage::OutputReady {
                 file_name, bytes, ..
             } => download::expect_file(file_name, bytes),

@@ -170,11 +170,23 @@ fn hostile_nesting_and_size_stay_bounded() {
     }
 }
 
-fn runs(ansi: &mut Ansi, text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    ansi.feed(text, &mut |style, t| {
-        out.push((style.classes(), t.to_string()))
-    });
+/// What the page shows for `chunks` received in order: runs of (classes,
+/// text), adjacent runs of one style joined.
+fn shown(chunks: &[&str]) -> Vec<(String, String)> {
+    let mut received = Style::default();
+    let mut drawn = Style::default();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for chunk in chunks {
+        let marked = mark_output(chunk);
+        let resolved = resolve(&marked, &mut received);
+        runs(&resolved, &mut drawn, &mut |style, t| {
+            let classes = style.classes();
+            match out.last_mut() {
+                Some((c, text)) if *c == classes => text.push_str(t),
+                _ => out.push((classes, t.to_string())),
+            }
+        });
+    }
     out
 }
 
@@ -182,14 +194,14 @@ fn r(classes: &str, text: &str) -> (String, String) {
     (classes.to_string(), text.to_string())
 }
 
+fn text_of(runs: &[(String, String)]) -> String {
+    runs.iter().map(|(_, t)| t.as_str()).collect()
+}
+
 #[test]
 fn sgr_becomes_fixed_classes_and_escapes_vanish() {
-    let mut ansi = Ansi::new();
     assert_eq!(
-        runs(
-            &mut ansi,
-            "\x1b[31mred\x1b[0m plain \x1b[1;92;44mbold\x1b[22m not\x1b[m\n"
-        ),
+        shown(&["\x1b[31mred\x1b[0m plain \x1b[1;92;44mbold\x1b[22m not\x1b[m\n"]),
         vec![
             r("a-f1", "red"),
             r("", " plain "),
@@ -199,51 +211,120 @@ fn sgr_becomes_fixed_classes_and_escapes_vanish() {
         ]
     );
     assert_eq!(
-        runs(
-            &mut ansi,
-            "\x1b[38;5;3mx\x1b[38;5;200my\x1b[48:5:9mz\x1b[38;2;1;2;3mw\x1b[0m"
-        ),
+        shown(&["\x1b[38;5;3mx\x1b[38;5;200my\x1b[48:5:9mz\x1b[38;2;1;2;3mw\x1b[0m"]),
         vec![r("a-f3", "xy"), r("a-f3 a-b9", "zw")]
+    );
+    for (code, class) in [
+        ("2", "a-dim"),
+        ("3", "a-italic"),
+        ("4", "a-under"),
+        ("7", "a-inverse"),
+        ("9", "a-strike"),
+        ("97", "a-f15"),
+        ("107", "a-b15"),
+    ] {
+        assert_eq!(shown(&[&format!("\x1b[{code}mx")]), vec![r(class, "x")]);
+    }
+}
+
+#[test]
+fn the_style_carries_from_chunk_to_chunk() {
+    // The controller marks each chunk alone; the page carries the style.
+    assert_eq!(
+        shown(&["\x1b[31ma", "b\x1b[1m", "c\x1b[39m", "d", "\x1b[0me"]),
+        vec![
+            r("a-f1", "ab"),
+            r("a-f1 a-bold", "c"),
+            r("a-bold", "d"),
+            r("", "e"),
+        ]
+    );
+    // A chunk that only changes the style still changes it.
+    assert_eq!(
+        shown(&["\x1b[32m", "green"]),
+        vec![r("a-f2", "green")]
     );
 }
 
 #[test]
-fn a_sequence_split_across_chunks_still_applies() {
-    let mut ansi = Ansi::new();
-    assert_eq!(runs(&mut ansi, "a\x1b[3"), vec![r("", "a")]);
-    assert_eq!(runs(&mut ansi, "2mgreen"), vec![r("a-f2", "green")]);
-    // The style carries into the next chunk.
-    assert_eq!(runs(&mut ansi, "still"), vec![r("a-f2", "still")]);
+fn a_relative_change_reads_against_the_style_in_force() {
+    let marked = mark_output("\x1b[22mx");
+    let mut style = Style(BOLD | 2);
+    let resolved = resolve(&marked, &mut style);
+    assert_eq!(style, Style(2));
+    let mut got = Vec::new();
+    let mut drawn = Style(BOLD | 2);
+    runs(&resolved, &mut drawn, &mut |s, t| got.push((s, t.to_string())));
+    assert_eq!(got, vec![(Style(2), "x".to_string())]);
+}
+
+#[test]
+fn plain_output_passes_unchanged() {
+    for s in ["", "hello\n", "héllo ✓ 日本\tx\n", "1\n2\n3\n"] {
+        assert_eq!(mark_output(s), s);
+        assert_eq!(resolve(s, &mut Style::default()), s);
+    }
 }
 
 #[test]
 fn malformed_and_other_escapes_are_consumed() {
-    let mut ansi = Ansi::new();
-    let got: String = runs(
-        &mut ansi,
+    let got = shown(&[
         "\x1b[999999999999mA\x1b[2J\x1b[HB\x1b]0;title\x07C\x1b[?25lD\x1bPq#0;2;0;0;0\x1b\\E\x07\x08F\r\n",
-    )
-    .into_iter()
-    .map(|(_, t)| t)
-    .collect();
-    assert_eq!(got, "ABCDEF\n");
-    let mut ansi = Ansi::new();
+    ]);
+    assert_eq!(text_of(&got), "ABCDEF\n");
     let many = format!("\x1b[{}mX", "1;".repeat(200));
-    assert_eq!(runs(&mut ansi, &many).concat_text(), "X");
-    let mut ansi = Ansi::new();
-    assert_eq!(
-        runs(&mut ansi, "héllo ✓ 日本").concat_text(),
-        "héllo ✓ 日本"
-    );
-    assert_eq!(runs(&mut ansi, "\x1b[31mé\x1b[0m").concat_text(), "é");
+    assert_eq!(text_of(&shown(&[&many])), "X");
+    assert_eq!(text_of(&shown(&["\x1b[31mé\x1b[0m"])), "é");
+    // A sequence split across chunks is dropped, not half-applied; the
+    // text around it stays.
+    let split = text_of(&shown(&["a\x1b[3", "2mb"]));
+    assert!(split.starts_with('a') && split.ends_with('b'), "{split}");
+    assert!(!split.contains('\x1b'));
 }
 
-trait ConcatText {
-    fn concat_text(&self) -> String;
+#[test]
+fn marks_in_the_output_itself_are_replaced() {
+    // Characters the page reads as marks cannot be forged by a command.
+    let forged = format!("x{}{}y\x1b[1mz", '\u{F0400}', '\u{100001}');
+    let got = shown(&[&forged]);
+    assert_eq!(got, vec![r("", "x\u{FFFD}\u{FFFD}y"), r("a-bold", "z")]);
+    let plain_forged = format!("x{}y", '\u{10FFFF}');
+    assert_eq!(mark_output(&plain_forged), "x\u{FFFD}y");
 }
 
-impl ConcatText for Vec<(String, String)> {
-    fn concat_text(&self) -> String {
-        self.iter().map(|(_, t)| t.as_str()).collect()
+#[test]
+fn huge_output_is_marked_in_one_pass() {
+    let chunk = "\x1b[31mred\x1b[0m line\n".repeat(100_000);
+    let marked = mark_output(&chunk);
+    let got = shown(&[&chunk]);
+    assert_eq!(got.len(), 200_000);
+    assert!(marked.len() < chunk.len() * 2);
+}
+
+#[test]
+fn marked_markdown_reads_back_as_its_steps() {
+    for s in [
+        "Some **bold** and *em* and `code`.\n\n- one\n- two\n",
+        "# Title\n\n> quote\n\n```\nfn main() {}\n```\n[a](https://x.example)",
+        "",
+        "plain",
+    ] {
+        let steps_back: Vec<Md> = steps(&marked_markdown(s))
+            .map(|(k, t)| Md(k, t.to_string()))
+            .collect();
+        assert_eq!(steps_back, markdown(s), "{s}");
     }
+    // A reply cannot forge a step.
+    let forged = format!("a{}https://x", '\u{F0013}');
+    let back: Vec<(u8, String)> = steps(&marked_markdown(&forged))
+        .map(|(k, t)| (k, t.to_string()))
+        .collect();
+    assert_eq!(
+        back,
+        vec![
+            (OPEN_P, String::new()),
+            (TEXT, "a\u{FFFD}https://x".to_string()),
+            (CLOSE, String::new())
+        ]
+    );
 }
