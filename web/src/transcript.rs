@@ -1241,11 +1241,9 @@ pub fn JumpToLatest() -> impl IntoView {
     let away = MODEL.with(|m| m.borrow().as_ref().map(|m| m.away));
     let away = away.unwrap_or_else(|| RwSignal::new(false));
     view! {
-        <Show when=move || away.get()>
-            <button type="button" class="jump" on:click=move |_| jump_to_latest()>
-                {text(Msg::JumpToLatest)}
-            </button>
-        </Show>
+        <button type="button" class="jump" hidden=move || !away.get() on:click=move |_| jump_to_latest()>
+            {text(Msg::JumpToLatest)}
+        </button>
     }
 }
 

@@ -126,9 +126,11 @@ pub enum Effect {
         digests: Vec<lifeline_core::Digest>,
     },
     /// Hand the page `command`'s whole kept output to save as `file_name`:
-    /// an `OutputReady` message, then the bytes as a transferred buffer.
+    /// an `ExportReady` message for its session (the page saves it like an
+    /// export: no message of its own to decode there), then the bytes as a
+    /// transferred buffer.
     SaveOutput {
-        command: lifeline_core::CommandId,
+        session: lifeline_core::SessionId,
         file_name: String,
         bytes: Vec<u8>,
     },

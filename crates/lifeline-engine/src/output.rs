@@ -77,11 +77,20 @@ impl Engine {
                     text: mark_output(&text),
                 })
             }
-            OutputRead::Download => self.effects.push_back(Effect::SaveOutput {
-                command,
+            OutputRead::Download => {
+                let session = self
+                    .projection()
+                    .and_then(|p| p.command(command))
+                    .map(|c| c.binding.session);
+                let Some(session) = session else {
+                    return self.notice(KEY, Level::Warning, Phrase::OutputUnavailable);
+                };
+                self.effects.push_back(Effect::SaveOutput {
+                session,
                 file_name: format!("output-{command}.txt"),
                 bytes,
-            }),
+            })
+            }
         }
     }
 }

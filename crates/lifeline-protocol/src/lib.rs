@@ -131,7 +131,7 @@ pub enum PageToController {
         from_end: bool,
     },
     /// All of a command's kept output, to save: answered with
-    /// `OutputReady`, then the bytes as a transferred `ArrayBuffer`.
+    /// `ExportReady`, then the bytes as a transferred `ArrayBuffer`.
     DownloadOutput {
         command: lifeline_core::CommandId,
     },
@@ -419,13 +419,6 @@ pub enum ControllerToPage {
         kept: u64,
         dropped: u64,
         text: String,
-    },
-    /// A command's whole kept output follows as a transferred
-    /// `ArrayBuffer` of `bytes` bytes, to save as `file_name`.
-    OutputReady {
-        command: lifeline_core::CommandId,
-        file_name: String,
-        bytes: u64,
     },
 }
 

@@ -18,13 +18,9 @@ thread_local! {
     static DOWNLOAD: RefCell<Option<(String, u64)>> = const { RefCell::new(None) };
 }
 
-pub(super) fn expect_download(_session: SessionId, file_name: String, bytes: u64) {
-    expect_file(file_name, bytes);
-}
-
 /// The next binary message is a file of `bytes` bytes to save (an export,
-/// or a command's output after `OutputReady`).
-pub(super) fn expect_file(file_name: String, bytes: u64) {
+/// or a command's output: both come after an `ExportReady`).
+pub(super) fn expect_download(_session: SessionId, file_name: String, bytes: u64) {
     DOWNLOAD.with(|d| *d.borrow_mut() = Some((file_name, bytes)));
 }
 

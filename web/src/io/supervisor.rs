@@ -219,9 +219,6 @@ impl Host {
                 text,
                 ..
             } => transcript::output_range(command, offset, end, kept, text),
-            ControllerToPage::OutputReady {
-                file_name, bytes, ..
-            } => download::expect_file(file_name, bytes),
             ControllerToPage::Imported {
                 file_name,
                 session,

@@ -262,11 +262,11 @@ pub fn read_artifacts(
     });
 }
 
-/// Posts a command's whole output to the page: `OutputReady`, then the
+/// Posts a command's whole output to the page: `ExportReady`, then the
 /// bytes as a transferred buffer (binary, outside the JSON bound).
-pub fn save_output(command: CommandId, file_name: String, bytes: &[u8]) {
-    post(&ControllerToPage::OutputReady {
-        command,
+pub fn save_output(session: SessionId, file_name: String, bytes: &[u8]) {
+    post(&ControllerToPage::ExportReady {
+        session,
         file_name,
         bytes: bytes.len() as u64,
     });

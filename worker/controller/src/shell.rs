@@ -597,10 +597,10 @@ impl Shell {
                 digests,
             } => crate::export::read_artifacts(self, command, read, stored, plan, digests),
             Effect::SaveOutput {
-                command,
+                session,
                 file_name,
                 bytes,
-            } => crate::export::save_output(command, file_name, &bytes),
+            } => crate::export::save_output(session, file_name, &bytes),
             Effect::Snapshot(snapshot) => {
                 let (Some(journal), Some(epoch)) = (self.journal(), self.epoch.get()) else {
                     return;
