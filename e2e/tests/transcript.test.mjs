@@ -141,8 +141,8 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
 
     test('a large output shows whole lines of its head and tail; View full output pages through it; Download saves it', async () => {
       const { page } = browser;
-      const n = 100000;
-      // 588,895 bytes: 64 KiB inline, the rest in artifacts.
+      const n = 300000;
+      // 1,988,895 bytes: 64 KiB inline, the rest in artifacts.
       const total = Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('').length;
       await send(page, `$ seq 1 ${n}`);
       const block = commandBlock(page, `seq 1 ${n}`);
