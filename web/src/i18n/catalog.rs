@@ -164,23 +164,6 @@ catalog! {
         "Frühere Ausgabe steht im Journal und wird hier nicht gezeigt.";
     BytesNotShown => "{0} bytes of output are stored but not shown",
         "{0} Bytes Ausgabe sind gespeichert, aber nicht angezeigt";
-    CopyOutput => "Copy output", "Ausgabe kopieren";
-    CopyReply => "Copy reply", "Antwort kopieren";
-    CopyCode => "Copy code", "Code kopieren";
-    Copied => "Copied", "Kopiert";
-    CopyFailed => "Copy failed", "Kopieren fehlgeschlagen";
-    JumpToLatest => "Jump to latest", "Zum Neuesten springen";
-    ShowMore => "Show more", "Mehr zeigen";
-    ShowLess => "Show less", "Weniger zeigen";
-    Took => "took {0}", "dauerte {0}";
-    RunningFor => "running for {0}", "läuft seit {0}";
-    ViewFullOutput => "View full output", "Ganze Ausgabe ansehen";
-    DownloadOutput => "Download output", "Ausgabe herunterladen";
-    FullOutputOf => "Full output: {0}", "Ganze Ausgabe: {0}";
-    FullOutputWindow => "Bytes {0}–{1} of {2}", "Bytes {0}–{1} von {2}";
-    OutputStart => "Start", "Anfang";
-    OutputEnd => "End", "Ende";
-    LastLines => "Last lines:", "Letzte Zeilen:";
     // Turn status.
     TurnCompleted => "completed", "abgeschlossen";
     TurnFailed => "failed", "fehlgeschlagen";
@@ -507,10 +490,6 @@ catalog! {
     PhRetryNotConnected => "could not connect — retrying in {0} s", "keine Verbindung — neuer Versuch in {0} s";
     PhLocalModelRefused => "this file cannot be used as a local model: {0}", "diese Datei kann nicht als lokales Modell dienen: {0}";
     PhLocalModelFacts => "{0}: {1} bytes, {2}, {3} parameters, trained context {4} tokens; loaded with a context of {5} tokens", "{0}: {1} Bytes, {2}, {3} Parameter, trainierter Kontext {4} Token; geladen mit einem Kontext von {5} Token";
-    PhOutputUnavailable => "the full output of that command cannot be read here; export the session's evidence to get it",
-        "die vollständige Ausgabe dieses Befehls kann hier nicht gelesen werden; exportiere die Belege der Sitzung, um sie zu erhalten";
-    PhOutputMissing => "the full output cannot be shown: {0} of its stored parts are missing from storage",
-        "die vollständige Ausgabe kann nicht gezeigt werden: {0} ihrer gespeicherten Teile fehlen im Speicher";
     RetryNow => "Retry now", "Jetzt erneut versuchen";
     ProviderOverloaded => "provider overloaded", "Anbieter überlastet";
     ProviderConnectTimeout => "no answer in time", "keine Antwort in der Zeit";

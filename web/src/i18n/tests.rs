@@ -50,12 +50,6 @@ fn english_accessible_names_are_the_design_contract() {
         (Msg::Sessions, "Sessions"),
         (Msg::NewSession, "New session"),
         (Msg::Transcript, "Transcript"),
-        (Msg::JumpToLatest, "Jump to latest"),
-        (Msg::CopyOutput, "Copy output"),
-        (Msg::CopyReply, "Copy reply"),
-        (Msg::CopyCode, "Copy code"),
-        (Msg::ViewFullOutput, "View full output"),
-        (Msg::DownloadOutput, "Download output"),
         (Msg::Message, "Message"),
         (Msg::Send, "Send"),
         (Msg::Stop, "Stop"),
@@ -261,8 +255,6 @@ fn every_phrase() -> Vec<Phrase> {
             trained: 1024,
             context: 1024,
         },
-        Phrase::OutputUnavailable,
-        Phrase::OutputMissing { missing: 2 },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -730,8 +722,6 @@ fn index(p: &Phrase) -> usize {
         P::LocalModelRefused { .. } => 129,
         P::LocalModelFacts { .. } => 130,
         P::SwitchWhileWorking => 131,
-        P::OutputUnavailable => 132,
-        P::OutputMissing { .. } => 133,
     }
 }
 
