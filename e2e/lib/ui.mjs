@@ -55,3 +55,29 @@ export async function addProfile(page, { name, provider, baseUrl, model, key, id
   await dialog.waitFor({ state: 'hidden' });
   await waitConnected(page);
 }
+
+/** The session list, and a session's link in it by title. */
+export const sessionList = (page) => page.getByRole('navigation', { name: 'Sessions' });
+export const sessionLink = (page, name) => sessionList(page).getByRole('link', { name, exact: true });
+
+/** Opens the session list (a drawer over the chat on a phone). */
+export async function openSessionList(page, phone) {
+  if (phone && !(await sessionList(page).isVisible())) {
+    await page.getByRole('button', { name: 'Sessions', exact: true }).click();
+  }
+  await sessionList(page).waitFor();
+}
+
+/** Closes the session list's drawer on a phone (a no-op on a desktop). */
+export async function closeSessionList(page, phone) {
+  if (phone && (await sessionList(page).isVisible())) {
+    await page.getByRole('button', { name: 'Close sessions' }).click();
+    await sessionList(page).waitFor({ state: 'hidden' });
+  }
+}
+
+/** Runs `line` as a command in the open session and waits until it completed. */
+export async function runCommand(page, line) {
+  await send(page, `$ ${line}`);
+  await commandBlock(page, line).getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
+}

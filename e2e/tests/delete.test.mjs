@@ -9,28 +9,20 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
 import { VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
-import { commandBlock, send } from '../lib/ui.mjs';
+import {
+  closeSessionList as closeList,
+  commandBlock,
+  openSessionList as openList,
+  runCommand as run,
+  send,
+  sessionLink as link,
+  sessionList as list,
+} from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 import { readJournalRows } from '../lib/journal.mjs';
 
-const list = (page) => page.getByRole('navigation', { name: 'Sessions' });
-const link = (page, name) => list(page).getByRole('link', { name, exact: true });
 const row = (page, name) => list(page).getByRole('listitem').filter({ has: page.getByRole('link', { name, exact: true }) });
 const details = (page) => page.getByRole('complementary', { name: 'Session details' });
-
-async function openList(page, phone) {
-  if (phone && !(await list(page).isVisible())) {
-    await page.getByRole('button', { name: 'Sessions', exact: true }).click();
-  }
-  await list(page).waitFor();
-}
-
-async function closeList(page, phone) {
-  if (phone && (await list(page).isVisible())) {
-    await page.getByRole('button', { name: 'Close sessions' }).click();
-    await list(page).waitFor({ state: 'hidden' });
-  }
-}
 
 async function openDetails(page, phone) {
   if (phone && !(await details(page).isVisible())) {
@@ -44,11 +36,6 @@ async function closeDetails(page, phone) {
     await page.getByRole('button', { name: 'Close details' }).click();
     await details(page).waitFor({ state: 'hidden' });
   }
-}
-
-async function run(page, line) {
-  await send(page, `$ ${line}`);
-  await commandBlock(page, line).getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
 }
 
 /** Polls `read` until `check` holds: OPFS and IndexedDB change after the

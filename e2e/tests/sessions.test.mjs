@@ -7,32 +7,17 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
-import { commandBlock, send, transcript } from '../lib/ui.mjs';
+import {
+  closeSessionList as closeList,
+  commandBlock,
+  openSessionList as openList,
+  runCommand as run,
+  send,
+  sessionLink as link,
+  sessionList as list,
+  transcript,
+} from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
-
-const list = (page) => page.getByRole('navigation', { name: 'Sessions' });
-const link = (page, name) => list(page).getByRole('link', { name, exact: true });
-
-/** The session list, opened over the chat on a phone. */
-async function openList(page, phone) {
-  if (phone && !(await list(page).isVisible())) {
-    await page.getByRole('button', { name: 'Sessions', exact: true }).click();
-  }
-  await list(page).waitFor();
-}
-
-async function closeList(page, phone) {
-  if (phone && (await list(page).isVisible())) {
-    await page.getByRole('button', { name: 'Close sessions' }).click();
-    await list(page).waitFor({ state: 'hidden' });
-  }
-}
-
-/** Runs `line` in the open session and waits until it completed. */
-async function run(page, line) {
-  await send(page, `$ ${line}`);
-  await commandBlock(page, line).getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
-}
 
 /** The session the address names. */
 const addressed = (page) => new URL(page.url()).hash.replace(/^#\/s\//, '');
