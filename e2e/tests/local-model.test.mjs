@@ -178,9 +178,6 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await field('Temperature').fill('3');
         await dialog.getByRole('button', { name: 'Save profile' }).click();
         await page.getByText(/the temperature must be 0 to 2/).first().waitFor({ timeout: 10_000 });
-        await field('Temperature').fill('warm');
-        await dialog.getByRole('button', { name: 'Save profile' }).click();
-        await page.getByText(/the temperature must be a number from 0 to 2/).first().waitFor({ timeout: 10_000 });
         await page.keyboard.press('Escape');
         await page.getByRole('button', { name: 'Profiles' }).click();
         await saved.getByRole('button', { name: 'Edit' }).click();
