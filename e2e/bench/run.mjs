@@ -5,9 +5,10 @@
 //
 // Environment: LIFELINE_BENCH_URL (required), BENCH_ROUNDS (default 5),
 // BENCH_JSON (optional path for the raw results), BENCH_ONLY (comma-separated
-// group names: append, recovery, output, first-visit).
+// group names: append, recovery, output, first-visit, local, threads).
 import { writeFile } from 'node:fs/promises';
 import { openBrowser, VIEWPORTS } from '../lib/browser.mjs';
+import { localGroup, threadsGroup } from './local.mjs';
 
 const URL = process.env.LIFELINE_BENCH_URL;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -290,6 +291,9 @@ const GROUPS = [
   ['recovery', recoveryGroup],
   ['output', outputGroup],
   ['first-visit', firstVisitGroup],
+  // A fresh browser per round, each loading the model: three rounds at most.
+  ['local', () => localGroup(Math.min(ROUNDS, 3))],
+  ['threads', () => threadsGroup(Math.min(ROUNDS, 3))],
 ];
 
 const browser = await openBrowser(VIEWPORTS.desktop);

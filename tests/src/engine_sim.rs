@@ -170,6 +170,10 @@ struct Fetch {
     refused: bool,
     /// The response headers reached the engine.
     answered: bool,
+    /// Load progress reports still to come before the "headers" (a local
+    /// model loading its file), and the bytes read so far.
+    loads: u8,
+    read: u64,
 }
 
 struct SimRuntime {
@@ -546,6 +550,8 @@ impl EngineSim {
                             replied,
                             refused,
                             answered: true,
+                            loads: 0,
+                            read: 0,
                         };
                         if f.chunks != u8::MAX {
                             self.violation(format!(
@@ -599,6 +605,11 @@ impl EngineSim {
                         replied: false,
                         refused: false,
                         answered: false,
+                        // A local model's load (its hung case, bounded at
+                        // two minutes, is longer than the quiet phase: it
+                        // is `retry::loading`'s unit test).
+                        loads: u8::try_from(self.rng.range(0, 3)).unwrap_or(0),
+                        read: 0,
                     },
                 );
                 let d = self.rng.range(5, 200);
@@ -1303,6 +1314,23 @@ impl EngineSim {
                 return;
             }
             _ => {}
+        }
+        if f.loads > 0 {
+            // A local model reads its file: progress, then loaded.
+            f.loads -= 1;
+            f.read += 1 << 20;
+            let (read, done) = (f.read, f.loads == 0);
+            *self.cov.provider.entry("load progress").or_default() += 1;
+            if let Some(e) = self.leader.as_mut() {
+                e.handle_model_loading(request, read, 8 << 20, now);
+                if done {
+                    e.handle_model_loaded(request, now);
+                }
+            }
+            let d = self.rng.range(5, 300);
+            self.clock
+                .schedule_in(d, Ev::ProviderChunk { inc, request });
+            return;
         }
         if !f.answered {
             // The response headers.

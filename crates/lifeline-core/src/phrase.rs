@@ -391,6 +391,13 @@ pub enum Phrase {
         trained: u64,
         context: u32,
     },
+    /// A local model is loading for the running turn: `read` of its file's
+    /// `total` bytes, `seconds` since the load began.
+    LocalModelLoading {
+        read: u64,
+        total: u64,
+        seconds: u32,
+    },
 }
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
@@ -886,6 +893,14 @@ impl fmt::Display for Phrase {
                 f,
                 "{name}: {bytes} bytes, {architecture}, {parameters} parameters, trained context {trained} tokens; loaded with a context of {context} tokens"
             ),
+            P::LocalModelLoading {
+                read,
+                total,
+                seconds,
+            } => write!(
+                f,
+                "loading the local model: {read} of {total} bytes, {seconds} s"
+            ),
         }
     }
 }
@@ -1332,6 +1347,7 @@ phrase_wire! {
     130 => SwitchWhileWorking,
     200 => LocalModelRefused { detail },
     201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
+    202 => LocalModelLoading { read, total, seconds },
 }
 
 impl From<crate::environment::Blocked> for Phrase {

@@ -202,6 +202,11 @@ pub struct ProfileInput {
     pub key_env: Option<String>,
     pub capabilities: Capabilities,
     pub budget: AgentBudget,
+    /// A local model's sampling settings as typed (temperature, top-p, max
+    /// tokens, context size): the controller reads and checks them
+    /// (`Provider::with_sampling`). Empty: the provider's own.
+    #[serde(default)]
+    pub sampling: Vec<String>,
 }
 
 /// What to do with a profile's API key.
@@ -248,6 +253,10 @@ pub struct ProfileSummary {
     /// not decode a local provider's spec).
     #[serde(default)]
     pub local_facts: Option<lifeline_core::phrase::Phrase>,
+    /// For a local model: its sampling settings as the form shows them
+    /// (`Sampling::texts`).
+    #[serde(default)]
+    pub sampling: Vec<String>,
     pub has_key: bool,
     pub env: Vec<(String, String)>,
     pub key_env: Option<String>,
@@ -402,6 +411,9 @@ pub enum ControllerToPage {
     LocalModel {
         provider: Option<lifeline_core::profile::Provider>,
         said: lifeline_core::phrase::Phrase,
+        /// Its default sampling settings as the form shows them.
+        #[serde(default)]
+        sampling: Vec<String>,
     },
     /// Every session of the journal, most recently active first, and the
     /// one this tab shows.
@@ -676,6 +688,7 @@ mod tests {
                 key_env: None,
                 capabilities: Capabilities::default(),
                 budget: AgentBudget::default(),
+                sampling: vec![],
             },
         };
         for text in [format!("{spawn:?}"), format!("{save:?}")] {

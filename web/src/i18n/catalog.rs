@@ -347,6 +347,11 @@ catalog! {
     Anthropic => "Anthropic", "Anthropic";
     LocalModel => "Local model (GGUF file)", "Lokales Modell (GGUF-Datei)";
     ModelFile => "Model file", "Modelldatei";
+    Sampling => "Sampling", "Sampling";
+    Temperature => "Temperature", "Temperatur";
+    TopP => "Top-p", "Top-p";
+    ReplyTokens => "Max reply tokens", "Max. Antwort-Token";
+    ContextSize => "Context size (tokens)", "Kontextgröße (Token)";
     ChooseModelFile => "Choose a GGUF model file.", "Wähle eine GGUF-Modelldatei.";
     BaseUrl => "Base URL", "Basis-URL";
     Preset => "Preset", "Vorlage";
@@ -490,6 +495,7 @@ catalog! {
     PhRetryNotConnected => "could not connect — retrying in {0} s", "keine Verbindung — neuer Versuch in {0} s";
     PhLocalModelRefused => "this file cannot be used as a local model: {0}", "diese Datei kann nicht als lokales Modell dienen: {0}";
     PhLocalModelFacts => "{0}: {1} bytes, {2}, {3} parameters, trained context {4} tokens; loaded with a context of {5} tokens", "{0}: {1} Bytes, {2}, {3} Parameter, trainierter Kontext {4} Token; geladen mit einem Kontext von {5} Token";
+    PhLocalModelLoading => "loading the local model: {0} of {1} bytes, {2} s", "lokales Modell wird geladen: {0} von {1} Bytes, {2} s";
     RetryNow => "Retry now", "Jetzt erneut versuchen";
     ProviderOverloaded => "provider overloaded", "Anbieter überlastet";
     ProviderConnectTimeout => "no answer in time", "keine Antwort in der Zeit";

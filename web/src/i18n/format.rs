@@ -257,6 +257,14 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
                 &n(*context),
             ],
         ),
+        P::LocalModelLoading {
+            read,
+            total,
+            seconds,
+        } => f(
+            Msg::PhLocalModelLoading,
+            &[&num(l, *read), &num(l, *total), &n(*seconds)],
+        ),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(

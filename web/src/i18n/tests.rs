@@ -255,6 +255,11 @@ fn every_phrase() -> Vec<Phrase> {
             trained: 1024,
             context: 1024,
         },
+        Phrase::LocalModelLoading {
+            read: 4096,
+            total: 269_120,
+            seconds: 2,
+        },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -722,6 +727,7 @@ fn index(p: &Phrase) -> usize {
         P::LocalModelRefused { .. } => 129,
         P::LocalModelFacts { .. } => 130,
         P::SwitchWhileWorking => 131,
+        P::LocalModelLoading { .. } => 132,
     }
 }
 

@@ -228,7 +228,14 @@ impl Host {
                 }
                 self.ui.profiles_loaded.set(true);
             }
-            ControllerToPage::LocalModel { provider, said } => {
+            ControllerToPage::LocalModel {
+                provider,
+                said,
+                sampling,
+            } => {
+                for (signal, text) in self.ui.local_sampling.iter().zip(sampling) {
+                    signal.set(text);
+                }
                 let said = crate::i18n::phrase(crate::i18n::locale_untracked(), &said);
                 let (name, spec) = match provider {
                     Some(lifeline_core::profile::Provider::Local { name, spec }) => (name, spec),

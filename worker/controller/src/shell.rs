@@ -663,6 +663,14 @@ impl Shell {
                 |delta| {
                     shell.input(|e, _| e.handle_provider_text(request, delta));
                 },
+                |load| match load {
+                    crate::local::Load::Progress { read, total } => {
+                        shell.input(|e, now| e.handle_model_loading(request, read, total, now))
+                    }
+                    crate::local::Load::Loaded => {
+                        shell.input(|e, now| e.handle_model_loaded(request, now))
+                    }
+                },
             )
             .await;
             shell.aborts.borrow_mut().remove(&request);
