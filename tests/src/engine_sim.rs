@@ -132,6 +132,17 @@ enum Answer {
         lifeline_core::session::Environment,
     ),
     Snapshot,
+    /// A settled command's events, read for view `view` (or the read fails).
+    Output(u64, lifeline_core::CommandId, bool),
+}
+
+/// The default policy with a recent window of two settled commands, so a
+/// run's views read collapsed commands' output back from the journal.
+fn sim_policy() -> RetentionPolicy {
+    RetentionPolicy {
+        settled_with_events: 2,
+        ..RetentionPolicy::default()
+    }
 }
 
 /// How the simulated provider answers one request.
@@ -204,6 +215,8 @@ pub struct EngineCoverage {
     pub faults: BTreeMap<&'static str, u64>,
     pub commands_started: u64,
     pub follower_applied: u64,
+    /// Settled commands' output read back from the journal for a view.
+    pub outputs_read: u64,
 }
 
 impl EngineCoverage {
@@ -216,6 +229,7 @@ impl EngineCoverage {
         self.reissues += other.reissues;
         self.commands_started += other.commands_started;
         self.follower_applied += other.follower_applied;
+        self.outputs_read += other.outputs_read;
         for (k, v) in &other.actions {
             *self.actions.entry(k).or_default() += v;
         }
@@ -636,6 +650,13 @@ impl EngineSim {
                 ..
             } => self.answer(Answer::Listing(session, workspace, environment)),
             Effect::Snapshot(_) => self.answer(Answer::Snapshot),
+            Effect::ReadOutput { view, command } => {
+                let fails = self.rng.range(0, 20) == 0;
+                if fails {
+                    self.fault("output unreadable");
+                }
+                self.answer(Answer::Output(view, command, fails))
+            }
             Effect::Broadcast(entries) => {
                 if let Some(f) = self.follower.as_mut() {
                     self.cov.follower_applied += entries.len() as u64;
@@ -907,6 +928,19 @@ impl EngineSim {
                 }),
             ),
             Answer::Snapshot => e.handle_snapshot_written(Ok(())),
+            Answer::Output(view, command, fails) => {
+                let events = (!fails).then(|| {
+                    self.durable
+                        .iter()
+                        .filter_map(|entry| match &entry.record {
+                            JournalRecord::Event(ev) if ev.command == command => Some(ev.clone()),
+                            _ => None,
+                        })
+                        .collect()
+                });
+                e.handle_output_read(view, command, events.ok_or(()));
+                self.cov.outputs_read += 1;
+            }
         }
     }
 
@@ -929,8 +963,7 @@ impl EngineSim {
         };
         engine.handle_start(Role::Leader);
         engine.handle_journal_open(1, Some("sim".into()));
-        let (projection, refused) =
-            Projection::salvage(RetentionPolicy::default(), None, &self.durable, 64);
+        let (projection, refused) = Projection::salvage(sim_policy(), None, &self.durable, 64);
         if !refused.is_empty() {
             self.violation(format!("the durable journal does not replay: {refused:?}"));
         }
@@ -982,8 +1015,7 @@ impl EngineSim {
         if self.rng.coin() {
             let mut f = Engine::new(Role::Follower, &self.inc.to_le_bytes());
             f.handle_start(Role::Follower);
-            let (projection, _) =
-                Projection::salvage(RetentionPolicy::default(), None, &self.durable, 64);
+            let (projection, _) = Projection::salvage(sim_policy(), None, &self.durable, 64);
             f.follow(projection);
             self.follower = Some(f);
         }
@@ -1459,7 +1491,7 @@ impl EngineSim {
     // ----- simulated users and faults --------------------------------------
 
     fn durable_projection(&self) -> Projection {
-        Projection::salvage(RetentionPolicy::default(), None, &self.durable, 64).0
+        Projection::salvage(sim_policy(), None, &self.durable, 64).0
     }
 
     /// Notes prompts that became durable (no longer the page's to resend).
@@ -1738,6 +1770,15 @@ impl EngineSim {
     }
 
     fn check_end(&mut self) {
+        // Every read of a shown command's output was answered and taken:
+        // no transcript is left saying "Loading output…".
+        if let Some((in_flight, queued)) = self.leader.as_ref().map(|e| e.output_reads()) {
+            if in_flight + queued > 0 {
+                self.violation(format!(
+                    "output reads never settled: {in_flight} in flight, {queued} waiting"
+                ));
+            }
+        }
         // Every retry wait ends: at its time, by Retry now, or by Stop.
         if let Some(at) = self.leader.as_ref().and_then(|e| e.retry_wait()) {
             if at.0 <= self.now().0 {
