@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use lifeline_core::event::EventRecord;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{Profile, ProfileLookup, Provider, Secret};
 use lifeline_core::recovery::{Action, Card};
@@ -134,6 +135,17 @@ enum Answer {
     Snapshot,
     /// A settled command's events, read for view `view` (or the read fails).
     Output(u64, lifeline_core::CommandId, bool),
+}
+
+/// A command's durable events, as `Journal::command_events` reads them.
+fn events_in(durable: &[JournalEntry], command: lifeline_core::CommandId) -> Vec<EventRecord> {
+    durable
+        .iter()
+        .filter_map(|entry| match &entry.record {
+            JournalRecord::Event(ev) if ev.command == command => Some(ev.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The default policy with a recent window of two settled commands, so a
@@ -430,13 +442,34 @@ impl EngineSim {
             };
             self.effect(effect);
         }
-        // A follower's effects are its page's; it writes nothing.
-        while let Some(effect) = self.follower.as_mut().and_then(|e| e.poll_effect()) {
-            if let Effect::Persist(_) | Effect::SendToRuntime { .. } | Effect::Fetch { .. } = effect
-            {
-                self.violation("a follower asked to write, send or fetch".into());
+        // A follower's effects are its page's; it writes nothing. It reads
+        // the output its transcript shows (answered at once: a promoted
+        // follower leads with what it asked for).
+        for _ in 0..1_000 {
+            let mut reads = Vec::new();
+            while let Some(effect) = self.follower.as_mut().and_then(|e| e.poll_effect()) {
+                match effect {
+                    Effect::Persist(_) | Effect::SendToRuntime { .. } | Effect::Fetch { .. } => {
+                        self.violation("a follower asked to write, send or fetch".into())
+                    }
+                    Effect::ReadOutput { view, command } => reads.push((view, command)),
+                    _ => {}
+                }
+            }
+            if reads.is_empty() {
+                break;
+            }
+            for (view, command) in reads {
+                let events = self.events_of(command);
+                if let Some(f) = self.follower.as_mut() {
+                    f.handle_output_read(view, command, Ok(events));
+                }
             }
         }
+    }
+
+    fn events_of(&self, command: lifeline_core::CommandId) -> Vec<EventRecord> {
+        events_in(&self.durable, command)
     }
 
     fn effect(&mut self, effect: Effect) {
@@ -929,16 +962,12 @@ impl EngineSim {
             ),
             Answer::Snapshot => e.handle_snapshot_written(Ok(())),
             Answer::Output(view, command, fails) => {
-                let events = (!fails).then(|| {
-                    self.durable
-                        .iter()
-                        .filter_map(|entry| match &entry.record {
-                            JournalRecord::Event(ev) if ev.command == command => Some(ev.clone()),
-                            _ => None,
-                        })
-                        .collect()
-                });
-                e.handle_output_read(view, command, events.ok_or(()));
+                let events = if fails {
+                    Err(())
+                } else {
+                    Ok(events_in(&self.durable, command))
+                };
+                e.handle_output_read(view, command, events);
                 self.cov.outputs_read += 1;
             }
         }
