@@ -63,7 +63,9 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         await waitConnected(page);
         // More settled commands than the projection keeps events for (16):
         // the oldest keep no output in memory or in the snapshot.
-        const lines = Array.from({ length: 20 }, (_, i) => `echo out-${i}`);
+        // Two digits each: no command line is a prefix of another's.
+        const outs = Array.from({ length: 20 }, (_, i) => `out-${String(i).padStart(2, '0')}`);
+        const lines = outs.map((o) => `echo ${o}`);
         await send(page, lines.map((l) => `$ ${l}`).join('\n'));
         await waitOutcome(command(page, lines[19]), 'completed');
 
@@ -72,7 +74,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         for (const [i, line] of lines.entries()) {
           const block = command(page, line);
           await waitOutcome(block, 'completed');
-          await block.locator('pre.output').filter({ hasText: `out-${i}` }).waitFor();
+          await block.locator('pre.output').filter({ hasText: outs[i] }).waitFor();
         }
         const log = page.getByRole('log', { name: 'Transcript' });
         await log.getByText('Loading output…').first().waitFor({ state: 'detached' });
