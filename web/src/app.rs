@@ -8,6 +8,7 @@ use crate::profiles::Profiles;
 use crate::transcript::{self, CommandView, RequestView, TurnItem, TurnView};
 use crate::ui::{Connection, NoticeItem, Offline, Persist, Ui};
 use leptos::prelude::*;
+use lifeline_core::view::OutputRead;
 use lifeline_core::{ProviderRequestStatus, TurnId};
 use lifeline_protocol::{JournalStatus, Level, PageToController, Role};
 
@@ -448,6 +449,11 @@ fn CommandBlock(command: CommandView) -> impl IntoView {
                 let n = command.not_shown.get();
                 (n > 0).then(|| view! { <p class="note">{move || tf(Msg::BytesNotShown, &[&n.to_string()])}</p> })
             }}
+            {move || match command.read.get() {
+                OutputRead::Shown => None,
+                OutputRead::Loading => Some(Msg::LoadingOutput),
+                OutputRead::Unreadable => Some(Msg::OutputUnreadable),
+            }.map(|m| view! { <p class="note">{text(m)}</p> })}
             // Output is not read out as it streams; the outcome badge is.
             <pre class="output" tabindex="0" aria-live="off" node_ref=command.output></pre>
         </div>

@@ -15,6 +15,7 @@
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
 use lifeline_core::phrase::Phrase;
+use lifeline_core::view::OutputRead;
 use lifeline_core::{
     CommandId, EventSeq, Outcome, ProviderFailureView, ProviderRequestId, ProviderRequestStatus,
     SessionId, TurnId, TurnStatus, ViewDelta,
@@ -100,6 +101,9 @@ pub struct CommandView {
     pub not_shown: RwSignal<u64>,
     /// The display dropped the front of the output to stay within its cap.
     pub trimmed: RwSignal<bool>,
+    /// A settled command's output still being read from the journal, or
+    /// unreadable.
+    pub read: RwSignal<OutputRead>,
     pub output: NodeRef<Pre>,
 }
 
@@ -298,6 +302,7 @@ impl Model {
                 gap: RwSignal::new(false),
                 not_shown: RwSignal::new(0),
                 trimmed: RwSignal::new(false),
+                read: RwSignal::new(OutputRead::Shown),
                 output: NodeRef::new(),
             }),
             placed: false,
@@ -456,12 +461,14 @@ impl Model {
                 stdout,
                 stderr,
                 not_shown,
+                read,
             } => {
                 let entry = self.command(command);
                 if through > entry.last_seq {
                     entry.last_seq = through;
                 }
                 set_if_changed(entry.view.not_shown, not_shown);
+                set_if_changed(entry.view.read, read);
                 entry.pending.clear();
                 entry.pending.push_str(&stdout);
                 entry.pending.push_str(&stderr);

@@ -27,6 +27,7 @@
 //! | `turn` | prompts, Stop, the turn driver and provider requests |
 //! | `card` | the recovery card, its facts and its actions |
 //! | `open` | which session a tab shows, new sessions, names, the list and its search |
+//! | `output` | reading a shown settled command's output back from the journal |
 //! | `status` | the status line |
 
 pub mod effect;
@@ -37,6 +38,7 @@ mod delete;
 mod lead;
 mod lifecycle;
 mod open;
+mod output;
 pub mod retry;
 mod runtimes;
 mod status;
@@ -61,6 +63,8 @@ use lifeline_protocol::{ControllerToPage, JournalStatus, Level, Role, StorageSta
 pub use lead::Recovered;
 pub use runtimes::Ended;
 pub use slots::Slots;
+
+pub use output::MAX_READS;
 
 pub use effect::{
     Effect, FactsObserved, FailedAt, ProviderFailure, ProviderReply, StoreFailure, TimerKey,
@@ -191,6 +195,8 @@ pub struct Engine {
     /// Deleted sessions whose workspace removal was already tried again.
     cleanup_retried: Vec<SessionId>,
     pumping: bool,
+    /// Settled commands' output being read from the journal for the view.
+    reads: output::Reads,
     effects: VecDeque<Effect>,
 }
 
@@ -242,6 +248,7 @@ impl Engine {
             snapshotting: false,
             cleanup_retried: Vec::new(),
             pumping: false,
+            reads: output::Reads::default(),
             effects: VecDeque::new(),
         }
     }
@@ -307,7 +314,17 @@ impl Engine {
     // ----- helpers every module uses ----------------------------------------
 
     fn post(&mut self, message: ControllerToPage) {
+        let view = match &message {
+            ControllerToPage::View { reset, deltas } => {
+                self.reads.posted(*reset, deltas);
+                true
+            }
+            _ => false,
+        };
         self.effects.push_back(Effect::Page(message));
+        if view {
+            self.start_reads();
+        }
     }
 
     fn notice(&mut self, key: &str, level: Level, message: Phrase) {

@@ -596,6 +596,19 @@ impl Shell {
                         .input(|e, _| e.handle_snapshot_written(result.map_err(|e| e.to_string())));
                 });
             }
+            Effect::ReadOutput { view, command } => {
+                let shell = self.clone();
+                let journal = self.journal();
+                spawn_local(async move {
+                    // Every read is answered, read or not: the engine holds a
+                    // slot for it until then.
+                    let events = match journal {
+                        Some(journal) => journal.command_events(command).await.map_err(|_| ()),
+                        None => Err(()),
+                    };
+                    shell.input(|e, _| e.handle_output_read(view, command, events));
+                });
+            }
             Effect::Broadcast(entries) => {
                 if let Some((channel, _)) = self.channel.borrow().as_ref() {
                     let message = Broadcast::Entries {
