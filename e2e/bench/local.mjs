@@ -22,23 +22,11 @@ import { join } from 'node:path';
 import { openBrowser, VIEWPORTS } from '../lib/browser.mjs';
 import { addProfile, send, transcript } from '../lib/ui.mjs';
 import { HELLO_TEXT, startStubProvider } from '../lib/stub-provider.mjs';
+import { fmt, median, table } from './table.mjs';
 
 const APP = process.env.LIFELINE_APP_URL;
 const ANSWER = 'Hello from a tiny local model.';
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const fmt = (n, digits = 0) =>
-  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-function table(title, header, rows) {
-  const lines = [`### ${title}`, '', `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
-  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
-  return lines.join('\n') + '\n';
-}
 
 /** Makes the scripted models in a temporary folder. */
 async function models(scripts) {

@@ -9,25 +9,13 @@
 import { writeFile } from 'node:fs/promises';
 import { openBrowser, VIEWPORTS } from '../lib/browser.mjs';
 import { localGroup, threadsGroup } from './local.mjs';
+import { fmt, median, table } from './table.mjs';
 
 const URL = process.env.LIFELINE_BENCH_URL;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 if (!URL) throw new Error('LIFELINE_BENCH_URL is not set (run this through cargo xtask bench)');
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const fmt = (n, digits = 0) =>
-  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const rotate = (xs, k) => xs.map((_, i) => xs[(i + k) % xs.length]);
-
-function table(title, header, rows) {
-  const lines = [`### ${title}`, '', `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
-  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
-  return lines.join('\n') + '\n';
-}
 
 // ---------------------------------------------------------------------------
 // Row groups. Each takes the page and returns { text, data }.
