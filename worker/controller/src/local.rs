@@ -194,7 +194,7 @@ pub fn import(file: JsValue) {
             }
             Err(detail) => (None, Phrase::LocalModelRefused { detail }),
         };
-        post(&ControllerToPage::LocalModel { provider, said });
+        post(ControllerToPage::LocalModel { provider, said });
     });
 }
 
