@@ -635,6 +635,8 @@ impl EngineSim {
                 environment,
                 ..
             } => self.answer(Answer::Listing(session, workspace, environment)),
+            // Nothing in the simulation reads output back.
+            Effect::ReadArtifacts { .. } | Effect::SaveOutput { .. } => {}
             Effect::Snapshot(_) => self.answer(Answer::Snapshot),
             Effect::Broadcast(entries) => {
                 if let Some(f) = self.follower.as_mut() {

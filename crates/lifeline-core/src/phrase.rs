@@ -391,6 +391,12 @@ pub enum Phrase {
         trained: u64,
         context: u32,
     },
+    /// A command's full output cannot be read back from this tab's memory.
+    OutputUnavailable,
+    /// Reading a command's full output found artifacts missing from storage.
+    OutputMissing {
+        missing: u32,
+    },
 }
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
@@ -886,6 +892,13 @@ impl fmt::Display for Phrase {
                 f,
                 "{name}: {bytes} bytes, {architecture}, {parameters} parameters, trained context {trained} tokens; loaded with a context of {context} tokens"
             ),
+            P::OutputUnavailable => f.write_str(
+                "the full output of that command cannot be read here; export the session's evidence to get it",
+            ),
+            P::OutputMissing { missing } => write!(
+                f,
+                "the full output cannot be shown: {missing} of its stored parts are missing from storage"
+            ),
         }
     }
 }
@@ -1330,6 +1343,8 @@ phrase_wire! {
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
+    160 => OutputUnavailable,
+    161 => OutputMissing { missing },
     200 => LocalModelRefused { detail },
     201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
 }

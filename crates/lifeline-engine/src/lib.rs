@@ -37,6 +37,7 @@ mod delete;
 mod lead;
 mod lifecycle;
 mod open;
+mod output;
 pub mod retry;
 mod runtimes;
 mod status;
@@ -63,8 +64,8 @@ pub use runtimes::Ended;
 pub use slots::Slots;
 
 pub use effect::{
-    Effect, FactsObserved, FailedAt, ProviderFailure, ProviderReply, StoreFailure, TimerKey,
-    WorkspaceObserved,
+    Effect, FactsObserved, FailedAt, OutputRead, ProviderFailure, ProviderReply, StoreFailure,
+    TimerKey, WorkspaceObserved,
 };
 
 /// The engine is the core's only client; tabs see views, not client messages.

@@ -128,6 +128,8 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
                 &n(*context),
             ],
         ),
+        P::OutputUnavailable => s(Msg::PhOutputUnavailable),
+        P::OutputMissing { missing } => f(Msg::PhOutputMissing, &[&n(*missing)]),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(

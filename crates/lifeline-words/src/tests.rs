@@ -85,6 +85,8 @@ fn every_phrase() -> Vec<Phrase> {
             trained: 1024,
             context: 1024,
         },
+        Phrase::OutputUnavailable,
+        Phrase::OutputMissing { missing: 2 },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -552,6 +554,8 @@ fn index(p: &Phrase) -> usize {
         P::LocalModelRefused { .. } => 129,
         P::LocalModelFacts { .. } => 130,
         P::SwitchWhileWorking => 131,
+        P::OutputUnavailable => 132,
+        P::OutputMissing { .. } => 133,
     }
 }
 
