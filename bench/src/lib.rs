@@ -98,6 +98,7 @@ fn event_batches(batch_size: u32, total: u32, strict: bool) -> Vec<PersistBatch>
             batch: BatchId(chunk[0].position),
             entries: chunk.to_vec(),
             artifacts: vec![],
+            purge: None,
         })
         .collect()
 }
@@ -376,6 +377,7 @@ pub async fn recovery_prepare(name: String, events: u32) -> Result<String, JsVal
             batch: BatchId(chunk[0].position),
             entries: chunk.to_vec(),
             artifacts,
+            purge: None,
         };
         journal.write_batch(&batch, epoch).await.map_err(fail)?;
     }

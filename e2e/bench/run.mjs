@@ -5,28 +5,17 @@
 //
 // Environment: LIFELINE_BENCH_URL (required), BENCH_ROUNDS (default 5),
 // BENCH_JSON (optional path for the raw results), BENCH_ONLY (comma-separated
-// group names: append, recovery, output, first-visit).
+// group names: append, recovery, output, first-visit, local, threads).
 import { writeFile } from 'node:fs/promises';
 import { openBrowser, VIEWPORTS } from '../lib/browser.mjs';
+import { localGroup, threadsGroup } from './local.mjs';
+import { fmt, median, table } from './table.mjs';
 
 const URL = process.env.LIFELINE_BENCH_URL;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 if (!URL) throw new Error('LIFELINE_BENCH_URL is not set (run this through cargo xtask bench)');
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const fmt = (n, digits = 0) =>
-  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const rotate = (xs, k) => xs.map((_, i) => xs[(i + k) % xs.length]);
-
-function table(title, header, rows) {
-  const lines = [`### ${title}`, '', `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
-  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
-  return lines.join('\n') + '\n';
-}
 
 // ---------------------------------------------------------------------------
 // Row groups. Each takes the page and returns { text, data }.
@@ -82,7 +71,9 @@ async function appendGroup(page) {
 
 /** Startup: open + load (newest snapshot + tail) + fold, in a fresh worker. */
 async function recoveryGroup(page) {
-  const sizes = [1000, 10000, 100000];
+  // RECOVERY_SIZES=1000,100000,1000000 adds the million-event history
+  // (minutes to generate and write), left out by default.
+  const sizes = (process.env.RECOVERY_SIZES || '1000,10000,100000').split(',').map(Number);
   const rows = [];
   const data = [];
   for (const events of sizes) {
@@ -123,14 +114,21 @@ async function recoveryGroup(page) {
     ]);
     process.stderr.write(`bench: recovery ${events} done\n`);
   }
-  const base = median(data[0].runs.map((r) => r.total_ms));
-  const top = median(data[data.length - 1].runs.map((r) => r.total_ms));
+  const total = (n) => {
+    const d = data.find((x) => x.events === n);
+    return d ? median(d.runs.map((r) => r.total_ms)) : null;
+  };
+  const base = total(1000);
+  const ratios = [[100000, '100k'], [1000000, '1M']]
+    .filter(([n]) => base && total(n) != null)
+    .map(([n, label]) => `${label} / 1k total: ${fmt(total(n) / base, 2)}×\n`)
+    .join('');
   const text =
     table(
       'Recovery open time (ms, median; target: 100k within 1.5× of 1k)',
       ['events', 'entries', 'snapshot at', 'snapshot size', 'tail read', 'open', 'load', 'fold', 'total', 'wasm memory after fold', 'JS heap after fold', 'decode: serde_json', 'decode: JSON.parse + serde-wasm-bindgen', 'browser / serde_json'],
       rows,
-    ) + `\n100k / 1k total: ${fmt(top / base, 1)}×\n`;
+    ) + `\n${ratios}`;
   return { text, data };
 }
 
@@ -290,6 +288,9 @@ const GROUPS = [
   ['recovery', recoveryGroup],
   ['output', outputGroup],
   ['first-visit', firstVisitGroup],
+  // A fresh browser per round, each loading the model: three rounds at most.
+  ['local', () => localGroup(Math.min(ROUNDS, 3))],
+  ['threads', () => threadsGroup(Math.min(ROUNDS, 3))],
 ];
 
 const browser = await openBrowser(VIEWPORTS.desktop);

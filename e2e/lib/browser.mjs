@@ -49,6 +49,8 @@ export async function openBrowser(viewport, options = {}) {
     context,
     page,
     errors,
+    /** The profile's folder (the bench finds the browser's processes by it). */
+    profile,
     async close() {
       await context.close();
       await rm(profile, { recursive: true, force: true });

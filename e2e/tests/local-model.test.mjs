@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
+import { BASE_URL, VIEWPORTS, openApp, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
 import { card, send, streaming, transcript } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 
@@ -87,6 +87,101 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await dialogOf(page).getByText('answer.gguf: 269,120 bytes, llama, 129,344 parameters, trained context 1,024 tokens; loaded with a context of 1,024 tokens').waitFor();
         assert.equal(await dialogOf(page).getByLabel('Provider', { exact: true }).inputValue(), 'local');
         assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('an offline start with the local profile answers', async () => {
+      const browser = await openApp(viewport);
+      const { page, context } = browser;
+      try {
+        await waitServiceWorkerReady(page);
+        // Picking the file keeps the engine for offline use: the facts show
+        // once it is kept, and no turn has loaded the model yet.
+        await useLocalModel(page, 'Tiny offline', 'answer');
+        await context.setOffline(true);
+        await page.reload();
+        await waitConnected(page);
+        assert.ok(await page.evaluate(() => navigator.serviceWorker.controller !== null));
+        await send(page, 'Say hello offline.');
+        await transcript(page).getByText(ANSWER).last().waitFor({ timeout: 60_000 });
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await context.setOffline(false);
+        await browser.close();
+      }
+    });
+
+    test('a load shows its progress and Stop cancels it: the turn ends stopped, nothing uncertain', async () => {
+      // No service worker: the engine's files come from the network, where
+      // the test holds them so the load stays in progress until Stop.
+      const browser = await openBrowser(viewport, { serviceWorkers: 'block' });
+      const { page, context } = browser;
+      let release;
+      const held = new Promise((resolve) => (release = resolve));
+      try {
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        await useLocalModel(page, 'Tiny held', 'answer');
+        await context.route('**/wllama/index.js', async (route) => {
+          await held;
+          await route.continue().catch(() => {});
+        });
+        await send(page, 'Say hello.');
+        // Bytes and seconds, moving while the load waits for its engine.
+        await page.getByText(/^loading the local model: 0 of 269,120 bytes, [1-9]\d* s$/).waitFor({ timeout: 30_000 });
+        await page.getByRole('button', { name: 'Stop' }).click();
+        await transcript(page).getByText(/stopped by the user while the local model was loading/).first().waitFor({ state: 'attached', timeout: 10_000 });
+        await page.getByText(/loading the local model/).waitFor({ state: 'detached' });
+        // Ended for certain: no recovery card, nothing streams, no Stop.
+        assert.equal(await card(page).count(), 0, 'a stopped load leaves nothing uncertain');
+        assert.equal(await streaming(page).count(), 0);
+        // The engine arrives late; the next turn loads and answers.
+        release();
+        await context.unroute('**/wllama/index.js');
+        await send(page, 'Say hello again.');
+        await transcript(page).getByText(ANSWER).last().waitFor({ timeout: 60_000 });
+      } finally {
+        release();
+        await browser.close();
+      }
+    });
+
+    test('sampling settings start at defaults, are kept per profile, and a bad one is refused', async () => {
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        const dialog = await pickModel(page, 'Tiny tuned', model('answer'));
+        await dialog.getByText(/answer\.gguf: 269,120 bytes/).waitFor({ timeout: 30_000 });
+        const field = (label) => dialog.getByLabel(label, { exact: true });
+        const values = async () => {
+          const out = [];
+          for (const label of ['Temperature', 'Top-p', 'Max reply tokens', 'Context size (tokens)']) {
+            out.push(await field(label).inputValue());
+          }
+          return out;
+        };
+        // The defaults, within the model's trained context of 1,024.
+        assert.deepEqual(await values(), ['0.7', '0.9', '512', '1024']);
+        await field('Temperature').fill('0.2');
+        await field('Top-p').fill('.5');
+        await field('Max reply tokens').fill('64');
+        await field('Context size (tokens)').fill('512');
+        await dialog.getByRole('button', { name: 'Save profile' }).click();
+        const saved = dialog.getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: 'Tiny tuned' });
+        await saved.getByRole('button', { name: 'Edit' }).click();
+        assert.deepEqual(await values(), ['0.2', '0.5', '64', '512']);
+        await dialog.getByText(/loaded with a context of 512 tokens/).waitFor();
+        // Out of range: refused with what it must be; the stored profile
+        // keeps its settings.
+        await field('Temperature').fill('3');
+        await dialog.getByRole('button', { name: 'Save profile' }).click();
+        await page.getByText(/the temperature must be 0 to 2/).first().waitFor({ timeout: 10_000 });
+        await page.keyboard.press('Escape');
+        await page.getByRole('button', { name: 'Profiles' }).click();
+        await saved.getByRole('button', { name: 'Edit' }).click();
+        assert.deepEqual(await values(), ['0.2', '0.5', '64', '512']);
       } finally {
         await browser.close();
       }

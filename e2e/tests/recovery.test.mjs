@@ -54,6 +54,35 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         await browser.close();
       }
     });
+
+    test('after a reload, commands beyond the recent window show their output read back from the journal', async () => {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        // More settled commands than the projection keeps events for (16):
+        // the oldest keep no output in memory or in the snapshot.
+        // Two digits each: no command line is a prefix of another's.
+        const outs = Array.from({ length: 20 }, (_, i) => `out-${String(i).padStart(2, '0')}`);
+        const lines = outs.map((o) => `echo ${o}`);
+        await send(page, lines.map((l) => `$ ${l}`).join('\n'));
+        await waitOutcome(command(page, lines[19]), 'completed');
+
+        await page.reload();
+        await waitConnected(page);
+        for (const [i, line] of lines.entries()) {
+          const block = command(page, line);
+          await waitOutcome(block, 'completed');
+          await block.locator('pre.output').filter({ hasText: outs[i] }).waitFor();
+        }
+        const log = page.getByRole('log', { name: 'Transcript' });
+        await log.getByText('Loading output…').first().waitFor({ state: 'detached' });
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
   });
 }
 

@@ -12,6 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use lifeline_core::event::EventRecord;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{Profile, ProfileLookup, Provider, Secret};
 use lifeline_core::recovery::{Action, Card};
@@ -132,6 +133,28 @@ enum Answer {
         lifeline_core::session::Environment,
     ),
     Snapshot,
+    /// A settled command's events, read for view `view` (or the read fails).
+    Output(u64, lifeline_core::CommandId, bool),
+}
+
+/// A command's durable events, as `Journal::command_events` reads them.
+fn events_in(durable: &[JournalEntry], command: lifeline_core::CommandId) -> Vec<EventRecord> {
+    durable
+        .iter()
+        .filter_map(|entry| match &entry.record {
+            JournalRecord::Event(ev) if ev.command == command => Some(ev.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The default policy with a recent window of two settled commands, so a
+/// run's views read collapsed commands' output back from the journal.
+fn sim_policy() -> RetentionPolicy {
+    RetentionPolicy {
+        settled_with_events: 2,
+        ..RetentionPolicy::default()
+    }
 }
 
 /// How the simulated provider answers one request.
@@ -170,6 +193,10 @@ struct Fetch {
     refused: bool,
     /// The response headers reached the engine.
     answered: bool,
+    /// Load progress reports still to come before the "headers" (a local
+    /// model loading its file), and the bytes read so far.
+    loads: u8,
+    read: u64,
 }
 
 struct SimRuntime {
@@ -204,6 +231,8 @@ pub struct EngineCoverage {
     pub faults: BTreeMap<&'static str, u64>,
     pub commands_started: u64,
     pub follower_applied: u64,
+    /// Settled commands' output read back from the journal for a view.
+    pub outputs_read: u64,
 }
 
 impl EngineCoverage {
@@ -216,6 +245,7 @@ impl EngineCoverage {
         self.reissues += other.reissues;
         self.commands_started += other.commands_started;
         self.follower_applied += other.follower_applied;
+        self.outputs_read += other.outputs_read;
         for (k, v) in &other.actions {
             *self.actions.entry(k).or_default() += v;
         }
@@ -416,13 +446,34 @@ impl EngineSim {
             };
             self.effect(effect);
         }
-        // A follower's effects are its page's; it writes nothing.
-        while let Some(effect) = self.follower.as_mut().and_then(|e| e.poll_effect()) {
-            if let Effect::Persist(_) | Effect::SendToRuntime { .. } | Effect::Fetch { .. } = effect
-            {
-                self.violation("a follower asked to write, send or fetch".into());
+        // A follower's effects are its page's; it writes nothing. It reads
+        // the output its transcript shows (answered at once: a promoted
+        // follower leads with what it asked for).
+        for _ in 0..1_000 {
+            let mut reads = Vec::new();
+            while let Some(effect) = self.follower.as_mut().and_then(|e| e.poll_effect()) {
+                match effect {
+                    Effect::Persist(_) | Effect::SendToRuntime { .. } | Effect::Fetch { .. } => {
+                        self.violation("a follower asked to write, send or fetch".into())
+                    }
+                    Effect::ReadOutput { view, command } => reads.push((view, command)),
+                    _ => {}
+                }
+            }
+            if reads.is_empty() {
+                break;
+            }
+            for (view, command) in reads {
+                let events = self.events_of(command);
+                if let Some(f) = self.follower.as_mut() {
+                    f.handle_output_read(view, command, Ok(events));
+                }
             }
         }
+    }
+
+    fn events_of(&self, command: lifeline_core::CommandId) -> Vec<EventRecord> {
+        events_in(&self.durable, command)
     }
 
     fn effect(&mut self, effect: Effect) {
@@ -546,6 +597,8 @@ impl EngineSim {
                             replied,
                             refused,
                             answered: true,
+                            loads: 0,
+                            read: 0,
                         };
                         if f.chunks != u8::MAX {
                             self.violation(format!(
@@ -599,6 +652,11 @@ impl EngineSim {
                         replied: false,
                         refused: false,
                         answered: false,
+                        // A local model's load (its hung case, bounded at
+                        // two minutes, is longer than the quiet phase: it
+                        // is `retry::loading`'s unit test).
+                        loads: u8::try_from(self.rng.range(0, 3)).unwrap_or(0),
+                        read: 0,
                     },
                 );
                 let d = self.rng.range(5, 200);
@@ -638,6 +696,13 @@ impl EngineSim {
             // Nothing in the simulation reads output back.
             Effect::ReadArtifacts { .. } | Effect::SaveOutput { .. } => {}
             Effect::Snapshot(_) => self.answer(Answer::Snapshot),
+            Effect::ReadOutput { view, command } => {
+                let fails = self.rng.range(0, 20) == 0;
+                if fails {
+                    self.fault("output unreadable");
+                }
+                self.answer(Answer::Output(view, command, fails))
+            }
             Effect::Broadcast(entries) => {
                 if let Some(f) = self.follower.as_mut() {
                     self.cov.follower_applied += entries.len() as u64;
@@ -909,6 +974,15 @@ impl EngineSim {
                 }),
             ),
             Answer::Snapshot => e.handle_snapshot_written(Ok(())),
+            Answer::Output(view, command, fails) => {
+                let events = if fails {
+                    Err(())
+                } else {
+                    Ok(events_in(&self.durable, command))
+                };
+                e.handle_output_read(view, command, events);
+                self.cov.outputs_read += 1;
+            }
         }
     }
 
@@ -931,8 +1005,7 @@ impl EngineSim {
         };
         engine.handle_start(Role::Leader);
         engine.handle_journal_open(1, Some("sim".into()));
-        let (projection, refused) =
-            Projection::salvage(RetentionPolicy::default(), None, &self.durable, 64);
+        let (projection, refused) = Projection::salvage(sim_policy(), None, &self.durable, 64);
         if !refused.is_empty() {
             self.violation(format!("the durable journal does not replay: {refused:?}"));
         }
@@ -984,8 +1057,7 @@ impl EngineSim {
         if self.rng.coin() {
             let mut f = Engine::new(Role::Follower, &self.inc.to_le_bytes());
             f.handle_start(Role::Follower);
-            let (projection, _) =
-                Projection::salvage(RetentionPolicy::default(), None, &self.durable, 64);
+            let (projection, _) = Projection::salvage(sim_policy(), None, &self.durable, 64);
             f.follow(projection);
             self.follower = Some(f);
         }
@@ -1306,6 +1378,23 @@ impl EngineSim {
             }
             _ => {}
         }
+        if f.loads > 0 {
+            // A local model reads its file: progress, then loaded.
+            f.loads -= 1;
+            f.read += 1 << 20;
+            let (read, done) = (f.read, f.loads == 0);
+            *self.cov.provider.entry("load progress").or_default() += 1;
+            if let Some(e) = self.leader.as_mut() {
+                e.handle_model_loading(request, read, 8 << 20, now);
+                if done {
+                    e.handle_model_loaded(request, now);
+                }
+            }
+            let d = self.rng.range(5, 300);
+            self.clock
+                .schedule_in(d, Ev::ProviderChunk { inc, request });
+            return;
+        }
         if !f.answered {
             // The response headers.
             f.answered = true;
@@ -1461,7 +1550,7 @@ impl EngineSim {
     // ----- simulated users and faults --------------------------------------
 
     fn durable_projection(&self) -> Projection {
-        Projection::salvage(RetentionPolicy::default(), None, &self.durable, 64).0
+        Projection::salvage(sim_policy(), None, &self.durable, 64).0
     }
 
     /// Notes prompts that became durable (no longer the page's to resend).
@@ -1740,6 +1829,15 @@ impl EngineSim {
     }
 
     fn check_end(&mut self) {
+        // Every read of a shown command's output was answered and taken:
+        // no transcript is left saying "Loading output…".
+        if let Some((in_flight, queued)) = self.leader.as_ref().map(|e| e.output_reads()) {
+            if in_flight + queued > 0 {
+                self.violation(format!(
+                    "output reads never settled: {in_flight} in flight, {queued} waiting"
+                ));
+            }
+        }
         // Every retry wait ends: at its time, by Retry now, or by Stop.
         if let Some(at) = self.leader.as_ref().and_then(|e| e.retry_wait()) {
             if at.0 <= self.now().0 {

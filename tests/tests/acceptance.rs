@@ -1475,8 +1475,8 @@ fn salvage_sets_aside_unreadable_entries_and_loads_the_rest() {
 }
 
 #[test]
-fn settled_commands_beyond_the_recent_window_keep_only_collapsed_output() {
-    use lifeline_core::view::{session_deltas, ViewDelta};
+fn settled_commands_beyond_the_recent_window_keep_no_output_and_read_it_when_shown() {
+    use lifeline_core::view::{output_read, session_deltas, OutputRead, ViewDelta};
     let mut w = World::new();
     let window = w.config.retention.settled_with_events;
     let s = w.start_runtime(id(0x3006));
@@ -1499,15 +1499,56 @@ fn settled_commands_beyond_the_recent_window_keep_only_collapsed_output() {
         .as_ref()
         .expect("the oldest command is collapsed");
     assert!(oldest.events.is_empty());
-    assert_eq!(settled.stdout, "out 0\nmore\n");
+    // Its output stays in the journal only: the snapshot does not grow with it.
+    assert!(settled.in_journal && settled.stdout.is_empty() && settled.stderr.is_empty());
     let through = settled.through;
     assert_eq!(through.next(), oldest.terminal.as_ref().unwrap().seq);
     let newest = p.command(*commands.last().unwrap()).unwrap();
     assert!(newest.settled.is_none() && newest.events.len() as u64 == through.0);
     assert_eq!(p.recently_settled.len(), window);
-    // The view shows collapsed output whole; a client joining gets a gap, not silence.
-    assert!(session_deltas(&p, id(SESSION)).iter().any(|d| matches!(d,
-        ViewDelta::Settled { command, stdout, .. } if *command == commands[0] && stdout == "out 0\nmore\n")));
+    // The view says the output is being read; the read's events give it whole.
+    let loading = |d: &ViewDelta| {
+        matches!(d, ViewDelta::Settled { command, stdout, read: OutputRead::Loading, .. }
+            if *command == commands[0] && stdout.is_empty())
+    };
+    assert!(session_deltas(&p, id(SESSION)).iter().any(loading));
+    let events: Vec<EventRecord> = w
+        .journal
+        .iter()
+        .filter_map(|e| match &e.record {
+            JournalRecord::Event(ev) if ev.command == commands[0] => Some(ev.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(matches!(output_read(&p, commands[0], Ok(&events)),
+        Some(ViewDelta::Settled { stdout, read: OutputRead::Shown, not_shown: 0, .. }) if stdout == "out 0\nmore\n"));
+    assert!(matches!(
+        output_read(&p, commands[0], Err(())),
+        Some(ViewDelta::Settled {
+            read: OutputRead::Unreadable,
+            ..
+        })
+    ));
+    // A command still in the window is shown from memory: nothing to read.
+    assert_eq!(
+        output_read(&p, *commands.last().unwrap(), Ok(&events)),
+        None
+    );
+    // A snapshot written before this change (the collapsed text inline, no
+    // `in_journal`) still reads and shows its text without a read.
+    let mut old = p.snapshot();
+    for (n, c) in commands.iter().enumerate() {
+        let c = old.projection.commands.get_mut(c).unwrap();
+        if let Some(s) = c.settled.as_mut() {
+            s.in_journal = false;
+            s.stdout = format!("out {n}\nmore\n");
+        }
+    }
+    let bytes = lifeline_core::schema::encode(&old).unwrap();
+    assert!(!String::from_utf8_lossy(&bytes).contains("in_journal"));
+    let old: ProjectionSnapshot = lifeline_core::schema::decode(&bytes).unwrap();
+    assert!(session_deltas(&old.projection, id(SESSION)).iter().any(|d| matches!(d,
+        ViewDelta::Settled { command, stdout, read: OutputRead::Shown, .. } if *command == commands[0] && stdout == "out 0\nmore\n")));
     let (_, r) = w.request(|request| ClientRequest::Join {
         request,
         cursor: Cursor {
@@ -1525,6 +1566,198 @@ fn settled_commands_beyond_the_recent_window_keep_only_collapsed_output() {
         .snapshot();
     let resumed = Projection::from_snapshot(snapshot, &w.journal).unwrap();
     assert_eq!(resumed, p);
+}
+
+/// Engine-level: a transcript shown from scratch reads its collapsed
+/// commands' output from the journal, at most `MAX_READS` at a time; an
+/// answer for a view no longer shown is dropped, and every read settles.
+#[test]
+fn a_shown_transcript_reads_collapsed_output_four_at_a_time_and_drops_stale_answers() {
+    use lifeline_core::view::{OutputRead, ViewDelta};
+    use lifeline_engine::{Effect, Engine, MAX_READS};
+    use lifeline_protocol::{ControllerToPage, Role};
+    let mut w = World::new();
+    let window = w.config.retention.settled_with_events;
+    let s = w.start_runtime(id(0x3007));
+    open_session(&mut w, s);
+    let mut commands = Vec::new();
+    for n in 0..window + 6 {
+        let turn: TurnId = id(0x7200 + n as u128);
+        record_turn(&mut w, turn, &format!("$ echo {n}"));
+        let c = waiting_on(drive(&mut w, s, turn));
+        w.stdout(s.runtime, c, &format!("out {n}\n"));
+        w.exit(s.runtime, c, 0);
+        drive(&mut w, s, turn);
+        commands.push(c);
+    }
+    let p = w.replayed();
+    let events_of = |c: CommandId| -> Vec<EventRecord> {
+        w.journal
+            .iter()
+            .filter_map(|e| match &e.record {
+                JournalRecord::Event(ev) if ev.command == c => Some(ev.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    // Effects out: the reads asked for and the Settled deltas shown.
+    fn drain(e: &mut Engine, reads: &mut Vec<(u64, CommandId)>, shown: &mut Vec<ViewDelta>) {
+        while let Some(effect) = e.poll_effect() {
+            match effect {
+                Effect::ReadOutput { view, command } => reads.push((view, command)),
+                Effect::Page(ControllerToPage::View { deltas, .. }) => shown.extend(
+                    deltas
+                        .into_iter()
+                        .filter(|d| matches!(d, ViewDelta::Settled { .. })),
+                ),
+                _ => {}
+            }
+        }
+    }
+    let mut e = Engine::new(Role::Follower, b"reads");
+    e.handle_start(Role::Follower);
+    e.follow(p.clone());
+    let (mut reads, mut shown) = (Vec::new(), Vec::new());
+    drain(&mut e, &mut reads, &mut shown);
+    let loading = shown
+        .iter()
+        .filter(|d| {
+            matches!(
+                d,
+                ViewDelta::Settled {
+                    read: OutputRead::Loading,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(loading, 6, "the six collapsed commands are shown loading");
+    assert_eq!(reads.len(), MAX_READS, "at most {MAX_READS} reads at once");
+    assert_eq!(e.output_reads(), (MAX_READS, 6 - MAX_READS));
+    // The page shows the transcript again (a new view): the answer to the
+    // old view's first read is dropped, its slot goes to the new view.
+    e.follow(p.clone());
+    let (old_view, first) = reads.remove(0);
+    shown.clear();
+    drain(&mut e, &mut reads, &mut shown);
+    e.handle_output_read(old_view, first, Ok(events_of(first)));
+    drain(&mut e, &mut reads, &mut shown);
+    assert!(
+        !shown.iter().any(|d| matches!(
+            d,
+            ViewDelta::Settled {
+                read: OutputRead::Shown,
+                ..
+            }
+        )),
+        "a stale answer is not shown"
+    );
+    // Answer everything; the new view's reads are shown, one unreadable.
+    let mut unreadable = 0;
+    while let Some((view, command)) = (!reads.is_empty()).then(|| reads.remove(0)) {
+        if command == commands[1] && view != old_view && unreadable == 0 {
+            unreadable += 1;
+            e.handle_output_read(view, command, Err(()));
+        } else {
+            e.handle_output_read(view, command, Ok(events_of(command)));
+        }
+        drain(&mut e, &mut reads, &mut shown);
+        assert!(e.output_reads().0 <= MAX_READS);
+    }
+    assert_eq!(e.output_reads(), (0, 0), "every read settled");
+    for (n, c) in commands.iter().take(6).enumerate() {
+        let last = shown
+            .iter()
+            .rev()
+            .find(|d| matches!(d, ViewDelta::Settled { command, .. } if command == c))
+            .expect("each collapsed command got an answer");
+        if n == 1 {
+            assert!(matches!(
+                last,
+                ViewDelta::Settled {
+                    read: OutputRead::Unreadable,
+                    ..
+                }
+            ));
+        } else {
+            assert!(
+                matches!(last, ViewDelta::Settled { stdout, read: OutputRead::Shown, .. } if *stdout == format!("out {n}\n")),
+                "{last:?}"
+            );
+        }
+    }
+}
+
+/// The snapshot grows by a small constant per settled command, not by its
+/// output: what each part of a collapsed command costs, encoded.
+#[test]
+fn a_snapshot_grows_by_a_small_constant_per_settled_command() {
+    let mut w = World::new();
+    let window = w.config.retention.settled_with_events;
+    let s = w.start_runtime(id(0x3008));
+    open_session(&mut w, s);
+    let size = |w: &World| {
+        lifeline_core::schema::encode(&w.replayed().snapshot())
+            .unwrap()
+            .len()
+    };
+    let mut commands = Vec::new();
+    let mut before = 0;
+    let n = window + 40;
+    for i in 0..n {
+        if i == window {
+            before = size(&w);
+        }
+        let turn: TurnId = id(0x7300 + i as u128);
+        record_turn(&mut w, turn, &format!("$ seq {i} 100"));
+        let c = waiting_on(drive(&mut w, s, turn));
+        for line in 0..20 {
+            w.stdout(
+                s.runtime,
+                c,
+                &format!("{i:05}:{line:03} the quick brown fox jumps over the lazy dog\n"),
+            );
+        }
+        w.exit(s.runtime, c, 0);
+        drive(&mut w, s, turn);
+        commands.push(c);
+    }
+    let per_command = (size(&w) - before) / (n - window);
+    let p = w.replayed();
+    let c = p.command(commands[0]).unwrap();
+    let part = |v: &dyn erased::Encode| v.len();
+    let parts = [
+        ("binding", part(&c.binding)),
+        ("history", part(&c.history)),
+        ("terminal", part(&c.terminal)),
+        ("stdout summary", part(&c.stdout)),
+        ("recent digests", part(&c.recent_digests)),
+        ("settled", part(&c.settled)),
+        ("whole command view", part(c)),
+        ("turn", part(&p.turns.values().next().unwrap())),
+    ];
+    println!("snapshot bytes per settled command (with its turn): {per_command}; parts of one: {parts:?}");
+    // 20 lines of output (1.3 KB) are not in it; before this change a
+    // collapsed command carried its text. (This world's inline budget is
+    // small, so each line is also an artifact placement in the summary:
+    // that part still grows with a command's output.)
+    assert!(part(&c.settled) < 64, "{parts:?}");
+    assert!(
+        per_command < 10_000,
+        "{per_command} bytes per command: {parts:?}"
+    );
+}
+
+mod erased {
+    /// The encoded length of any serializable value.
+    pub trait Encode {
+        fn len(&self) -> usize;
+    }
+    impl<T: serde::Serialize> Encode for T {
+        fn len(&self) -> usize {
+            serde_json::to_string(self).map_or(0, |s| s.len())
+        }
+    }
 }
 
 // ----- model-backed turns ----------------------------------------------------
@@ -1671,6 +1904,57 @@ fn model_world(n: u128) -> (World, Started) {
     let s = w.start_runtime(id(0x3100 + n));
     open_session(&mut w, s);
     (w, s)
+}
+
+/// A model session's collapsed tool commands keep their output in the
+/// projection: every later provider request carries it, and the turn
+/// driver cannot wait for the journal.
+#[test]
+fn a_model_sessions_tool_results_survive_leaving_the_recent_window() {
+    let (mut w, s) = model_world(9);
+    let window = w.config.retention.settled_with_events;
+    let turn: TurnId = id(0x7209);
+    record_model_turn(&mut w, turn, "count", AgentBudget::default());
+    assert!(matches!(
+        drive_model(&mut w, s, turn, None),
+        Some(ModelStep::Request { step: 1, .. })
+    ));
+    let pr1: ProviderRequestId = id(0xa091);
+    send_request(&mut w, pr1, turn, 1);
+    let n = window + 3;
+    let calls: Vec<ToolCallRecord> = (0..n)
+        .map(|i| {
+            tool_call(
+                &format!("call_{i}"),
+                "run_command",
+                serde_json::json!({ "command": format!("echo out-{i}") }),
+            )
+        })
+        .collect();
+    reply(&mut w, pr1, "Counting.", calls, (10, 5)).unwrap();
+    for i in 0..n {
+        drive_model(&mut w, s, turn, None);
+        let command = command_with_key(&mut w, tool_key(turn, pr1, i));
+        w.stdout(s.runtime, command, &format!("out-{i}\n"));
+        w.exit(s.runtime, command, 0);
+    }
+    let first = command_with_key(&mut w, tool_key(turn, pr1, 0));
+    let p = w.replayed();
+    let settled = p
+        .command(first)
+        .unwrap()
+        .settled
+        .as_ref()
+        .expect("collapsed");
+    assert!(!settled.in_journal && settled.stdout == "out-0\n");
+    let Some(ModelStep::Request { conversation, .. }) = drive_model(&mut w, s, turn, None) else {
+        panic!("after the tools settle the model is asked again");
+    };
+    assert!(
+        matches!(&conversation[2], ModelMessage::ToolResult { content, .. } if content.starts_with("out-0\n")),
+        "{:?}",
+        conversation[2]
+    );
 }
 
 #[test]

@@ -85,6 +85,7 @@ fn engine_simulation_seeds() {
         ("stops", coverage.stops),
         ("turns finished", coverage.turns_finished),
         ("commands started", coverage.commands_started),
+        ("outputs read back", coverage.outputs_read),
     ] {
         assert!(n > 0, "no {name} in {seeds} seeds");
     }

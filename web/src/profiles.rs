@@ -175,6 +175,10 @@ pub enum Field {
     RetrySeconds,
     ConnectSeconds,
     IdleSeconds,
+    Temperature,
+    TopP,
+    ReplyTokens,
+    ContextSize,
 }
 
 impl Field {
@@ -195,6 +199,10 @@ impl Field {
             Field::RetrySeconds => "profile-retry-seconds",
             Field::ConnectSeconds => "profile-connect-seconds",
             Field::IdleSeconds => "profile-idle-seconds",
+            Field::Temperature => "profile-temperature",
+            Field::TopP => "profile-top-p",
+            Field::ReplyTokens => "profile-reply-tokens",
+            Field::ContextSize => "profile-context-size",
         }
     }
 
@@ -218,6 +226,8 @@ pub struct Draft {
     /// What the form says about `local` when a profile is edited (the
     /// controller words it: the page never decodes the model's spec).
     pub local_facts: Option<String>,
+    /// Its sampling settings as text (the controller reads them).
+    pub sampling: Vec<String>,
     pub env: String,
     pub key_env: String,
     /// In the order of [`Tool::ALL`].
@@ -320,6 +330,7 @@ impl Draft {
             model,
             local,
             local_facts: None,
+            sampling: Vec::new(),
             env: env
                 .iter()
                 .map(|(k, v)| format!("{k}={v}\n"))
@@ -352,6 +363,7 @@ impl Draft {
             profile.has_key,
         );
         draft.local_facts = profile.local_facts.clone();
+        draft.sampling = profile.sampling.clone();
         draft
     }
 
@@ -487,6 +499,11 @@ impl Draft {
                 connect_timeout_ms,
                 idle_timeout_ms,
             },
+            sampling: if self.kind == Kind::Local {
+                self.sampling.clone()
+            } else {
+                Vec::new()
+            },
         })
     }
 }
@@ -598,6 +615,7 @@ struct Form {
     local_name: RwSignal<String>,
     local_spec: RwSignal<String>,
     local_said: RwSignal<String>,
+    sampling: [RwSignal<String>; 4],
     /// The only place the typed key lives; emptied after a save and on close.
     api_key: RwSignal<String>,
     env: RwSignal<String>,
@@ -629,6 +647,7 @@ impl Form {
             local_name: ui.local_name,
             local_spec: ui.local_spec,
             local_said: ui.local_said,
+            sampling: ui.local_sampling,
             api_key: RwSignal::new(String::new()),
             env: RwSignal::new(d.env),
             key_env: RwSignal::new(d.key_env),
@@ -661,6 +680,9 @@ impl Form {
         };
         self.local_name.set(name);
         self.local_spec.set(spec);
+        for (i, signal) in self.sampling.iter().enumerate() {
+            signal.set(d.sampling.get(i).cloned().unwrap_or_default());
+        }
         self.api_key.set(String::new());
         self.env.set(d.env);
         self.key_env.set(d.key_env);
@@ -696,6 +718,7 @@ impl Form {
                     spec: self.local_spec.get_untracked(),
                 }),
             local_facts: None,
+            sampling: self.sampling.iter().map(|s| s.get_untracked()).collect(),
             env: self.env.get_untracked(),
             key_env: self.key_env.get_untracked(),
             tools: self.tools.map(|s| s.get_untracked()),
@@ -1046,6 +1069,19 @@ fn local_model_field(form: Form) -> impl IntoView {
             <p id="profile-model-facts" class="hint" role="status">{move || form.local_said.get()}</p>
             <FieldError form field />
         </div>
+        <fieldset class="budget local-model-field">
+            <legend>{text(Msg::Sampling)}</legend>
+            {[
+                (Field::Temperature, Msg::Temperature),
+                (Field::TopP, Msg::TopP),
+                (Field::ReplyTokens, Msg::ReplyTokens),
+                (Field::ContextSize, Msg::ContextSize),
+            ]
+                .into_iter()
+                .zip(form.sampling)
+                .map(|((field, label), value)| view! { <TextField form field label value inputmode="decimal" /> })
+                .collect_view()}
+        </fieldset>
     }
 }
 
@@ -1459,6 +1495,7 @@ mod tests {
                 model: "claude".into(),
             },
             local_facts: None,
+            sampling: vec![],
             has_key: true,
             env: vec![("A".into(), "b".into())],
             key_env: Some("ANTHROPIC_API_KEY".into()),
@@ -1512,10 +1549,21 @@ mod tests {
         let provider = lifeline_core::profile::LocalModel { file, sampling }.provider();
         let d = Draft {
             local: Some(provider.clone()),
+            sampling: sampling.texts(),
             ..d
         };
         let input = d.build("sk-ignored", Locale::En).unwrap();
         assert_eq!(input.provider, provider);
+        // The typed sampling goes to the controller as text, to be read
+        // and checked there; other providers send none.
+        assert_eq!(input.sampling, ["0.7", "0.9", "512", "1024"]);
+        let remote = Draft {
+            kind: Kind::OpenAi,
+            base_url: "http://localhost:11434/v1".into(),
+            model: "q".into(),
+            ..d.clone()
+        };
+        assert!(remote.build("", Locale::En).unwrap().sampling.is_empty());
         // A local model has no key: a typed one is not sent.
         assert_eq!(input.api_key, KeyInput::Keep);
         let again = Draft::from_parts(

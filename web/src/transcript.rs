@@ -17,6 +17,7 @@ use crate::worded::ViewDelta;
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
 use lifeline_core::render::{md, resolve, runs, steps, Style};
+use lifeline_core::view::OutputRead;
 use lifeline_core::{
     CommandId, EventSeq, Outcome, ProviderFailureView, ProviderRequestId, ProviderRequestStatus,
     SessionId, TurnId, TurnStatus,
@@ -111,6 +112,9 @@ pub struct CommandView {
     /// and `None` when the controller did not say).
     pub admitted_at: RwSignal<u64>,
     pub finished_at: RwSignal<Option<u64>>,
+    /// A settled command's output still being read from the journal, or
+    /// unreadable.
+    pub read: RwSignal<OutputRead>,
     pub output: NodeRef<Pre>,
     /// The last lines of an output whose middle is not shown.
     pub tail: NodeRef<Pre>,
@@ -360,6 +364,7 @@ impl Model {
                 trimmed: RwSignal::new(false),
                 admitted_at: RwSignal::new(0),
                 finished_at: RwSignal::new(None),
+                read: RwSignal::new(OutputRead::Shown),
                 output: NodeRef::new(),
                 tail: NodeRef::new(),
                 has_tail: RwSignal::new(false),
@@ -543,6 +548,7 @@ impl Model {
                 stdout,
                 stderr,
                 not_shown,
+                read,
             } => {
                 let entry = self.command(command);
                 if through > entry.last_seq {
@@ -552,6 +558,7 @@ impl Model {
                 if not_shown > 0 {
                     ask_tail(command, entry);
                 }
+                set_if_changed(entry.view.read, read);
                 entry.pending.clear();
                 entry.style = Style::default();
                 entry.dom.style = Style::default();
@@ -984,6 +991,11 @@ pub fn CommandBlock(command: CommandView) -> impl IntoView {
             <Show when=move || command.gap.get() || command.trimmed.get()>
                 <p class="note">{text(Msg::EarlierOutput)}</p>
             </Show>
+            {move || match command.read.get() {
+                OutputRead::Shown => None,
+                OutputRead::Loading => Some(Msg::LoadingOutput),
+                OutputRead::Unreadable => Some(Msg::OutputUnreadable),
+            }.map(|m| view! { <p class="note">{text(m)}</p> })}
             // Output is not read out as it streams; the outcome badge is.
             <pre class="output" tabindex="0" aria-live="off" node_ref=command.output></pre>
             {move || {

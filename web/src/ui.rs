@@ -107,6 +107,9 @@ pub struct Ui {
     /// What the form says about it: its facts, or why a picked file cannot
     /// be a model.
     pub local_said: RwSignal<String>,
+    /// Its sampling settings as typed (`Sampling::texts` order): the
+    /// controller reads and checks them.
+    pub local_sampling: [RwSignal<String>; 4],
     /// The session list and the open session.
     pub sessions: crate::sessions::SessionsUi,
 }
@@ -133,6 +136,7 @@ impl Ui {
             local_name: RwSignal::new(String::new()),
             local_spec: RwSignal::new(String::new()),
             local_said: RwSignal::new(String::new()),
+            local_sampling: [(); 4].map(|_| RwSignal::new(String::new())),
             sessions: crate::sessions::SessionsUi::new(),
         }
     }

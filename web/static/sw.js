@@ -11,6 +11,13 @@
 const VERSION = '__LIFELINE_BUILD__';
 const CACHE = `lifeline-${VERSION}`;
 const ASSETS = __LIFELINE_ASSETS__;
+// llama.cpp in WebAssembly for local models: about 3 MB gzip, so it is not
+// precached (most visitors never use a local model). `local-model.js` puts
+// it into this cache when a model file is picked and before a model loads
+// (so an offline start with a local profile works); its name carries
+// the engine files' own hash, so it outlives app builds that leave the
+// engine unchanged and is dropped when the engine changes.
+const ENGINE = '__LIFELINE_ENGINE__';
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
@@ -27,7 +34,7 @@ self.addEventListener('activate', (event) => {
       .then((names) =>
         Promise.all(
           names
-            .filter((name) => name.startsWith('lifeline-') && name !== CACHE)
+            .filter((name) => name.startsWith('lifeline-') && name !== CACHE && name !== ENGINE)
             .map((name) => caches.delete(name)),
         ),
       )
@@ -43,7 +50,7 @@ self.addEventListener('fetch', (event) => {
   event.respondWith(
     caches.open(CACHE).then(async (cache) => {
       const key = request.mode === 'navigate' ? './' : request;
-      const cached = await cache.match(key);
+      const cached = (await cache.match(key)) || (await caches.match(request, { cacheName: ENGINE }));
       return cached || fetch(request);
     }),
   );

@@ -578,6 +578,13 @@ pub fn import_session_with(
     decode: LineDecoder,
 ) -> Result<Imported, ImportError> {
     let parsed = parse(text.split('\n'), MAX_IMPORT_LINES, decode)?;
+    // An imported session has no journal to read a settled command's output
+    // back from when it is shown, so every command keeps its events (the
+    // file's line limit bounds them).
+    let policy = RetentionPolicy {
+        settled_with_events: usize::MAX,
+        ..policy
+    };
     let mut projection = Projection::new(policy);
     for (line, entry) in &parsed {
         projection.apply(entry).map_err(|e| ImportError::Line {

@@ -397,6 +397,13 @@ pub enum Phrase {
     OutputMissing {
         missing: u32,
     },
+    /// A local model is loading for the running turn: `read` of its file's
+    /// `total` bytes, `seconds` since the load began.
+    LocalModelLoading {
+        read: u64,
+        total: u64,
+        seconds: u32,
+    },
 }
 
 const JOURNAL_REMOVED: &str = "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on";
@@ -899,6 +906,14 @@ impl fmt::Display for Phrase {
                 f,
                 "the full output cannot be shown: {missing} of its stored parts are missing from storage"
             ),
+            P::LocalModelLoading {
+                read,
+                total,
+                seconds,
+            } => write!(
+                f,
+                "loading the local model: {read} of {total} bytes, {seconds} s"
+            ),
         }
     }
 }
@@ -1347,6 +1362,7 @@ phrase_wire! {
     161 => OutputMissing { missing },
     200 => LocalModelRefused { detail },
     201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
+    202 => LocalModelLoading { read, total, seconds },
 }
 
 impl From<crate::environment::Blocked> for Phrase {

@@ -162,6 +162,43 @@ impl Sampling {
         sampling
     }
 
+    /// The settings as the profile form shows them, in the order of
+    /// [`Sampling::parse`]: temperature and top-p as decimals ("0.7"),
+    /// then max tokens and context size. Written here so the page needs no
+    /// decimal formatting of its own (its wasm budget).
+    pub fn texts(&self) -> Vec<String> {
+        vec![
+            hundredths_text(self.temperature_percent),
+            hundredths_text(self.top_p_percent),
+            self.max_tokens.to_string(),
+            self.context_tokens.to_string(),
+        ]
+    }
+
+    /// Settings from the profile form's four texts (see
+    /// [`Sampling::texts`]), each refused with what it must be. The
+    /// bounds that depend on the model are [`Sampling::check`]'s.
+    pub fn parse(texts: &[String]) -> Result<Sampling, InvalidProfile> {
+        let text = |i: usize| texts.get(i).map_or("", |t| t.trim());
+        let bad = |m: &str| InvalidProfile(m.into());
+        let temperature_percent = parse_hundredths(text(0))
+            .ok_or_else(|| bad("the temperature must be a number from 0 to 2, such as 0.7"))?;
+        let top_p_percent = parse_hundredths(text(1))
+            .ok_or_else(|| bad("top-p must be a number above 0 and at most 1, such as 0.9"))?;
+        let max_tokens = text(2)
+            .parse()
+            .map_err(|_| bad("max tokens must be a whole number of tokens"))?;
+        let context_tokens = text(3)
+            .parse()
+            .map_err(|_| bad("the context size must be a whole number of tokens"))?;
+        Ok(Sampling {
+            temperature_percent,
+            top_p_percent,
+            max_tokens,
+            context_tokens,
+        })
+    }
+
     pub fn check(&self, trained_context: u64) -> Result<(), InvalidProfile> {
         let bad = |m: String| Err(InvalidProfile(m));
         if self.temperature_percent > 200 {
@@ -185,6 +222,41 @@ impl Sampling {
     }
 }
 
+/// 70 → "0.7", 100 → "1", 5 → "0.05".
+fn hundredths_text(n: u32) -> String {
+    let text = format!("{}.{:02}", n / 100, n % 100);
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// "0.7", ".7", "1", "0.05" → hundredths; `None` for anything else
+/// (a sign, an exponent, more than two decimals, more than 1000).
+fn parse_hundredths(text: &str) -> Option<u32> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && fraction.is_empty())
+        || fraction.len() > 2
+        || !digits(whole)
+        || !digits(fraction)
+        || whole.len() > 4
+    {
+        return None;
+    }
+    let whole: u32 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let mut fraction_value: u32 = if fraction.is_empty() {
+        0
+    } else {
+        fraction.parse().ok()?
+    };
+    if fraction.len() == 1 {
+        fraction_value *= 10;
+    }
+    Some(whole * 100 + fraction_value)
+}
+
 impl Provider {
     pub fn label(&self) -> &'static str {
         match self {
@@ -202,6 +274,22 @@ impl Provider {
                 Some(model)
             }
             Provider::Local { name, .. } => Some(name),
+        }
+    }
+
+    /// This provider with the sampling settings typed in the profile form
+    /// (see [`Sampling::parse`]). No texts, or another provider: unchanged.
+    pub fn with_sampling(self, texts: &[String]) -> Result<Provider, InvalidProfile> {
+        if texts.is_empty() {
+            return Ok(self);
+        }
+        match self.local_model() {
+            Some(model) => Ok(LocalModel {
+                sampling: Sampling::parse(texts)?,
+                ..model?
+            }
+            .provider()),
+            None => Ok(self),
         }
     }
 

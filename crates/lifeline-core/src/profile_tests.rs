@@ -148,3 +148,61 @@ fn a_picked_model_starts_with_defaults_it_can_hold() {
     assert_eq!(sampling, Sampling::default());
     assert!(sampling.check(0).is_err());
 }
+
+#[test]
+fn sampling_reads_and_writes_the_form_s_texts() {
+    let s = Sampling::default();
+    assert_eq!(s.texts(), ["0.7", "0.9", "512", "4096"]);
+    assert_eq!(Sampling::parse(&s.texts()), Ok(s));
+    let texts = |t: [&str; 4]| t.map(String::from).to_vec();
+    assert_eq!(
+        Sampling::parse(&texts([" 0 ", "1", "64", "1024"])),
+        Ok(Sampling {
+            temperature_percent: 0,
+            top_p_percent: 100,
+            max_tokens: 64,
+            context_tokens: 1024,
+        })
+    );
+    let odd = Sampling::parse(&texts([".05", "0.95", "1", "128"])).unwrap();
+    assert_eq!((odd.temperature_percent, odd.top_p_percent), (5, 95));
+    assert_eq!(odd.texts()[..2], ["0.05", "0.95"]);
+    for bad in [
+        ["", "0.9", "1", "128"],
+        ["-1", "0.9", "1", "128"],
+        ["0.755", "0.9", "1", "128"],
+        ["1e2", "0.9", "1", "128"],
+        ["0.7", "x", "1", "128"],
+        ["0.7", "0.9", "1.5", "128"],
+        ["0.7", "0.9", "1", "-128"],
+        ["0.7", "0.9", "1", "99999999999"],
+    ] {
+        assert!(Sampling::parse(&texts(bad)).is_err(), "{bad:?}");
+    }
+    // In range is the check's business: 3 parses, and is refused there.
+    let hot = Sampling::parse(&texts(["3", "0.9", "64", "1024"])).unwrap();
+    assert_eq!(
+        hot.check(1024).unwrap_err().to_string(),
+        "the temperature must be 0 to 2"
+    );
+    assert!(
+        Sampling::parse(&["0.7".to_string()]).is_err(),
+        "too few texts"
+    );
+}
+
+#[test]
+fn the_form_s_sampling_replaces_a_local_model_s_and_nothing_else() {
+    let texts = ["0", "1", "100", "512"].map(String::from).to_vec();
+    let edited = tiny().provider().with_sampling(&texts).unwrap();
+    let model = edited.local_model().unwrap().unwrap();
+    assert_eq!(model.file, tiny().file);
+    assert_eq!(model.sampling.texts(), texts);
+    assert_eq!(tiny().provider().with_sampling(&[]), Ok(tiny().provider()));
+    assert_eq!(
+        Provider::BuiltIn.with_sampling(&texts),
+        Ok(Provider::BuiltIn)
+    );
+    let bad = ["hot", "1", "100", "512"].map(String::from).to_vec();
+    assert!(tiny().provider().with_sampling(&bad).is_err());
+}

@@ -185,22 +185,33 @@ pub struct CommandView {
     pub finished_at: Option<Millis>,
 }
 
-/// The inline output of a settled command that left the recent window
-/// ([`RetentionPolicy::settled_with_events`]), kept as two strings instead
-/// of its events.
+/// A settled command that left the recent window
+/// ([`RetentionPolicy::settled_with_events`]): its events are dropped from
+/// memory.
 ///
 /// A settled command takes no more output, so its per-event records are
-/// only needed by a reader who wants exact event boundaries, and those are
-/// in the journal (a client joining it gets a gap marker for them).
-/// Collapsing them keeps the projection (and so its snapshot, and so
-/// startup) proportional to the number of commands rather than to the
-/// number of events ever written.
+/// only needed to show it, and those are in the journal: the view says its
+/// output is to be read (`OutputRead::Loading` in the view) and the
+/// engine reads that command's events when it is shown. Keeping no output
+/// here keeps the projection (and so its snapshot, and so startup)
+/// proportional to the number of commands with a small constant, rather
+/// than to the output ever written.
+///
+/// The text is kept only where a reader cannot wait for the journal: a
+/// model session's tool results go into every later provider request of
+/// its conversation. Snapshots written before this change carry the text
+/// of every collapsed command (and no `in_journal`); they still read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SettledOutput {
     /// Last output event folded in; the terminal event follows it.
     pub through: EventSeq,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stdout: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub stderr: String,
+    /// The output was not kept here: it is read from the journal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_journal: bool,
 }
 
 /// Digests kept for a settled command: enough to recognise a resend of its
@@ -210,15 +221,18 @@ const SETTLED_DEDUP_WINDOW: usize = 16;
 const MAX_EVIDENCE_PER_COMMAND: usize = 32;
 
 impl CommandView {
-    fn settle(&mut self) {
+    /// Leaves the recent window: events go; their text stays only if
+    /// `keep_text`.
+    fn settle(&mut self, keep_text: bool) {
         let mut settled = SettledOutput {
             through: EventSeq(self.last_seq.0.saturating_sub(1)),
+            in_journal: !keep_text,
             ..SettledOutput::default()
         };
         for e in self.events.drain(..) {
             match &e.body {
-                RetainedBody::Stdout(chunk) => settled.stdout.push_str(&chunk.inline),
-                RetainedBody::Stderr(chunk) => settled.stderr.push_str(&chunk.inline),
+                RetainedBody::Stdout(chunk) if keep_text => settled.stdout.push_str(&chunk.inline),
+                RetainedBody::Stderr(chunk) if keep_text => settled.stderr.push_str(&chunk.inline),
                 _ => {}
             }
         }
@@ -860,6 +874,16 @@ impl Projection {
         }
     }
 
+    /// Whether a model conversation runs in `session`: its provider
+    /// requests carry the session's earlier tool results.
+    fn has_model_turn(&self, session: SessionId) -> bool {
+        self.sessions.get(&session).is_some_and(|s| {
+            s.turns
+                .iter()
+                .any(|t| self.turns.get(t).is_some_and(|t| t.agent.is_model()))
+        })
+    }
+
     pub fn snapshot(&self) -> ProjectionSnapshot {
         ProjectionSnapshot {
             v: V1,
@@ -1234,8 +1258,12 @@ impl Projection {
                     self.recently_settled.push_back(rec.command);
                     while self.recently_settled.len() > policy.settled_with_events {
                         if let Some(old) = self.recently_settled.pop_front() {
+                            let keep_text = self
+                                .commands
+                                .get(&old)
+                                .is_some_and(|c| self.has_model_turn(c.binding.session));
                             if let Some(c) = self.commands.get_mut(&old) {
-                                c.settle();
+                                c.settle(keep_text);
                             }
                         }
                     }

@@ -104,6 +104,10 @@ pub enum ViewDelta<T = Phrase> {
         stderr: String,
         /// Output kept only as artifacts or dropped by the budget.
         not_shown: u64,
+        /// Whether `stdout` and `stderr` are the output, or it is still
+        /// being read from the journal, or could not be.
+        #[serde(default)]
+        read: OutputRead,
     },
     /// Events through `through` are in the journal but no longer held in
     /// memory for display.
@@ -206,12 +210,14 @@ impl<T> ViewDelta<T> {
                 stdout,
                 stderr,
                 not_shown,
+                read,
             } => D::Settled {
                 command,
                 through,
                 stdout,
                 stderr,
                 not_shown,
+                read,
             },
             D::Gap { command, through } => D::Gap { command, through },
             D::ProviderRequest {
@@ -237,6 +243,22 @@ impl<T> ViewDelta<T> {
             },
         }
     }
+}
+
+/// Where a settled command's output is, for showing it: its events stay in
+/// the journal once it left the projection's recent window, so a view
+/// built from scratch says `Loading` and the engine reads them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputRead {
+    /// The text is here.
+    #[default]
+    Shown,
+    /// Being read from the journal; a `Shown` or `Unreadable` delta follows.
+    Loading,
+    /// The journal could not give it back (the command and its outcome
+    /// stand; only the text is missing).
+    Unreadable,
 }
 
 /// Where a provider request stands, as the journal proves it.
@@ -564,16 +586,42 @@ fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
 }
 
 fn settled_delta(c: &CommandView, settled: &crate::projection::SettledOutput) -> ViewDelta {
-    let stdout = whole_lines(&settled.stdout, c.stdout.truncated_at.is_some());
-    let stderr = whole_lines(&settled.stderr, c.stderr.truncated_at.is_some());
-    let inline = (stdout.len() + stderr.len()) as u64;
+    let inline = c.stdout.inline_bytes.saturating_add(c.stderr.inline_bytes);
+    if settled.in_journal && inline > 0 {
+        return settled_read(c, settled.through, "", "", OutputRead::Loading);
+    }
+    settled_read(
+        c,
+        settled.through,
+        &settled.stdout,
+        &settled.stderr,
+        OutputRead::Shown,
+    )
+}
+
+fn settled_read(
+    c: &CommandView,
+    through: EventSeq,
+    stdout: &str,
+    stderr: &str,
+    read: OutputRead,
+) -> ViewDelta {
+    let stdout = whole_lines(stdout, c.stdout.truncated_at.is_some());
+    let stderr = whole_lines(stderr, c.stderr.truncated_at.is_some());
+    // What the read will not show either: artifacts and dropped bytes.
+    let inline = c.stdout.inline_bytes.saturating_add(c.stderr.inline_bytes);
     let total = c.stdout.total_bytes.saturating_add(c.stderr.total_bytes);
+    let inline = match read {
+        OutputRead::Shown => (stdout.len() + stderr.len()) as u64,
+        OutputRead::Loading | OutputRead::Unreadable => inline,
+    };
     ViewDelta::Settled {
         command: c.command,
-        through: settled.through,
+        through,
         stdout: mark_output(stdout),
         stderr: mark_output(stderr),
         not_shown: total.saturating_sub(inline),
+        read,
     }
 }
 
@@ -585,6 +633,57 @@ fn whole_lines(inline: &str, truncated: bool) -> &str {
         return inline;
     }
     inline.rfind('\n').map_or("", |end| &inline[..=end])
+}
+
+/// The commands in `deltas` whose output is to be read from the journal.
+pub fn output_to_read(deltas: &[ViewDelta]) -> impl Iterator<Item = CommandId> + '_ {
+    deltas.iter().filter_map(|d| match d {
+        ViewDelta::Settled {
+            command,
+            read: OutputRead::Loading,
+            ..
+        } => Some(*command),
+        _ => None,
+    })
+}
+
+/// What a settled command shows once its events were read from the
+/// journal (`Err`: they could not be); `None` when the projection keeps
+/// its output itself (nothing was to be read).
+pub fn output_read(
+    projection: &Projection,
+    command: CommandId,
+    events: Result<&[crate::event::EventRecord], ()>,
+) -> Option<ViewDelta> {
+    let c = projection.command(command)?;
+    let settled = c.settled.as_ref().filter(|s| s.in_journal)?;
+    let Ok(events) = events else {
+        return Some(settled_read(
+            c,
+            settled.through,
+            "",
+            "",
+            OutputRead::Unreadable,
+        ));
+    };
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    for e in events
+        .iter()
+        .filter(|e| e.command == command && e.seq <= settled.through)
+    {
+        match &e.body {
+            RetainedBody::Stdout(chunk) => stdout.push_str(&chunk.inline),
+            RetainedBody::Stderr(chunk) => stderr.push_str(&chunk.inline),
+            _ => {}
+        }
+    }
+    Some(settled_read(
+        c,
+        settled.through,
+        &stdout,
+        &stderr,
+        OutputRead::Shown,
+    ))
 }
 
 fn output_delta(command: CommandId, e: &crate::event::EventRecord) -> Option<ViewDelta> {

@@ -11,9 +11,9 @@ use lifeline_core::phrase::JournalFault;
 use lifeline_core::profile::{Provider, Secret, Tool};
 use lifeline_core::session::Environment;
 use lifeline_core::{
-    ControllerToRuntime, CredentialId, Generation, JournalEntry, ModelMessage, PersistBatch,
-    PortId, ProfileId, ProjectionSnapshot, ProviderFailureClass, ProviderRequestId, RuntimeId,
-    SessionId, StartupAttemptId, TimerId, ToolCallRecord, WorkspaceId,
+    CommandId, ControllerToRuntime, CredentialId, Generation, JournalEntry, ModelMessage,
+    PersistBatch, PortId, ProfileId, ProjectionSnapshot, ProviderFailureClass, ProviderRequestId,
+    RuntimeId, SessionId, StartupAttemptId, TimerId, ToolCallRecord, WorkspaceId,
 };
 use lifeline_protocol::ControllerToPage;
 
@@ -127,7 +127,7 @@ pub enum Effect {
     /// `plan` back.
     ReadArtifacts {
         command: lifeline_core::CommandId,
-        read: OutputRead,
+        read: KeptRead,
         stored: Box<lifeline_core::stored_output::StoredOutput>,
         plan: Vec<lifeline_core::stored_output::Slice>,
         digests: Vec<lifeline_core::Digest>,
@@ -148,6 +148,10 @@ pub enum Effect {
     /// A write failed: is the database still there? Answer a wiped one with
     /// [`crate::Engine::handle_journal_lost`]; refresh the storage estimate.
     CheckStorage,
+    /// Read `command`'s events from the journal (it is settled: they no
+    /// longer change); answer with [`crate::Engine::handle_output_read`]
+    /// and the same `view`.
+    ReadOutput { view: u64, command: CommandId },
     /// Set the damaged writer record aside and claim the journal again;
     /// answer with [`crate::Engine::lead`] or
     /// [`crate::Engine::handle_repair_failed`].
@@ -219,7 +223,7 @@ pub enum FailedAt {
 /// What an output read is for: a range of kept bytes for the full-output
 /// view, or all of them to download.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum OutputRead {
+pub enum KeptRead {
     Range { offset: u64, len: u64 },
     Download,
 }

@@ -27,6 +27,8 @@
 //! | `turn` | prompts, Stop, the turn driver and provider requests |
 //! | `card` | the recovery card, its facts and its actions |
 //! | `open` | which session a tab shows, new sessions, names, the list and its search |
+//! | `output` | reading a shown settled command's output back from the journal |
+//! | `kept_output` | a command's kept output read back in ranges for the full-output view, or whole to download |
 //! | `status` | the status line |
 
 pub mod effect;
@@ -37,6 +39,7 @@ mod delete;
 mod lead;
 mod lifecycle;
 mod open;
+mod kept_output;
 mod output;
 pub mod retry;
 mod runtimes;
@@ -63,8 +66,10 @@ pub use lead::Recovered;
 pub use runtimes::Ended;
 pub use slots::Slots;
 
+pub use output::MAX_READS;
+
 pub use effect::{
-    Effect, FactsObserved, FailedAt, OutputRead, ProviderFailure, ProviderReply, StoreFailure,
+    Effect, FactsObserved, FailedAt, KeptRead, ProviderFailure, ProviderReply, StoreFailure,
     TimerKey, WorkspaceObserved,
 };
 
@@ -192,6 +197,8 @@ pub struct Engine {
     /// Deleted sessions whose workspace removal was already tried again.
     cleanup_retried: Vec<SessionId>,
     pumping: bool,
+    /// Settled commands' output being read from the journal for the view.
+    reads: output::Reads,
     effects: VecDeque<Effect>,
 }
 
@@ -243,6 +250,7 @@ impl Engine {
             snapshotting: false,
             cleanup_retried: Vec::new(),
             pumping: false,
+            reads: output::Reads::default(),
             effects: VecDeque::new(),
         }
     }
@@ -308,7 +316,17 @@ impl Engine {
     // ----- helpers every module uses ----------------------------------------
 
     fn post(&mut self, message: ControllerToPage) {
+        let view = match &message {
+            ControllerToPage::View { reset, deltas } => {
+                self.reads.posted(*reset, deltas);
+                true
+            }
+            _ => false,
+        };
         self.effects.push_back(Effect::Page(message));
+        if view {
+            self.start_reads();
+        }
     }
 
     fn notice(&mut self, key: &str, level: Level, message: Phrase) {

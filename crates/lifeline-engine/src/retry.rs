@@ -73,11 +73,44 @@ pub(crate) enum Wait {
     Response { since: Millis },
     /// The response began; its last byte arrived at `last`.
     Bytes { last: Millis },
+    /// A local model has been loading since `since`: `read` of its file's
+    /// `total` bytes so far, the last of them at `last`. Not the connect
+    /// timeout's business: a large file from a slow disk is not a stalled
+    /// server. [`LOAD_STALL_MS`] without progress ends it.
+    Loading {
+        since: Millis,
+        last: Millis,
+        read: u64,
+        total: u64,
+    },
     /// Refused before any work: the next attempt goes out at `at`.
     Retry {
         at: Millis,
         class: ProviderFailureClass,
     },
+}
+
+/// How long a local model's load may go without reading more of its file
+/// (or, before the first read, without starting) before it counts as hung
+/// and ends the request. Two minutes: the engine's own first download
+/// (about 3 MB gzip) and its compilation come before the first read and
+/// take seconds on a slow link; a load that keeps reading, however large
+/// the file, is never cut short. Once loaded, the first token must come
+/// within the profile's connect timeout, like a server's response.
+pub const LOAD_STALL_MS: u64 = 120_000;
+
+/// Where a load that has made progress at `last` stands at `now`: hung
+/// (`None`), or the whole seconds it has taken since `since` and when the
+/// timer looks again (each second, so the page's count moves, or at the
+/// stall deadline if sooner).
+pub(crate) fn loading(since: Millis, last: Millis, now: Millis) -> Option<(u32, Millis)> {
+    let deadline = last.plus(LOAD_STALL_MS);
+    if now >= deadline {
+        return None;
+    }
+    let elapsed = now.0.saturating_sub(since.0);
+    let next = Millis(since.0 + (elapsed / 1000 + 1) * 1000).min(deadline);
+    Some((u32::try_from(elapsed / 1000).unwrap_or(u32::MAX), next))
 }
 
 /// What the provider timer firing at `now` means for `wait`.
@@ -100,7 +133,8 @@ pub(crate) enum Due {
 
 pub(crate) fn due(wait: Wait, connect_ms: u64, idle_ms: u64, now: Millis) -> Due {
     let (deadline, class) = match wait {
-        Wait::Nothing => return Due::Nothing,
+        // The engine looks at a load itself (see `loading`).
+        Wait::Nothing | Wait::Loading { .. } => return Due::Nothing,
         Wait::Response { since } => (since.plus(connect_ms), ProviderFailureClass::ConnectTimeout),
         Wait::Bytes { last } => (last.plus(idle_ms), ProviderFailureClass::IdleTimeout),
         Wait::Retry { at, .. } if now >= at => return Due::Send,
@@ -200,6 +234,36 @@ mod tests {
         let waits: std::collections::BTreeSet<u64> =
             (0..32u128).map(|seed| backoff_ms(3, seed)).collect();
         assert!(waits.len() > 8, "{waits:?}");
+    }
+
+    #[test]
+    fn a_load_is_hung_only_after_two_minutes_without_progress() {
+        let since = Millis(10_000);
+        // Progress keeps it going, however long the whole load takes.
+        let last = Millis(600_000);
+        assert_eq!(
+            loading(since, last, Millis(600_500)),
+            Some((590, Millis(601_000)))
+        );
+        assert_eq!(
+            loading(since, last, Millis(719_999)),
+            Some((709, Millis(720_000)))
+        );
+        assert_eq!(loading(since, last, Millis(720_000)), None);
+        // Before the first read the start counts as progress.
+        assert_eq!(
+            loading(since, since, Millis(10_000)),
+            Some((0, Millis(11_000)))
+        );
+        assert_eq!(loading(since, since, Millis(130_000)), None);
+        // The connect and idle timeouts leave a load alone.
+        let wait = Wait::Loading {
+            since,
+            last: since,
+            read: 0,
+            total: 1,
+        };
+        assert_eq!(due(wait, 1, 1, Millis(u64::MAX / 2)), Due::Nothing);
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub(crate) use crate::retry::Wait;
 /// The notice key of the retry wait's status line (the page shows "Retry
 /// now" beside it, as `controller:provider-retry`).
 const RETRY_NOTICE: &str = "provider-retry";
+/// The notice key of a local model's load progress.
+const LOAD_NOTICE: &str = "model-load";
 
 /// Whether a command of `session` is still on its way to an outcome (not
 /// settled, and not stuck uncertain or undispatched for good).
@@ -187,6 +189,23 @@ impl Engine {
                                 at: FailedAt::NoResponse,
                                 retry_after_ms: None,
                             }),
+                            now,
+                        );
+                    }
+                    // A local model still loading has generated nothing:
+                    // the request ends here as stopped, for certain, even if
+                    // the load itself cannot be interrupted at once; the
+                    // abort tears the load down and its late report is not
+                    // news.
+                    Some(l) if matches!(l.wait, Wait::Loading { .. }) => {
+                        l.wait = Wait::Nothing;
+                        l.stopped = true;
+                        self.effects.push_back(Effect::Abort(request));
+                        self.ended_early = Some(request);
+                        return self.load_ended(
+                            request,
+                            "stopped by the user while the local model was loading; nothing was generated",
+                            ProviderFailureClass::Cancelled,
                             now,
                         );
                     }
@@ -647,15 +666,112 @@ impl Engine {
             return;
         };
         match l.wait {
-            Wait::Response { .. } => {
+            Wait::Response { .. } | Wait::Loading { .. } => {
+                let loading = matches!(l.wait, Wait::Loading { .. });
                 l.wait = Wait::Bytes { last: now };
                 self.set_timer(TimerKey::Provider, now.plus(idle_ms));
+                if loading {
+                    self.clear_notice(LOAD_NOTICE);
+                }
             }
             // The timer is not moved for every chunk: when it fires, it
             // looks at the last byte and sets itself again.
             Wait::Bytes { .. } => l.wait = Wait::Bytes { last: now },
             Wait::Nothing | Wait::Retry { .. } => {}
         }
+    }
+
+    /// The live request's local model is loading: `read` of its file's
+    /// `total` bytes so far. The connect timeout waits until it is loaded.
+    pub fn handle_model_loading(
+        &mut self,
+        id: ProviderRequestId,
+        read: u64,
+        total: u64,
+        now: Millis,
+    ) {
+        let Some(l) = self.live.as_mut().filter(|l| l.request == id) else {
+            return;
+        };
+        let (since, moved) = match l.wait {
+            Wait::Response { since } => (since, true),
+            Wait::Loading {
+                since, read: was, ..
+            } => (since, read != was),
+            _ => return,
+        };
+        let first = !matches!(l.wait, Wait::Loading { .. });
+        // A report without new bytes (the start, repeated) is no progress.
+        let last = match l.wait {
+            Wait::Loading { last, .. } if !moved => last,
+            _ => now,
+        };
+        l.wait = Wait::Loading {
+            since,
+            last,
+            read,
+            total,
+        };
+        if first {
+            // The timer then moves the count each second (see
+            // `provider_timer`).
+            self.set_timer(TimerKey::Provider, now.plus(1000));
+            self.load_notice(read, total, since, now);
+        }
+    }
+
+    /// The live request's local model is loaded: what follows is a
+    /// response, bounded by the connect timeout like a server's.
+    pub fn handle_model_loaded(&mut self, id: ProviderRequestId, now: Millis) {
+        let connect_ms = self.active.as_ref().map_or(
+            lifeline_core::profile::AgentBudget::default().connect_timeout_ms,
+            |a| a.prepared.budget.connect_timeout_ms,
+        );
+        let Some(l) = self.live.as_mut().filter(|l| l.request == id) else {
+            return;
+        };
+        let was_loading = matches!(l.wait, Wait::Loading { .. });
+        if was_loading || matches!(l.wait, Wait::Response { .. }) {
+            l.wait = Wait::Response { since: now };
+            self.set_timer(TimerKey::Provider, now.plus(connect_ms));
+        }
+        if was_loading {
+            self.clear_notice(LOAD_NOTICE);
+        }
+    }
+
+    fn load_notice(&mut self, read: u64, total: u64, since: Millis, now: Millis) {
+        let seconds = u32::try_from(now.0.saturating_sub(since.0) / 1000).unwrap_or(u32::MAX);
+        let phrase = Phrase::LocalModelLoading {
+            read,
+            total,
+            seconds,
+        };
+        self.notice(LOAD_NOTICE, Level::Info, phrase);
+    }
+
+    /// The live request ended while its local model was loading: nothing
+    /// was generated, so it failed before any response and is never
+    /// uncertain (and, not being refused before work, never retried).
+    fn load_ended(
+        &mut self,
+        id: ProviderRequestId,
+        message: &str,
+        class: ProviderFailureClass,
+        now: Millis,
+    ) {
+        self.clear_notice(LOAD_NOTICE);
+        self.handle_provider_outcome(
+            id,
+            Err(ProviderFailure {
+                class,
+                message: message.into(),
+                partial_text: String::new(),
+                at: FailedAt::NoResponse,
+                retry_after_ms: None,
+            }),
+            now,
+        );
     }
 
     /// "Retry now" on the page: the wait for the next attempt ends early.
@@ -696,6 +812,32 @@ impl Engine {
             return;
         };
         let (request, wait, preview) = (l.request, l.wait, l.preview.clone());
+        if let Wait::Loading {
+            since,
+            last,
+            read,
+            total,
+        } = wait
+        {
+            return match crate::retry::loading(since, last, now) {
+                Some((_, next)) => {
+                    self.load_notice(read, total, since, now);
+                    self.set_timer(TimerKey::Provider, next);
+                }
+                None => {
+                    if let Some(l) = self.live.as_mut() {
+                        l.wait = Wait::Nothing;
+                    }
+                    self.effects.push_back(Effect::Abort(request));
+                    self.ended_early = Some(request);
+                    let message = format!(
+                        "the local model stopped loading: no progress for {} s, at {read} of {total} bytes; nothing was generated",
+                        crate::retry::LOAD_STALL_MS / 1000
+                    );
+                    self.load_ended(request, &message, ProviderFailureClass::ConnectTimeout, now);
+                }
+            };
+        }
         let class = match crate::retry::due(wait, connect_ms, idle_ms, now) {
             Due::Nothing => return,
             Due::Later(at) => return self.set_timer(TimerKey::Provider, at),
@@ -812,6 +954,13 @@ impl Engine {
             return;
         }
         let live = self.live.as_ref().is_some_and(|l| l.request == id);
+        if self
+            .live
+            .as_ref()
+            .is_some_and(|l| l.request == id && matches!(l.wait, Wait::Loading { .. }))
+        {
+            self.clear_notice(LOAD_NOTICE);
+        }
         if let (true, Err(f)) = (live, &result) {
             if self.retry_later(f, now) {
                 return self.pump(now);

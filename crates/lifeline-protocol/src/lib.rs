@@ -229,6 +229,11 @@ pub struct ProfileInput {
     pub key_env: Option<String>,
     pub capabilities: Capabilities,
     pub budget: AgentBudget,
+    /// A local model's sampling settings as typed (temperature, top-p, max
+    /// tokens, context size): the controller reads and checks them
+    /// (`Provider::with_sampling`). Empty: the provider's own.
+    #[serde(default)]
+    pub sampling: Vec<String>,
 }
 
 /// What to do with a profile's API key.
@@ -275,6 +280,10 @@ pub struct ProfileSummary<T = Phrase> {
     /// not decode a local provider's spec).
     #[serde(default = "Option::default")]
     pub local_facts: Option<T>,
+    /// For a local model: its sampling settings as the form shows them
+    /// (`Sampling::texts`).
+    #[serde(default)]
+    pub sampling: Vec<String>,
     pub has_key: bool,
     pub env: Vec<(String, String)>,
     pub key_env: Option<String>,
@@ -429,6 +438,9 @@ pub enum ControllerToPage<T = Phrase> {
     LocalModel {
         provider: Option<lifeline_core::profile::Provider>,
         said: T,
+        /// Its default sampling settings as the form shows them.
+        #[serde(default)]
+        sampling: Vec<String>,
     },
     /// Every session of the journal, most recently active first, and the
     /// one this tab shows.
@@ -542,9 +554,14 @@ impl<T> ControllerToPage<T> {
                 reset,
                 deltas: deltas.into_iter().map(|d| d.word(word)).collect(),
             },
-            M::LocalModel { provider, said } => M::LocalModel {
+            M::LocalModel {
+                provider,
+                said,
+                sampling,
+            } => M::LocalModel {
                 provider,
                 said: word(said),
+                sampling,
             },
             M::Sessions { open, list } => M::Sessions { open, list },
             M::SessionSearch { query, matches } => M::SessionSearch { query, matches },
@@ -610,6 +627,7 @@ impl<T> ProfileSummary<T> {
             name: self.name,
             provider: self.provider,
             local_facts: self.local_facts.map(word),
+            sampling: self.sampling,
             has_key: self.has_key,
             env: self.env,
             key_env: self.key_env,
@@ -879,6 +897,7 @@ mod tests {
                 key_env: None,
                 capabilities: Capabilities::default(),
                 budget: AgentBudget::default(),
+                sampling: vec![],
             },
         };
         for text in [format!("{spawn:?}"), format!("{save:?}")] {

@@ -128,6 +128,14 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
                 &n(*context),
             ],
         ),
+        P::LocalModelLoading {
+            read,
+            total,
+            seconds,
+        } => f(
+            Msg::PhLocalModelLoading,
+            &[&num(l, *read), &num(l, *total), &n(*seconds)],
+        ),
         P::OutputUnavailable => s(Msg::PhOutputUnavailable),
         P::OutputMissing { missing } => f(Msg::PhOutputMissing, &[&n(*missing)]),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),

@@ -85,6 +85,11 @@ fn every_phrase() -> Vec<Phrase> {
             trained: 1024,
             context: 1024,
         },
+        Phrase::LocalModelLoading {
+            read: 4096,
+            total: 269_120,
+            seconds: 2,
+        },
         Phrase::OutputUnavailable,
         Phrase::OutputMissing { missing: 2 },
         Phrase::NoMessagesYet,
@@ -556,6 +561,7 @@ fn index(p: &Phrase) -> usize {
         P::SwitchWhileWorking => 131,
         P::OutputUnavailable => 132,
         P::OutputMissing { .. } => 133,
+        P::LocalModelLoading { .. } => 134,
     }
 }
 

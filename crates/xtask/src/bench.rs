@@ -43,6 +43,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     tools::ensure_build_tools()?;
     tools::ensure_chromium()?;
     tools::ensure_e2e_packages()?;
+    // The local-model figures run the tests' tiny generated models.
+    let gguf_python = tools::ensure_gguf()?;
     let dir = build()?;
     let address = serve::spawn(&dir)?;
     // The output benchmark drives the real app, served like `cargo xtask serve`.
@@ -58,7 +60,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .env("LIFELINE_APP_URL", format!("http://{app_address}/"))
         .env("LIFELINE_MINIMAL_URL", format!("http://{minimal_address}/"))
         .env("BENCH_JSON", target_dir().join("bench-results.json"))
-        .env("CHROMIUM", tools::CHROMIUM);
+        .env("CHROMIUM", tools::CHROMIUM)
+        .env("LIFELINE_GGUF_PYTHON", &gguf_python);
     if let Some(rounds) = rounds {
         node.env("BENCH_ROUNDS", rounds);
     }

@@ -219,8 +219,11 @@ pub fn assets(dir: &Path) -> Result<Vec<String>, String> {
 /// Stamps sw.js with the bundle's content hash and precache list. The hash
 /// covers every asset's path and bytes, so any change yields a new cache.
 pub fn write_service_worker(dir: &Path) -> Result<String, String> {
-    let mut files = assets(dir)?;
-    files.retain(|file| !file.starts_with(&format!("{WLLAMA_DIR}/")));
+    let all = assets(dir)?;
+    let (engine, files): (Vec<String>, Vec<String>) = all
+        .into_iter()
+        .partition(|file| file.starts_with(&format!("{WLLAMA_DIR}/")));
+    let engine_cache = stamp_engine(dir, &engine)?;
     let mut hashed = Vec::new();
     for file in &files {
         hashed.extend_from_slice(file.as_bytes());
@@ -240,9 +243,33 @@ pub fn write_service_worker(dir: &Path) -> Result<String, String> {
     }
     let stamped = template
         .replace("__LIFELINE_BUILD__", &version)
-        .replace("__LIFELINE_ASSETS__", &list);
+        .replace("__LIFELINE_ASSETS__", &list)
+        .replace("__LIFELINE_ENGINE__", &engine_cache);
     std::fs::write(dir.join("sw.js"), stamped).map_err(|e| e.to_string())?;
     Ok(version)
+}
+
+/// The local model engine's cache name, from its files' bytes, written into
+/// `local-model.js` (which fills the cache) before the precache list and
+/// the build's version are made from it; `sw.js` gets it too.
+fn stamp_engine(dir: &Path, engine: &[String]) -> Result<String, String> {
+    let mut hashed = Vec::new();
+    for file in engine {
+        hashed.extend_from_slice(file.as_bytes());
+        hashed.push(0);
+        hashed.extend(std::fs::read(dir.join(file)).map_err(|e| e.to_string())?);
+        hashed.push(0);
+    }
+    let name = format!("lifeline-engine-{}", &tools::hex_sha256(&hashed)[..16]);
+    let script = dir.join("local-model.js");
+    if let Ok(text) = std::fs::read_to_string(&script) {
+        if !text.contains("__LIFELINE_ENGINE__") {
+            return Err("local-model.js lacks its __LIFELINE_ENGINE__ placeholder".into());
+        }
+        std::fs::write(&script, text.replace("__LIFELINE_ENGINE__", &name))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(name)
 }
 
 fn measure(path: &Path, name: &str, budget: u64) -> Result<WasmSize, String> {
@@ -305,6 +332,40 @@ mod tests {
         );
         assert!(!sw.contains("__LIFELINE_"));
         assert!(!sw.contains("./sw.js"));
+    }
+
+    #[test]
+    fn the_engine_cache_is_named_after_the_engine_alone() {
+        let dir = scratch("engine");
+        std::fs::create_dir_all(dir.join(WLLAMA_DIR)).unwrap();
+        std::fs::write(dir.join("wllama/wllama.wasm"), [0, 97, 115, 109]).unwrap();
+        std::fs::copy(
+            root().join("web/static/local-model.js"),
+            dir.join("local-model.js"),
+        )
+        .unwrap();
+        write_service_worker(&dir).unwrap();
+        let sw = std::fs::read_to_string(dir.join("sw.js")).unwrap();
+        let script = std::fs::read_to_string(dir.join("local-model.js")).unwrap();
+        let name = sw.split("const ENGINE = '").nth(1).unwrap();
+        let name = &name[..name.find('\'').unwrap()];
+        assert!(name.starts_with("lifeline-engine-"), "{name}");
+        assert!(
+            script.contains(name),
+            "local-model.js fills the cache sw.js reads"
+        );
+        assert!(!sw.contains("./wllama/"), "the engine is not precached");
+        // Another app build with the same engine keeps the same cache.
+        std::fs::write(dir.join("index.html"), "<html lang=en>").unwrap();
+        std::fs::copy(root().join("web/static/sw.js"), dir.join("sw.js")).unwrap();
+        std::fs::copy(
+            root().join("web/static/local-model.js"),
+            dir.join("local-model.js"),
+        )
+        .unwrap();
+        write_service_worker(&dir).unwrap();
+        let again = std::fs::read_to_string(dir.join("sw.js")).unwrap();
+        assert!(again.contains(&format!("const ENGINE = '{name}'")));
     }
 
     #[test]

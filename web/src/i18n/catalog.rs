@@ -162,6 +162,9 @@ catalog! {
     Exit => "exit {0}", "Exit-Code {0}";
     EarlierOutput => "Earlier output is in the journal and not shown here.",
         "Frühere Ausgabe steht im Journal und wird hier nicht gezeigt.";
+    LoadingOutput => "Loading output…", "Ausgabe wird geladen…";
+    OutputUnreadable => "The output could not be read from the journal.",
+        "Die Ausgabe konnte nicht aus dem Journal gelesen werden.";
     BytesNotShown => "{0} bytes of output are stored but not shown",
         "{0} Bytes Ausgabe sind gespeichert, aber nicht angezeigt";
     CopyOutput => "Copy output", "Ausgabe kopieren";
@@ -364,6 +367,11 @@ catalog! {
     Anthropic => "Anthropic", "Anthropic";
     LocalModel => "Local model (GGUF file)", "Lokales Modell (GGUF-Datei)";
     ModelFile => "Model file", "Modelldatei";
+    Sampling => "Sampling", "Sampling";
+    Temperature => "Temperature", "Temperatur";
+    TopP => "Top-p", "Top-p";
+    ReplyTokens => "Max reply tokens", "Max. Antwort-Token";
+    ContextSize => "Context size (tokens)", "Kontextgröße (Token)";
     ChooseModelFile => "Choose a GGUF model file.", "Wähle eine GGUF-Modelldatei.";
     BaseUrl => "Base URL", "Basis-URL";
     Preset => "Preset", "Vorlage";

@@ -226,7 +226,14 @@ impl Host {
                 }
                 self.ui.profiles_loaded.set(true);
             }
-            ControllerToPage::LocalModel { provider, said } => {
+            ControllerToPage::LocalModel {
+                provider,
+                said,
+                sampling,
+            } => {
+                for (signal, text) in self.ui.local_sampling.iter().zip(sampling) {
+                    signal.set(text);
+                }
                 let (name, spec) = match provider {
                     Some(lifeline_core::profile::Provider::Local { name, spec }) => (name, spec),
                     _ => Default::default(),

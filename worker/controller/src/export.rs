@@ -18,7 +18,7 @@ use lifeline_core::export::{self, ImportError, MAX_ARCHIVE_BYTES};
 use lifeline_core::stored_output::{Slice, StoredOutput};
 use lifeline_core::view::session_deltas;
 use lifeline_core::{CommandId, Digest, JournalEntry, RetentionPolicy, SessionId, ViewDelta};
-use lifeline_engine::OutputRead;
+use lifeline_engine::KeptRead;
 use lifeline_protocol::{encode, ControllerToPage, Level, MAX_MESSAGE_BYTES};
 use wasm_bindgen_futures::spawn_local;
 
@@ -242,7 +242,7 @@ fn send_view(file_name: &str, session: SessionId, title: &str, deltas: Vec<ViewD
 pub fn read_artifacts(
     shell: &Rc<Shell>,
     command: CommandId,
-    read: OutputRead,
+    read: KeptRead,
     stored: Box<StoredOutput>,
     plan: Vec<Slice>,
     digests: Vec<Digest>,

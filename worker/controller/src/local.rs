@@ -51,6 +51,7 @@ pub async fn send(
     abort: &AbortController,
     mut on_bytes: impl FnMut(),
     mut on_text: impl FnMut(&str),
+    mut on_load: impl FnMut(Load),
 ) -> Result<ProviderReply, Failure> {
     let prompt = chatml_prompt(&conversation(messages), &tool_names(tools));
     let broken = |e: JsValue| fail(&e, "", false);
@@ -91,15 +92,24 @@ pub async fn send(
             break;
         }
         let value = get(&chunk, "value");
-        on_bytes();
         if let Some(text) = value.as_string() {
+            on_bytes();
             let shown = parser.push(&text);
             if !shown.is_empty() {
                 on_text(&shown);
             }
         } else if get(&value, "loaded").is_truthy() {
             loaded = true;
+            on_load(Load::Loaded);
+        } else if let (Some(read), Some(total)) =
+            (get(&value, "read").as_f64(), get(&value, "total").as_f64())
+        {
+            on_load(Load::Progress {
+                read: read as u64,
+                total: total as u64,
+            });
         } else {
+            on_bytes();
             summary = value;
         }
     }
@@ -126,6 +136,17 @@ pub async fn send(
         input_tokens: count("promptTokens"),
         output_tokens: count("outputTokens"),
     })
+}
+
+/// How a local model's load goes, for the engine's load bound and the
+/// page's progress.
+pub enum Load {
+    /// `read` of the model file's `total` bytes have reached llama.cpp.
+    Progress {
+        read: u64,
+        total: u64,
+    },
+    Loaded,
 }
 
 /// A failure in the engine's terms. Before the model was loaded nothing was
@@ -183,18 +204,22 @@ const MAX_HEADER_BYTES: u64 = 64 * 1024 * 1024;
 /// it cannot be a model.
 pub fn import(file: JsValue) {
     wasm_bindgen_futures::spawn_local(async move {
-        let (provider, said) = match imported(&file).await {
+        let (provider, said, sampling) = match imported(&file).await {
             Ok(file) => {
                 let model = LocalModel {
                     sampling: Sampling::for_model(file.context_length),
                     file,
                 };
                 let said = Phrase::local_model_facts(&model.file, &model.sampling);
-                (Some(model.provider()), said)
+                (Some(model.provider()), said, model.sampling.texts())
             }
-            Err(detail) => (None, Phrase::LocalModelRefused { detail }),
+            Err(detail) => (None, Phrase::LocalModelRefused { detail }, Vec::new()),
         };
-        post(ControllerToPage::LocalModel { provider, said });
+        post(ControllerToPage::LocalModel {
+            provider,
+            said,
+            sampling,
+        });
     });
 }
 

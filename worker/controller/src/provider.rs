@@ -32,7 +32,8 @@ pub type Failure = ProviderFailure;
 
 /// Sends one recorded request for `provider` and streams its reply in the
 /// engine's terms. `on_bytes` hears of every arrival of response bytes (the
-/// headers first), `on_text` sees each text delta; `abort` cancels it.
+/// headers first), `on_text` sees each text delta, `on_load` a local
+/// model's load; `abort` cancels it.
 pub async fn send(
     provider: &Provider,
     api_key: Option<&Secret>,
@@ -41,6 +42,7 @@ pub async fn send(
     abort: &AbortController,
     on_bytes: impl FnMut(),
     on_text: impl FnMut(&str),
+    on_load: impl FnMut(crate::local::Load),
 ) -> Result<ProviderReply, Failure> {
     let (kind, base_url, model) = match provider {
         // The engine sends only model-backed turns.
@@ -71,6 +73,7 @@ pub async fn send(
                 abort,
                 on_bytes,
                 on_text,
+                on_load,
             )
             .await;
         }

@@ -618,6 +618,19 @@ impl Shell {
                         .input(|e, _| e.handle_snapshot_written(result.map_err(|e| e.to_string())));
                 });
             }
+            Effect::ReadOutput { view, command } => {
+                let shell = self.clone();
+                let journal = self.journal();
+                spawn_local(async move {
+                    // Every read is answered, read or not: the engine holds a
+                    // slot for it until then.
+                    let events = match journal {
+                        Some(journal) => journal.command_events(command).await.map_err(|_| ()),
+                        None => Err(()),
+                    };
+                    shell.input(|e, _| e.handle_output_read(view, command, events));
+                });
+            }
             Effect::Broadcast(entries) => {
                 if let Some((channel, _)) = self.channel.borrow().as_ref() {
                     let message = Broadcast::Entries {
@@ -684,6 +697,14 @@ impl Shell {
                 || shell.input(|e, now| e.handle_provider_bytes(request, now)),
                 |delta| {
                     shell.input(|e, _| e.handle_provider_text(request, delta));
+                },
+                |load| match load {
+                    crate::local::Load::Progress { read, total } => {
+                        shell.input(|e, now| e.handle_model_loading(request, read, total, now))
+                    }
+                    crate::local::Load::Loaded => {
+                        shell.input(|e, now| e.handle_model_loaded(request, now))
+                    }
                 },
             )
             .await;

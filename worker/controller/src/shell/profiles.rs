@@ -99,6 +99,10 @@ fn summary(p: &Profile) -> ProfileSummary {
         name: p.name.clone(),
         provider: p.provider.clone(),
         local_facts: lifeline_core::phrase::Phrase::local_facts(&p.provider),
+        sampling: match p.provider.local_model() {
+            Some(Ok(m)) => m.sampling.texts(),
+            _ => Vec::new(),
+        },
         has_key: p.api_key.is_some(),
         env: p
             .env
@@ -130,6 +134,14 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Phras
         Some(id) => id,
         None => return Err(Phrase::NoIdMade),
     };
+    // Before any key is stored: a refused setting leaves nothing behind.
+    let provider =
+        input
+            .provider
+            .with_sampling(&input.sampling)
+            .map_err(|e| Phrase::ProfileInvalid {
+                detail: e.to_string(),
+            })?;
     let old_key = existing.as_ref().and_then(|p| p.api_key);
     let (api_key, new_key) = match input.api_key {
         KeyInput::Keep => (old_key, None),
@@ -170,7 +182,7 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Phras
         revision: existing.as_ref().map_or(1, |p| p.revision + 1),
         owner: OWNER.into(),
         name: input.name.trim().to_string(),
-        provider: input.provider,
+        provider,
         api_key,
         env,
         capabilities: input.capabilities,

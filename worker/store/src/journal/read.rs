@@ -271,6 +271,42 @@ impl Journal {
         })
     }
 
+    /// Command `command`'s events, by sequence, from the `events` store's
+    /// key range `[command, 1] ..= [command, MAX_SAFE_INTEGER]` (one
+    /// `getAll`: a settled command's events no longer change). A value that
+    /// does not read is left out (the load reported and quarantines it).
+    pub async fn command_events(
+        &self,
+        command: lifeline_core::CommandId,
+    ) -> Result<Vec<lifeline_core::event::EventRecord>, JournalError> {
+        let transaction = self.readonly(&[store::EVENTS])?;
+        let events = self.store(&transaction, store::EVENTS, "read")?;
+        let id = JsValue::from_str(&command.to_string());
+        let range = IdbKeyRange::bound(
+            &Array::of2(&id, &JsValue::from_f64(1.0)),
+            &Array::of2(&id, &JsValue::from_f64(MAX_SAFE_INTEGER as f64)),
+        )
+        .map_err(|e| self.failure("read", &e))?;
+        let request = events
+            .get_all_with_key(&range)
+            .map_err(|e| self.failure("read", &e))?;
+        let values: Array = idb::request(&request)
+            .await
+            .map_err(|e| self.failure("read", &e))?
+            .unchecked_into();
+        let keys = &self.inner.keys;
+        Ok(values
+            .iter()
+            .filter_map(|value| match read_entry(store::EVENTS, &value, keys) {
+                Ok(JournalEntry {
+                    record: JournalRecord::Event(event),
+                    ..
+                }) if event.command == command => Some(event),
+                _ => None,
+            })
+            .collect())
+    }
+
     /// The content of artifact `digest`, checked against the digest.
     pub async fn artifact(&self, digest: &Digest) -> Result<Option<String>, JournalError> {
         let transaction = self.readonly(&[store::ARTIFACTS])?;
