@@ -782,6 +782,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
         if first.is_some() {
             if let Some(name) = pending_save.get_untracked() {
                 pending_save.set(None);
+                form.load(Draft::default());
                 said.set(i18n::now_f(Msg::Saved, &[&name]));
             }
         }
@@ -1207,9 +1208,11 @@ fn ProfileForm(
                 // The key is gone from the page either way.
                 form.api_key.set(String::new());
                 if sent {
+                    // The form keeps what was typed until the controller's
+                    // new list says it was saved: a refused save leaves it
+                    // there to be mended.
                     pending_save.set(Some(name.clone()));
                     said.set(tf_in(locale, Msg::Saving, &[&name]));
-                    form.load(Draft::default());
                 } else {
                     said.set(t(locale, Msg::NotSavedNoController).into());
                 }
