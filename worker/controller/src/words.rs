@@ -5,6 +5,7 @@
 //! leave for the page, so it carries no phrase decoder and no wording code.
 
 use lifeline_core::phrase::Phrase;
+use lifeline_core::ViewDelta;
 use lifeline_protocol::ControllerToPage;
 use lifeline_words::Locale;
 use std::cell::Cell;
@@ -24,4 +25,10 @@ pub fn choose(tag: &str) -> bool {
 pub fn word(message: ControllerToPage) -> ControllerToPage<String> {
     let locale = LOCALE.get();
     message.word(&mut |p: Phrase| lifeline_words::phrase(locale, &p))
+}
+
+/// One delta as the page receives it.
+pub fn word_delta(delta: ViewDelta) -> ViewDelta<String> {
+    let locale = LOCALE.get();
+    delta.word(&mut |p: Phrase| lifeline_words::phrase(locale, &p))
 }
