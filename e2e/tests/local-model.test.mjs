@@ -178,6 +178,9 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await field('Temperature').fill('3');
         await dialog.getByRole('button', { name: 'Save profile' }).click();
         await page.getByText(/the temperature must be 0 to 2/).first().waitFor({ timeout: 10_000 });
+        // The refused form stays as typed, local model and all, to be mended.
+        assert.deepEqual(await values(), ['3', '0.5', '64', '512']);
+        await dialog.getByText(/loaded with a context of 512 tokens/).waitFor();
         await page.keyboard.press('Escape');
         await page.getByRole('button', { name: 'Profiles' }).click();
         await saved.getByRole('button', { name: 'Edit' }).click();

@@ -7,10 +7,11 @@ use crate::io;
 use crate::profiles::Profiles;
 use crate::transcript::{self, CommandView, RequestView, TurnItem, TurnView};
 use crate::ui::{Connection, NoticeItem, Offline, Persist, Ui};
+use crate::worded::JournalStatus;
 use leptos::prelude::*;
 use lifeline_core::view::OutputRead;
 use lifeline_core::{ProviderRequestStatus, TurnId};
-use lifeline_protocol::{JournalStatus, Level, PageToController, Role};
+use lifeline_protocol::{Level, PageToController, Role};
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -247,7 +248,7 @@ fn JournalBanner(ui: Ui) -> impl IntoView {
         };
         Some(view! {
             <div class="notice journal-banner" data-level="error" role="alert">
-                <p>{move || i18n::phrase(i18n::locale(), &reason)}</p>
+                <p>{reason}</p>
                 <button type="button" class="primary" on:click=move |_| act()>
                     {text(label)}
                 </button>
@@ -270,7 +271,7 @@ fn NoticeRow(ui: Ui, notice: NoticeItem) -> impl IntoView {
     });
     view! {
         <div class="notice" data-level=level_name(notice.level)>
-            <p>{move || notice.message.render()}</p>
+            <p>{move || notice.message.clone()}</p>
             {retry}
             <button
                 type="button"
@@ -361,10 +362,7 @@ fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> i
                             <div class="reply" data-status=status.as_str()>
                                 <p class="who">{move || tf(Msg::AgentTurn, &[tr(i18n::turn_status(status))])}</p>
                                 <p class="reply-text">
-                                    {move || match turn.ending.get() {
-                                        Some(p) => Some(i18n::phrase(i18n::locale(), &p)),
-                                        None => turn.reply.get(),
-                                    }}
+                                    {move || turn.ending.get().or_else(|| turn.reply.get())}
                                 </p>
                             </div>
                         }
@@ -646,7 +644,7 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                 JournalStatus::Unavailable { reason }
                 | JournalStatus::Gone { reason }
                 | JournalStatus::ReadOnly { reason },
-            ) => tf(Msg::Unavailable, &[&i18n::phrase(i18n::locale(), reason)]),
+            ) => tf(Msg::Unavailable, &[reason]),
             None => tr(Msg::JournalNotOpen).to_owned(),
         })
     };

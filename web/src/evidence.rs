@@ -3,10 +3,10 @@
 //! State only; the IO is in [`crate::io`] and the controls in
 //! [`crate::export`].
 
+use crate::worded::ViewDelta;
 use leptos::prelude::*;
-use lifeline_core::phrase::Phrase;
 use lifeline_core::view::{ProviderRequestStatus, Stream};
-use lifeline_core::{CommandId, Outcome, SessionId, TurnId, TurnStatus, ViewDelta};
+use lifeline_core::{CommandId, Outcome, SessionId, TurnId, TurnStatus};
 
 /// One block of an imported transcript, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,7 +17,7 @@ pub(crate) enum Block {
         status: Option<TurnStatus>,
         reply: Option<String>,
         /// The core's ending, worded in place of `reply`.
-        ending: Option<Phrase>,
+        ending: Option<String>,
     },
     Command {
         command: CommandId,

@@ -125,7 +125,7 @@ fn block(l: Locale, b: Block) -> AnyView {
                     <p class="prompt-text">{prompt}</p>
                 </div>
                 {reply.map(|r| {
-                    let r = ending.as_ref().map_or(r, |p| i18n::phrase(l, p));
+                    let r = ending.clone().unwrap_or(r);
                     let label = status.map_or("", |s| t(l, i18n::turn_status(s)));
                     let status = status.map_or("", |s| s.as_str());
                     view! {

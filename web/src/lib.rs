@@ -16,6 +16,7 @@ mod recovery;
 mod sessions;
 mod transcript;
 mod ui;
+mod worded;
 
 use wasm_bindgen::prelude::*;
 

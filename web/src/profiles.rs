@@ -11,11 +11,12 @@
 use crate::i18n::{self, t, text, tf, tf_in, tr, Locale, Msg};
 use crate::io;
 use crate::ui::Ui;
+use crate::worded::ProfileSummary;
 use leptos::html;
 use leptos::prelude::*;
 use lifeline_core::profile::{limits, AgentBudget, Capabilities, Provider, Tool, RESERVED_ENV};
 use lifeline_core::ProfileId;
-use lifeline_protocol::{KeyInput, Level, ProfileInput, ProfileSummary, SecretText};
+use lifeline_protocol::{KeyInput, Level, ProfileInput, SecretText};
 
 pub const OPENAI_DEFAULT_URL: &str = "http://localhost:11434/v1";
 pub const ANTHROPIC_DEFAULT_URL: &str = "https://api.anthropic.com";
@@ -224,7 +225,7 @@ pub struct Draft {
     pub local: Option<Provider>,
     /// What the form says about `local` when a profile is edited (the
     /// controller words it: the page never decodes the model's spec).
-    pub local_facts: Option<lifeline_core::phrase::Phrase>,
+    pub local_facts: Option<String>,
     /// Its sampling settings as text (the controller reads them).
     pub sampling: Vec<String>,
     pub env: String,
@@ -672,10 +673,7 @@ impl Form {
         self.kind.set(d.kind);
         self.base_url.set(d.base_url);
         self.model.set(d.model);
-        let said = d
-            .local_facts
-            .map(|p| i18n::phrase(i18n::locale_untracked(), &p));
-        self.local_said.set(said.unwrap_or_default());
+        self.local_said.set(d.local_facts.unwrap_or_default());
         let (name, spec) = match d.local {
             Some(Provider::Local { name, spec }) => (name, spec),
             _ => Default::default(),
@@ -784,6 +782,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
         if first.is_some() {
             if let Some(name) = pending_save.get_untracked() {
                 pending_save.set(None);
+                form.load(Draft::default());
                 said.set(i18n::now_f(Msg::Saved, &[&name]));
             }
         }
@@ -858,7 +857,7 @@ fn ProfileErrors(ui: Ui) -> impl IntoView {
         ui.notices.with(|list| {
             list.iter()
                 .filter(|n| n.key.starts_with("controller:profile") && n.level != Level::Info)
-                .map(|n| n.message.render())
+                .map(|n| n.message.clone())
                 .collect::<Vec<_>>()
         })
     };
@@ -1209,9 +1208,11 @@ fn ProfileForm(
                 // The key is gone from the page either way.
                 form.api_key.set(String::new());
                 if sent {
+                    // The form keeps what was typed until the controller's
+                    // new list says it was saved: a refused save leaves it
+                    // there to be mended.
                     pending_save.set(Some(name.clone()));
                     said.set(tf_in(locale, Msg::Saving, &[&name]));
-                    form.load(Draft::default());
                 } else {
                     said.set(t(locale, Msg::NotSavedNoController).into());
                 }

@@ -109,9 +109,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
             let verify = actions
                 .iter()
                 .find(|a| a.action == Action::InspectWorkspace)
-                .and_then(|a| a.unavailable.as_ref())
-                .map(|why| i18n::phrase(l, why));
-            let reissue = reissue.as_ref().map(|why| i18n::phrase(l, why));
+                .and_then(|a| a.unavailable.clone());
             let offered: Vec<Action> = actions
                 .iter()
                 .filter(|a| a.unavailable.is_none())
@@ -124,18 +122,11 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                         tf_in(
                             l,
                             Msg::NotPossibleNow,
-                            &[t(l, i18n::action(a.action)), &i18n::phrase(l, why)],
+                            &[t(l, i18n::action(a.action)), why],
                         )
                     })
                 })
                 .collect();
-            // The core chose the phrases; the page words them in `l`.
-            let say = |p: &lifeline_core::phrase::Phrase| i18n::phrase(l, p);
-            let summary = say(&summary);
-            let busy = busy.as_ref().map(say);
-            let cause = cause.as_ref().map(say);
-            let details: Vec<String> = details.iter().map(say).collect();
-            let history: Vec<String> = history.iter().map(say).collect();
             let rows = report.rows.clone();
             let environment = report.environment.clone();
             let env_line = environment.as_ref().map(|e| crate::environment::describe(l, e));
@@ -199,7 +190,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                                         <tr data-verdict=r.verdict.label()>
                                             <th scope="row">{t(l, i18n::dimension(r.dimension))}</th>
                                             <td>{t(l, i18n::verdict(r.verdict))}</td>
-                                            <td class="evidence">{i18n::phrase(l, &r.evidence)}</td>
+                                            <td class="evidence">{r.evidence.clone()}</td>
                                         </tr>
                                     }
                                 })

@@ -12,13 +12,13 @@
 //! The UI never decides an outcome: every outcome, exit code and note shown
 //! here is the controller's, copied from the delta.
 
+use crate::worded::ViewDelta;
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
-use lifeline_core::phrase::Phrase;
 use lifeline_core::view::OutputRead;
 use lifeline_core::{
     CommandId, EventSeq, Outcome, ProviderFailureView, ProviderRequestId, ProviderRequestStatus,
-    SessionId, TurnId, TurnStatus, ViewDelta,
+    SessionId, TurnId, TurnStatus,
 };
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -46,7 +46,7 @@ pub struct TurnView {
     pub reply: RwSignal<Option<String>>,
     /// Why the core ended the turn, worded in the reader's language in
     /// place of `reply` (older records have none).
-    pub ending: RwSignal<Option<Phrase>>,
+    pub ending: RwSignal<Option<String>>,
     /// Input and output tokens of its recorded replies.
     pub tokens: RwSignal<(u64, u64)>,
     /// Provider requests and command blocks, in the order they arrived.

@@ -4,9 +4,10 @@
 
 use crate::i18n::{self, Msg};
 use crate::transcript::TranscriptSignals;
+use crate::worded::{Card, JournalStatus, ProfileSummary, Status};
 use leptos::prelude::*;
 use lifeline_core::{Generation, RuntimeId};
-use lifeline_protocol::{JournalStatus, Level, ProfileSummary, Role, SessionStatus, Status};
+use lifeline_protocol::{Level, Role, SessionStatus};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Offline {
@@ -28,27 +29,10 @@ pub enum Persist {
 pub struct NoticeItem {
     pub key: String,
     pub level: Level,
-    pub message: NoticeText,
+    /// Worded in the locale it arrived in.
+    pub message: String,
     /// Raised on every change, so the list re-renders a changed notice.
     pub revision: u64,
-}
-
-/// A notice's text: composed here, or a phrase from the controller that
-/// is worded in the current locale when it renders.
-#[derive(Clone, Debug, PartialEq)]
-pub enum NoticeText {
-    Text(String),
-    Phrase(lifeline_core::phrase::Phrase),
-}
-
-impl NoticeText {
-    /// The text in the current locale (tracked for phrases).
-    pub fn render(&self) -> String {
-        match self {
-            NoticeText::Text(s) => s.clone(),
-            NoticeText::Phrase(p) => i18n::phrase(i18n::locale(), p),
-        }
-    }
 }
 
 /// What the status line says.
@@ -110,7 +94,7 @@ pub struct Ui {
     /// The controller has sent a profile list since it started.
     pub profiles_loaded: RwSignal<bool>,
     /// The recovery card the core built, if there is anything to recover.
-    pub recovery: RwSignal<Option<lifeline_core::recovery::Card>>,
+    pub recovery: RwSignal<Option<Card>>,
     /// Workspace-only access: the stopped session's files.
     pub workspace: RwSignal<Option<lifeline_protocol::WorkspaceListing>>,
     /// The profile form's local model (`Provider::Local`'s name and spec,
@@ -165,8 +149,7 @@ impl Ui {
         let status = self.status.get();
         match status.as_ref().map(|s| &s.journal) {
             Some(JournalStatus::Unavailable { reason }) => {
-                let reason = i18n::phrase(i18n::locale(), reason);
-                return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[&reason]));
+                return Connection::Failed(i18n::tf(Msg::JournalUnavailable, &[reason]));
             }
             // The banner above the transcript explains and offers the way on.
             Some(JournalStatus::Gone { .. }) => {

@@ -81,11 +81,11 @@ impl Verdict {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Row {
+pub struct Row<T = Phrase> {
     pub dimension: Dimension,
     pub verdict: Verdict,
     /// What the verdict rests on, for a person.
-    pub evidence: Phrase,
+    pub evidence: T,
 }
 
 /// What the shell observed without reviving anything.
@@ -124,14 +124,14 @@ pub struct UncertainCommand {
 
 /// The inspector's answer for one session.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Report {
+pub struct Report<T = Phrase> {
     pub session: SessionId,
-    pub rows: Vec<Row>,
+    pub rows: Vec<Row<T>>,
     pub uncertain_commands: Vec<UncertainCommand>,
     pub uncertain_requests: Vec<(TurnId, ProviderRequestId)>,
     /// What is missing: history not retained, output never recorded.
-    pub missing: Vec<Phrase>,
-    pub storage: Option<Phrase>,
+    pub missing: Vec<T>,
+    pub storage: Option<T>,
     /// Which environment state exists and what teardown and reopening are
     /// possible; `None` for a session without a recorded environment.
     pub environment: Option<EnvironmentState>,
@@ -403,10 +403,10 @@ pub fn inspect(
 pub use crate::action::Action;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ActionView {
+pub struct ActionView<T = Phrase> {
     pub action: Action,
     /// `None` when possible now; otherwise why not.
-    pub unavailable: Option<Phrase>,
+    pub unavailable: Option<T>,
 }
 
 /// Identifies one card for the reveal-once rule: revealed once per session
@@ -421,23 +421,71 @@ pub struct RevealKey {
 
 /// The shared recovery view model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Card {
+pub struct Card<T = Phrase> {
     pub key: RevealKey,
-    pub summary: Phrase,
-    pub cause: Option<Phrase>,
-    pub details: Vec<Phrase>,
-    pub report: Report,
-    pub actions: Vec<ActionView>,
+    pub summary: T,
+    pub cause: Option<T>,
+    pub details: Vec<T>,
+    pub report: Report<T>,
+    pub actions: Vec<ActionView<T>>,
     /// One busy state for automatic and manual recovery alike.
-    pub busy: Option<Phrase>,
+    pub busy: Option<T>,
     /// Earlier failures not correlated with the active one, newest first.
-    pub history: Vec<Phrase>,
+    pub history: Vec<T>,
     /// The workspace-only view is open (the agent is stopped).
     pub inspecting: bool,
     /// Whether an uncertain command can be re-issued now: `None` when it
     /// can, otherwise why not (the page disables Re-issue with it).
-    #[serde(default)]
-    pub reissue: Option<Phrase>,
+    #[serde(default = "Option::default")]
+    pub reissue: Option<T>,
+}
+
+impl<T> Card<T> {
+    /// The same card with every phrase worded by `word` (the controller
+    /// words phrases in the reader's language before the page sees them).
+    pub fn word<U>(self, word: &mut impl FnMut(T) -> U) -> Card<U> {
+        Card {
+            key: self.key,
+            summary: word(self.summary),
+            cause: self.cause.map(&mut *word),
+            details: self.details.into_iter().map(&mut *word).collect(),
+            report: self.report.word(word),
+            actions: self
+                .actions
+                .into_iter()
+                .map(|a| ActionView {
+                    action: a.action,
+                    unavailable: a.unavailable.map(&mut *word),
+                })
+                .collect(),
+            busy: self.busy.map(&mut *word),
+            history: self.history.into_iter().map(&mut *word).collect(),
+            inspecting: self.inspecting,
+            reissue: self.reissue.map(&mut *word),
+        }
+    }
+}
+
+impl<T> Report<T> {
+    pub fn word<U>(self, word: &mut impl FnMut(T) -> U) -> Report<U> {
+        Report {
+            session: self.session,
+            rows: self
+                .rows
+                .into_iter()
+                .map(|r| Row {
+                    dimension: r.dimension,
+                    verdict: r.verdict,
+                    evidence: word(r.evidence),
+                })
+                .collect(),
+            uncertain_commands: self.uncertain_commands,
+            uncertain_requests: self.uncertain_requests,
+            missing: self.missing.into_iter().map(&mut *word).collect(),
+            storage: self.storage.map(&mut *word),
+            environment: self.environment,
+        }
+    }
 }
 
 /// A durable failure record of the session.

@@ -30,7 +30,7 @@ pub enum Stream {
 // tree (the UI's wasm budget). It is never stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ViewDelta {
+pub enum ViewDelta<T = Phrase> {
     Session {
         session: SessionId,
         title: String,
@@ -43,8 +43,8 @@ pub enum ViewDelta {
         reply: Option<String>,
         /// Set when the core ended the turn: the page words this instead
         /// of `reply` (its English).
-        #[serde(default)]
-        ending: Option<Phrase>,
+        #[serde(default = "Option::default")]
+        ending: Option<T>,
         /// Tokens of the turn's recorded replies, as the provider reported
         /// them (0 when it did not).
         #[serde(default)]
@@ -112,6 +112,107 @@ pub enum ViewDelta {
         tool_calls: Vec<String>,
         failure: Option<ProviderFailureView>,
     },
+}
+
+impl<T> ViewDelta<T> {
+    /// The same delta with its phrase worded by `word`; only a turn the
+    /// core ended carries one.
+    pub fn word<U>(self, word: &mut impl FnMut(T) -> U) -> ViewDelta<U> {
+        use ViewDelta as D;
+        match self {
+            D::Turn {
+                session,
+                turn,
+                prompt,
+                status,
+                reply,
+                ending,
+                input_tokens,
+                output_tokens,
+            } => D::Turn {
+                session,
+                turn,
+                prompt,
+                status,
+                reply,
+                ending: ending.map(word),
+                input_tokens,
+                output_tokens,
+            },
+            D::Session { session, title } => D::Session { session, title },
+            D::Command {
+                session,
+                turn,
+                command,
+                line,
+                outcome,
+                generation,
+                exit_code,
+                evidence,
+                reissue_of,
+                reissued_as,
+            } => D::Command {
+                session,
+                turn,
+                command,
+                line,
+                outcome,
+                generation,
+                exit_code,
+                evidence,
+                reissue_of,
+                reissued_as,
+            },
+            D::Output {
+                command,
+                seq,
+                stream,
+                text,
+                not_shown,
+            } => D::Output {
+                command,
+                seq,
+                stream,
+                text,
+                not_shown,
+            },
+            D::Settled {
+                command,
+                through,
+                stdout,
+                stderr,
+                not_shown,
+                read,
+            } => D::Settled {
+                command,
+                through,
+                stdout,
+                stderr,
+                not_shown,
+                read,
+            },
+            D::Gap { command, through } => D::Gap { command, through },
+            D::ProviderRequest {
+                session,
+                turn,
+                request,
+                step,
+                status,
+                text,
+                tool_calls,
+                failure,
+            } => D::ProviderRequest {
+                session,
+                turn,
+                request,
+                step,
+                status,
+                text,
+                tool_calls,
+                failure,
+            },
+        }
+    }
 }
 
 /// Where a settled command's output is, for showing it: its events stay in

@@ -47,6 +47,36 @@ impl Engine {
         self.pump(now);
     }
 
+    /// The reader chose another language. The shell words phrases in it
+    /// from now on; what the page shows worded already is posted again:
+    /// the card, the status line, and the turns the core ended. A notice
+    /// on the page keeps its words until it is replaced or expires.
+    pub fn handle_reword(&mut self, now: Millis) {
+        self.card_dirty = true;
+        let ended: Vec<ViewDelta> = match (self.session, self.projection()) {
+            (Some(session), Some(p)) => lifeline_core::view::session_deltas(p, session)
+                .into_iter()
+                .filter(|d| {
+                    matches!(
+                        d,
+                        ViewDelta::Turn {
+                            ending: Some(_),
+                            ..
+                        }
+                    )
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !ended.is_empty() {
+            self.post(ControllerToPage::View {
+                reset: false,
+                deltas: ended,
+            });
+        }
+        self.pump(now);
+    }
+
     /// New session: its own workspace in the worker sandbox, the open
     /// session's profile to begin with, started at once.
     pub fn handle_new_session(&mut self, now: Millis) {

@@ -613,3 +613,25 @@ mod delete {
         assert!(fseen.removed.is_empty(), "a follower removes nothing");
     }
 }
+
+#[test]
+fn a_new_language_posts_the_card_again_and_nothing_else_changes() {
+    let (mut e, _) = leader();
+    let card = |page: &[ControllerToPage]| {
+        page.iter().rev().find_map(|m| match m {
+            ControllerToPage::Recovery { card } => Some(card.clone()),
+            _ => None,
+        })
+    };
+    // Nothing changed: the card is not posted again.
+    let mut page = Vec::new();
+    e.handle_retry_now(Millis(3));
+    settle(&mut e, &mut page);
+    assert_eq!(card(&page), None);
+    // The reader switched language: the shell words it anew, so the
+    // engine posts it again, the same card.
+    e.handle_reword(Millis(4));
+    settle(&mut e, &mut page);
+    let reposted = card(&page).expect("the card again").expect("a card");
+    assert_eq!(Some(*reposted), e.card());
+}

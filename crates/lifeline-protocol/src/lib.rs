@@ -8,6 +8,7 @@
 //! The recovery semantics (commands, events, cursors) live in `lifeline-core`;
 //! this crate only frames the conversation between the three contexts.
 
+use lifeline_core::phrase::Phrase;
 use lifeline_core::profile::{AgentBudget, Capabilities, Provider};
 use lifeline_core::{
     Generation, JournalEntry, ProfileId, RuntimeId, RuntimeIdentity, SessionId, StartCause, TurnId,
@@ -18,7 +19,7 @@ use std::fmt;
 
 /// Bumped whenever a message changes shape; peers with another version refuse
 /// each other rather than misreading fields.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Upper bound on an encoded message. Output streams are chunked well below
 /// this, so anything larger is a bug or hostile input, not data to parse.
@@ -46,6 +47,15 @@ pub enum PageToController {
         protocol: u32,
         role: Role,
         cause: StartCause,
+        /// The reader's language (a BCP 47 tag): the controller words
+        /// every phrase in it before posting.
+        #[serde(default)]
+        locale: String,
+    },
+    /// The reader chose another language: phrases from now on, and the
+    /// card and transcript again, in `locale`.
+    Language {
+        locale: String,
     },
     /// The page acquired the leader lock after another tab let go.
     Promote,
@@ -244,15 +254,15 @@ impl fmt::Debug for SecretText {
 /// A profile as the page shows it: never a secret, only whether one is set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProfileSummary {
+pub struct ProfileSummary<T = Phrase> {
     pub id: ProfileId,
     pub revision: u64,
     pub name: String,
     pub provider: Provider,
     /// For a local model: the facts the profile form shows (the page does
     /// not decode a local provider's spec).
-    #[serde(default)]
-    pub local_facts: Option<lifeline_core::phrase::Phrase>,
+    #[serde(default = "Option::default")]
+    pub local_facts: Option<T>,
     /// For a local model: its sampling settings as the form shows them
     /// (`Sampling::texts`).
     #[serde(default)]
@@ -304,7 +314,7 @@ pub struct Waiting {
 /// the phrases arrived.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum ControllerToPage {
+pub enum ControllerToPage<T = Phrase> {
     /// The controller's module has loaded and its message handler is
     /// installed; messages sent earlier could have been lost.
     Ready {
@@ -314,7 +324,7 @@ pub enum ControllerToPage {
     Heartbeat {
         beat: u64,
     },
-    Status(Box<Status>),
+    Status(Box<Status<T>>),
     /// Start a runtime worker with this identity; then hand it a port.
     SpawnRuntime {
         identity: RuntimeIdentity,
@@ -344,7 +354,7 @@ pub enum ControllerToPage {
     /// Transcript changes; `reset` replaces everything shown so far.
     View {
         reset: bool,
-        deltas: Vec<ViewDelta>,
+        deltas: Vec<ViewDelta<T>>,
     },
     /// Something the user should know, as a structured phrase the page
     /// words in its language. The same `key` replaces an earlier notice;
@@ -352,16 +362,16 @@ pub enum ControllerToPage {
     Notice {
         key: String,
         level: Level,
-        message: Option<lifeline_core::phrase::Phrase>,
+        message: Option<T>,
     },
     /// A prompt the controller did not record, and why.
     PromptRefused {
         turn: TurnId,
-        message: lifeline_core::phrase::Phrase,
+        message: T,
     },
     /// Every profile; unreadable ones are listed in `errors`.
     Profiles {
-        profiles: Vec<ProfileSummary>,
+        profiles: Vec<ProfileSummary<T>>,
         errors: Vec<String>,
     },
     /// A model's reply as it streams in. Not durable: the transcript shows
@@ -380,7 +390,7 @@ pub enum ControllerToPage {
     /// The recovery card for the session, or none when there is nothing to
     /// recover from. Built by the core; the page only renders it.
     Recovery {
-        card: Option<Box<lifeline_core::recovery::Card>>,
+        card: Option<Box<lifeline_core::recovery::Card<T>>>,
     },
     /// After a controller restart, once known: how many commands were
     /// running and how many of them continued in their runtime. The page
@@ -401,7 +411,7 @@ pub enum ControllerToPage {
         session: SessionId,
         title: String,
         reset: bool,
-        deltas: Vec<ViewDelta>,
+        deltas: Vec<ViewDelta<T>>,
     },
     /// The answer to a file picked for a local model profile (posted as
     /// `{importModel: File}`): once it is copied into the origin's private
@@ -410,7 +420,7 @@ pub enum ControllerToPage {
     /// cannot be a model. The page keeps the provider as it came.
     LocalModel {
         provider: Option<lifeline_core::profile::Provider>,
-        said: lifeline_core::phrase::Phrase,
+        said: T,
         /// Its default sampling settings as the form shows them.
         #[serde(default)]
         sampling: Vec<String>,
@@ -428,6 +438,162 @@ pub enum ControllerToPage {
     },
 }
 
+impl<T> ControllerToPage<T> {
+    /// The same message with every phrase worded by `word`: the controller
+    /// posts `ControllerToPage<String>`, so the page carries no phrase
+    /// decoder and no wording code (its wasm budget).
+    pub fn word<U>(self, word: &mut impl FnMut(T) -> U) -> ControllerToPage<U> {
+        use ControllerToPage as M;
+        match self {
+            M::Ready { protocol } => M::Ready { protocol },
+            M::Heartbeat { beat } => M::Heartbeat { beat },
+            M::Status(status) => M::Status(Box::new(status.word(word))),
+            M::SpawnRuntime {
+                identity,
+                workspace,
+                env,
+                existing_workspace,
+                folder,
+            } => M::SpawnRuntime {
+                identity,
+                workspace,
+                env,
+                existing_workspace,
+                folder,
+            },
+            M::RuntimeEnvironment {
+                runtime,
+                generation,
+                env,
+            } => M::RuntimeEnvironment {
+                runtime,
+                generation,
+                env,
+            },
+            M::TerminateRuntime {
+                runtime,
+                generation,
+            } => M::TerminateRuntime {
+                runtime,
+                generation,
+            },
+            M::View { reset, deltas } => M::View {
+                reset,
+                deltas: deltas.into_iter().map(|d| d.word(word)).collect(),
+            },
+            M::Notice {
+                key,
+                level,
+                message,
+            } => M::Notice {
+                key,
+                level,
+                message: message.map(word),
+            },
+            M::PromptRefused { turn, message } => M::PromptRefused {
+                turn,
+                message: word(message),
+            },
+            M::Profiles { profiles, errors } => M::Profiles {
+                profiles: profiles.into_iter().map(|p| p.word(word)).collect(),
+                errors,
+            },
+            M::Streaming { turn, text } => M::Streaming { turn, text },
+            M::ExportReady {
+                session,
+                file_name,
+                bytes,
+            } => M::ExportReady {
+                session,
+                file_name,
+                bytes,
+            },
+            M::Recovery { card } => M::Recovery {
+                card: card.map(|c| Box::new(c.word(word))),
+            },
+            M::Restarted { running, continued } => M::Restarted { running, continued },
+            M::Workspace { listing } => M::Workspace { listing },
+            M::Imported {
+                file_name,
+                session,
+                title,
+                reset,
+                deltas,
+            } => M::Imported {
+                file_name,
+                session,
+                title,
+                reset,
+                deltas: deltas.into_iter().map(|d| d.word(word)).collect(),
+            },
+            M::LocalModel {
+                provider,
+                said,
+                sampling,
+            } => M::LocalModel {
+                provider,
+                said: word(said),
+                sampling,
+            },
+            M::Sessions { open, list } => M::Sessions { open, list },
+            M::SessionSearch { query, matches } => M::SessionSearch { query, matches },
+        }
+    }
+}
+
+impl<T> Status<T> {
+    pub fn word<U>(self, word: &mut impl FnMut(T) -> U) -> Status<U> {
+        Status {
+            role: self.role,
+            writer: self.writer,
+            journal: self.journal.word(word),
+            session: self.session,
+            runtime: self.runtime,
+            storage: self.storage,
+            busy: self.busy,
+            lifecycle: self.lifecycle,
+            position: self.position,
+        }
+    }
+}
+
+impl<T> JournalStatus<T> {
+    pub fn word<U>(self, word: &mut impl FnMut(T) -> U) -> JournalStatus<U> {
+        use JournalStatus as J;
+        match self {
+            J::Opening => J::Opening,
+            J::Open { schema_version, id } => J::Open { schema_version, id },
+            J::Unavailable { reason } => J::Unavailable {
+                reason: word(reason),
+            },
+            J::Gone { reason } => J::Gone {
+                reason: word(reason),
+            },
+            J::ReadOnly { reason } => J::ReadOnly {
+                reason: word(reason),
+            },
+        }
+    }
+}
+
+impl<T> ProfileSummary<T> {
+    pub fn word<U>(self, word: &mut impl FnMut(T) -> U) -> ProfileSummary<U> {
+        ProfileSummary {
+            id: self.id,
+            revision: self.revision,
+            name: self.name,
+            provider: self.provider,
+            local_facts: self.local_facts.map(word),
+            sampling: self.sampling,
+            has_key: self.has_key,
+            env: self.env,
+            key_env: self.key_env,
+            capabilities: self.capabilities,
+            budget: self.budget,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
@@ -439,11 +605,11 @@ pub enum Level {
 /// What the status line and the details pane show.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Status {
+pub struct Status<T = Phrase> {
     pub role: Role,
     /// The leader has claimed the journal (recovery done); followers never do.
     pub writer: bool,
-    pub journal: JournalStatus,
+    pub journal: JournalStatus<T>,
     pub session: Option<SessionId>,
     pub runtime: Option<RuntimeStatus>,
     pub storage: Option<StorageStatus>,
@@ -525,7 +691,7 @@ pub enum Broadcast {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum JournalStatus {
+pub enum JournalStatus<T = Phrase> {
     Opening,
     Open {
         schema_version: u32,
@@ -536,18 +702,18 @@ pub enum JournalStatus {
     },
     /// Why, as a phrase the page words.
     Unavailable {
-        reason: lifeline_core::phrase::Phrase,
+        reason: T,
     },
     /// The database was deleted or closed under the app: nothing more is
     /// read or written through this connection. The page keeps unrecorded
     /// messages and offers a new journal (a new controller opens it again).
     Gone {
-        reason: lifeline_core::phrase::Phrase,
+        reason: T,
     },
     /// The history loaded, but a record writing needs is damaged: it is
     /// shown read-only, Export works, and the page offers `RepairJournal`.
     ReadOnly {
-        reason: lifeline_core::phrase::Phrase,
+        reason: T,
     },
 }
 
@@ -666,7 +832,7 @@ mod tests {
 
     #[test]
     fn secrets_never_show_in_debug() {
-        let spawn = ControllerToPage::SpawnRuntime {
+        let spawn: ControllerToPage = ControllerToPage::SpawnRuntime {
             identity: RuntimeIdentity {
                 lease: id("01JD0000000000000000000002"),
                 runtime: id("01JD0000000000000000000003"),

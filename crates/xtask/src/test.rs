@@ -17,7 +17,7 @@ const LAYERS: [&str; 3] = ["native", "wasm", "e2e"];
 /// Host crates; the browser shells are tested in the wasm layer instead.
 /// The UI's unit tests (locale catalogs, phrase wording, profile form) need
 /// no browser and run here too.
-const NATIVE_PACKAGES: [&str; 8] = [
+const NATIVE_PACKAGES: [&str; 9] = [
     "lifeline-core",
     "lifeline-engine",
     "lifeline-protocol",
@@ -25,6 +25,7 @@ const NATIVE_PACKAGES: [&str; 8] = [
     "lifeline-shell",
     "lifeline-tests",
     "lifeline-web",
+    "lifeline-words",
     "xtask",
 ];
 

@@ -5,12 +5,13 @@ use crate::root;
 use std::{collections::BTreeMap, process::Command};
 
 /// Crates that must never see a browser API, directly or transitively.
-const PURE_CRATES: [&str; 5] = [
+const PURE_CRATES: [&str; 6] = [
     "lifeline-core",
     "lifeline-engine",
     "lifeline-protocol",
     "lifeline-shell",
     "lifeline-provider",
+    "lifeline-words",
 ];
 const BROWSER_CRATES: [&str; 4] = ["web-sys", "js-sys", "wasm-bindgen", "wasm-bindgen-futures"];
 

@@ -30,7 +30,7 @@ pub use storage::keep_data;
 pub use sw::register_service_worker;
 
 use crate::i18n::{self, Msg};
-use crate::ui::{NoticeItem, NoticeText, Ui};
+use crate::ui::{NoticeItem, Ui};
 use leptos::prelude::*;
 use lifeline_core::{ProfileId, StartCause, TurnId};
 use lifeline_protocol::{Level, PageToController, ProfileInput, Role};
@@ -166,6 +166,19 @@ pub fn start(ui: Ui) {
     );
     // The watchdog lives as long as the page.
     tick.forget();
+    // The controller words the phrases: a change of language reaches it
+    // here, a new controller hears it in its Start.
+    leptos::prelude::Effect::new(move |previous: Option<i18n::Locale>| {
+        let locale = i18n::locale();
+        if previous.is_some_and(|p| p != locale) {
+            with_host(|h| {
+                h.send(PageToController::Language {
+                    locale: locale.tag().to_owned(),
+                })
+            });
+        }
+        locale
+    });
 }
 
 impl Host {
@@ -176,12 +189,12 @@ impl Host {
     }
 
     fn notice(&self, key: &str, level: Level, message: String) {
-        let text = (!message.is_empty()).then_some(NoticeText::Text(message));
+        let text = (!message.is_empty()).then_some(message);
         self.set_notice(key, level, text);
     }
 
     /// Sets (or with `None` clears) the notice under `key`.
-    fn set_notice(&self, key: &str, level: Level, message: Option<NoticeText>) {
+    fn set_notice(&self, key: &str, level: Level, message: Option<String>) {
         self.ui.notices.update(|list| {
             let revision = list.iter().map(|n| n.revision).max().unwrap_or(0) + 1;
             match message {

@@ -5,15 +5,13 @@
 //! yet.
 
 use super::runtimes::{RuntimeKey, RuntimeSlot};
-use super::{describe, download, error_detail, now, spawn_worker, with_host, Host, NoticeText};
+use super::{describe, download, error_detail, now, spawn_worker, with_host, Host};
 use crate::i18n::{self, Msg};
 use crate::transcript;
+use crate::worded::{ControllerToPage, JournalStatus, Status};
 use leptos::prelude::*;
 use lifeline_core::{StartCause, TurnId};
-use lifeline_protocol::{
-    check_version, encode, ControllerToPage, JournalStatus, Level, PageToController, Role, Status,
-    PROTOCOL_VERSION,
-};
+use lifeline_protocol::{check_version, encode, Level, PageToController, Role, PROTOCOL_VERSION};
 use wasm_bindgen::{prelude::*, JsCast};
 use web_sys::{Event, MessageEvent, Worker};
 
@@ -236,7 +234,6 @@ impl Host {
                 for (signal, text) in self.ui.local_sampling.iter().zip(sampling) {
                     signal.set(text);
                 }
-                let said = crate::i18n::phrase(crate::i18n::locale_untracked(), &said);
                 let (name, spec) = match provider {
                     Some(lifeline_core::profile::Provider::Local { name, spec }) => (name, spec),
                     _ => Default::default(),
@@ -274,11 +271,7 @@ impl Host {
                 key,
                 level,
                 message,
-            } => self.set_notice(
-                &format!("controller:{key}"),
-                level,
-                message.map(NoticeText::Phrase),
-            ),
+            } => self.set_notice(&format!("controller:{key}"), level, message),
             ControllerToPage::Sessions { open, list } => {
                 crate::sessions::listed(&self.ui.sessions, open, list)
             }
@@ -286,9 +279,7 @@ impl Host {
                 crate::sessions::searched(&self.ui.sessions, query, matches)
             }
             ControllerToPage::PromptRefused { turn, message } => {
-                self.ui
-                    .refused
-                    .set(Some(i18n::phrase(i18n::locale_untracked(), &message)));
+                self.ui.refused.set(Some(message));
                 self.give_back(turn);
                 transcript::content_changed();
             }
@@ -367,6 +358,7 @@ impl Host {
             protocol: PROTOCOL_VERSION,
             role,
             cause: c.cause,
+            locale: i18n::locale_untracked().tag().to_owned(),
         });
         if let Err(e) = c.worker.post_message(&JsValue::from_str(&start)) {
             let detail = i18n::now_f(Msg::ControllerStartFailed, &[&describe(&e)]);
@@ -584,6 +576,8 @@ fn asked(message: &PageToController) -> Option<Msg> {
         | PageToController::WithdrawPrompt { .. }
         | PageToController::OpenSession { .. }
         | PageToController::Start { .. }
+        // A new controller is told the language in its Start.
+        | PageToController::Language { .. }
         | PageToController::Promote
         | PageToController::RuntimePort { .. }
         | PageToController::RuntimeExited { .. }

@@ -111,7 +111,7 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
         }
         let bytes = export::bundle(&lines, &artifacts, now().0 / 1000);
         let file_name = export::file_name(session);
-        post(&ControllerToPage::ExportReady {
+        post(ControllerToPage::ExportReady {
             session,
             file_name,
             bytes: bytes.len() as u64,
@@ -213,7 +213,7 @@ fn send_view(file_name: &str, session: SessionId, title: &str, deltas: Vec<ViewD
     let mut size = 0usize;
     let mut reset = true;
     let flush = |chunk: &mut Vec<ViewDelta>, reset: &mut bool| {
-        post(&ControllerToPage::Imported {
+        post(ControllerToPage::Imported {
             file_name: file_name.to_string(),
             session,
             title: title.to_string(),
@@ -223,7 +223,10 @@ fn send_view(file_name: &str, session: SessionId, title: &str, deltas: Vec<ViewD
         *reset = false;
     };
     for delta in deltas {
-        let bytes = encode(&delta).len();
+        // Sized as the page receives it, worded: sizing the phrase form
+        // would link the phrases' wire encoding (about 11 KB of code) into
+        // a worker that never sends it.
+        let bytes = encode(&crate::words::word_delta(delta.clone())).len();
         if !chunk.is_empty() && size + bytes > CHUNK_BYTES {
             flush(&mut chunk, &mut reset);
             size = 0;

@@ -17,6 +17,7 @@ pub mod local;
 pub mod provider;
 pub mod shell;
 pub mod web;
+mod words;
 
 /// The stores live in `lifeline-store`; the shell names them as before.
 pub use lifeline_store::{config, durability, journal, storage};
@@ -47,14 +48,14 @@ pub fn run_controller() {
     let beat = Rc::new(Cell::new(0u64));
     let heartbeat = Closure::<dyn FnMut()>::new(move || {
         beat.set(beat.get() + 1);
-        post(&ControllerToPage::Heartbeat { beat: beat.get() });
+        post(ControllerToPage::Heartbeat { beat: beat.get() });
     });
     let _ = scope.set_interval_with_callback_and_timeout_and_arguments_0(
         heartbeat.as_ref().unchecked_ref(),
         HEARTBEAT_MS,
     );
     heartbeat.forget();
-    post(&ControllerToPage::Ready {
+    post(ControllerToPage::Ready {
         protocol: PROTOCOL_VERSION,
     });
 }
@@ -93,6 +94,7 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             protocol,
             role,
             cause,
+            locale,
         } => {
             if let Err(e) = check_version(protocol) {
                 notice(
@@ -107,7 +109,13 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             if started.replace(true) {
                 return;
             }
+            words::choose(&locale);
             shell.start(role, cause);
+        }
+        PageToController::Language { locale } => {
+            if words::choose(&locale) {
+                shell.language();
+            }
         }
         PageToController::Promote => shell.promote(),
         PageToController::RuntimePort {

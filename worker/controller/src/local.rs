@@ -215,7 +215,7 @@ pub fn import(file: JsValue) {
             }
             Err(detail) => (None, Phrase::LocalModelRefused { detail }, Vec::new()),
         };
-        post(&ControllerToPage::LocalModel {
+        post(ControllerToPage::LocalModel {
             provider,
             said,
             sampling,

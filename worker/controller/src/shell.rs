@@ -41,15 +41,16 @@ const GAP_READ: usize = 10_000;
 /// How many contradicting entries recovery sets aside before it stops.
 const MAX_REFUSED: usize = 64;
 
-pub fn post(message: &ControllerToPage) {
+pub fn post(message: ControllerToPage) {
     // A failed postMessage to our own page means the page is gone; nobody
     // is left to tell.
-    let _ = scope().post_message(&JsValue::from_str(&encode(message)));
+    let text = encode(&crate::words::word(message));
+    let _ = scope().post_message(&JsValue::from_str(&text));
 }
 
 /// A notice about the shell's own IO (the engine words everything else).
 pub fn notice(key: &str, level: Level, message: Phrase) {
-    post(&ControllerToPage::Notice {
+    post(ControllerToPage::Notice {
         key: key.into(),
         level,
         message: Some(message),
@@ -58,7 +59,7 @@ pub fn notice(key: &str, level: Level, message: Phrase) {
 
 /// Clears the notice under `key`.
 pub fn clear_notice(key: &str) {
-    post(&ControllerToPage::Notice {
+    post(ControllerToPage::Notice {
         key: key.into(),
         level: Level::Info,
         message: None,
@@ -163,13 +164,14 @@ impl Shell {
 
     /// Posts to the page, dropping a status line or a card identical to
     /// the last one sent (the engine republishes both after every input).
-    fn post_changed(&self, message: &ControllerToPage) {
+    fn post_changed(&self, message: ControllerToPage) {
         let last = match message {
             ControllerToPage::Status(_) => &self.last_status,
             ControllerToPage::Recovery { .. } => &self.last_card,
             _ => return post(message),
         };
-        let text = encode(message);
+        // Compared as worded: in another language the same card is news.
+        let text = encode(&crate::words::word(message));
         if *last.borrow() != text {
             let _ = scope().post_message(&JsValue::from_str(&text));
             *last.borrow_mut() = text;
@@ -199,6 +201,14 @@ impl Shell {
                 Role::Follower => shell.follow().await,
             }
         });
+    }
+
+    /// The reader chose another language (already set in `words`): what
+    /// the page shows worded is posted again.
+    pub fn language(self: &Rc<Self>) {
+        self.input(|e, now| e.handle_reword(now));
+        let shell = self.clone();
+        spawn_local(async move { shell.publish_profiles().await });
     }
 
     pub fn promote(self: &Rc<Self>) {
@@ -426,7 +436,7 @@ impl Shell {
 
     fn execute(self: &Rc<Self>, effect: Effect) {
         match effect {
-            Effect::Page(message) => self.post_changed(&message),
+            Effect::Page(message) => self.post_changed(message),
             Effect::Persist(batch) => {
                 let (Some(journal), Some(epoch)) = (self.journal(), self.epoch.get()) else {
                     return;

@@ -47,7 +47,7 @@ impl Shell {
                 Err(e) => errors.push(e),
             }
         }
-        post(&ControllerToPage::Profiles { profiles, errors });
+        post(ControllerToPage::Profiles { profiles, errors });
     }
 
     pub fn save_profile(self: &Rc<Self>, input: ProfileInput) {

@@ -1,0 +1,255 @@
+//! The phrases' catalog: every text the controller words, in English and
+//! German, side by side. A key without a text in either locale does not
+//! compile. English is the UI contract (the texts DESIGN.md names).
+//!
+//! The outcome and action labels are also in the page's catalog: the page
+//! shows them as labels, and phrases name them inside a sentence.
+
+use crate::Locale;
+
+macro_rules! catalog {
+    ($($key:ident => $en:literal, $de:literal;)*) => {
+        /// A phrase text's key; each has a text in every locale.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Msg { $($key,)* }
+
+        impl Msg {
+            pub const ALL: &'static [Msg] = &[$(Msg::$key,)*];
+        }
+
+        /// The text of `msg` in `locale`. `{0}`, `{1}` are parameters for
+        /// [`crate::fill`].
+        pub fn t(locale: Locale, msg: Msg) -> &'static str {
+            match locale {
+                Locale::En => match msg { $(Msg::$key => $en,)* },
+                Locale::De => match msg { $(Msg::$key => $de,)* },
+            }
+        }
+    };
+}
+
+catalog! {
+    // Labels a phrase names inside a sentence (copies of the page's).
+    OutcomeAdmitted => "admitted", "angenommen";
+    OutcomeNotDispatched => "not dispatched", "nicht übergeben";
+    OutcomeDispatched => "dispatched", "übergeben";
+    OutcomeMayHaveStarted => "may have started", "vielleicht gestartet";
+    OutcomeRunning => "running", "läuft";
+    TurnCompleted => "completed", "abgeschlossen";
+    TurnFailed => "failed", "fehlgeschlagen";
+    TurnCancelled => "cancelled", "abgebrochen";
+    OutcomeTimedOut => "timed out", "Zeit überschritten";
+    OutcomeLost => "lost", "verloren";
+    Resume => "Resume", "Wiederaufnehmen";
+    ContinueFromHistory => "Continue from history", "Aus dem Verlauf fortsetzen";
+    StartFresh => "Start fresh", "Neu beginnen";
+    InspectWorkspace => "Inspect workspace", "Arbeitsbereich ansehen";
+    Archive => "Archive", "Archivieren";
+    Unarchive => "Unarchive", "Zurückholen";
+    Recovery => "Recovery", "Wiederherstellung";
+    NotPossibleNow => "{0} is not possible now: {1}", "{0} ist jetzt nicht möglich: {1}";
+    // The phrases.
+    PhSummaryAgentFailed => "The last turn failed. The workspace and keys are kept.", "Der letzte Durchgang ist fehlgeschlagen. Arbeitsbereich und Schlüssel bleiben erhalten.";
+    PhSummaryRuntimeLost => "The runtime stopped. The workspace is kept.", "Die Runtime wurde beendet. Der Arbeitsbereich bleibt erhalten.";
+    PhSummaryCleanupFailed => "Stopping did not finish.", "Das Anhalten wurde nicht abgeschlossen.";
+    PhSummaryCredential => "A key this session needs is missing.", "Ein Schlüssel, den diese Sitzung braucht, fehlt.";
+    PhSummaryProfile => "The session's profile cannot be used.", "Das Profil der Sitzung kann nicht verwendet werden.";
+    PhSummaryRecoveryFailed => "Recovery failed.", "Die Wiederherstellung ist fehlgeschlagen.";
+    PhSummaryUnknownFailure => "Something stopped this session.", "Etwas hat diese Sitzung angehalten.";
+    PhSummaryDetached => "The session stopped when the page or its worker did. Its history and workspace are kept.", "Die Sitzung endete mit der Seite oder ihrem Worker. Verlauf und Arbeitsbereich bleiben erhalten.";
+    PhSummaryCancelled => "The start was cancelled.", "Der Start wurde abgebrochen.";
+    PhSummaryArchived => "This session is archived: Unarchive it, or Start fresh.", "Diese Sitzung ist archiviert: zurückholen oder neu beginnen.";
+    PhSummaryUncertain => "Some actions may or may not have happened. Nothing was repeated.", "Einige Aktionen sind vielleicht geschehen, vielleicht nicht. Nichts wurde wiederholt.";
+    PhSummaryInterruptedEarlier => "Something stopped this session earlier; details are in its history.", "Etwas hat diese Sitzung früher angehalten; Einzelheiten stehen in ihrem Verlauf.";
+    PhBusyStarting => "Recovering: starting the session…", "Wiederherstellung: Die Sitzung startet…";
+    PhBusyCancelling => "Stopping the start…", "Der Start wird angehalten…";
+    PhWaitOrStop => "{0} Wait for it, or press Stop.", "{0} Warte darauf oder drücke Stopp.";
+    PhSessionArchived => "the session is archived; Unarchive it first", "die Sitzung ist archiviert; erst zurückholen";
+    PhSessionDeleted => "the session was deleted; start a new one", "die Sitzung wurde gelöscht; beginnen Sie eine neue";
+    PhNeverRan => "this session has never run, so there is nothing to resume; send a message", "diese Sitzung lief noch nie, es gibt also nichts fortzusetzen; sende eine Nachricht";
+    PhSessionRunning => "the session is running", "die Sitzung läuft";
+    PhWorkspaceGoneStartFresh => "the workspace is gone; Start fresh instead", "der Arbeitsbereich ist weg; starte stattdessen neu";
+    PhNoHistory => "there is no recorded history to continue from", "es gibt keinen aufgezeichneten Verlauf, an den angeknüpft werden kann";
+    PhAgentWorking => "the agent is working on a message", "der Agent arbeitet an einer Nachricht";
+    PhAgentRunningLive => "the agent is running; its workspace is live, not stopped", "der Agent läuft; sein Arbeitsbereich ist aktiv, nicht angehalten";
+    PhNoWorkspaceFolder => "there is no workspace folder to inspect", "es gibt keinen Arbeitsbereich-Ordner zum Ansehen";
+    PhAgentWorkingStopFirst => "the agent is working on a message; stop it first", "der Agent arbeitet an einer Nachricht; halte ihn zuerst an";
+    PhFolderGone => "the folder “{0}” is no longer available in this browser; choose a folder under Environment", "der Ordner „{0}“ ist in diesem Browser nicht mehr verfügbar; wähle unter Umgebung einen Ordner";
+    PhFoldersUnsupported => "this browser cannot open local folders; open Lifeline in a browser that can", "dieser Browser kann keine lokalen Ordner öffnen; öffne Lifeline in einem Browser, der das kann";
+    PhAnotherTabInControl => "another tab is in control; act there, or close that tab and this one takes over", "ein anderer Tab hat die Kontrolle; handle dort, oder schließe jenen Tab, dann übernimmt dieser";
+    PhFolderNeedsPermissionToRead => "the browser needs your permission to read the folder “{0}”; press Inspect workspace again and allow it", "der Browser braucht deine Erlaubnis, um den Ordner „{0}“ zu lesen; drücke erneut auf Arbeitsbereich ansehen und erlaube es";
+    PhEnvironmentWhileWorking => "the agent is working on a message; choose the environment when it is done, or press Stop", "der Agent arbeitet an einer Nachricht; wähle die Umgebung, wenn er fertig ist, oder drücke Stopp";
+    PhSwitchWhileWorking => "the agent is working in this session and one session runs at a time; open another when it is done, or press Stop", "der Agent arbeitet in dieser Sitzung, und es läuft immer nur eine Sitzung; öffne eine andere, wenn er fertig ist, oder drücke Stopp";
+    PhRetryRateLimited => "rate limited — retrying in {0} s", "Anfragelimit erreicht — neuer Versuch in {0} s";
+    PhRetryOverloaded => "the provider is overloaded — retrying in {0} s", "der Anbieter ist überlastet — neuer Versuch in {0} s";
+    PhRetryNotConnected => "could not connect — retrying in {0} s", "keine Verbindung — neuer Versuch in {0} s";
+    PhLocalModelRefused => "this file cannot be used as a local model: {0}", "diese Datei kann nicht als lokales Modell dienen: {0}";
+    PhLocalModelFacts => "{0}: {1} bytes, {2}, {3} parameters, trained context {4} tokens; loaded with a context of {5} tokens", "{0}: {1} Bytes, {2}, {3} Parameter, trainierter Kontext {4} Token; geladen mit einem Kontext von {5} Token";
+    PhLocalModelLoading => "loading the local model: {0} of {1} bytes, {2} s", "lokales Modell wird geladen: {0} von {1} Bytes, {2} s";
+    PhFolderNeedsPermissionLaunch => "the browser needs your permission again to use the folder “{0}”; press Resume and allow it", "der Browser braucht erneut deine Erlaubnis, um den Ordner „{0}“ zu verwenden; drücke Fortsetzen und erlaube es";
+    PhFolderGoneLaunch => "the folder “{0}” is no longer available in this browser (moved, deleted or forgotten); Start fresh, or choose it again under Environment", "der Ordner „{0}“ ist in diesem Browser nicht mehr verfügbar (verschoben, gelöscht oder vergessen); beginne neu oder wähle ihn unter Umgebung erneut";
+    PhNoMessagesYet => "no messages yet", "noch keine Nachrichten";
+    PhTurnsRepliesLost => "turns recorded: {0}; model replies lost while streaming: {1} — never resent", "aufgezeichnete Durchgänge: {0}; beim Streamen verlorene Modellantworten: {1} — nie erneut gesendet";
+    PhTurnsSomeUnreadable => "{0} turns recorded; some records unreadable", "{0} Durchgänge aufgezeichnet; einige Einträge sind unlesbar";
+    PhTurnsSomeUnreadableOne => "{0} turn recorded; some records unreadable", "{0} Durchgang aufgezeichnet; einige Einträge sind unlesbar";
+    PhTurnsRecorded => "{0} turns recorded in the journal", "{0} Durchgänge im Journal aufgezeichnet";
+    PhTurnsRecordedOne => "{0} turn recorded in the journal", "{0} Durchgang im Journal aufgezeichnet";
+    PhWorkspaceThere => "the workspace folder is there", "der Arbeitsbereich-Ordner ist vorhanden";
+    PhWorkspaceThereEntries => "the workspace folder is there ({0} entries)", "der Arbeitsbereich-Ordner ist vorhanden ({0} Einträge)";
+    PhWorkspaceThereEntriesOne => "the workspace folder is there ({0} entry)", "der Arbeitsbereich-Ordner ist vorhanden ({0} Eintrag)";
+    PhWorkspaceGone => "the workspace folder is gone from this browser's storage", "der Arbeitsbereich-Ordner fehlt im Speicher dieses Browsers";
+    PhNoWorkspaceYet => "nothing has run yet, so there is no workspace folder", "noch lief nichts, daher gibt es keinen Arbeitsbereich-Ordner";
+    PhNotChecked => "not checked", "nicht geprüft";
+    PhNoStoredKey => "the profile uses no stored key", "das Profil verwendet keinen gespeicherten Schlüssel";
+    PhKeysPresent => "{0} stored keys present, encrypted", "{0} gespeicherte Schlüssel vorhanden, verschlüsselt";
+    PhKeysPresentOne => "{0} stored key present, encrypted", "{0} gespeicherter Schlüssel vorhanden, verschlüsselt";
+    PhKeysMissing => "stored keys missing: {0} of {1}", "fehlende gespeicherte Schlüssel: {0} von {1}";
+    PhNoRuntimeRan => "no runtime has run for this session", "für diese Sitzung lief noch keine Runtime";
+    PhRuntimeAttached => "the runtime is attached", "die Runtime ist verbunden";
+    PhCommandMayHaveStarted => "a command may have started before its runtime stopped", "ein Befehl wurde vielleicht gestartet, bevor seine Runtime beendet wurde";
+    PhRuntimeStopped => "the runtime that ran this session stopped", "die Runtime, die diese Sitzung ausführte, wurde beendet";
+    PhTabAttached => "this tab is attached to the journal", "dieser Tab ist mit dem Journal verbunden";
+    PhTabNotAttached => "this tab is not attached to the journal", "dieser Tab ist nicht mit dem Journal verbunden";
+    PhOutputEvicted => "older output events of {0} commands are not kept in detail (their collapsed output is)", "ältere Ausgabeereignisse von {0} Befehlen sind nicht im Einzelnen erhalten (ihre zusammengefasste Ausgabe schon)";
+    PhOutputEvictedOne => "older output events of {0} command are not kept in detail (its collapsed output is)", "ältere Ausgabeereignisse von {0} Befehl sind nicht im Einzelnen erhalten (seine zusammengefasste Ausgabe schon)";
+    PhRecordsSetAside => "{0} journal records could not be read and were set aside", "{0} Journaleinträge waren unlesbar und wurden beiseitegelegt";
+    PhRecordsSetAsideOne => "{0} journal record could not be read and was set aside", "{0} Journaleintrag war unlesbar und wurde beiseitegelegt";
+    PhOutputNeverRecorded => "output after the last recorded event of {0} lost commands was never recorded", "Ausgabe nach dem letzten aufgezeichneten Ereignis von {0} verlorenen Befehlen wurde nie aufgezeichnet";
+    PhOutputNeverRecordedOne => "output after the last recorded event of {0} lost command was never recorded", "Ausgabe nach dem letzten aufgezeichneten Ereignis von {0} verlorenen Befehl wurde nie aufgezeichnet";
+    PhStoragePersistent => "persistent storage; {0} of {1} used", "dauerhafter Speicher; {0} von {1} belegt";
+    PhStorageBestEffort => "best-effort storage (the browser may clear it under pressure); {0} of {1} used", "nicht dauerhafter Speicher (der Browser kann ihn bei Knappheit löschen); {0} von {1} belegt";
+    PhErrorStamp => "Error stamp {0}", "Fehlerstempel {0}";
+    PhExecution => "Execution {0}", "Ausführung {0}";
+    PhUncertainMarkedDone => "`{0}` {1} — you marked it done", "`{0}` {1} — von dir als erledigt markiert";
+    PhUncertainMarkedNotDone => "`{0}` {1} — you marked it not done", "`{0}` {1} — von dir als nicht erledigt markiert";
+    PhUncertainReissued => "`{0}` {1} — re-issued", "`{0}` {1} — erneut ausgeführt";
+    PhUncertainCheck => "`{0}` {1} — check before repeating it", "`{0}` {1} — prüfe das, bevor du ihn wiederholst";
+    PhReplyLost => "The model's reply to request {0} (turn {1}) was lost; it was not resent", "Die Antwort des Modells auf Anfrage {0} (Durchgang {1}) ging verloren; sie wurde nicht erneut angefordert";
+    PhStorageDetail => "Storage: {0}", "Speicher: {0}";
+    PhEarlierFailure => "{0} (stamp {1})", "{0} (Stempel {1})";
+    PhProfileUnreadable => "the profile recorded for this session could not be read ({0}); open Profiles to repair or delete it, then resume", "das für diese Sitzung aufgezeichnete Profil ist unlesbar ({0}); öffne Profile, um es zu reparieren oder zu löschen, und setze dann fort";
+    PhProfileOtherOwner => "the profile recorded for this session belongs to \"{0}\"; it is not used here. Delete it in Profiles to resume without it", "das für diese Sitzung aufgezeichnete Profil gehört „{0}“; es wird hier nicht verwendet. Lösche es in Profile, um ohne es fortzusetzen";
+    PhProfileDeleted => "the selected profile was deleted; choose another profile for this session", "das gewählte Profil wurde gelöscht; wähle ein anderes Profil für diese Sitzung";
+    PhCredentialMissing => "credential {0} that this session needs is missing; add the key again in Profiles, then resume", "der Schlüssel {0}, den diese Sitzung braucht, fehlt; füge ihn in Profile erneut hinzu und setze dann fort";
+    PhCredentialUnreadable => "credential {0} could not be read ({1}); enter the key again in Profiles, then resume", "der Schlüssel {0} ist unlesbar ({1}); gib ihn in Profile erneut ein und setze dann fort";
+    PhWorkspaceMissingLaunch => "the session's workspace is gone from this browser's storage; it was not recreated. Start fresh to continue in a new workspace", "der Arbeitsbereich der Sitzung fehlt im Speicher dieses Browsers; er wurde nicht neu angelegt. Starte neu, um in einem neuen Arbeitsbereich weiterzumachen";
+    PhLaunchFailed => "the runtime could not start: {0}", "die Runtime konnte nicht starten: {0}";
+    PhResumeFailed => "resume failed: {0}", "das Fortsetzen ist fehlgeschlagen: {0}";
+    PhLoadUnsupported => "the execution cannot be rejoined", "die Ausführung kann nicht wieder aufgenommen werden";
+    PhLoadCapabilityAbsent => "the runtime cannot be reattached", "die Runtime kann nicht wieder verbunden werden";
+    PhLoadUnknownSession => "the runtime of this session is gone", "die Runtime dieser Sitzung ist weg";
+    PhLoadTimeout => "the runtime did not answer in time", "die Runtime hat nicht rechtzeitig geantwortet";
+    PhLoadCancelled => "the resume was cancelled", "das Fortsetzen wurde abgebrochen";
+    PhLoadAuth => "the runtime refused the session's identity", "die Runtime hat die Identität der Sitzung abgelehnt";
+    PhLoadTransport => "the runtime could not be reached: {0}", "die Runtime war nicht erreichbar: {0}";
+    PhLoadUnclassified => "rejoining failed: {0}", "das Wiederverbinden ist fehlgeschlagen: {0}";
+    PhCleanupFailed => "stopping did not finish: {0}; the session's workspace is kept. Reload the page to stop the runtime", "das Anhalten wurde nicht abgeschlossen: {0}; der Arbeitsbereich der Sitzung bleibt erhalten. Lade die Seite neu, um die Runtime zu beenden";
+    PhAgentFailed => "the turn failed: {0}", "der Durchgang ist fehlgeschlagen: {0}";
+    PhRuntimeLost => "the runtime worker stopped ({0}); the workspace is kept. Resume to continue in a new runtime", "der Runtime-Worker wurde beendet ({0}); der Arbeitsbereich bleibt erhalten. Setze fort, um in einer neuen Runtime weiterzumachen";
+    PhNoSuchSession => "there is no such session", "diese Sitzung gibt es nicht";
+    PhAlreadyStarting => "the session is already starting", "die Sitzung startet bereits";
+    PhCancellationPending => "the previous start is still being cancelled; try again when it has stopped", "der vorige Start wird noch abgebrochen; versuche es erneut, wenn er angehalten ist";
+    PhNothingToResume => "the session has nothing to resume; send a message to start it", "die Sitzung hat nichts fortzusetzen; sende eine Nachricht, um sie zu starten";
+    PhQueueFull => "at most {0} messages can wait", "höchstens {0} Nachrichten können warten";
+    PhAlreadyRunning => "the session is already running", "die Sitzung läuft bereits";
+    PhTurnRunning => "the agent is working on a message; the new profile applies once you stop it or it ends", "der Agent arbeitet an einer Nachricht; das neue Profil gilt, sobald du ihn anhältst oder er fertig ist";
+    PhJournalUnavailable => "the journal could not be opened or was closed by the browser ({0}); history cannot be kept in this browser profile until it is available again — reload to retry", "das Journal konnte nicht geöffnet werden oder wurde vom Browser geschlossen ({0}); bis es wieder verfügbar ist, kann in diesem Browserprofil kein Verlauf gespeichert werden — lade neu, um es erneut zu versuchen";
+    PhJournalNewerSchema => "the journal was written by a newer Lifeline (schema above {0}); reload to get the newer version — nothing was changed", "das Journal wurde von einem neueren Lifeline geschrieben (Schema über {0}); lade neu, um die neuere Version zu bekommen — nichts wurde geändert";
+    PhJournalBlocked => "another Lifeline tab is holding an older journal open; close or reload the other tabs", "ein anderer Lifeline-Tab hält ein älteres Journal offen; schließe die anderen Tabs oder lade sie neu";
+    PhJournalOperation => "journal operation failed: {0}; nothing of it was written — it can be retried", "Journal-Vorgang fehlgeschlagen: {0}; davon wurde nichts geschrieben — er kann wiederholt werden";
+    PhJournalQuota => "the browser's storage for Lifeline is full: the journal is intact and everything already recorded is kept, but new work is refused until space is freed (delete old sessions or artifacts, or free disk space)", "der Browserspeicher für Lifeline ist voll: Das Journal ist intakt und alles Aufgezeichnete bleibt erhalten, aber neue Arbeit wird abgelehnt, bis Platz frei ist (lösche alte Sitzungen oder Artefakte oder schaffe Speicherplatz)";
+    PhJournalSuperseded => "another Lifeline controller (another tab or a restarted worker) took over the journal; this one wrote nothing and must stop writing — reload this tab to follow it", "ein anderer Lifeline-Controller (ein anderer Tab oder ein neu gestarteter Worker) hat das Journal übernommen; dieser hat nichts geschrieben und darf nicht mehr schreiben — lade diesen Tab neu, um ihm zu folgen";
+    PhJournalVersionChange => "a newer Lifeline in another tab is upgrading the journal, so this tab closed its connection; reload this tab to continue", "ein neueres Lifeline in einem anderen Tab aktualisiert das Journal, daher hat dieser Tab seine Verbindung geschlossen; lade diesen Tab neu, um weiterzumachen";
+    PhJournalCorrupt => "the journal is damaged: {0}; records already written are kept — export the evidence and start a fresh profile if this persists", "das Journal ist beschädigt: {0}; bereits geschriebene Einträge bleiben erhalten — exportiere die Nachweise und beginne mit einem frischen Profil, falls das anhält";
+    PhJournalInvalid => "refused to write an invalid record ({0}); this is a bug in Lifeline — nothing was written", "ein ungültiger Eintrag wurde nicht geschrieben ({0}); das ist ein Fehler in Lifeline — nichts wurde geschrieben";
+    PhJournalClosed => "the journal connection was closed by this tab", "die Journal-Verbindung wurde von diesem Tab geschlossen";
+    PhJournalNotRecovered => "the journal could not be recovered: {0}", "das Journal konnte nicht wiederhergestellt werden: {0}";
+    PhJournalRemoved => "the stored history is gone: the site's data was cleared or the journal was deleted while Lifeline was open. Unrecorded messages stay in the message box. Start a new journal to go on", "der gespeicherte Verlauf ist weg: Die Websitedaten wurden gelöscht oder das Journal wurde gelöscht, während Lifeline offen war. Nicht aufgezeichnete Nachrichten bleiben im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen";
+    PhJournalConnectionLost => "the browser closed the journal (site data cleared, or a disk error), so the stored history cannot be reached. Unrecorded messages stay in the message box. Start a new journal to go on; the history loads again if it is still there", "der Browser hat das Journal geschlossen (Websitedaten gelöscht oder ein Datenträgerfehler), daher ist der gespeicherte Verlauf nicht erreichbar. Nicht aufgezeichnete Nachrichten bleiben im Nachrichtenfeld. Beginne ein neues Journal, um weiterzumachen; der Verlauf wird wieder geladen, falls er noch da ist";
+    PhJournalWriterUnreadable => "the journal's writer record is unreadable, so nothing can be written safely. The history is shown read-only and nothing was deleted: export the evidence, then choose Repair journal (the damaged record is kept)", "der Schreiber-Eintrag des Journals ist unlesbar, daher kann nichts sicher geschrieben werden. Der Verlauf wird nur lesend gezeigt und nichts wurde gelöscht: Exportiere die Nachweise und wähle dann „Journal reparieren“ (der beschädigte Eintrag bleibt erhalten)";
+    PhNothingToRecover => "there is nothing to recover", "es gibt nichts wiederherzustellen";
+    PhWorkspaceCannotOpen => "the workspace cannot be opened: the session is gone or archived", "der Arbeitsbereich kann nicht geöffnet werden: Die Sitzung ist weg oder archiviert";
+    PhWorkspaceUnreadable => "the workspace cannot be read: {0}", "der Arbeitsbereich kann nicht gelesen werden: {0}";
+    PhNotUncertain => "that command is not uncertain", "dieser Befehl ist nicht ungewiss";
+    PhReissueNeedsRunning => "Re-issue needs a running session: Resume first, then re-issue", "Erneut ausführen braucht eine laufende Sitzung: zuerst fortsetzen, dann erneut ausführen";
+    PhReissueAgentWorking => "the agent is working on a message; re-issue when it is done", "der Agent arbeitet an einer Nachricht; führe erneut aus, wenn er fertig ist";
+    PhProfilesCannotOpen => "profiles and keys cannot be opened: {0}", "Profile und Schlüssel können nicht geöffnet werden: {0}";
+    PhNoProfileMade => "no profile could be made: {0}", "es konnte kein Profil angelegt werden: {0}";
+    PhMessageWaits => "your message waits for the agent ({0} waiting)", "deine Nachricht wartet auf den Agenten ({0} warten)";
+    PhResumedWithoutProfile => "the profile this session ran with was deleted; it resumes without that profile's environment variables", "das Profil, mit dem diese Sitzung lief, wurde gelöscht; sie wird ohne dessen Umgebungsvariablen fortgesetzt";
+    PhWorkspaceNotDeleted => "the workspace folder could not be deleted: {0}", "der Arbeitsbereich-Ordner konnte nicht gelöscht werden: {0}";
+    PhEarlierLaunchAnswered => "an earlier launch (runtime {0}, generation {1}) had not been acknowledged; it answered and is used — nothing was launched twice", "ein früherer Start (Runtime {0}, Generation {1}) war nicht bestätigt; er hat geantwortet und wird verwendet — nichts wurde doppelt gestartet";
+    PhEarlierLaunchRetired => "an earlier launch (runtime {0}, generation {1}) was recorded but never answered; whether it ran is unknown. It is retired and a new runtime starts", "ein früherer Start (Runtime {0}, Generation {1}) wurde aufgezeichnet, hat aber nie geantwortet; ob er lief, ist unbekannt. Er wird ausgemustert und eine neue Runtime startet";
+    PhProfilesUnreadable => "profiles cannot be read: {0}", "Profile können nicht gelesen werden: {0}";
+    PhProfilesNotOpen => "profiles are not open yet; try again in a moment", "Profile sind noch nicht geöffnet; versuche es gleich noch einmal";
+    PhProfileSaved => "profile \"{0}\" saved", "Profil „{0}“ gespeichert";
+    PhProfileNotSaved => "the profile was not saved: {0}", "das Profil wurde nicht gespeichert: {0}";
+    PhProfileDeletedMeanwhile => "that profile was deleted meanwhile", "dieses Profil wurde inzwischen gelöscht";
+    PhProfileNotDeleted => "the profile was not deleted: {0}", "das Profil wurde nicht gelöscht: {0}";
+    PhNoIdMade => "no identifier could be made", "es konnte keine Kennung erzeugt werden";
+    PhKeyNotStored => "the key was not stored: {0}", "der Schlüssel wurde nicht gespeichert: {0}";
+    PhNoKeyForCommands => "there is no API key to give commands; enter one or clear that field", "es gibt keinen API-Schlüssel für Befehle; gib einen ein oder leere dieses Feld";
+    PhProfileInvalid => "the profile is not valid: {0}", "das Profil ist ungültig: {0}";
+    PhMessageTooLong => "the message is {0}; the limit is {1}", "die Nachricht hat {0}; die Grenze ist {1}";
+    PhJournalDegraded => "the journal cannot be written: {0}", "in das Journal kann nicht geschrieben werden: {0}";
+    PhPlanTooManyCommands => "the message holds {0} commands; one turn runs at most {1}", "die Nachricht enthält {0} Befehle; ein Durchgang führt höchstens {1} aus";
+    PhPlanCommandTooLong => "the command on line {0} is longer than {1}", "der Befehl in Zeile {0} ist länger als {1}";
+    PhSessionStoppedResend => "the session stopped before the message could be given to the agent; send it again", "die Sitzung wurde angehalten, bevor die Nachricht den Agenten erreichte; sende sie erneut";
+    PhNoSessionToSend => "there is no session to send to", "es gibt keine Sitzung, an die gesendet werden kann";
+    PhFollowingCannotSend => "this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over", "dieser Tab folgt einem anderen Tab, der das Journal hält; sende von dort, oder schließe ihn, dann übernimmt dieser";
+    PhMessageEmpty => "the message is empty", "die Nachricht ist leer";
+    PhRequestRejected => "the request was refused: {0}", "die Anfrage wurde abgelehnt: {0}";
+    PhNoWebLocks => "this browser has no Web Locks; two tabs could not be kept from writing the journal at once", "dieser Browser hat keine Web Locks; zwei Tabs könnten gleichzeitig ins Journal schreiben";
+    PhNoRandomness => "this browser gives no secure randomness: {0}", "dieser Browser liefert keinen sicheren Zufall: {0}";
+    PhLockFailed => "the journal's writer lock failed: {0}", "die Schreibsperre des Journals ist fehlgeschlagen: {0}";
+    PhSnapshotFallback => "snapshot at position {0} is unreadable; loaded the previous snapshot at position {1} and the entries after it", "der Schnappschuss an Position {0} ist unlesbar; der vorige an Position {1} und die Einträge danach wurden geladen";
+    PhSnapshotsUnreadable => "{0} snapshots unreadable (newest at position {1}); the journal is replayed from its first entry", "{0} Schnappschüsse unlesbar (neuester an Position {1}); das Journal wird ab seinem ersten Eintrag abgespielt";
+    PhSnapshotsUnreadableOne => "{0} snapshot unreadable (at position {1}); the journal is replayed from its first entry", "{0} Schnappschuss unlesbar (an Position {1}); das Journal wird ab seinem ersten Eintrag abgespielt";
+    PhSnapshotNotSaved => "a projection snapshot was not saved ({0}); the next start replays more of the journal", "ein Projektions-Schnappschuss wurde nicht gespeichert ({0}); der nächste Start spielt mehr vom Journal ab";
+    PhRecordsQuarantined => "{0} journal records could not be read and were set aside in quarantine; the rest of the history loaded. {1}", "{0} Journaleinträge waren unlesbar und wurden in Quarantäne gelegt; der restliche Verlauf wurde geladen. {1}";
+    PhRecordsQuarantinedOne => "{0} journal record could not be read and was set aside in quarantine; the rest of the history loaded. {1}", "{0} Journaleintrag war unlesbar und wurde in Quarantäne gelegt; der restliche Verlauf wurde geladen. {1}";
+    PhQuarantineNotMoved => "the unreadable records stay where they are: {0}", "die unlesbaren Einträge bleiben, wo sie sind: {0}";
+    PhReplayRefused => "{0} journal entries could not be replayed and are not believed (they stay in the journal): {1}", "{0} Journaleinträge konnten nicht abgespielt werden und gelten nicht (sie bleiben im Journal): {1}";
+    PhReplayRefusedOne => "{0} journal entry could not be replayed and is not believed (it stays in the journal): {1}", "{0} Journaleintrag konnte nicht abgespielt werden und gilt nicht (er bleibt im Journal): {1}";
+    PhPersistConfirmFailed => "a confirmed write could not be applied: {0}", "ein bestätigter Schreibvorgang konnte nicht angewendet werden: {0}";
+    PhRuntimeNotJson => "runtime {0} sent a message that is not a JSON string; it was ignored", "Runtime {0} hat eine Nachricht gesendet, die kein JSON-String ist; sie wurde ignoriert";
+    PhRuntimeMessageRejected => "a message from runtime {0} was rejected: {1}", "eine Nachricht von Runtime {0} wurde abgelehnt: {1}";
+    PhFollowerUnreadable => "{0} journal records could not be read; the tab that leads sets them aside", "{0} Journaleinträge waren unlesbar; der führende Tab legt sie beiseite";
+    PhFollowerUnreadableOne => "{0} journal record could not be read; the tab that leads sets it aside", "{0} Journaleintrag war unlesbar; der führende Tab legt ihn beiseite";
+    PhNoBroadcastChannel => "this browser has no BroadcastChannel; other tabs will not follow live", "dieser Browser hat keinen BroadcastChannel; andere Tabs folgen nicht live";
+    PhOtherBuild => "another tab runs a different Lifeline build; reload both tabs", "ein anderer Tab läuft mit einer anderen Lifeline-Version; lade beide Tabs neu";
+    PhBroadcastRejected => "a broadcast was rejected: {0}", "eine Übertragung wurde abgelehnt: {0}";
+    PhCatchUpFailed => "could not read the journal to catch up: {0}", "das Journal konnte zum Aufholen nicht gelesen werden: {0}";
+    PhFollowGap => "journal entries {0} to {1} could not be read while following", "die Journaleinträge {0} bis {1} konnten beim Folgen nicht gelesen werden";
+    PhEntryNotBelieved => "an entry from the leading tab was not believed: {0}", "ein Eintrag des führenden Tabs gilt nicht: {0}";
+    PhPageNotJson => "the page sent a message that is not a JSON string; it was ignored", "die Seite hat eine Nachricht gesendet, die kein JSON-String ist; sie wurde ignoriert";
+    PhPageMessageRejected => "a message from the page was rejected: {0}", "eine Nachricht der Seite wurde abgelehnt: {0}";
+    PhPortMissing => "a runtime port message arrived without its port; the runtime cannot dial in", "eine Runtime-Port-Nachricht kam ohne ihren Port; die Runtime kann sich nicht verbinden";
+    PhExportNoJournal => "Export failed: the journal is not open.", "Export fehlgeschlagen: Das Journal ist nicht geöffnet.";
+    PhExporting => "Exporting evidence…", "Nachweise werden exportiert…";
+    PhExportFailed => "Export failed: {0}", "Export fehlgeschlagen: {0}";
+    PhExportNoSession => "Export failed: the journal has no such session.", "Export fehlgeschlagen: Diese Sitzung steht nicht im Journal.";
+    PhExportHandOff => "Export failed: could not hand the file to the page: {0}", "Export fehlgeschlagen: Die Datei konnte nicht an die Seite übergeben werden: {0}";
+    PhExportedUnreadable => "Exported, but {0} unreadable journal values were left out.", "Exportiert, aber {0} unlesbare Journalwerte wurden ausgelassen.";
+    PhExportedMissing => "Exported, but {0} artifacts were missing from storage.", "Exportiert, aber {0} Artefakte fehlten im Speicher.";
+    PhExportedBoth => "Exported, but {0} unreadable journal values were left out and {1} artifacts were missing from storage.", "Exportiert, aber {0} unlesbare Journalwerte wurden ausgelassen und {1} Artefakte fehlten im Speicher.";
+    PhImportTooLarge => "Import refused: {0} is {1}; the limit is {2}.", "Import abgelehnt: {0} hat {1}; die Grenze ist {2}.";
+    PhUnaskedFile => "The page sent a file nobody asked for; it was ignored.", "Die Seite hat eine Datei gesendet, die niemand angefordert hat; sie wurde ignoriert.";
+    PhImportTruncated => "Import failed: {0} arrived with {1} of {2}.", "Import fehlgeschlagen: {0} kam mit {1} von {2} an.";
+    PhImportFailed => "Import of {0} failed: {1}", "Import von {0} fehlgeschlagen: {1}";
+    EndStoppedBeforeOne => "Stopped before `{0}` ran; 1 planned command was not run.", "Angehalten, bevor `{0}` lief; 1 geplanter Befehl wurde nicht ausgeführt.";
+    EndStoppedBeforeMany => "Stopped before `{0}` ran; {1} planned commands were not run.", "Angehalten, bevor `{0}` lief; {1} geplante Befehle wurden nicht ausgeführt.";
+    EndBetweenSteps => "Stopped before the agent's next step.", "Vor dem nächsten Schritt des Agenten angehalten.";
+    EndSessionLeft => "The session was left before this turn finished; nothing more ran in it.", "Die Sitzung wurde verlassen, bevor dieser Durchgang endete; darin lief nichts mehr.";
+    EndReplyLost => "The model's reply was lost (the page or worker stopped while it was streaming); nothing was resent. Send the message again to ask anew.", "Die Antwort des Modells ging verloren (Seite oder Worker endeten während des Streamens); nichts wurde erneut gesendet. Sende die Nachricht noch einmal, um neu zu fragen.";
+    EndCancelled => "Stopped: you cancelled `{0}`.", "Angehalten: Du hast `{0}` abgebrochen.";
+    EndUncertain => "Stopped: the tool command `{0}` {1}, so I did not run it again. Send a message to continue from here.", "Angehalten: Der Werkzeugbefehl `{0}` {1}, daher habe ich ihn nicht erneut ausgeführt. Sende eine Nachricht, um von hier aus weiterzumachen.";
+    EndLost => "was lost: it started but its runtime died before it finished", "ging verloren: er hatte begonnen, aber seine Runtime endete, bevor er fertig war";
+    EndNotSent => "was never sent to a runtime, and its runtime is gone", "wurde nie an eine Runtime gesendet, und seine Runtime ist weg";
+    EndUnknown => "may have started: its outcome is unknown", "hat vielleicht begonnen: sein Ergebnis ist unbekannt";
+    EndBudget => "Stopped: the turn used its {0}. Nothing after that was run. Raise the limit under the profile's “Budget per turn”, or send a message to continue.", "Angehalten: Der Durchgang hat sein {0} aufgebraucht. Danach wurde nichts ausgeführt. Erhöhe die Grenze im Profil unter „Budget pro Runde“, oder sende eine Nachricht, um weiterzumachen.";
+    EndSteps => "model request budget ({0})", "Budget an Modellanfragen ({0})";
+    EndCommands => "command budget ({0})", "Befehlsbudget ({0})";
+    EndTokens => "token budget ({0}; {1} used)", "Token-Budget ({0}; {1} verbraucht)";
+    EndTime => "time budget ({0} s)", "Zeitbudget ({0} s)";
+}

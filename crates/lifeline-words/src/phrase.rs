@@ -1,0 +1,513 @@
+//! Every phrase the core and the controller compose, worded in a locale
+//! ([`phrase`], exhaustive: a new phrase without a text in every locale
+//! does not compile). Free text from outside (a browser's or a provider's
+//! error message, a file name, a command line) stays an argument and is
+//! not translated.
+
+use lifeline_core::agent::PlanError;
+use lifeline_core::ending::TurnEnding;
+use lifeline_core::environment::FolderAccess;
+use lifeline_core::phrase::{JournalFault, Phrase};
+use lifeline_core::profile::{CredentialFailure, ProfileBlock};
+use lifeline_core::recovery::Action;
+use lifeline_core::schema::limits;
+use lifeline_core::session::{Refusal, MAX_QUEUED_PROMPTS};
+use lifeline_core::session_record::{FailureCause, LaunchFailure, LoadError};
+use lifeline_core::Outcome;
+
+use crate::catalog::{t, Msg};
+use crate::format::{bytes, fill, num};
+use crate::Locale;
+
+/// `msg` in `locale`, filled with `args`.
+#[inline(never)]
+fn tf_in(locale: Locale, msg: Msg, args: &[&str]) -> String {
+    fill(t(locale, msg), args)
+}
+
+pub(crate) fn outcome(o: Outcome) -> Msg {
+    match o {
+        Outcome::Admitted => Msg::OutcomeAdmitted,
+        Outcome::NotDispatched => Msg::OutcomeNotDispatched,
+        Outcome::Dispatched => Msg::OutcomeDispatched,
+        Outcome::MayHaveStarted => Msg::OutcomeMayHaveStarted,
+        Outcome::Running => Msg::OutcomeRunning,
+        Outcome::Completed => Msg::TurnCompleted,
+        Outcome::Failed => Msg::TurnFailed,
+        Outcome::Cancelled => Msg::TurnCancelled,
+        Outcome::TimedOut => Msg::OutcomeTimedOut,
+        Outcome::Lost => Msg::OutcomeLost,
+    }
+}
+
+pub(crate) fn action(a: Action) -> Msg {
+    match a {
+        Action::Resume => Msg::Resume,
+        Action::ContinueFromHistory => Msg::ContinueFromHistory,
+        Action::StartFresh => Msg::StartFresh,
+        Action::InspectWorkspace => Msg::InspectWorkspace,
+        Action::Archive => Msg::Archive,
+        Action::Unarchive => Msg::Unarchive,
+    }
+}
+
+/// A phrase composed by the core or the controller, in `l`. Exhaustive: a
+/// new phrase without a text here does not compile. Free text from outside
+/// (details, file names, command lines) is passed through untranslated.
+pub fn phrase(l: Locale, p: &Phrase) -> String {
+    use Phrase as P;
+    // Out of line, so each arm is a call or two (the UI's wasm budget).
+    #[inline(never)]
+    fn count(l: Locale, v: u32) -> String {
+        num(l, u64::from(v))
+    }
+    let n = |v: u32| count(l, v);
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    let s = |msg: Msg| owned(l, msg);
+    match p {
+        P::SummaryAgentFailed => s(Msg::PhSummaryAgentFailed),
+        P::SummaryRuntimeLost => s(Msg::PhSummaryRuntimeLost),
+        P::SummaryCleanupFailed => s(Msg::PhSummaryCleanupFailed),
+        P::SummaryCredential => s(Msg::PhSummaryCredential),
+        P::SummaryProfile => s(Msg::PhSummaryProfile),
+        P::SummaryRecoveryFailed => s(Msg::PhSummaryRecoveryFailed),
+        P::SummaryUnknownFailure => s(Msg::PhSummaryUnknownFailure),
+        P::SummaryDetached => s(Msg::PhSummaryDetached),
+        P::SummaryCancelled => s(Msg::PhSummaryCancelled),
+        P::SummaryArchived => s(Msg::PhSummaryArchived),
+        P::SummaryUncertain => s(Msg::PhSummaryUncertain),
+        P::SummaryInterruptedEarlier => s(Msg::PhSummaryInterruptedEarlier),
+        P::SummaryRecovery => s(Msg::Recovery),
+        P::BusyStarting => s(Msg::PhBusyStarting),
+        P::BusyCancelling => s(Msg::PhBusyCancelling),
+        P::WaitOrStop { starting } => f(
+            Msg::PhWaitOrStop,
+            &[t(
+                l,
+                if *starting {
+                    Msg::PhBusyStarting
+                } else {
+                    Msg::PhBusyCancelling
+                },
+            )],
+        ),
+        P::SessionArchived => s(Msg::PhSessionArchived),
+        P::NeverRan => s(Msg::PhNeverRan),
+        P::SessionRunning => s(Msg::PhSessionRunning),
+        P::WorkspaceGoneStartFresh => s(Msg::PhWorkspaceGoneStartFresh),
+        P::NoHistory => s(Msg::PhNoHistory),
+        P::AgentWorking => s(Msg::PhAgentWorking),
+        P::AgentRunningLive => s(Msg::PhAgentRunningLive),
+        P::NoWorkspaceFolder => s(Msg::PhNoWorkspaceFolder),
+        P::AgentWorkingStopFirst => s(Msg::PhAgentWorkingStopFirst),
+        P::FolderGone { name } => f(Msg::PhFolderGone, &[name]),
+        P::FoldersUnsupported => s(Msg::PhFoldersUnsupported),
+        P::AnotherTabInControl => s(Msg::PhAnotherTabInControl),
+        P::FolderNeedsPermissionToRead { name } => f(Msg::PhFolderNeedsPermissionToRead, &[name]),
+        P::EnvironmentWhileWorking => s(Msg::PhEnvironmentWhileWorking),
+        P::SwitchWhileWorking => s(Msg::PhSwitchWhileWorking),
+        P::RetryRateLimited { seconds } => f(Msg::PhRetryRateLimited, &[&n(*seconds)]),
+        P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
+        P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),
+        P::LocalModelRefused { detail } => f(Msg::PhLocalModelRefused, &[detail]),
+        P::LocalModelFacts {
+            name,
+            bytes,
+            architecture,
+            parameters,
+            trained,
+            context,
+        } => f(
+            Msg::PhLocalModelFacts,
+            &[
+                name,
+                &num(l, *bytes),
+                architecture,
+                &num(l, *parameters),
+                &num(l, *trained),
+                &n(*context),
+            ],
+        ),
+        P::LocalModelLoading {
+            read,
+            total,
+            seconds,
+        } => f(
+            Msg::PhLocalModelLoading,
+            &[&num(l, *read), &num(l, *total), &n(*seconds)],
+        ),
+        P::NoMessagesYet => s(Msg::PhNoMessagesYet),
+        P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
+        P::TurnsSomeUnreadable { turns } => f(
+            by_count(
+                *turns,
+                Msg::PhTurnsSomeUnreadableOne,
+                Msg::PhTurnsSomeUnreadable,
+            ),
+            &[&n(*turns)],
+        ),
+        P::TurnsRecorded { turns } => f(
+            by_count(*turns, Msg::PhTurnsRecordedOne, Msg::PhTurnsRecorded),
+            &[&n(*turns)],
+        ),
+        P::WorkspaceThere => s(Msg::PhWorkspaceThere),
+        P::WorkspaceThereEntries { entries } => f(
+            by_count(
+                *entries,
+                Msg::PhWorkspaceThereEntriesOne,
+                Msg::PhWorkspaceThereEntries,
+            ),
+            &[&n(*entries)],
+        ),
+        P::WorkspaceGone => s(Msg::PhWorkspaceGone),
+        P::NoWorkspaceYet => s(Msg::PhNoWorkspaceYet),
+        P::NotChecked => s(Msg::PhNotChecked),
+        P::NoStoredKey => s(Msg::PhNoStoredKey),
+        P::KeysPresent { total } => f(
+            by_count(*total, Msg::PhKeysPresentOne, Msg::PhKeysPresent),
+            &[&n(*total)],
+        ),
+        P::KeysMissing { missing, total } => f(Msg::PhKeysMissing, &[&n(*missing), &n(*total)]),
+        P::NoRuntimeRan => s(Msg::PhNoRuntimeRan),
+        P::RuntimeAttached => s(Msg::PhRuntimeAttached),
+        P::CommandMayHaveStarted => s(Msg::PhCommandMayHaveStarted),
+        P::RuntimeStopped => s(Msg::PhRuntimeStopped),
+        P::TabAttached => s(Msg::PhTabAttached),
+        P::TabNotAttached => s(Msg::PhTabNotAttached),
+        P::OutputEvicted { commands } => f(
+            by_count(*commands, Msg::PhOutputEvictedOne, Msg::PhOutputEvicted),
+            &[&n(*commands)],
+        ),
+        P::RecordsSetAside { records } => f(
+            by_count(*records, Msg::PhRecordsSetAsideOne, Msg::PhRecordsSetAside),
+            &[&n(*records)],
+        ),
+        P::OutputNeverRecorded { commands } => f(
+            by_count(
+                *commands,
+                Msg::PhOutputNeverRecordedOne,
+                Msg::PhOutputNeverRecorded,
+            ),
+            &[&n(*commands)],
+        ),
+        P::Storage {
+            persisted,
+            used,
+            quota,
+        } => f(
+            if *persisted {
+                Msg::PhStoragePersistent
+            } else {
+                Msg::PhStorageBestEffort
+            },
+            &[&bytes(l, *used), &bytes(l, *quota)],
+        ),
+        P::ErrorStampIs { stamp } => f(Msg::PhErrorStamp, &[&stamp.to_string()]),
+        P::ExecutionIs { execution } => f(Msg::PhExecution, &[&execution.to_string()]),
+        P::UncertainCommand {
+            line,
+            outcome: o,
+            verdict,
+            reissued,
+        } => f(
+            match (verdict, reissued) {
+                (Some(true), _) => Msg::PhUncertainMarkedDone,
+                (Some(false), _) => Msg::PhUncertainMarkedNotDone,
+                (None, true) => Msg::PhUncertainReissued,
+                (None, false) => Msg::PhUncertainCheck,
+            },
+            &[line, t(l, outcome(*o))],
+        ),
+        P::ReplyLost { request, turn } => {
+            f(Msg::PhReplyLost, &[&request.to_string(), &turn.to_string()])
+        }
+        P::StorageDetail { storage } => f(Msg::PhStorageDetail, &[&phrase(l, storage)]),
+        P::EarlierFailure { cause: c, stamp } => {
+            f(Msg::PhEarlierFailure, &[&cause(l, c), &stamp.to_string()])
+        }
+        P::Cause { cause: c } => cause(l, c),
+        P::Refused { refusal: r } => refusal(l, r),
+        P::Journal { fault } => journal_fault(l, fault),
+        P::ActionNotPossible { action: a, reason } => {
+            f(Msg::NotPossibleNow, &[t(l, action(*a)), &phrase(l, reason)])
+        }
+        P::NothingToRecover => s(Msg::PhNothingToRecover),
+        P::WorkspaceCannotOpen => s(Msg::PhWorkspaceCannotOpen),
+        P::WorkspaceUnreadable { detail } => f(Msg::PhWorkspaceUnreadable, &[detail]),
+        P::NotUncertain => s(Msg::PhNotUncertain),
+        P::ReissueNeedsRunning => s(Msg::PhReissueNeedsRunning),
+        P::ReissueAgentWorking => s(Msg::PhReissueAgentWorking),
+        P::ProfilesCannotOpen { detail } => f(Msg::PhProfilesCannotOpen, &[detail]),
+        P::NoProfileMade { detail } => f(Msg::PhNoProfileMade, &[detail]),
+        P::MessageWaits { waiting } => f(Msg::PhMessageWaits, &[&n(*waiting)]),
+        P::ResumedWithoutProfile => s(Msg::PhResumedWithoutProfile),
+        P::WorkspaceNotDeleted { detail } => f(Msg::PhWorkspaceNotDeleted, &[detail]),
+        P::EarlierLaunchAnswered {
+            runtime,
+            generation,
+        } => f(
+            Msg::PhEarlierLaunchAnswered,
+            &[runtime, &num(l, *generation)],
+        ),
+        P::EarlierLaunchRetired {
+            runtime,
+            generation,
+        } => f(
+            Msg::PhEarlierLaunchRetired,
+            &[runtime, &num(l, *generation)],
+        ),
+        P::ProfilesUnreadable { detail } => f(Msg::PhProfilesUnreadable, &[detail]),
+        P::ProfilesNotOpen => s(Msg::PhProfilesNotOpen),
+        P::ProfileSaved { name } => f(Msg::PhProfileSaved, &[name]),
+        P::ProfileNotSaved { detail } => f(Msg::PhProfileNotSaved, &[detail]),
+        P::ProfileDeletedMeanwhile => s(Msg::PhProfileDeletedMeanwhile),
+        P::ProfileNotDeleted { detail } => f(Msg::PhProfileNotDeleted, &[detail]),
+        P::NoIdMade => s(Msg::PhNoIdMade),
+        P::KeyNotStored { detail } => f(Msg::PhKeyNotStored, &[detail]),
+        P::NoKeyForCommands => s(Msg::PhNoKeyForCommands),
+        P::ProfileInvalid { detail } => f(Msg::PhProfileInvalid, &[detail]),
+        P::MessageTooLong { bytes: b, limit } => {
+            f(Msg::PhMessageTooLong, &[&bytes(l, *b), &bytes(l, *limit)])
+        }
+        P::JournalDegraded { detail } => f(Msg::PhJournalDegraded, &[detail]),
+        P::Plan { error } => plan_error(l, error),
+        P::SessionStoppedResend => s(Msg::PhSessionStoppedResend),
+        P::NoSessionToSend => s(Msg::PhNoSessionToSend),
+        P::FollowingCannotSend => s(Msg::PhFollowingCannotSend),
+        P::MessageEmpty => s(Msg::PhMessageEmpty),
+        P::RequestRejected { detail } => f(Msg::PhRequestRejected, &[detail]),
+        P::NoWebLocks => s(Msg::PhNoWebLocks),
+        P::NoRandomness { detail } => f(Msg::PhNoRandomness, &[detail]),
+        P::LockFailed { detail } => f(Msg::PhLockFailed, &[detail]),
+        P::SnapshotFallback { bad, loaded } => {
+            f(Msg::PhSnapshotFallback, &[&num(l, *bad), &num(l, *loaded)])
+        }
+        P::SnapshotsUnreadable { count, newest } => f(
+            by_count(
+                *count,
+                Msg::PhSnapshotsUnreadableOne,
+                Msg::PhSnapshotsUnreadable,
+            ),
+            &[&n(*count), &num(l, *newest)],
+        ),
+        P::SnapshotNotSaved { detail } => f(Msg::PhSnapshotNotSaved, &[detail]),
+        P::RecordsQuarantined { count, detail } => f(
+            by_count(
+                *count,
+                Msg::PhRecordsQuarantinedOne,
+                Msg::PhRecordsQuarantined,
+            ),
+            &[&n(*count), detail],
+        ),
+        P::QuarantineNotMoved { detail } => f(Msg::PhQuarantineNotMoved, &[detail]),
+        P::ReplayRefused { count, detail } => f(
+            by_count(*count, Msg::PhReplayRefusedOne, Msg::PhReplayRefused),
+            &[&n(*count), detail],
+        ),
+        P::PersistConfirmFailed { detail } => f(Msg::PhPersistConfirmFailed, &[detail]),
+        P::RuntimeNotJson { runtime } => f(Msg::PhRuntimeNotJson, &[runtime]),
+        P::RuntimeMessageRejected { runtime, detail } => {
+            f(Msg::PhRuntimeMessageRejected, &[runtime, detail])
+        }
+        P::FollowerUnreadable { count } => f(
+            by_count(
+                *count,
+                Msg::PhFollowerUnreadableOne,
+                Msg::PhFollowerUnreadable,
+            ),
+            &[&n(*count)],
+        ),
+        P::NoBroadcastChannel => s(Msg::PhNoBroadcastChannel),
+        P::OtherBuild => s(Msg::PhOtherBuild),
+        P::BroadcastRejected { detail } => f(Msg::PhBroadcastRejected, &[detail]),
+        P::CatchUpFailed { detail } => f(Msg::PhCatchUpFailed, &[detail]),
+        P::FollowGap { from, to } => f(Msg::PhFollowGap, &[&num(l, *from), &num(l, *to)]),
+        P::EntryNotBelieved { detail } => f(Msg::PhEntryNotBelieved, &[detail]),
+        P::PageNotJson => s(Msg::PhPageNotJson),
+        P::PageMessageRejected { detail } => f(Msg::PhPageMessageRejected, &[detail]),
+        P::PortMissing => s(Msg::PhPortMissing),
+        P::ExportNoJournal => s(Msg::PhExportNoJournal),
+        P::Exporting => s(Msg::PhExporting),
+        P::ExportFailed { detail } => f(Msg::PhExportFailed, &[detail]),
+        P::ExportNoSession => s(Msg::PhExportNoSession),
+        P::ExportHandOff { detail } => f(Msg::PhExportHandOff, &[detail]),
+        P::ExportedWithGaps {
+            unreadable,
+            missing,
+        } => match (*unreadable, *missing) {
+            (0, m) => f(Msg::PhExportedMissing, &[&n(m)]),
+            (u, 0) => f(Msg::PhExportedUnreadable, &[&n(u)]),
+            (u, m) => f(Msg::PhExportedBoth, &[&n(u), &n(m)]),
+        },
+        P::ImportTooLarge {
+            file,
+            bytes: b,
+            limit,
+        } => f(
+            Msg::PhImportTooLarge,
+            &[file, &bytes(l, *b), &bytes(l, *limit)],
+        ),
+        P::UnaskedFile => s(Msg::PhUnaskedFile),
+        P::ImportTruncated {
+            file,
+            got,
+            expected,
+        } => f(
+            Msg::PhImportTruncated,
+            &[file, &bytes(l, *got), &bytes(l, *expected)],
+        ),
+        P::ImportFailed { file, detail } => f(Msg::PhImportFailed, &[file, detail]),
+        P::TurnEnded { ending } => turn_ending(l, ending),
+    }
+}
+
+/// A turn the core ended, in `l`.
+fn turn_ending(l: Locale, e: &TurnEnding) -> String {
+    use TurnEnding as E;
+    let n = |v: u64| num(l, v);
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    let budget = |msg: Msg, args: &[&str]| f(Msg::EndBudget, &[&f(msg, args)]);
+    match e {
+        E::StoppedBefore { line, left: 1 } => f(Msg::EndStoppedBeforeOne, &[line]),
+        E::StoppedBefore { line, left } => f(Msg::EndStoppedBeforeMany, &[line, &n(*left)]),
+        E::StoppedBetweenSteps => owned(l, Msg::EndBetweenSteps),
+        E::SessionLeft => owned(l, Msg::EndSessionLeft),
+        E::ReplyLost => owned(l, Msg::EndReplyLost),
+        E::CommandCancelled { line } => f(Msg::EndCancelled, &[line]),
+        E::CommandUncertain { line, outcome } => {
+            let what = match outcome {
+                Outcome::Lost => Msg::EndLost,
+                Outcome::NotDispatched => Msg::EndNotSent,
+                _ => Msg::EndUnknown,
+            };
+            f(Msg::EndUncertain, &[line, t(l, what)])
+        }
+        E::StepBudget { max } => budget(Msg::EndSteps, &[&n(*max)]),
+        E::CommandBudget { max } => budget(Msg::EndCommands, &[&n(*max)]),
+        E::TokenBudget { max, used } => budget(Msg::EndTokens, &[&n(*max), &n(*used)]),
+        E::TimeBudget { seconds } => budget(Msg::EndTime, &[&n(*seconds)]),
+    }
+}
+
+/// The catalog's text for one thing or for any other count: English and
+/// German both mark only the singular (0 takes the plural).
+fn by_count(count: impl Into<u64>, one: Msg, many: Msg) -> Msg {
+    if count.into() == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+#[inline(never)]
+fn owned(l: Locale, msg: Msg) -> String {
+    t(l, msg).to_owned()
+}
+
+/// A durable failure cause, in `l`.
+fn cause(l: Locale, c: &FailureCause) -> String {
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    match c {
+        FailureCause::ProfileBlocked { block } => match block {
+            ProfileBlock::Unreadable { detail } => f(Msg::PhProfileUnreadable, &[detail]),
+            ProfileBlock::OtherOwner { owner } => f(Msg::PhProfileOtherOwner, &[owner]),
+        },
+        FailureCause::ProfileDeleted => t(l, Msg::PhProfileDeleted).to_owned(),
+        FailureCause::Credential {
+            credential,
+            failure,
+        } => match failure {
+            CredentialFailure::Missing => f(Msg::PhCredentialMissing, &[&credential.to_string()]),
+            CredentialFailure::Unreadable { detail } => f(
+                Msg::PhCredentialUnreadable,
+                &[&credential.to_string(), detail],
+            ),
+        },
+        FailureCause::Launch { failure } => match failure {
+            LaunchFailure::WorkspaceMissing => t(l, Msg::PhWorkspaceMissingLaunch).to_owned(),
+            LaunchFailure::Failed { detail } => f(Msg::PhLaunchFailed, &[detail]),
+            LaunchFailure::Folder { name, access } => match access {
+                FolderAccess::NeedsPermission => f(Msg::PhFolderNeedsPermissionLaunch, &[name]),
+                _ => f(Msg::PhFolderGoneLaunch, &[name]),
+            },
+        },
+        FailureCause::Load { error } => {
+            let e = match error {
+                LoadError::Unsupported => t(l, Msg::PhLoadUnsupported).to_owned(),
+                LoadError::CapabilityAbsent => t(l, Msg::PhLoadCapabilityAbsent).to_owned(),
+                LoadError::UnknownSession => t(l, Msg::PhLoadUnknownSession).to_owned(),
+                LoadError::Timeout => t(l, Msg::PhLoadTimeout).to_owned(),
+                LoadError::Cancelled => t(l, Msg::PhLoadCancelled).to_owned(),
+                LoadError::Auth => t(l, Msg::PhLoadAuth).to_owned(),
+                LoadError::Transport { detail } => f(Msg::PhLoadTransport, &[detail]),
+                LoadError::Unclassified { detail } => f(Msg::PhLoadUnclassified, &[detail]),
+            };
+            f(Msg::PhResumeFailed, &[&e])
+        }
+        FailureCause::CleanupFailed { detail } => f(Msg::PhCleanupFailed, &[detail]),
+        FailureCause::AgentFailed { detail } => f(Msg::PhAgentFailed, &[detail]),
+        FailureCause::RuntimeLost { detail } => f(Msg::PhRuntimeLost, &[detail]),
+    }
+}
+
+/// Why the session layer refused a request, in `l`.
+fn refusal(l: Locale, r: &Refusal) -> String {
+    match r {
+        Refusal::UnknownSession => t(l, Msg::PhNoSuchSession).to_owned(),
+        Refusal::Archived => t(l, Msg::PhSessionArchived).to_owned(),
+        Refusal::Deleted => t(l, Msg::PhSessionDeleted).to_owned(),
+        Refusal::Busy { .. } => t(l, Msg::PhAlreadyStarting).to_owned(),
+        Refusal::CancellationPending { .. } => t(l, Msg::PhCancellationPending).to_owned(),
+        Refusal::NothingToResume => t(l, Msg::PhNothingToResume).to_owned(),
+        Refusal::QueueFull => tf_in(l, Msg::PhQueueFull, &[&num(l, MAX_QUEUED_PROMPTS as u64)]),
+        Refusal::AlreadyRunning => t(l, Msg::PhAlreadyRunning).to_owned(),
+        Refusal::TurnRunning => t(l, Msg::PhTurnRunning).to_owned(),
+    }
+}
+
+fn journal_fault(l: Locale, j: &JournalFault) -> String {
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    match j {
+        JournalFault::Unavailable { detail } => f(Msg::PhJournalUnavailable, &[detail]),
+        JournalFault::NewerSchema { schema } => {
+            f(Msg::PhJournalNewerSchema, &[&schema.to_string()])
+        }
+        JournalFault::Blocked => t(l, Msg::PhJournalBlocked).to_owned(),
+        JournalFault::Operation { detail } => f(Msg::PhJournalOperation, &[detail]),
+        JournalFault::QuotaExceeded => t(l, Msg::PhJournalQuota).to_owned(),
+        JournalFault::Superseded => t(l, Msg::PhJournalSuperseded).to_owned(),
+        JournalFault::VersionChange => t(l, Msg::PhJournalVersionChange).to_owned(),
+        JournalFault::Corrupt { detail } => f(Msg::PhJournalCorrupt, &[detail]),
+        JournalFault::Invalid { detail } => f(Msg::PhJournalInvalid, &[detail]),
+        JournalFault::Closed => t(l, Msg::PhJournalClosed).to_owned(),
+        JournalFault::NotRecovered { detail } => f(Msg::PhJournalNotRecovered, &[detail]),
+        JournalFault::Removed => t(l, Msg::PhJournalRemoved).to_owned(),
+        JournalFault::ConnectionLost => t(l, Msg::PhJournalConnectionLost).to_owned(),
+        JournalFault::WriterUnreadable => t(l, Msg::PhJournalWriterUnreadable).to_owned(),
+    }
+}
+
+fn plan_error(l: Locale, e: &PlanError) -> String {
+    let size = |n: usize| bytes(l, n as u64);
+    match e {
+        PlanError::Empty => t(l, Msg::PhMessageEmpty).to_owned(),
+        PlanError::TooManyCommands { count } => tf_in(
+            l,
+            Msg::PhPlanTooManyCommands,
+            &[
+                &num(l, *count as u64),
+                &num(l, limits::MAX_PLAN_COMMANDS as u64),
+            ],
+        ),
+        PlanError::CommandTooLong { line } => tf_in(
+            l,
+            Msg::PhPlanCommandTooLong,
+            &[&num(l, *line as u64), &size(limits::MAX_COMMAND_LINE_BYTES)],
+        ),
+        PlanError::PromptTooLong { bytes: b } => tf_in(
+            l,
+            Msg::PhMessageTooLong,
+            &[&size(*b), &size(limits::MAX_PROMPT_BYTES)],
+        ),
+    }
+}
