@@ -224,7 +224,7 @@ fn send_view(file_name: &str, session: SessionId, title: &str, deltas: Vec<ViewD
     };
     for delta in deltas {
         // Sized as the page receives it, worded: sizing the phrase form
-        // would link the phrases' wire encoding (about 11 KB of code) into
+        // would link the phrases' wire encoding (about 9 KB of code) into
         // a worker that never sends it.
         let bytes = encode(&crate::words::word_delta(delta.clone())).len();
         if !chunk.is_empty() && size + bytes > CHUNK_BYTES {
