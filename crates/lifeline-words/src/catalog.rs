@@ -4,6 +4,12 @@
 //!
 //! The outcome and action labels are also in the page's catalog: the page
 //! shows them as labels, and phrases name them inside a sentence.
+//!
+//! The controller's wasm carries only the English column, as the page's
+//! does: the German one is a bundle asset (`i18n/words-de.json`, written by
+//! `cargo xtask build` from this file) that the controller fetches when a
+//! reader asks for German ([`crate::german`]). Native builds, the tests and
+//! xtask, keep it inline.
 
 use crate::Locale;
 
@@ -15,14 +21,26 @@ macro_rules! catalog {
 
         impl Msg {
             pub const ALL: &'static [Msg] = &[$(Msg::$key,)*];
+
+            /// How many keys there are: the German asset has one text each.
+            pub const COUNT: usize = [$(stringify!($key),)*].len();
+
+            /// The keys' names in order: a German asset written for another
+            /// key list would put texts under the wrong keys.
+            pub const FINGERPRINT: u32 = crate::fnv1a(concat!($(stringify!($key), ",",)*).as_bytes());
         }
 
         /// The text of `msg` in `locale`. `{0}`, `{1}` are parameters for
         /// [`crate::fill`].
         pub fn t(locale: Locale, msg: Msg) -> &'static str {
+            let en = match msg { $(Msg::$key => $en,)* };
             match locale {
-                Locale::En => match msg { $(Msg::$key => $en,)* },
+                Locale::En => en,
+                #[cfg(any(test, not(target_arch = "wasm32")))]
                 Locale::De => match msg { $(Msg::$key => $de,)* },
+                // Until the asset has arrived phrases stay in English.
+                #[cfg(not(any(test, not(target_arch = "wasm32"))))]
+                Locale::De => crate::german::text(msg as usize).unwrap_or(en),
             }
         }
     };

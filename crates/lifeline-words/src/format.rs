@@ -56,3 +56,16 @@ pub fn num(locale: Locale, n: u64) -> String {
     }
     out
 }
+
+/// FNV-1a, 32 bits, at compile time: a catalog's key list as one number, so
+/// a German asset written for another key list is refused. xtask computes
+/// the same over the same names.
+pub const fn fnv1a(bytes: &[u8]) -> u32 {
+    let mut hash = 0x811c_9dc5_u32;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash = (hash ^ bytes[i] as u32).wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    hash
+}

@@ -8,17 +8,19 @@
 //! wasm budget), and a new phrase costs the page nothing. The page's own
 //! labels stay in the page's catalog.
 //!
-//! Layout: `catalog` holds the phrases' texts, `format` fills parameters
-//! and formats numbers and sizes, `phrase` words a phrase, `locale` names
-//! the languages.
+//! Layout: `catalog` holds the phrases' texts, `german` their German column
+//! once fetched (in the worker), `format` fills parameters and formats
+//! numbers and sizes, `phrase` words a phrase, `locale` names the
+//! languages.
 
 mod catalog;
 mod format;
+pub mod german;
 mod locale;
 mod phrase;
 
 pub use catalog::{t, Msg};
-pub use format::{bytes, fill, num};
+pub use format::{bytes, fill, fnv1a, num};
 pub use locale::Locale;
 pub use phrase::phrase;
 

@@ -45,17 +45,8 @@ macro_rules! catalog {
     };
 }
 
-/// FNV-1a, 32 bits: computed at compile time, so the page carries one
-/// number. Also computed by xtask over the same names.
-pub const fn fnv1a(bytes: &[u8]) -> u32 {
-    let mut hash = 0x811c_9dc5_u32;
-    let mut i = 0;
-    while i < bytes.len() {
-        hash = (hash ^ bytes[i] as u32).wrapping_mul(0x0100_0193);
-        i += 1;
-    }
-    hash
-}
+// One hash for both catalogs' key lists (the phrases' is in lifeline-words).
+use lifeline_words::fnv1a;
 
 catalog! {
     // The shell.

@@ -110,11 +110,13 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
                 return;
             }
             words::choose(&locale);
+            words::fetch_german(&shell);
             shell.start(role, cause);
         }
         PageToController::Language { locale } => {
             if words::choose(&locale) {
                 shell.language();
+                words::fetch_german(&shell);
             }
         }
         PageToController::Promote => shell.promote(),
