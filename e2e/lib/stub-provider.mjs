@@ -19,6 +19,8 @@
 //                                     `[DONE]`, no `message_stop`)
 //   user text has `malformed chunk` → `Partial answer`, then an event whose
 //                                     data is not JSON, then the rest
+//   user text has `reply in markdown`→ MARKDOWN_TEXT (markdown, a
+//                                     javascript: link, raw HTML)
 //   anything else                   → text `Hello from the stub model.`
 //
 // `node e2e/lib/stub-provider.mjs --self-test` checks every route with
@@ -42,6 +44,20 @@ export const GREETING_CONTENT = 'hello from the model\n';
 export const HELLO_TEXT = 'Hello from the stub model.';
 export const DONE_TEXT = 'Done: I wrote greeting.txt.';
 export const PARTIAL_TEXT = 'Partial answer';
+/** A reply with markdown, a hostile link and raw HTML (`reply in markdown`). */
+export const MARKDOWN_TEXT = [
+  '## Summary',
+  '',
+  'Some **bold words** and `inline code`, see [the docs](https://example.com/docs).',
+  'A [bad link](javascript:alert(1)) and <img src=x onerror="window.__pwned=1"> stay text.',
+  '',
+  '- first item',
+  '- second item',
+  '',
+  '```sh',
+  'echo copied-from-code',
+  '```',
+].join('\n');
 
 /**
  * Starts the stub on 127.0.0.1. `requests` fills with `{ path, headers, body }`
@@ -183,6 +199,9 @@ async function handle(req, res, requests, hold) {
     const broken = format === 'openai' ? 'data: {"choices": [{"delta": \n\n' : 'event: content_block_delta\ndata: {"type": \n\n';
     await writeEvents(res, [...stream.partial(model, id, PARTIAL_TEXT), broken]);
     await writeEvents(res, stream.text(model, id, ' and more').slice(-3));
+    res.end();
+  } else if (turn.userText.includes('reply in markdown')) {
+    await writeEvents(res, stream.text(model, id, MARKDOWN_TEXT));
     res.end();
   } else if (turn.userText.includes('write a greeting')) {
     await writeEvents(res, stream.toolCall(model, id));

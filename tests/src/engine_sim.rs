@@ -693,6 +693,8 @@ impl EngineSim {
                 environment,
                 ..
             } => self.answer(Answer::Listing(session, workspace, environment)),
+            // Nothing in the simulation reads output back.
+            Effect::ReadArtifacts { .. } | Effect::SaveOutput { .. } => {}
             Effect::Snapshot(_) => self.answer(Answer::Snapshot),
             Effect::ReadOutput { view, command } => {
                 let fails = self.rng.range(0, 20) == 0;

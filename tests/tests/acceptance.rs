@@ -1105,6 +1105,27 @@ fn terminal_evidence_survives_live_stream_loss_controller_restart_and_runtime_te
     let placement = &view.stdout.artifacts[0];
     assert_eq!(placement.offset, 16);
     assert_eq!(w.artifacts[&placement.digest], big[6..]);
+    // Read back (issue 13: Download output, View full output): the inline
+    // head, then the artifact, whole or in ranges.
+    {
+        use lifeline_core::stored_output::StoredOutput;
+        let stored = StoredOutput::of(&p, command).expect("its inline head is held");
+        let read = |offset: u64, len: u64| {
+            let plan = stored.plan(offset, len);
+            let read: Vec<_> = StoredOutput::digests(&plan)
+                .into_iter()
+                .map(|d| (d, w.artifacts.get(&d).cloned()))
+                .collect();
+            String::from_utf8(stored.assemble(&plan, &read).unwrap()).unwrap()
+        };
+        let whole = read(0, u64::MAX);
+        assert_eq!(whole.len(), 60);
+        assert_eq!(whole[16..], big[6..]);
+        for (offset, len) in [(0, 16), (10, 20), (16, 44), (50, 100)] {
+            let end = (offset + len).min(60);
+            assert_eq!(read(offset as u64, len as u64), whole[offset..end]);
+        }
+    }
 
     // A new client at cursor 0 gets the whole stream, terminal last.
     w.inbox.clear();

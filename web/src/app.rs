@@ -5,12 +5,10 @@
 use crate::i18n::{self, text, tf, tr, Msg};
 use crate::io;
 use crate::profiles::Profiles;
-use crate::transcript::{self, CommandView, RequestView, TurnItem, TurnView};
+use crate::transcript;
 use crate::ui::{Connection, NoticeItem, Offline, Persist, Ui};
 use crate::worded::JournalStatus;
 use leptos::prelude::*;
-use lifeline_core::view::OutputRead;
-use lifeline_core::{ProviderRequestStatus, TurnId};
 use lifeline_protocol::{Level, PageToController, Role};
 
 #[component]
@@ -297,9 +295,10 @@ fn Transcript(ui: Ui) -> impl IntoView {
             tabindex="0"
             hidden=crate::evidence::importing
             node_ref=t.log
+            on:click=transcript::clicked
             on:scroll=move |event| {
                 let element = event_target::<web_sys::Element>(&event);
-                transcript::log_scrolled(transcript::is_at_bottom(&element));
+                transcript::log_scrolled(&element);
             }
         >
             <crate::recovery::RecoveryCard ui />
@@ -310,150 +309,12 @@ fn Transcript(ui: Ui) -> impl IntoView {
                 </p>
             </Show>
             <For each=move || t.turns.get() key=|turn| (turn.id, turn.epoch) let:turn>
-                <TurnBlock turn streaming=t.streaming />
+                <transcript::TurnBlock turn streaming=t.streaming />
             </For>
             <For each=move || t.loose.get() key=|command| (command.id, command.epoch) let:command>
-                <CommandBlock command />
+                <transcript::CommandBlock command />
             </For>
-        </div>
-    }
-}
-
-#[component]
-fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> impl IntoView {
-    let preview = move || {
-        streaming.with(|s| {
-            s.as_ref()
-                .filter(|(t, _)| *t == turn.id)
-                .map(|(_, text)| text.clone())
-        })
-    };
-    view! {
-        <div class="turn">
-            <div class="prompt">
-                <p class="who">{text(Msg::You)}</p>
-                <p class="prompt-text">{move || turn.prompt.get()}</p>
-            </div>
-            <For each=move || turn.items.get() key=TurnItem::key let:item>
-                {match item {
-                    TurnItem::Request(request) => view! { <RequestBlock request /> }.into_any(),
-                    TurnItem::Command(command) => view! { <CommandBlock command /> }.into_any(),
-                }}
-            </For>
-            {move || {
-                preview()
-                    .map(|text| {
-                        // Not announced as it grows: the recorded reply is.
-                        view! {
-                            <div class="streaming" role="group" aria-labelledby=format!("streaming-{}", turn.id)>
-                                <p class="who" id=format!("streaming-{}", turn.id)>
-                                    {i18n::text(Msg::Streaming)}
-                                </p>
-                                <p class="reply-text" aria-live="off">{text}</p>
-                            </div>
-                        }
-                    })
-            }}
-            {move || {
-                turn.status
-                    .get()
-                    .map(|status| {
-                        view! {
-                            <div class="reply" data-status=status.as_str()>
-                                <p class="who">{move || tf(Msg::AgentTurn, &[tr(i18n::turn_status(status))])}</p>
-                                <p class="reply-text">
-                                    {move || turn.ending.get().or_else(|| turn.reply.get())}
-                                </p>
-                            </div>
-                        }
-                    })
-            }}
-            {move || i18n::tokens(i18n::locale(), Msg::TurnTokens, turn.tokens.get()).map(|t| view! { <p class="note tokens">{t}</p> })}
-        </div>
-    }
-}
-
-/// One provider request of a model turn: its step, durable status, text and
-/// the tools it called. Rendered from the journal, like everything else.
-#[component]
-fn RequestBlock(request: RequestView) -> impl IntoView {
-    let status = move || request.status.get();
-    view! {
-        <div class="request" data-status=move || status().as_str()>
-            <p class="who">
-                {move || {
-                    tf(Msg::ModelStep, &[&request.step.get().to_string(), tr(i18n::request_status(status()))])
-                }}
-            </p>
-            {move || request.text.get().filter(|t| !t.is_empty()).map(|t| view! { <p class="reply-text">{t}</p> })}
-            {move || {
-                let calls = request.tool_calls.get();
-                (!calls.is_empty()).then(|| view! { <p class="note">{move || tf(Msg::Called, &[&calls.join(", ")])}</p> })
-            }}
-            {move || {
-                request
-                    .failure
-                    .get()
-                    .map(|f| {
-                        view! {
-                            <p class="evidence">
-                                {move || {
-                                    let (label, advice) = i18n::provider_failure(f.class);
-                                    format!("{}: {} {}", tr(label), f.message, tr(advice))
-                                }}
-                            </p>
-                        }
-                    })
-            }}
-            <Show when=move || status() == ProviderRequestStatus::Uncertain>
-                <p class="evidence">
-                    {text(Msg::NoReplyRecorded)}
-                </p>
-            </Show>
-        </div>
-    }
-}
-
-#[component]
-fn CommandBlock(command: CommandView) -> impl IntoView {
-    let outcome = move || command.outcome.get();
-    view! {
-        <div
-            class="command"
-            role="group"
-            aria-label=move || tf(Msg::CommandName, &[&command.line.get()])
-            data-outcome=move || outcome().as_str()
-        >
-            <div class="command-head">
-                <code class="command-line">{move || command.line.get()}</code>
-                <span class="outcome" data-outcome=move || outcome().as_str()>
-                    {move || tr(i18n::outcome(outcome()))}
-                </span>
-                {move || {
-                    command.exit_code.get().map(|code| view! { <span class="exit">{move || tf(Msg::Exit, &[&code.to_string()])}</span> })
-                }}
-            </div>
-            {move || command.reissue_of.get().map(|line| view! {
-                <p class="origin">{move || tf(Msg::ReissueOf, &[&line])}</p>
-            })}
-            <Show when=move || command.reissued.get()>
-                <p class="origin">{text(Msg::ReissuedLater)}</p>
-            </Show>
-            {move || command.evidence.get().map(|note| view! { <p class="evidence">{note}</p> })}
-            <Show when=move || command.gap.get() || command.trimmed.get()>
-                <p class="note">{text(Msg::EarlierOutput)}</p>
-            </Show>
-            {move || {
-                let n = command.not_shown.get();
-                (n > 0).then(|| view! { <p class="note">{move || tf(Msg::BytesNotShown, &[&n.to_string()])}</p> })
-            }}
-            {move || match command.read.get() {
-                OutputRead::Shown => None,
-                OutputRead::Loading => Some(Msg::LoadingOutput),
-                OutputRead::Unreadable => Some(Msg::OutputUnreadable),
-            }.map(|m| view! { <p class="note">{text(m)}</p> })}
-            // Output is not read out as it streams; the outcome badge is.
-            <pre class="output" tabindex="0" aria-live="off" node_ref=command.output></pre>
+            <transcript::JumpToLatest />
         </div>
     }
 }

@@ -21,6 +21,7 @@
 //! | [`export`] | evidence export: a session's entries as JSON Lines (DuckDB `read_json_auto`) and artifacts in a ustar archive; read-only import |
 //! | [`journal`] | [`JournalRecord`], [`JournalEntry`], [`PersistBatch`], [`RecoveryEvidence`] |
 //! | [`message`] | controller⇄runtime and controller⇄client messages |
+//! | [`render`] | rich text for the transcript: markdown as flat steps, ANSI output as styled runs; never markup |
 //! | [`view`] | [`ViewDelta`]: the transcript view model, derived from durable entries only |
 //! | [`profile`] | environment profiles, credential references, the resume lookup rules (003 criteria 6–8) |
 //! | [`session_record`] | [`session_record::SessionRecord`]: the durable record of a session's lifecycle, its failure causes |
@@ -30,6 +31,7 @@
 //! | [`agent`] | the built-in local agent: plans a prompt, derives each next step from the projection |
 //! | [`model`] | model-backed turns: provider requests, tool calls as commands, each next step from the projection |
 //! | [`stop`] | what Stop does at this moment: abort a request, cancel commands, or end the turn |
+//! | [`stored_output`] | a command's whole kept output (inline head, then artifacts) planned as ranges, assembled from what the shell read |
 //! | [`projection`] | [`Projection`]: the pure fold of durable entries (what the UI shows), snapshots |
 //! | [`controller`] | [`Controller`]: admission, dispatch, ACKs, events, cancel, recovery |
 //! | [`runtime`] | [`Runtime`]: one runtime worker's protocol state |
@@ -72,12 +74,14 @@ pub mod phrase;
 pub mod profile;
 pub mod projection;
 pub mod recovery;
+pub mod render;
 pub mod restart;
 pub mod runtime;
 pub mod schema;
 pub mod session;
 pub mod session_record;
 pub mod stop;
+pub mod stored_output;
 pub mod tag_first;
 pub mod view;
 

@@ -391,6 +391,12 @@ pub enum Phrase {
         trained: u64,
         context: u32,
     },
+    /// A command's full output cannot be read back from this tab's memory.
+    OutputUnavailable,
+    /// Reading a command's full output found artifacts missing from storage.
+    OutputMissing {
+        missing: u32,
+    },
     /// A local model is loading for the running turn: `read` of its file's
     /// `total` bytes, `seconds` since the load began.
     LocalModelLoading {
@@ -893,6 +899,13 @@ impl fmt::Display for Phrase {
                 f,
                 "{name}: {bytes} bytes, {architecture}, {parameters} parameters, trained context {trained} tokens; loaded with a context of {context} tokens"
             ),
+            P::OutputUnavailable => f.write_str(
+                "the full output of that command cannot be read here; export the session's evidence to get it",
+            ),
+            P::OutputMissing { missing } => write!(
+                f,
+                "the full output cannot be shown: {missing} of its stored parts are missing from storage"
+            ),
             P::LocalModelLoading {
                 read,
                 total,
@@ -1345,6 +1358,8 @@ phrase_wire! {
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
+    160 => OutputUnavailable,
+    161 => OutputMissing { missing },
     200 => LocalModelRefused { detail },
     201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
     202 => LocalModelLoading { read, total, seconds },

@@ -180,6 +180,9 @@ pub struct CommandView {
     /// The command that re-issued this one; at most one.
     #[serde(default)]
     pub reissued_as: Option<CommandId>,
+    /// When its terminal event was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Millis>,
 }
 
 /// A settled command that left the recent window
@@ -1174,6 +1177,7 @@ impl Projection {
                         settled: None,
                         reissue_of: rec.reissue_of,
                         reissued_as: None,
+                        finished_at: None,
                     },
                 );
             }
@@ -1250,6 +1254,7 @@ impl Projection {
                 }
                 if rec.body.kind() == crate::event::EventKind::Terminal {
                     c.terminal = Some(rec.clone());
+                    c.finished_at = Some(at);
                     self.recently_settled.push_back(rec.command);
                     while self.recently_settled.len() > policy.settled_with_events {
                         if let Some(old) = self.recently_settled.pop_front() {

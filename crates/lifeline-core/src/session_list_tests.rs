@@ -236,6 +236,8 @@ fn each_delta_names_its_session() {
         ending: None,
         input_tokens: 0,
         output_tokens: 0,
+        at: crate::id::Millis(0),
+        reply_md: String::new(),
     };
     assert_eq!(delta_session(&j.p, &turn), Some(sid(1)));
     let gap = ViewDelta::Gap {

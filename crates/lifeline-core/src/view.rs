@@ -12,12 +12,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::plan_key;
 use crate::event::RetainedBody;
-use crate::id::{CommandId, EventSeq, Generation, ProviderRequestId, SessionId, TurnId};
+use crate::id::{CommandId, EventSeq, Generation, Millis, ProviderRequestId, SessionId, TurnId};
 use crate::journal::{JournalEntry, JournalRecord, ProviderFailureClass, TurnStatus};
 use crate::model::tool_key;
 use crate::outcome::Outcome;
 use crate::phrase::Phrase;
 use crate::projection::{CommandView, Projection, ProviderOutcome, TurnView};
+use crate::render::{mark_output, marked_markdown};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -51,6 +52,12 @@ pub enum ViewDelta<T = Phrase> {
         input_tokens: u64,
         #[serde(default)]
         output_tokens: u64,
+        /// When the prompt was recorded (the controller's clock, ms).
+        #[serde(default)]
+        at: Millis,
+        /// `reply` as marked markdown ([`crate::render::marked_markdown`]).
+        #[serde(default)]
+        reply_md: String,
     },
     Command {
         session: SessionId,
@@ -68,12 +75,21 @@ pub enum ViewDelta<T = Phrase> {
         /// The command that re-issued this one.
         #[serde(default)]
         reissued_as: Option<CommandId>,
+        /// When it was admitted, and when its terminal event was recorded
+        /// (the controller's clock, ms): the page shows elapsed time and
+        /// the duration from these.
+        #[serde(default)]
+        admitted_at: Millis,
+        #[serde(default)]
+        finished_at: Option<Millis>,
     },
     /// Output appended to a command, in sequence order.
     Output {
         command: CommandId,
         seq: EventSeq,
         stream: Stream,
+        /// Marked output ([`crate::render::mark_output`]): escapes made
+        /// style marks, relative to the style the previous chunk left.
         text: String,
         /// Bytes of this chunk kept only as an artifact or dropped by the
         /// budget, so the tab can say output is missing from the view.
@@ -83,6 +99,7 @@ pub enum ViewDelta<T = Phrase> {
     Settled {
         command: CommandId,
         through: EventSeq,
+        /// Both marked, each chunk on its own, like `Output`'s text.
         stdout: String,
         stderr: String,
         /// Output kept only as artifacts or dropped by the budget.
@@ -111,6 +128,9 @@ pub enum ViewDelta<T = Phrase> {
         /// Names of the tools the reply called, in order.
         tool_calls: Vec<String>,
         failure: Option<ProviderFailureView>,
+        /// `text` as marked markdown ([`crate::render::marked_markdown`]).
+        #[serde(default)]
+        text_md: String,
     },
 }
 
@@ -129,6 +149,8 @@ impl<T> ViewDelta<T> {
                 ending,
                 input_tokens,
                 output_tokens,
+                at,
+                reply_md,
             } => D::Turn {
                 session,
                 turn,
@@ -138,6 +160,8 @@ impl<T> ViewDelta<T> {
                 ending: ending.map(word),
                 input_tokens,
                 output_tokens,
+                at,
+                reply_md,
             },
             D::Session { session, title } => D::Session { session, title },
             D::Command {
@@ -151,6 +175,8 @@ impl<T> ViewDelta<T> {
                 evidence,
                 reissue_of,
                 reissued_as,
+                admitted_at,
+                finished_at,
             } => D::Command {
                 session,
                 turn,
@@ -162,6 +188,8 @@ impl<T> ViewDelta<T> {
                 evidence,
                 reissue_of,
                 reissued_as,
+                admitted_at,
+                finished_at,
             },
             D::Output {
                 command,
@@ -201,6 +229,7 @@ impl<T> ViewDelta<T> {
                 text,
                 tool_calls,
                 failure,
+                text_md,
             } => D::ProviderRequest {
                 session,
                 turn,
@@ -210,6 +239,7 @@ impl<T> ViewDelta<T> {
                 text,
                 tool_calls,
                 failure,
+                text_md,
             },
         }
     }
@@ -387,6 +417,7 @@ fn provider_delta(projection: &Projection, request: ProviderRequestId) -> Option
         request,
         step: r.step,
         status,
+        text_md: text.as_deref().map(marked_markdown).unwrap_or_default(),
         text,
         tool_calls,
         failure,
@@ -484,14 +515,17 @@ fn turn_delta(projection: &Projection, turn: TurnId) -> ViewDelta {
             output = output.saturating_add(*output_tokens);
         }
     }
+    let reply = t.end.as_ref().map(|e| e.reply.clone());
     ViewDelta::Turn {
+        at: t.recorded_at,
+        reply_md: reply.as_deref().map(marked_markdown).unwrap_or_default(),
         input_tokens: input,
         output_tokens: output,
         session: t.session,
         turn,
         prompt: t.prompt.clone(),
         status: t.end.as_ref().map(|e| e.status),
-        reply: t.end.as_ref().map(|e| e.reply.clone()),
+        reply,
         ending: t
             .end
             .as_ref()
@@ -546,25 +580,21 @@ fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
         evidence,
         reissue_of: c.reissue_of,
         reissued_as: c.reissued_as,
+        admitted_at: c.admitted_at,
+        finished_at: c.finished_at,
     }
 }
 
 fn settled_delta(c: &CommandView, settled: &crate::projection::SettledOutput) -> ViewDelta {
     let inline = c.stdout.inline_bytes.saturating_add(c.stderr.inline_bytes);
     if settled.in_journal && inline > 0 {
-        return settled_read(
-            c,
-            settled.through,
-            String::new(),
-            String::new(),
-            OutputRead::Loading,
-        );
+        return settled_read(c, settled.through, "", "", OutputRead::Loading);
     }
     settled_read(
         c,
         settled.through,
-        settled.stdout.clone(),
-        settled.stderr.clone(),
+        &settled.stdout,
+        &settled.stderr,
         OutputRead::Shown,
     )
 }
@@ -572,10 +602,12 @@ fn settled_delta(c: &CommandView, settled: &crate::projection::SettledOutput) ->
 fn settled_read(
     c: &CommandView,
     through: EventSeq,
-    stdout: String,
-    stderr: String,
+    stdout: &str,
+    stderr: &str,
     read: OutputRead,
 ) -> ViewDelta {
+    let stdout = whole_lines(stdout, c.stdout.truncated_at.is_some());
+    let stderr = whole_lines(stderr, c.stderr.truncated_at.is_some());
     // What the read will not show either: artifacts and dropped bytes.
     let inline = c.stdout.inline_bytes.saturating_add(c.stderr.inline_bytes);
     let total = c.stdout.total_bytes.saturating_add(c.stderr.total_bytes);
@@ -586,11 +618,21 @@ fn settled_read(
     ViewDelta::Settled {
         command: c.command,
         through,
-        stdout,
-        stderr,
+        stdout: mark_output(stdout),
+        stderr: mark_output(stderr),
         not_shown: total.saturating_sub(inline),
         read,
     }
+}
+
+/// Inline output that stops before the stream's end is shown up to its last
+/// whole line: a line cut mid-way (`12773` shown as `127`) reads as wrong
+/// output, not as a truncation. The rest counts as not shown.
+fn whole_lines(inline: &str, truncated: bool) -> &str {
+    if !truncated {
+        return inline;
+    }
+    inline.rfind('\n').map_or("", |end| &inline[..=end])
 }
 
 /// The commands in `deltas` whose output is to be read from the journal.
@@ -619,8 +661,8 @@ pub fn output_read(
         return Some(settled_read(
             c,
             settled.through,
-            String::new(),
-            String::new(),
+            "",
+            "",
             OutputRead::Unreadable,
         ));
     };
@@ -638,8 +680,8 @@ pub fn output_read(
     Some(settled_read(
         c,
         settled.through,
-        stdout,
-        stderr,
+        &stdout,
+        &stderr,
         OutputRead::Shown,
     ))
 }
@@ -650,12 +692,13 @@ fn output_delta(command: CommandId, e: &crate::event::EventRecord) -> Option<Vie
         RetainedBody::Stderr(c) => (Stream::Stderr, c),
         _ => return None,
     };
+    let shown = whole_lines(&chunk.inline, chunk.len > chunk.inline.len() as u64);
     Some(ViewDelta::Output {
         command,
         seq: e.seq,
         stream,
-        text: chunk.inline.clone(),
-        not_shown: chunk.len - chunk.inline.len() as u64,
+        text: mark_output(shown),
+        not_shown: chunk.len - shown.len() as u64,
     })
 }
 

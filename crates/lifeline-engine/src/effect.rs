@@ -122,6 +122,25 @@ pub enum Effect {
         environment: Environment,
         file: Option<String>,
     },
+    /// Read these artifacts of `command`'s output; answer with
+    /// [`crate::Engine::handle_artifacts_read`], handing `stored` and
+    /// `plan` back.
+    ReadArtifacts {
+        command: lifeline_core::CommandId,
+        read: KeptRead,
+        stored: Box<lifeline_core::stored_output::StoredOutput>,
+        plan: Vec<lifeline_core::stored_output::Slice>,
+        digests: Vec<lifeline_core::Digest>,
+    },
+    /// Hand the page `command`'s whole kept output to save as `file_name`:
+    /// an `ExportReady` message for its session (the page saves it like an
+    /// export: no message of its own to decode there), then the bytes as a
+    /// transferred buffer.
+    SaveOutput {
+        session: lifeline_core::SessionId,
+        file_name: String,
+        bytes: Vec<u8>,
+    },
     /// Write this snapshot; answer with [`crate::Engine::handle_snapshot_written`].
     Snapshot(ProjectionSnapshot),
     /// Tell the other tabs about these durable entries.
@@ -199,4 +218,12 @@ pub enum FailedAt {
     Status(u16),
     /// Inside the reply, after its first byte (or aborted).
     Reply,
+}
+
+/// What an output read is for: a range of kept bytes for the full-output
+/// view, or all of them to download.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum KeptRead {
+    Range { offset: u64, len: u64 },
+    Download,
 }

@@ -28,6 +28,7 @@
 //! | `card` | the recovery card, its facts and its actions |
 //! | `open` | which session a tab shows, new sessions, names, the list and its search |
 //! | `output` | reading a shown settled command's output back from the journal |
+//! | `kept_output` | a command's kept output read back in ranges for the full-output view, or whole to download |
 //! | `status` | the status line |
 
 pub mod effect;
@@ -38,6 +39,7 @@ mod delete;
 mod lead;
 mod lifecycle;
 mod open;
+mod kept_output;
 mod output;
 pub mod retry;
 mod runtimes;
@@ -67,8 +69,8 @@ pub use slots::Slots;
 pub use output::MAX_READS;
 
 pub use effect::{
-    Effect, FactsObserved, FailedAt, ProviderFailure, ProviderReply, StoreFailure, TimerKey,
-    WorkspaceObserved,
+    Effect, FactsObserved, FailedAt, KeptRead, ProviderFailure, ProviderReply, StoreFailure,
+    TimerKey, WorkspaceObserved,
 };
 
 /// The engine is the core's only client; tabs see views, not client messages.

@@ -128,6 +128,23 @@ pub enum PageToController {
         file_name: String,
         bytes: u64,
     },
+    /// Kept bytes `offset..offset + len` of a command's output (stdout,
+    /// then stderr), for the full-output view. Answered with `OutputRange`,
+    /// or an `output` notice saying why not.
+    ReadOutput {
+        command: lifeline_core::CommandId,
+        offset: u64,
+        len: u64,
+        /// The last `len` kept bytes instead (`offset` unused): the page
+        /// does not know how many were kept.
+        #[serde(default)]
+        from_end: bool,
+    },
+    /// All of a command's kept output, to save: answered with
+    /// `ExportReady`, then the bytes as a transferred `ArrayBuffer`.
+    DownloadOutput {
+        command: lifeline_core::CommandId,
+    },
     /// One of the recovery card's actions (only those it offers).
     Recover {
         action: lifeline_core::recovery::Action,
@@ -436,6 +453,17 @@ pub enum ControllerToPage<T = Phrase> {
         query: String,
         matches: Vec<SessionId>,
     },
+    /// Kept output of `command` from `offset` to `end` (a `ReadOutput`
+    /// answer), marked like a view's output; `kept` bytes were kept in all,
+    /// `dropped` more were over the budget.
+    OutputRange {
+        command: lifeline_core::CommandId,
+        offset: u64,
+        end: u64,
+        kept: u64,
+        dropped: u64,
+        text: String,
+    },
 }
 
 impl<T> ControllerToPage<T> {
@@ -537,6 +565,21 @@ impl<T> ControllerToPage<T> {
             },
             M::Sessions { open, list } => M::Sessions { open, list },
             M::SessionSearch { query, matches } => M::SessionSearch { query, matches },
+            M::OutputRange {
+                command,
+                offset,
+                end,
+                kept,
+                dropped,
+                text,
+            } => M::OutputRange {
+                command,
+                offset,
+                end,
+                kept,
+                dropped,
+                text,
+            },
         }
     }
 }

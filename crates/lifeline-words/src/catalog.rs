@@ -106,6 +106,8 @@ catalog! {
     PhLocalModelLoading => "loading the local model: {0} of {1} bytes, {2} s", "lokales Modell wird geladen: {0} von {1} Bytes, {2} s";
     PhFolderNeedsPermissionLaunch => "the browser needs your permission again to use the folder “{0}”; press Resume and allow it", "der Browser braucht erneut deine Erlaubnis, um den Ordner „{0}“ zu verwenden; drücke Fortsetzen und erlaube es";
     PhFolderGoneLaunch => "the folder “{0}” is no longer available in this browser (moved, deleted or forgotten); Start fresh, or choose it again under Environment", "der Ordner „{0}“ ist in diesem Browser nicht mehr verfügbar (verschoben, gelöscht oder vergessen); beginne neu oder wähle ihn unter Umgebung erneut";
+    PhOutputUnavailable => "the full output of that command cannot be read here; export the session's evidence to get it", "die vollständige Ausgabe dieses Befehls kann hier nicht gelesen werden; exportiere die Belege der Sitzung, um sie zu erhalten";
+    PhOutputMissing => "the full output cannot be shown: {0} of its stored parts are missing from storage", "die vollständige Ausgabe kann nicht gezeigt werden: {0} ihrer gespeicherten Teile fehlen im Speicher";
     PhNoMessagesYet => "no messages yet", "noch keine Nachrichten";
     PhTurnsRepliesLost => "turns recorded: {0}; model replies lost while streaming: {1} — never resent", "aufgezeichnete Durchgänge: {0}; beim Streamen verlorene Modellantworten: {1} — nie erneut gesendet";
     PhTurnsSomeUnreadable => "{0} turns recorded; some records unreadable", "{0} Durchgänge aufgezeichnet; einige Einträge sind unlesbar";

@@ -136,6 +136,8 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
             Msg::PhLocalModelLoading,
             &[&num(l, *read), &num(l, *total), &n(*seconds)],
         ),
+        P::OutputUnavailable => s(Msg::PhOutputUnavailable),
+        P::OutputMissing { missing } => f(Msg::PhOutputMissing, &[&n(*missing)]),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(

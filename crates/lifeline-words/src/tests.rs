@@ -90,6 +90,8 @@ fn every_phrase() -> Vec<Phrase> {
             total: 269_120,
             seconds: 2,
         },
+        Phrase::OutputUnavailable,
+        Phrase::OutputMissing { missing: 2 },
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -557,7 +559,9 @@ fn index(p: &Phrase) -> usize {
         P::LocalModelRefused { .. } => 129,
         P::LocalModelFacts { .. } => 130,
         P::SwitchWhileWorking => 131,
-        P::LocalModelLoading { .. } => 132,
+        P::OutputUnavailable => 132,
+        P::OutputMissing { .. } => 133,
+        P::LocalModelLoading { .. } => 134,
     }
 }
 

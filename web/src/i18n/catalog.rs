@@ -158,6 +158,23 @@ catalog! {
         "Die Ausgabe konnte nicht aus dem Journal gelesen werden.";
     BytesNotShown => "{0} bytes of output are stored but not shown",
         "{0} Bytes Ausgabe sind gespeichert, aber nicht angezeigt";
+    CopyOutput => "Copy output", "Ausgabe kopieren";
+    CopyReply => "Copy reply", "Antwort kopieren";
+    CopyCode => "Copy code", "Code kopieren";
+    Copied => "Copied", "Kopiert";
+    CopyFailed => "Copy failed", "Kopieren fehlgeschlagen";
+    JumpToLatest => "Jump to latest", "Zum Neuesten springen";
+    ShowMore => "Show more", "Mehr zeigen";
+    ShowLess => "Show less", "Weniger zeigen";
+    Took => "took {0}", "dauerte {0}";
+    RunningFor => "running for {0}", "läuft seit {0}";
+    ViewFullOutput => "View full output", "Ganze Ausgabe ansehen";
+    DownloadOutput => "Download output", "Ausgabe herunterladen";
+    FullOutputOf => "Full output: {0}", "Ganze Ausgabe: {0}";
+    FullOutputWindow => "Bytes {0}–{1} of {2}", "Bytes {0}–{1} von {2}";
+    OutputStart => "Start", "Anfang";
+    OutputEnd => "End", "Ende";
+    LastLines => "Last lines:", "Letzte Zeilen:";
     // Turn status.
     TurnCompleted => "completed", "abgeschlossen";
     TurnFailed => "failed", "fehlgeschlagen";

@@ -18,6 +18,8 @@ thread_local! {
     static DOWNLOAD: RefCell<Option<(String, u64)>> = const { RefCell::new(None) };
 }
 
+/// The next binary message is a file of `bytes` bytes to save (an export,
+/// or a command's output: both come after an `ExportReady`).
 pub(super) fn expect_download(_session: SessionId, file_name: String, bytes: u64) {
     DOWNLOAD.with(|d| *d.borrow_mut() = Some((file_name, bytes)));
 }
@@ -54,7 +56,11 @@ pub(super) fn received_buffer(buffer: ArrayBuffer) {
 
 fn save(buffer: &ArrayBuffer, file_name: &str) -> Result<(), JsValue> {
     let options = web_sys::BlobPropertyBag::new();
-    options.set_type("application/x-tar");
+    options.set_type(if file_name.ends_with(".txt") {
+        "text/plain"
+    } else {
+        "application/x-tar"
+    });
     let blob =
         web_sys::Blob::new_with_buffer_source_sequence_and_options(&Array::of1(buffer), &options)?;
     let url = web_sys::Url::create_object_url_with_blob(&blob)?;

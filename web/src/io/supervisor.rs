@@ -260,6 +260,14 @@ impl Host {
                 file_name,
                 bytes,
             } => download::expect_download(session, file_name, bytes),
+            ControllerToPage::OutputRange {
+                command,
+                offset,
+                end,
+                kept,
+                text,
+                ..
+            } => transcript::output_range(command, offset, end, kept, text),
             ControllerToPage::Imported {
                 file_name,
                 session,
@@ -570,11 +578,13 @@ fn asked(message: &PageToController) -> Option<Msg> {
         PageToController::DeleteSession { .. } => Msg::DeleteSession,
         PageToController::SearchSessions { .. } => Msg::SearchSessions,
         PageToController::ReadWorkspaceFile { .. } => Msg::Workspace,
+        PageToController::DownloadOutput { .. } => Msg::DownloadOutput,
         // The open session is in the address and sent to every new
         // controller after its Start, so it is never lost.
         PageToController::Prompt { .. }
         | PageToController::WithdrawPrompt { .. }
         | PageToController::OpenSession { .. }
+        | PageToController::ReadOutput { .. }
         | PageToController::Start { .. }
         // A new controller is told the language in its Start.
         | PageToController::Language { .. }

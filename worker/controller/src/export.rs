@@ -15,8 +15,10 @@ use std::rc::Rc;
 
 use js_sys::{Array, ArrayBuffer, Uint8Array};
 use lifeline_core::export::{self, ImportError, MAX_ARCHIVE_BYTES};
+use lifeline_core::stored_output::{Slice, StoredOutput};
 use lifeline_core::view::session_deltas;
-use lifeline_core::{Digest, JournalEntry, RetentionPolicy, SessionId, ViewDelta};
+use lifeline_core::{CommandId, Digest, JournalEntry, RetentionPolicy, SessionId, ViewDelta};
+use lifeline_engine::KeptRead;
 use lifeline_protocol::{encode, ControllerToPage, Level, MAX_MESSAGE_BYTES};
 use wasm_bindgen_futures::spawn_local;
 
@@ -236,5 +238,49 @@ fn send_view(file_name: &str, session: SessionId, title: &str, deltas: Vec<ViewD
     }
     if !chunk.is_empty() || reset {
         flush(&mut chunk, &mut reset);
+    }
+}
+
+/// Reads the artifacts an output read needs and hands them to the engine.
+pub fn read_artifacts(
+    shell: &Rc<Shell>,
+    command: CommandId,
+    read: KeptRead,
+    stored: Box<StoredOutput>,
+    plan: Vec<Slice>,
+    digests: Vec<Digest>,
+) {
+    let journal = shell.journal();
+    let shell = shell.clone();
+    spawn_local(async move {
+        let mut artifacts = Vec::with_capacity(digests.len());
+        for digest in digests {
+            let data = match &journal {
+                Some(j) => j.artifact(&digest).await.ok().flatten(),
+                None => None,
+            };
+            artifacts.push((digest, data));
+        }
+        shell.input(|e, _| e.handle_artifacts_read(command, read, &stored, &plan, &artifacts));
+    });
+}
+
+/// Posts a command's whole output to the page: `ExportReady`, then the
+/// bytes as a transferred buffer (binary, outside the JSON bound).
+pub fn save_output(session: SessionId, file_name: String, bytes: &[u8]) {
+    post(ControllerToPage::ExportReady {
+        session,
+        file_name,
+        bytes: bytes.len() as u64,
+    });
+    let buffer = Uint8Array::from(bytes).buffer();
+    if let Err(e) = scope().post_message_with_transfer(&buffer, &Array::of1(&buffer)) {
+        notice(
+            "output",
+            Level::Error,
+            Phrase::ExportHandOff {
+                detail: format!("{e:?}"),
+            },
+        );
     }
 }

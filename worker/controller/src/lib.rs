@@ -22,6 +22,7 @@ mod words;
 /// The stores live in `lifeline-store`; the shell names them as before.
 pub use lifeline_store::{config, durability, journal, storage};
 
+use lifeline_engine::KeptRead;
 use lifeline_protocol::{check_version, ControllerToPage, PageToController, PROTOCOL_VERSION};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -198,5 +199,19 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         }
         PageToController::Export { session } => export::export(shell, session),
         PageToController::Import { file_name, bytes } => export::expect_import(file_name, bytes),
+        PageToController::ReadOutput {
+            command,
+            offset,
+            len,
+            from_end,
+        } => {
+            // The engine's own way to say "the end" (u64::MAX does not
+            // survive JSON numbers, so the page sends a flag).
+            let offset = if from_end { u64::MAX } else { offset };
+            shell.input(|e, _| e.handle_read_kept(command, KeptRead::Range { offset, len }))
+        }
+        PageToController::DownloadOutput { command } => {
+            shell.input(|e, _| e.handle_read_kept(command, KeptRead::Download))
+        }
     }
 }

@@ -595,6 +595,18 @@ impl Shell {
                     });
                 });
             }
+            Effect::ReadArtifacts {
+                command,
+                read,
+                stored,
+                plan,
+                digests,
+            } => crate::export::read_artifacts(self, command, read, stored, plan, digests),
+            Effect::SaveOutput {
+                session,
+                file_name,
+                bytes,
+            } => crate::export::save_output(session, file_name, &bytes),
             Effect::Snapshot(snapshot) => {
                 let (Some(journal), Some(epoch)) = (self.journal(), self.epoch.get()) else {
                     return;
