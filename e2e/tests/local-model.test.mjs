@@ -181,6 +181,13 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         // The refused form stays as typed, local model and all, to be mended.
         assert.deepEqual(await values(), ['3', '0.5', '64', '512']);
         await dialog.getByText(/loaded with a context of 512 tokens/).waitFor();
+        // A later change to the list (here: choosing the saved profile) is
+        // not the refused save's confirmation: the form stays, and nothing
+        // says it was saved.
+        await saved.getByRole('button', { name: 'Use for this session' }).click();
+        await saved.getByText('(selected)').waitFor();
+        assert.deepEqual(await values(), ['3', '0.5', '64', '512']);
+        assert.doesNotMatch(await dialog.getByRole('status').first().innerText(), /Saved/);
         await page.keyboard.press('Escape');
         await page.getByRole('button', { name: 'Profiles' }).click();
         await saved.getByRole('button', { name: 'Edit' }).click();

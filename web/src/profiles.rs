@@ -10,7 +10,7 @@
 
 use crate::i18n::{self, t, text, tf, tf_in, tr, Locale, Msg};
 use crate::io;
-use crate::ui::Ui;
+use crate::ui::{NoticeItem, Ui};
 use crate::worded::ProfileSummary;
 use leptos::html;
 use leptos::prelude::*;
@@ -774,17 +774,32 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
     let form = Form::new(ui);
     // What the dialog last said about a save, delete or selection.
     let said = RwSignal::new(String::new());
-    let pending_save = RwSignal::new(None::<String>);
+    let pending_save = RwSignal::new(None::<PendingSave>);
 
     // A new list after a save is the controller's answer.
     Effect::new(move |first: Option<()>| {
         ui.profiles.track();
         if first.is_some() {
-            if let Some(name) = pending_save.get_untracked() {
+            if let Some(pending) = pending_save.get_untracked() {
                 pending_save.set(None);
                 form.load(Draft::default());
-                said.set(i18n::now_f(Msg::Saved, &[&name]));
+                said.set(i18n::now_f(Msg::Saved, &[&pending.name]));
             }
+        }
+    });
+    // So is a profile warning that was not there when the save was sent: the
+    // save was refused, and a later list (another profile deleted or chosen)
+    // must not be taken for its confirmation.
+    Effect::new(move |_| {
+        let refused = ui.notices.with(|list| {
+            pending_save.with_untracked(|pending| {
+                pending.as_ref().is_some_and(|p| {
+                    profile_warnings(list).any(|n| !p.seen.contains(&(n.key.clone(), n.revision)))
+                })
+            })
+        });
+        if refused {
+            pending_save.set(None);
         }
     });
 
@@ -844,9 +859,23 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
             <p class="dialog-said" role="status">{move || said.get()}</p>
             <ProfileErrors ui />
             <ProfileList ui form said />
-            <ProfileForm form said pending_save />
+            <ProfileForm form said pending_save notices=ui.notices />
         </dialog>
     }
+}
+
+/// A save sent to the controller and not yet answered.
+#[derive(Clone)]
+struct PendingSave {
+    name: String,
+    /// The profile warnings already shown when it was sent.
+    seen: Vec<(String, u64)>,
+}
+
+/// Controller warnings and errors about profiles.
+fn profile_warnings(list: &[NoticeItem]) -> impl Iterator<Item = &NoticeItem> {
+    list.iter()
+        .filter(|n| n.key.starts_with("controller:profile") && n.level != Level::Info)
 }
 
 #[component]
@@ -855,8 +884,7 @@ fn ProfileErrors(ui: Ui) -> impl IntoView {
     // are shown here too: the page's notices are behind the modal dialog.
     let notices = move || {
         ui.notices.with(|list| {
-            list.iter()
-                .filter(|n| n.key.starts_with("controller:profile") && n.level != Level::Info)
+            profile_warnings(list)
                 .map(|n| n.message.clone())
                 .collect::<Vec<_>>()
         })
@@ -1177,7 +1205,8 @@ fn check(label: impl IntoView + 'static, on: RwSignal<bool>) -> impl IntoView {
 fn ProfileForm(
     form: Form,
     said: RwSignal<String>,
-    pending_save: RwSignal<Option<String>>,
+    pending_save: RwSignal<Option<PendingSave>>,
+    notices: RwSignal<Vec<NoticeItem>>,
 ) -> impl IntoView {
     let editing = move || form.id.get().is_some();
     let title = move || {
@@ -1211,7 +1240,15 @@ fn ProfileForm(
                     // The form keeps what was typed until the controller's
                     // new list says it was saved: a refused save leaves it
                     // there to be mended.
-                    pending_save.set(Some(name.clone()));
+                    let seen = notices.with_untracked(|list| {
+                        profile_warnings(list)
+                            .map(|n| (n.key.clone(), n.revision))
+                            .collect()
+                    });
+                    pending_save.set(Some(PendingSave {
+                        name: name.clone(),
+                        seen,
+                    }));
                     said.set(tf_in(locale, Msg::Saving, &[&name]));
                 } else {
                     said.set(t(locale, Msg::NotSavedNoController).into());

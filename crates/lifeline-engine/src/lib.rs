@@ -36,10 +36,10 @@ pub mod slots;
 
 mod card;
 mod delete;
+mod kept_output;
 mod lead;
 mod lifecycle;
 mod open;
-mod kept_output;
 mod output;
 pub mod retry;
 mod runtimes;

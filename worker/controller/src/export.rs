@@ -25,7 +25,7 @@ use wasm_bindgen_futures::spawn_local;
 use lifeline_core::phrase::Phrase;
 
 use crate::journal::{Journal, JournalError};
-use crate::shell::{clear_notice, notice, post, Shell};
+use crate::shell::{clear_notice, notice, post, post_worded, Shell};
 use crate::web::{now, scope};
 
 const KEY: &str = "export";
@@ -211,11 +211,11 @@ fn import(
 
 /// The transcript in messages below the bound.
 fn send_view(file_name: &str, session: SessionId, title: &str, deltas: Vec<ViewDelta>) {
-    let mut chunk: Vec<ViewDelta> = Vec::new();
+    let mut chunk: Vec<ViewDelta<String>> = Vec::new();
     let mut size = 0usize;
     let mut reset = true;
-    let flush = |chunk: &mut Vec<ViewDelta>, reset: &mut bool| {
-        post(ControllerToPage::Imported {
+    let flush = |chunk: &mut Vec<ViewDelta<String>>, reset: &mut bool| {
+        post_worded(&ControllerToPage::Imported {
             file_name: file_name.to_string(),
             session,
             title: title.to_string(),
@@ -225,10 +225,11 @@ fn send_view(file_name: &str, session: SessionId, title: &str, deltas: Vec<ViewD
         *reset = false;
     };
     for delta in deltas {
-        // Sized as the page receives it, worded: sizing the phrase form
-        // would link the phrases' wire encoding (about 9 KB of code) into
-        // a worker that never sends it.
-        let bytes = encode(&crate::words::word_delta(delta.clone())).len();
+        // Worded once, and sized as the page receives it: sizing the
+        // phrase form would link the phrases' wire encoding (about 9 KB of
+        // code) into a worker that never sends it.
+        let delta = crate::words::word_delta(delta);
+        let bytes = encode(&delta).len();
         if !chunk.is_empty() && size + bytes > CHUNK_BYTES {
             flush(&mut chunk, &mut reset);
             size = 0;

@@ -42,9 +42,14 @@ const GAP_READ: usize = 10_000;
 const MAX_REFUSED: usize = 64;
 
 pub fn post(message: ControllerToPage) {
+    post_worded(&crate::words::word(message));
+}
+
+/// Posts a message already worded for the page.
+pub fn post_worded(message: &ControllerToPage<String>) {
     // A failed postMessage to our own page means the page is gone; nobody
     // is left to tell.
-    let text = encode(&crate::words::word(message));
+    let text = encode(message);
     let _ = scope().post_message(&JsValue::from_str(&text));
 }
 

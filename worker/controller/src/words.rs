@@ -27,14 +27,18 @@ pub fn choose(tag: &str) -> bool {
 
 /// `message` as the page receives it.
 pub fn word(message: ControllerToPage) -> ControllerToPage<String> {
-    let locale = LOCALE.get();
-    message.word(&mut |p: Phrase| lifeline_words::phrase(locale, &p))
+    message.word(&mut wording)
 }
 
 /// One delta as the page receives it.
 pub fn word_delta(delta: ViewDelta) -> ViewDelta<String> {
-    let locale = LOCALE.get();
-    delta.word(&mut |p: Phrase| lifeline_words::phrase(locale, &p))
+    delta.word(&mut wording)
+}
+
+/// One function item for every message, so the generic `word`s are
+/// instantiated once for it rather than once per closure.
+fn wording(phrase: Phrase) -> String {
+    lifeline_words::phrase(LOCALE.get(), &phrase)
 }
 
 /// German is chosen and its phrases are not here yet (the worker's wasm
