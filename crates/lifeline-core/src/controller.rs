@@ -30,7 +30,9 @@
 //! | `timers` | what each timer does when it fires, if it still matches the state |
 //! | `watch` | whose word counts about a runtime: its port, its silence, the page's claims |
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
+
+use crate::flat::FlatMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -356,8 +358,8 @@ pub struct Controller {
     /// [`Controller::hold_batches`]).
     held: bool,
     effects: VecDeque<ControllerEffect>,
-    links: BTreeMap<RuntimeId, Link>,
-    clients: BTreeMap<ClientId, BTreeSet<CommandId>>,
+    links: FlatMap<RuntimeId, Link>,
+    clients: FlatMap<ClientId, BTreeSet<CommandId>>,
     degraded: Option<String>,
     watch: watch::Watch,
 }
@@ -410,8 +412,8 @@ impl Controller {
             in_flight: None,
             held: false,
             effects: VecDeque::new(),
-            links: BTreeMap::new(),
-            clients: BTreeMap::new(),
+            links: FlatMap::new(),
+            clients: FlatMap::new(),
             degraded: None,
             watch: watch::Watch::default(),
         };

@@ -22,6 +22,8 @@
 use core::fmt;
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::flat::FlatMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::event::RetainedBody;
@@ -75,8 +77,8 @@ struct Members {
     leases: BTreeSet<LeaseId>,
     runtimes: BTreeSet<RuntimeId>,
     turns: BTreeSet<TurnId>,
-    requests: BTreeMap<ProviderRequestId, TurnId>,
-    commands: BTreeMap<CommandId, Option<TurnId>>,
+    requests: FlatMap<ProviderRequestId, TurnId>,
+    commands: FlatMap<CommandId, Option<TurnId>>,
     /// Idempotency keys of planned commands and tool calls, to their turn.
     keys: BTreeMap<IdempotencyKey, TurnId>,
     digests: BTreeSet<Digest>,

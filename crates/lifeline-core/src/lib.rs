@@ -12,6 +12,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`action`] | the recovery actions a person can take ([`action::Action`]): domain values the card offers |
+//! | [`flat`] | [`flat::FlatMap`]: an ordered map as one sorted vector, for maps keyed by time-ordered identities (less wasm than a `BTreeMap` per type) |
 //! | [`id`] | identities (128-bit, ULID text), [`Generation`], [`EventSeq`], [`Millis`], [`Digest`], [`IdMinter`] |
 //! | [`outcome`] | the ten [`Outcome`]s and [`transition`], the only legal way between them |
 //! | [`tag_first`] | the decoder of the internally tagged enums: tag first, no buffering (the encoding is serde's) |
@@ -65,6 +66,7 @@ pub mod ending;
 pub mod environment;
 pub mod event;
 pub mod export;
+pub mod flat;
 pub mod id;
 pub mod journal;
 pub mod message;

@@ -8,6 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+use crate::flat::FlatMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::tag_first::tag_first;
@@ -638,9 +640,9 @@ pub struct Projection {
     pub policy: RetentionPolicy,
     /// Last applied journal position (0 for an empty journal).
     pub position: u64,
-    pub leases: BTreeMap<LeaseId, LeaseView>,
-    pub workspaces: BTreeMap<WorkspaceId, LeaseId>,
-    pub commands: BTreeMap<CommandId, CommandView>,
+    pub leases: FlatMap<LeaseId, LeaseView>,
+    pub workspaces: FlatMap<WorkspaceId, LeaseId>,
+    pub commands: FlatMap<CommandId, CommandView>,
     pub keys: BTreeMap<IdempotencyKey, CommandId>,
     pub artifacts: BTreeMap<Digest, u64>,
     /// Where each artifact's `ArtifactStored` entry is (`records` store).
@@ -652,15 +654,15 @@ pub struct Projection {
     #[serde(default)]
     pub recently_settled: VecDeque<CommandId>,
     #[serde(default)]
-    pub sessions: BTreeMap<SessionId, SessionView>,
+    pub sessions: FlatMap<SessionId, SessionView>,
     #[serde(default)]
-    pub turns: BTreeMap<TurnId, TurnView>,
+    pub turns: FlatMap<TurnId, TurnView>,
     #[serde(default)]
-    pub provider_requests: BTreeMap<ProviderRequestId, ProviderRequestView>,
+    pub provider_requests: FlatMap<ProviderRequestId, ProviderRequestView>,
     /// Each session's lifecycle records, for [`crate::session::Sessions::recover`]:
     /// the first and the newest, bounded.
     #[serde(default)]
-    pub lifecycles: BTreeMap<SessionId, Vec<SessionRecord>>,
+    pub lifecycles: FlatMap<SessionId, Vec<SessionRecord>>,
     /// Every identity the journal has used, of any kind.
     #[serde(with = "seen_ids")]
     seen: BTreeSet<u128>,
@@ -760,19 +762,19 @@ impl Projection {
         Projection {
             policy,
             position: 0,
-            leases: BTreeMap::new(),
-            workspaces: BTreeMap::new(),
-            commands: BTreeMap::new(),
+            leases: FlatMap::new(),
+            workspaces: FlatMap::new(),
+            commands: FlatMap::new(),
             keys: BTreeMap::new(),
             artifacts: BTreeMap::new(),
             artifact_at: BTreeMap::new(),
             evidence: VecDeque::new(),
             evidence_evicted: 0,
             recently_settled: VecDeque::new(),
-            sessions: BTreeMap::new(),
-            turns: BTreeMap::new(),
-            provider_requests: BTreeMap::new(),
-            lifecycles: BTreeMap::new(),
+            sessions: FlatMap::new(),
+            turns: FlatMap::new(),
+            provider_requests: FlatMap::new(),
+            lifecycles: FlatMap::new(),
             seen: BTreeSet::new(),
         }
     }

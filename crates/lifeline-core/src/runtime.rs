@@ -7,7 +7,9 @@
 //! it is durable, so that after a reverse dial it can resend exactly the
 //! unacknowledged tail.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
+
+use crate::flat::FlatMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -206,7 +208,7 @@ struct Run {
 pub struct Runtime {
     config: RuntimeConfig,
     link: LinkState,
-    runs: BTreeMap<CommandId, Run>,
+    runs: FlatMap<CommandId, Run>,
     /// Cancelled before they were ever accepted: never to run here.
     fenced: BTreeSet<CommandId>,
     finished: VecDeque<CommandId>,
@@ -221,7 +223,7 @@ impl Runtime {
         let mut r = Runtime {
             config,
             link: LinkState::Disconnected,
-            runs: BTreeMap::new(),
+            runs: FlatMap::new(),
             fenced: BTreeSet::new(),
             finished: VecDeque::new(),
             finished_set: BTreeSet::new(),

@@ -35,7 +35,9 @@
 //! continuation, failure, Stop while starting, cleanup, timers); `queue.rs`
 //! prompts and turns; `retire.rs` what ends or replaces a session.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::flat::FlatMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -479,7 +481,7 @@ struct Entry {
 /// Every session's lifecycle in this controller.
 #[derive(Debug)]
 pub struct Sessions {
-    entries: BTreeMap<SessionId, Entry>,
+    entries: FlatMap<SessionId, Entry>,
     effects: VecDeque<SessionEffect>,
     minter: IdMinter,
     used: std::collections::BTreeSet<u128>,
@@ -489,7 +491,7 @@ impl Sessions {
     /// `entropy` should be fresh random bytes; tests pass a seed.
     pub fn new(entropy: &[u8]) -> Sessions {
         Sessions {
-            entries: BTreeMap::new(),
+            entries: FlatMap::new(),
             effects: VecDeque::new(),
             minter: IdMinter::new(entropy, 0x5e55),
             used: Default::default(),

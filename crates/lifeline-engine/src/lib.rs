@@ -49,7 +49,8 @@ mod turn;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, VecDeque};
+use lifeline_core::flat::FlatMap;
+use std::collections::VecDeque;
 
 use lifeline_core::phrase::Phrase;
 use lifeline_core::recovery::Facts;
@@ -153,7 +154,7 @@ pub struct Engine {
     attempt_timers: Slots<u64, (StartupAttemptId, AttemptTimer)>,
     /// Prompt texts until their turn is recorded (queued, or waiting for a
     /// start).
-    prompts: BTreeMap<TurnId, String>,
+    prompts: FlatMap<TurnId, String>,
     /// Turns the card started (Continue from history), not typed by anyone.
     continuations: Slots<TurnId, ()>,
     /// Prompts that arrived before the session layer was up.
@@ -167,14 +168,14 @@ pub struct Engine {
     rejoining: Option<(StartupAttemptId, RuntimeId, Generation)>,
     active: Option<lifecycle::Active>,
     /// Session records whose durability an attempt waits for.
-    awaiting_record: BTreeMap<RequestId, StartupAttemptId>,
+    awaiting_record: FlatMap<RequestId, StartupAttemptId>,
     /// Runtimes an attempt stops; their exit settles its cleanup.
-    stopping: BTreeMap<RuntimeId, StartupAttemptId>,
+    stopping: FlatMap<RuntimeId, StartupAttemptId>,
     /// The provider request this engine owns: recorded (or being recorded)
     /// and possibly streaming.
     live: Option<turn::Live>,
     /// What a recorded provider request sends once it is durable.
-    conversations: BTreeMap<ProviderRequestId, Vec<ModelMessage>>,
+    conversations: FlatMap<ProviderRequestId, Vec<ModelMessage>>,
     /// A request whose end the engine recorded itself (a timeout): the
     /// outcome its aborted fetch reports later is not news.
     ended_early: Option<ProviderRequestId>,
@@ -226,7 +227,7 @@ impl Engine {
             ports: Slots::new(),
             early: Vec::new(),
             attempt_timers: Slots::new(),
-            prompts: BTreeMap::new(),
+            prompts: FlatMap::new(),
             continuations: Default::default(),
             early_prompts: Vec::new(),
             launching: None,
@@ -234,10 +235,10 @@ impl Engine {
             adopting: None,
             rejoining: None,
             active: None,
-            awaiting_record: BTreeMap::new(),
-            stopping: BTreeMap::new(),
+            awaiting_record: FlatMap::new(),
+            stopping: FlatMap::new(),
             live: None,
-            conversations: BTreeMap::new(),
+            conversations: FlatMap::new(),
             ended_early: None,
             facts: Facts::default(),
             inspecting: false,

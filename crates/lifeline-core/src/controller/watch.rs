@@ -19,7 +19,9 @@
 //! page can know: such a runtime was given no command, so believing it
 //! settles no command) and for a termination the controller asked for.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+
+use crate::flat::FlatMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -78,9 +80,9 @@ struct PortState {
 /// Live, not durable: a restarted controller is handed new ports.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Watch {
-    ports: BTreeMap<RuntimeId, PortState>,
+    ports: FlatMap<RuntimeId, PortState>,
     /// Attached runtimes that stopped answering, since their last word.
-    silent: BTreeMap<RuntimeId, Millis>,
+    silent: FlatMap<RuntimeId, Millis>,
     /// Runtimes whose hello this controller accepted.
     dialed: BTreeSet<RuntimeId>,
 }

@@ -1,0 +1,198 @@
+//! [`FlatMap`]: an ordered map kept as one sorted vector (`litemap`), for
+//! the maps whose keys arrive in order.
+//!
+//! Why not `BTreeMap` everywhere: each key and value type of a `BTreeMap`
+//! compiles its own copy of the tree's code (search, split, merge, drop,
+//! iterators), about 3.5 KB of wasm per pair, and the workers carry dozens
+//! of pairs under a size budget. A sorted vector's code is a binary search
+//! and a `Vec` insert. Its cost is a shift on an insert or removal in the
+//! middle, so it is only for maps keyed by the journal's identities, which
+//! are minted in time order ([`crate::IdMinter`]): inserts append. Maps
+//! keyed by digests or idempotency keys (random order, unbounded) stay
+//! `BTreeMap`s.
+//!
+//! The API is the part of `BTreeMap`'s the core uses, and the serde form is
+//! the same JSON object, so records and snapshots read as before.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use litemap::LiteMap;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+pub use litemap::Entry;
+
+#[derive(Clone, PartialEq, Eq)]
+pub struct FlatMap<K, V>(LiteMap<K, V>);
+
+impl<K, V> Default for FlatMap<K, V> {
+    fn default() -> Self {
+        FlatMap(LiteMap::new_vec())
+    }
+}
+
+impl<K: fmt::Debug, V: fmt::Debug> fmt::Debug for FlatMap<K, V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<K, V> FlatMap<K, V> {
+    pub const fn new() -> Self {
+        FlatMap(LiteMap::new_vec())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> Pairs<'_, K, V> {
+        let pair: fn(&(K, V)) -> (&K, &V) = |(k, v)| (k, v);
+        self.0.as_slice().iter().map(pair)
+    }
+
+    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = (&K, &mut V)> {
+        self.0.iter_mut()
+    }
+
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &K> {
+        self.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &V> {
+        self.iter().map(|(_, v)| v)
+    }
+
+    pub fn values_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut V> {
+        self.0.iter_mut().map(|(_, v)| v)
+    }
+
+    pub fn first_key_value(&self) -> Option<(&K, &V)> {
+        self.0.first()
+    }
+
+    pub fn last_key_value(&self) -> Option<(&K, &V)> {
+        self.0.last()
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear()
+    }
+}
+
+impl<K: Ord, V> FlatMap<K, V> {
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.0.get(key)
+    }
+
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        self.0.get_mut(key)
+    }
+
+    pub fn contains_key(&self, key: &K) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// Sets `key`, returning what it held. Appending (the usual case: a
+    /// newer identity) moves nothing.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        match self.0.try_append(key, value) {
+            None => None,
+            Some((key, value)) => self.0.insert(key, value),
+        }
+    }
+
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        self.0.remove(key)
+    }
+
+    pub fn entry(&mut self, key: K) -> Entry<'_, K, V, Vec<(K, V)>> {
+        self.0.entry(key)
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        // litemap's `retain` sees the value shared; `BTreeMap`'s lends it.
+        let all = std::mem::take(&mut self.0).into_tuple_vec();
+        let mut kept = Vec::with_capacity(all.len());
+        for (k, mut v) in all {
+            if keep(&k, &mut v) {
+                kept.push((k, v));
+            }
+        }
+        self.0 = LiteMap::from_sorted_store_unchecked(kept);
+    }
+}
+
+/// As `BTreeMap`'s: a missing key is a bug in the caller (it panics).
+impl<K: Ord, V> std::ops::Index<&K> for FlatMap<K, V> {
+    type Output = V;
+    fn index(&self, key: &K) -> &V {
+        self.get(key).expect("no entry for the key in FlatMap")
+    }
+}
+
+impl<K: Ord, V> FromIterator<(K, V)> for FlatMap<K, V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut map = FlatMap::new();
+        map.extend(iter);
+        map
+    }
+}
+
+impl<K: Ord, V> Extend<(K, V)> for FlatMap<K, V> {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl<K, V> IntoIterator for FlatMap<K, V> {
+    type Item = (K, V);
+    type IntoIter = std::vec::IntoIter<(K, V)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_tuple_vec().into_iter()
+    }
+}
+
+type Pairs<'a, K, V> =
+    std::iter::Map<std::slice::Iter<'a, (K, V)>, fn(&'a (K, V)) -> (&'a K, &'a V)>;
+
+impl<'a, K, V> IntoIterator for &'a FlatMap<K, V> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = Pairs<'a, K, V>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<K: Serialize, V: Serialize> Serialize for FlatMap<K, V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter())
+    }
+}
+
+impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for FlatMap<K, V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries<K, V>(PhantomData<fn() -> (K, V)>);
+        impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Visitor<'de> for Entries<K, V> {
+            type Value = FlatMap<K, V>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut map = FlatMap::new();
+                while let Some((k, v)) = access.next_entry()? {
+                    map.insert(k, v);
+                }
+                Ok(map)
+            }
+        }
+        deserializer.deserialize_map(Entries(PhantomData))
+    }
+}
