@@ -16,6 +16,7 @@ use crate::i18n::{self, text, tf, tr, Msg};
 use crate::worded::ViewDelta;
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
+use lifeline_core::flat::FlatMap;
 use lifeline_core::render::{md, resolve, runs, steps, Style};
 use lifeline_core::view::OutputRead;
 use lifeline_core::{
@@ -23,7 +24,7 @@ use lifeline_core::{
     SessionId, TurnId, TurnStatus,
 };
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use wasm_bindgen::{prelude::*, JsCast};
 use web_sys::{HtmlElement, HtmlPreElement, Text};
 
@@ -196,9 +197,9 @@ struct Model {
     signals: TranscriptSignals,
     owner: Owner,
     epoch: u32,
-    turns: HashMap<TurnId, TurnView>,
-    requests: HashMap<ProviderRequestId, RequestView>,
-    commands: HashMap<CommandId, CommandEntry>,
+    turns: FlatMap<TurnId, TurnView>,
+    requests: FlatMap<ProviderRequestId, RequestView>,
+    commands: FlatMap<CommandId, CommandEntry>,
     dirty: Vec<CommandId>,
     frame_requested: bool,
     stick_to_bottom: bool,
@@ -227,9 +228,9 @@ pub fn init(signals: TranscriptSignals, owner: Owner) {
             signals,
             owner,
             epoch: 0,
-            turns: HashMap::new(),
-            requests: HashMap::new(),
-            commands: HashMap::new(),
+            turns: FlatMap::new(),
+            requests: FlatMap::new(),
+            commands: FlatMap::new(),
             dirty: Vec::new(),
             frame_requested: false,
             stick_to_bottom: true,

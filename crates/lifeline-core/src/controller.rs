@@ -30,9 +30,9 @@
 //! | `timers` | what each timer does when it fires, if it still matches the state |
 //! | `watch` | whose word counts about a runtime: its port, its silence, the page's claims |
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
-use crate::flat::FlatMap;
+use crate::flat::{FlatMap, FlatSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -359,7 +359,7 @@ pub struct Controller {
     held: bool,
     effects: VecDeque<ControllerEffect>,
     links: FlatMap<RuntimeId, Link>,
-    clients: FlatMap<ClientId, BTreeSet<CommandId>>,
+    clients: FlatMap<ClientId, FlatSet<CommandId>>,
     degraded: Option<String>,
     watch: watch::Watch,
 }

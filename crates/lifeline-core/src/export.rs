@@ -22,7 +22,7 @@
 use core::fmt;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::flat::FlatMap;
+use crate::flat::{FlatMap, FlatSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -74,9 +74,9 @@ pub struct ExportLine {
 #[derive(Default)]
 struct Members {
     workspace: Option<WorkspaceId>,
-    leases: BTreeSet<LeaseId>,
-    runtimes: BTreeSet<RuntimeId>,
-    turns: BTreeSet<TurnId>,
+    leases: FlatSet<LeaseId>,
+    runtimes: FlatSet<RuntimeId>,
+    turns: FlatSet<TurnId>,
     requests: FlatMap<ProviderRequestId, TurnId>,
     commands: FlatMap<CommandId, Option<TurnId>>,
     /// Idempotency keys of planned commands and tool calls, to their turn.

@@ -196,3 +196,88 @@ impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for F
         deserializer.deserialize_map(Entries(PhantomData))
     }
 }
+
+/// An ordered set as one sorted vector: [`FlatMap`]'s set, for the same
+/// keys (time-ordered identities). Not serialised: sets in records stay
+/// `BTreeSet`s.
+#[derive(Clone, PartialEq, Eq)]
+pub struct FlatSet<K>(FlatMap<K, ()>);
+
+impl<K> Default for FlatSet<K> {
+    fn default() -> Self {
+        FlatSet::new()
+    }
+}
+
+impl<K: fmt::Debug> fmt::Debug for FlatSet<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl<K> FlatSet<K> {
+    pub const fn new() -> Self {
+        FlatSet(FlatMap::new())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &K> {
+        self.0.keys()
+    }
+
+    pub fn first(&self) -> Option<&K> {
+        self.0.first_key_value().map(|(k, _)| k)
+    }
+
+    pub fn last(&self) -> Option<&K> {
+        self.0.last_key_value().map(|(k, _)| k)
+    }
+}
+
+impl<K: Ord> FlatSet<K> {
+    pub fn contains(&self, key: &K) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// True if `key` was not there.
+    pub fn insert(&mut self, key: K) -> bool {
+        self.0.insert(key, ()).is_none()
+    }
+
+    /// True if `key` was there.
+    pub fn remove(&mut self, key: &K) -> bool {
+        self.0.remove(key).is_some()
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&K) -> bool) {
+        self.0.retain(|k, _| keep(k))
+    }
+}
+
+impl<K: Ord> FromIterator<K> for FlatSet<K> {
+    fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
+        FlatSet(iter.into_iter().map(|k| (k, ())).collect())
+    }
+}
+
+impl<K: Ord> Extend<K> for FlatSet<K> {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
+        self.0.extend(iter.into_iter().map(|k| (k, ())))
+    }
+}
+
+impl<K> IntoIterator for FlatSet<K> {
+    type Item = K;
+    type IntoIter = std::iter::Map<std::vec::IntoIter<(K, ())>, fn((K, ())) -> K>;
+    fn into_iter(self) -> Self::IntoIter {
+        let key: fn((K, ())) -> K = |(k, ())| k;
+        self.0.into_iter().map(key)
+    }
+}

@@ -7,9 +7,9 @@
 //! it is durable, so that after a reverse dial it can resend exactly the
 //! unacknowledged tail.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
-use crate::flat::FlatMap;
+use crate::flat::{FlatMap, FlatSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -210,9 +210,9 @@ pub struct Runtime {
     link: LinkState,
     runs: FlatMap<CommandId, Run>,
     /// Cancelled before they were ever accepted: never to run here.
-    fenced: BTreeSet<CommandId>,
+    fenced: FlatSet<CommandId>,
     finished: VecDeque<CommandId>,
-    finished_set: BTreeSet<CommandId>,
+    finished_set: FlatSet<CommandId>,
     effects: VecDeque<RuntimeEffect>,
 }
 
@@ -224,9 +224,9 @@ impl Runtime {
             config,
             link: LinkState::Disconnected,
             runs: FlatMap::new(),
-            fenced: BTreeSet::new(),
+            fenced: FlatSet::new(),
             finished: VecDeque::new(),
-            finished_set: BTreeSet::new(),
+            finished_set: FlatSet::new(),
             effects: VecDeque::new(),
         };
         r.effects.push_back(RuntimeEffect::SetTimer {

@@ -96,7 +96,7 @@ pub(crate) struct Worker {
     link: RefCell<Option<Link>>,
     /// A port that arrived before the workspace was open.
     waiting_port: RefCell<Option<MessagePort>>,
-    processes: RefCell<BTreeMap<lifeline_core::CommandId, Rc<Process>>>,
+    processes: RefCell<lifeline_core::flat::FlatMap<lifeline_core::CommandId, Rc<Process>>>,
     heartbeat: RefCell<Option<Timeout>>,
     env: RefCell<BTreeMap<String, String>>,
     /// The names the runtime sets itself, which a profile cannot replace.
@@ -326,7 +326,7 @@ pub fn run_runtime() {
         workspace_id: Cell::new(None),
         link: RefCell::new(None),
         waiting_port: RefCell::new(None),
-        processes: RefCell::new(BTreeMap::new()),
+        processes: RefCell::new(lifeline_core::flat::FlatMap::new()),
         heartbeat: RefCell::new(None),
         env: RefCell::new(BTreeMap::new()),
         own_env: RefCell::new(Default::default()),

@@ -6,7 +6,7 @@
 //! entries, joins read the durable projection), so a cursor is never ahead
 //! of the journal.
 
-use std::collections::BTreeSet;
+use crate::flat::FlatSet;
 
 use crate::id::{ErrorStamp, Millis};
 use crate::journal::{JournalEntry, JournalRecord, RecoveryKind, RetireCause};
@@ -82,7 +82,7 @@ impl Controller {
                     limit: self.config.max_clients,
                 });
             }
-            self.clients.insert(client, BTreeSet::new());
+            self.clients.insert(client, FlatSet::new());
         }
         validate_request(&request).map_err(|detail| Rejection::InvalidBinding { detail })?;
         match request {

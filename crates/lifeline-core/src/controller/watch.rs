@@ -19,9 +19,7 @@
 //! page can know: such a runtime was given no command, so believing it
 //! settles no command) and for a termination the controller asked for.
 
-use std::collections::BTreeSet;
-
-use crate::flat::FlatMap;
+use crate::flat::{FlatMap, FlatSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -84,7 +82,7 @@ pub(super) struct Watch {
     /// Attached runtimes that stopped answering, since their last word.
     silent: FlatMap<RuntimeId, Millis>,
     /// Runtimes whose hello this controller accepted.
-    dialed: BTreeSet<RuntimeId>,
+    dialed: FlatSet<RuntimeId>,
 }
 
 impl Watch {
