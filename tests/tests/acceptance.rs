@@ -1884,6 +1884,7 @@ fn fail(
         class,
         message: message.into(),
         partial_text: partial.into(),
+        reason: None,
     })
     .1
 }
@@ -2510,6 +2511,7 @@ fn provider_records_over_the_limits_are_refused_on_write_and_on_read() {
             message: long_message,
             partial_text: String::new(),
             stamp: id(0xbad),
+            reason: None,
         },
     };
     let bytes = serde_json::to_vec(&entry).unwrap();

@@ -22,10 +22,13 @@ use crate::environment::FolderAccess;
 use crate::id::{
     CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
 };
+use crate::journal::FailureReason;
 use crate::outcome::Outcome;
-use crate::profile::{CredentialFailure, LocalFile, ProfileBlock, Provider, Sampling};
+use crate::profile::{
+    CredentialFailure, InvalidProfile, LocalFile, ProfileBlock, Provider, Sampling,
+};
 use crate::session::Refusal;
-use crate::session_record::{FailureCause, LaunchFailure, LoadError};
+use crate::session_record::{FailureCause, LaunchFailure, LoadError, RuntimeEnd};
 
 /// What the journal could not do, as the controller's `JournalError` says
 /// it, with its free-text details as arguments.
@@ -115,6 +118,17 @@ pub enum Phrase {
     /// One session runs at a time: another opens once the open one's turn
     /// or start has ended.
     SwitchWhileWorking,
+    /// A session list action its item does not offer now.
+    NotOffered,
+    /// Why a provider request failed, as the app recorded it.
+    FailedBecause {
+        reason: FailureReason,
+    },
+    /// Text recorded before its reason was (the provider's, the browser's
+    /// or an older build's words), shown as it is.
+    Recorded {
+        text: String,
+    },
     // ---- rows' evidence ----
     NoMessagesYet,
     TurnsRepliesLost {
@@ -253,8 +267,9 @@ pub enum Phrase {
         detail: String,
     },
     NoKeyForCommands,
+    /// A profile setting refused, with what it must be.
     ProfileInvalid {
-        detail: String,
+        invalid: InvalidProfile,
     },
     MessageTooLong {
         bytes: u64,
@@ -605,6 +620,9 @@ impl fmt::Display for Phrase {
             P::AnotherTabInControl => f.write_str(
                 "another tab is in control; act there, or close that tab and this one takes over",
             ),
+            P::NotOffered => f.write_str("the session does not offer it now"),
+            P::FailedBecause { reason } => reason.fmt(f),
+            P::Recorded { text } => f.write_str(text),
             P::FoldersUnsupported => f.write_str(
                 "this browser cannot open local folders; open Lifeline in a browser that can",
             ),
@@ -740,7 +758,7 @@ impl fmt::Display for Phrase {
             P::NoKeyForCommands => f.write_str(
                 "there is no API key to give commands; enter one or clear that field",
             ),
-            P::ProfileInvalid { detail } => write!(f, "the profile is not valid: {detail}"),
+            P::ProfileInvalid { invalid } => write!(f, "the profile is not valid: {invalid}"),
             P::MessageTooLong { bytes, limit } => {
                 write!(f, "the message is {bytes} bytes; the limit is {limit}")
             }
@@ -1037,6 +1055,25 @@ impl Arg for Option<bool> {
     }
 }
 
+impl Arg for Option<RuntimeEnd> {
+    fn put(&self, w: &mut Wire) {
+        let i = self.map_or(0, |e| {
+            1 + RuntimeEnd::ALL.iter().position(|a| *a == e).unwrap_or(0)
+        });
+        w.2.push(i as u64);
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        match usize::take(r)? {
+            0 => Ok(None),
+            i => RuntimeEnd::ALL
+                .get(i - 1)
+                .copied()
+                .map(Some)
+                .ok_or(WireError),
+        }
+    }
+}
+
 impl Arg for Box<Phrase> {
     fn put(&self, w: &mut Wire) {
         w.3.push(encode(self));
@@ -1115,6 +1152,62 @@ nested!(ProfileBlock {
     0 => Unreadable { detail },
     1 => OtherOwner { owner },
 });
+nested!(InvalidProfile {
+    0 => OtherOwner { owner },
+    1 => Name,
+    2 => BaseUrl,
+    3 => ModelName,
+    4 => LocalName,
+    5 => LocalSettingsTooLong,
+    6 => LocalSettingsUnreadable,
+    7 => LocalFileFacts,
+    8 => LocalModelNameTooLong,
+    9 => LocalStoredName,
+    10 => LocalFileEmpty,
+    11 => TemperatureText,
+    12 => TopPText,
+    13 => MaxTokensText,
+    14 => ContextText,
+    15 => Temperature,
+    16 => TopP,
+    17 => Context { most },
+    18 => MaxTokens,
+    19 => Attempts,
+    20 => RetryPeriod,
+    21 => Timeouts,
+    22 => TooManyEnv,
+    23 => EnvName { name },
+    24 => EnvReserved { name },
+    25 => EnvTwice { name },
+    26 => EnvValueTooLong { name },
+});
+nested!(FailureReason {
+    0 => Stopped,
+    1 => StoppedWaitingToRetry,
+    2 => StoppedBeforeSent,
+    3 => StoppedWhileLoading,
+    4 => NoProvider,
+    5 => NoResponseWithin { seconds },
+    6 => NoByteFor { seconds },
+    7 => LoadStalled { seconds, read, total },
+    8 => RequestFailed,
+    9 => ReplyStopped,
+    10 => NotGguf { detail },
+    11 => UnsupportedArchitecture { detail },
+    12 => ContextTooLong { detail },
+    13 => OutOfMemory { detail },
+    14 => LocalFailed { name },
+    15 => InvalidUtf8,
+    16 => NoBody,
+    17 => Unfinished,
+    18 => Malformed { detail },
+    19 => TooLarge { what },
+    20 => BuiltIn,
+    21 => LocalSettingsUnreadable,
+    22 => NoAbortController,
+    23 => NoHeaders,
+    24 => HeaderRefused { name },
+});
 nested!(CredentialFailure {
     0 => Missing,
     1 => Unreadable { detail },
@@ -1148,7 +1241,7 @@ nested!(FailureCause {
     4 => Load { error },
     5 => CleanupFailed { detail },
     6 => AgentFailed { detail },
-    7 => RuntimeLost { detail },
+    7 => RuntimeLost { detail, end },
 });
 nested!(Refusal {
     0 => UnknownSession,
@@ -1307,7 +1400,7 @@ phrase_wire! {
     76 => NoIdMade,
     77 => KeyNotStored { detail },
     78 => NoKeyForCommands,
-    79 => ProfileInvalid { detail },
+    79 => ProfileInvalid { invalid },
     80 => MessageTooLong { bytes, limit },
     81 => JournalDegraded { detail },
     82 => Plan { error },
@@ -1358,6 +1451,9 @@ phrase_wire! {
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
+    131 => NotOffered,
+    132 => FailedBecause { reason },
+    133 => Recorded { text },
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
     200 => LocalModelRefused { detail },

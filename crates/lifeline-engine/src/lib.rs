@@ -32,14 +32,15 @@
 //! | `status` | the status line |
 
 pub mod effect;
+pub mod failure;
 pub mod slots;
 
 mod card;
 mod delete;
+mod kept_output;
 mod lead;
 mod lifecycle;
 mod open;
-mod kept_output;
 mod output;
 pub mod retry;
 mod runtimes;

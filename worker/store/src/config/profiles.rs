@@ -35,7 +35,7 @@ impl ConfigStore {
         self.usable()?;
         profile
             .validate()
-            .map_err(|e| ConfigError::InvalidProfile(e.0))?;
+            .map_err(|e| ConfigError::InvalidProfile(e.to_string()))?;
         if profile.revision > MAX_SAFE_INTEGER {
             return Err(ConfigError::InvalidProfile(format!(
                 "revision {} is above what this store keeps exactly",
