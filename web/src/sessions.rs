@@ -264,7 +264,7 @@ fn session_row(
                 .flatten()
                 .map(|l| view! { <span class="session-link">{l}</span> })
                 .collect_view()}
-            {session_actions(s, id, item.actions)}
+            {session_actions(s, id, item.action)}
             {move || {
                 if renaming.get() {
                     Some(
@@ -311,30 +311,23 @@ fn session_row(
     }
 }
 
-/// The actions the session's item offers (Archive or Unarchive: the core
+/// The action the session's item offers (Archive or Unarchive: the core
 /// decides), and Delete (which asks first), for any session: in its row of
 /// the list and in the Details pane.
-pub fn session_actions(s: SessionsUi, id: SessionId, actions: Vec<Action>) -> impl IntoView {
+pub fn session_actions(s: SessionsUi, id: SessionId, action: Action) -> impl IntoView {
     view! {
         <span class="session-actions">
-            {actions
-                .into_iter()
-                .map(|action| {
-                    view! {
-                        <button
-                            type="button"
-                            on:click=move |_| {
-                                io::request(PageToController::SessionAction {
-                                    session: id,
-                                    action,
-                                });
-                            }
-                        >
-                            {text(crate::i18n::action(action))}
-                        </button>
-                    }
-                })
-                .collect_view()}
+            <button
+                type="button"
+                on:click=move |_| {
+                    io::request(PageToController::SessionAction {
+                        session: id,
+                        action,
+                    });
+                }
+            >
+                {text(crate::i18n::action(action))}
+            </button>
             <button type="button" aria-haspopup="dialog" on:click=move |_| ask_delete(s, id)>
                 {text(Msg::Delete)}
             </button>

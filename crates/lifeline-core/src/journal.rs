@@ -5,6 +5,7 @@
 //! writes all of it (entries keyed by position, artifacts keyed by digest, so
 //! a retried write is idempotent) in one transaction and reports back.
 
+use crate::wire::{Arg, Reader, Wire, WireError};
 use core::fmt;
 use std::collections::BTreeSet;
 
@@ -397,8 +398,11 @@ pub struct ToolCallRecord {
 /// What the app knows of why a provider request failed, beyond its class;
 /// its `Display` is the English the record's `message` keeps. The outside
 /// words it carries (llama.cpp's, a decoder's) stay as they were said.
+///
+/// Stored in the compact wire form (`crate::wire`): a derived enum
+/// decoder per variant would cost the controller's wasm budget ~16 KB.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "Wire", try_from = "Wire")]
 pub enum FailureReason {
     /// Stop, while the request was out.
     Stopped,
@@ -460,6 +464,54 @@ pub enum FailureReason {
     HeaderRefused {
         name: String,
     },
+}
+
+crate::wire::nested!(FailureReason {
+    0 => Stopped,
+    1 => StoppedWaitingToRetry,
+    2 => StoppedBeforeSent,
+    3 => StoppedWhileLoading,
+    4 => NoProvider,
+    5 => NoResponseWithin { seconds },
+    6 => NoByteFor { seconds },
+    7 => LoadStalled { seconds, read, total },
+    8 => RequestFailed,
+    9 => ReplyStopped,
+    10 => NotGguf { detail },
+    11 => UnsupportedArchitecture { detail },
+    12 => ContextTooLong { detail },
+    13 => OutOfMemory { detail },
+    14 => LocalFailed { name },
+    15 => InvalidUtf8,
+    16 => NoBody,
+    17 => Unfinished,
+    18 => Malformed { detail },
+    19 => TooLarge { what },
+    20 => BuiltIn,
+    21 => LocalSettingsUnreadable,
+    22 => NoAbortController,
+    23 => NoHeaders,
+    24 => HeaderRefused { name },
+});
+
+impl From<FailureReason> for Wire {
+    fn from(r: FailureReason) -> Wire {
+        let mut w = Wire(0, Vec::new(), Vec::new(), Vec::new());
+        r.put(&mut w);
+        w
+    }
+}
+
+impl TryFrom<Wire> for FailureReason {
+    type Error = WireError;
+    fn try_from(w: Wire) -> Result<FailureReason, WireError> {
+        let Wire(_, s, n, p) = w;
+        FailureReason::take(&mut Reader {
+            s: s.into_iter(),
+            n: n.into_iter(),
+            p: p.into_iter(),
+        })
+    }
 }
 
 impl fmt::Display for FailureReason {

@@ -29,6 +29,8 @@ use crate::profile::{
 };
 use crate::session::Refusal;
 use crate::session_record::{FailureCause, LaunchFailure, LoadError, RuntimeEnd};
+use crate::wire::{nested, Arg, Reader};
+pub use crate::wire::{Wire, WireError};
 
 /// What the journal could not do, as the controller's `JournalError` says
 /// it, with its free-text details as arguments.
@@ -946,115 +948,6 @@ impl fmt::Display for Phrase {
 // place that gives each phrase its kind number; `encode`'s `match` is
 // exhaustive, so a new phrase must be listed to compile.
 
-/// The serialized form of a [`Phrase`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Wire(u16, Vec<String>, Vec<u64>, Vec<Wire>);
-
-/// A wire phrase that does not decode (an unknown kind, a missing or
-/// malformed argument).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WireError;
-
-impl fmt::Display for WireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("malformed phrase")
-    }
-}
-
-struct Reader {
-    s: std::vec::IntoIter<String>,
-    n: std::vec::IntoIter<u64>,
-    p: std::vec::IntoIter<Wire>,
-}
-
-// Out of line: one call per argument keeps `decode` small in the UI's wasm.
-impl Reader {
-    #[inline(never)]
-    fn s(&mut self) -> Result<String, WireError> {
-        self.s.next().ok_or(WireError)
-    }
-    #[inline(never)]
-    fn n(&mut self) -> Result<u64, WireError> {
-        self.n.next().ok_or(WireError)
-    }
-    #[inline(never)]
-    fn n32(&mut self) -> Result<u32, WireError> {
-        u32::try_from(self.n()?).map_err(|_| WireError)
-    }
-    fn p(&mut self) -> Result<Wire, WireError> {
-        self.p.next().ok_or(WireError)
-    }
-}
-
-/// One argument of a phrase on the wire.
-trait Arg: Sized {
-    fn put(&self, w: &mut Wire);
-    fn take(r: &mut Reader) -> Result<Self, WireError>;
-}
-
-impl Arg for String {
-    fn put(&self, w: &mut Wire) {
-        w.1.push(self.clone());
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        r.s()
-    }
-}
-
-impl Arg for u64 {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(*self);
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        r.n()
-    }
-}
-
-impl Arg for u32 {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(u64::from(*self));
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        r.n32()
-    }
-}
-
-impl Arg for usize {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(*self as u64);
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        usize::try_from(r.n()?).map_err(|_| WireError)
-    }
-}
-
-impl Arg for bool {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(u64::from(*self));
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        Ok(r.n()? != 0)
-    }
-}
-
-impl Arg for Option<bool> {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(match self {
-            None => 0,
-            Some(false) => 1,
-            Some(true) => 2,
-        });
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        match r.n()? {
-            0 => Ok(None),
-            1 => Ok(Some(false)),
-            2 => Ok(Some(true)),
-            _ => Err(WireError),
-        }
-    }
-}
-
 impl Arg for Option<RuntimeEnd> {
     fn put(&self, w: &mut Wire) {
         let i = self.map_or(0, |e| {
@@ -1126,28 +1019,6 @@ id_arg!(
     StartupAttemptId
 );
 
-/// A nested enum on the wire: a kind number, then its arguments.
-macro_rules! nested {
-    ($t:ident { $($k:literal => $v:ident $({ $($f:ident),* })?,)* }) => {
-        impl Arg for $t {
-            fn put(&self, w: &mut Wire) {
-                match self {
-                    $($t::$v $({ $($f),* })? => {
-                        w.2.push($k);
-                        $($( $f.put(w); )*)?
-                    })*
-                }
-            }
-            fn take(r: &mut Reader) -> Result<Self, WireError> {
-                Ok(match r.n()? {
-                    $($k => $t::$v $({ $($f: Arg::take(r)?),* })?,)*
-                    _ => return Err(WireError),
-                })
-            }
-        }
-    };
-}
-
 nested!(ProfileBlock {
     0 => Unreadable { detail },
     1 => OtherOwner { owner },
@@ -1180,33 +1051,6 @@ nested!(InvalidProfile {
     24 => EnvReserved { name },
     25 => EnvTwice { name },
     26 => EnvValueTooLong { name },
-});
-nested!(FailureReason {
-    0 => Stopped,
-    1 => StoppedWaitingToRetry,
-    2 => StoppedBeforeSent,
-    3 => StoppedWhileLoading,
-    4 => NoProvider,
-    5 => NoResponseWithin { seconds },
-    6 => NoByteFor { seconds },
-    7 => LoadStalled { seconds, read, total },
-    8 => RequestFailed,
-    9 => ReplyStopped,
-    10 => NotGguf { detail },
-    11 => UnsupportedArchitecture { detail },
-    12 => ContextTooLong { detail },
-    13 => OutOfMemory { detail },
-    14 => LocalFailed { name },
-    15 => InvalidUtf8,
-    16 => NoBody,
-    17 => Unfinished,
-    18 => Malformed { detail },
-    19 => TooLarge { what },
-    20 => BuiltIn,
-    21 => LocalSettingsUnreadable,
-    22 => NoAbortController,
-    23 => NoHeaders,
-    24 => HeaderRefused { name },
 });
 nested!(CredentialFailure {
     0 => Missing,

@@ -756,20 +756,20 @@ pub struct SessionItem {
     pub continued_in: Option<SessionId>,
     /// About how many bytes its records and artifacts take in the journal.
     pub bytes: u64,
-    /// The actions its row and the Details pane offer (Archive or
-    /// Unarchive), decided here like the card's: the page only renders
-    /// them, and the engine takes only an offered one
-    /// ([`session_offers`]).
-    pub actions: Vec<Action>,
+    /// The action its row and the Details pane offer (Archive, or
+    /// Unarchive once archived), decided here like the card's: the page
+    /// only renders it, and the engine takes only an offered one
+    /// ([`session_offers`]). One, not a list: the page's wasm budget.
+    pub action: Action,
 }
 
-/// The actions the session list offers for a session: Archive, or
+/// The action the session list offers for a session: Archive, or
 /// Unarchive once archived (Delete, which asks first, is always there).
 /// None for a session the journal does not list.
-pub fn session_offers(projection: &Projection, session: SessionId) -> Vec<Action> {
+pub fn session_offers(projection: &Projection, session: SessionId) -> Option<Action> {
     match projection.sessions.get(&session) {
-        Some(s) if !s.deleted => vec![offer(s)],
-        _ => Vec::new(),
+        Some(s) if !s.deleted => Some(offer(s)),
+        _ => None,
     }
 }
 
@@ -859,7 +859,7 @@ fn session_item(p: &Projection, s: &crate::projection::SessionView) -> SessionIt
         continued_from: s.continued_from,
         continued_in: s.continued_in,
         bytes: s.bytes,
-        actions: vec![offer(s)],
+        action: offer(s),
     }
 }
 

@@ -39,7 +39,7 @@ impl Engine {
         }
         let offered = self
             .projection()
-            .is_some_and(|p| session_offers(p, session).contains(&action));
+            .is_some_and(|p| session_offers(p, session) == Some(action));
         if !offered {
             return self.notice(
                 "sessions",

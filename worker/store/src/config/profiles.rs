@@ -213,7 +213,7 @@ fn read_profile(value: &JsValue) -> Result<Profile, String> {
         }
         .validate()
     };
-    check.map_err(|e| format!("it fails validation: {}", e.0))?;
+    check.map_err(|e| format!("it fails validation: {e}"))?;
     Ok(profile)
 }
 
