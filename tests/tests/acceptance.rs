@@ -2619,7 +2619,13 @@ fn model_turn_deltas_from_batches_add_up_to_the_session_view() {
     assert_eq!(st, ProviderRequestStatus::Failed);
     let failure = failure.unwrap();
     assert_eq!(failure.class, ProviderFailureClass::RateLimit);
-    assert_eq!(failure.message, "429 slow down");
+    // The provider's own words, shown as they were recorded.
+    assert_eq!(
+        failure.message,
+        lifeline_core::phrase::Phrase::Recorded {
+            text: "429 slow down".into()
+        }
+    );
     assert_eq!(failure.advice, ProviderFailureClass::RateLimit.advice());
     assert_eq!(status(pr3).unwrap().0, ProviderRequestStatus::Uncertain);
     assert!(full.iter().any(|d| matches!(d,

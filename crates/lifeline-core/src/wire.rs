@@ -9,7 +9,7 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// The serialized form of a phrase (`crate::phrase::Phrase`) or of a
+/// The serialized form of a phrase (see the `phrase` module) or of a
 /// small recorded enum: a kind, then its texts, numbers and nested values.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Wire(

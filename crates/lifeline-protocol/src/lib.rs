@@ -186,8 +186,8 @@ pub enum PageToController {
         session: SessionId,
         title: String,
     },
-    /// One of the actions a session's list item offers
-    /// (`SessionItem::actions`: Archive or Unarchive, journalled).
+    /// The action a session's list item offers (`SessionItem::action`:
+    /// Archive or Unarchive, journalled); the engine takes only that one.
     SessionAction {
         session: SessionId,
         action: lifeline_core::recovery::Action,
