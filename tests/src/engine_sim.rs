@@ -679,6 +679,7 @@ impl EngineSim {
                                     partial_text: partial,
                                     at: FailedAt::Reply,
                                     retry_after_ms: None,
+                                    reason: None,
                                 }),
                                 now,
                             );
@@ -1454,6 +1455,7 @@ impl EngineSim {
                 partial_text: partial.clone(),
                 at,
                 retry_after_ms: None,
+                reason: None,
             })
         };
         let wait = match self.rng.below(3) {

@@ -1884,6 +1884,7 @@ fn fail(
         class,
         message: message.into(),
         partial_text: partial.into(),
+        reason: None,
     })
     .1
 }
@@ -2510,6 +2511,7 @@ fn provider_records_over_the_limits_are_refused_on_write_and_on_read() {
             message: long_message,
             partial_text: String::new(),
             stamp: id(0xbad),
+            reason: None,
         },
     };
     let bytes = serde_json::to_vec(&entry).unwrap();
@@ -2617,7 +2619,13 @@ fn model_turn_deltas_from_batches_add_up_to_the_session_view() {
     assert_eq!(st, ProviderRequestStatus::Failed);
     let failure = failure.unwrap();
     assert_eq!(failure.class, ProviderFailureClass::RateLimit);
-    assert_eq!(failure.message, "429 slow down");
+    // The provider's own words, shown as they were recorded.
+    assert_eq!(
+        failure.message,
+        lifeline_core::phrase::Phrase::Recorded {
+            text: "429 slow down".into()
+        }
+    );
     assert_eq!(failure.advice, ProviderFailureClass::RateLimit.advice());
     assert_eq!(status(pr3).unwrap().0, ProviderRequestStatus::Uncertain);
     assert!(full.iter().any(|d| matches!(d,

@@ -546,7 +546,7 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
         ui.sessions.list.with(|l| {
             l.iter()
                 .find(|i| i.session == id)
-                .map(|i| (i.session, i.status, i.bytes))
+                .map(|i| (i.session, i.action, i.bytes))
         })
     };
     let connection = move || match ui.connection() {
@@ -590,7 +590,7 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                     {move || i18n::tokens(i18n::locale(), Msg::TokensInOut, ui.transcript.tokens.get()).unwrap_or_else(|| tr(Msg::Unknown).to_owned())}
                 </dd>
             </dl>
-            {move || current().map(|(id, status, _)| crate::sessions::session_actions(ui.sessions, id, status))}
+            {move || current().map(|(id, action, _)| crate::sessions::session_actions(ui.sessions, id, action))}
             <crate::export::EvidenceControls ui />
             // What a first-time user does not need, one click away.
             <details class="technical">

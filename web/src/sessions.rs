@@ -9,6 +9,7 @@ use crate::i18n::{text, tf, tr, Msg};
 use crate::io;
 use crate::ui::Ui;
 use leptos::prelude::*;
+use lifeline_core::recovery::Action;
 use lifeline_core::view::{SessionItem, SessionStatus};
 use lifeline_core::SessionId;
 use lifeline_protocol::PageToController;
@@ -263,7 +264,7 @@ fn session_row(
                 .flatten()
                 .map(|l| view! { <span class="session-link">{l}</span> })
                 .collect_view()}
-            {session_actions(s, id, item.status)}
+            {session_actions(s, id, item.action)}
             {move || {
                 if renaming.get() {
                     Some(
@@ -310,22 +311,22 @@ fn session_row(
     }
 }
 
-/// Archive or Unarchive, and Delete (which asks first), for any session:
-/// in its row of the list and in the Details pane.
-pub fn session_actions(s: SessionsUi, id: SessionId, status: SessionStatus) -> impl IntoView {
-    let archived = status == SessionStatus::Archived;
+/// The action the session's item offers (Archive or Unarchive: the core
+/// decides), and Delete (which asks first), for any session: in its row of
+/// the list and in the Details pane.
+pub fn session_actions(s: SessionsUi, id: SessionId, action: Action) -> impl IntoView {
     view! {
         <span class="session-actions">
             <button
                 type="button"
                 on:click=move |_| {
-                    io::request(PageToController::ArchiveSession {
+                    io::request(PageToController::SessionAction {
                         session: id,
-                        archived: !archived,
+                        action,
                     });
                 }
             >
-                {text(if archived { Msg::Unarchive } else { Msg::Archive })}
+                {text(crate::i18n::action(action))}
             </button>
             <button type="button" aria-haspopup="dialog" on:click=move |_| ask_delete(s, id)>
                 {text(Msg::Delete)}

@@ -87,7 +87,7 @@ pub struct RequestView {
     pub text: RwSignal<Option<String>>,
     pub text_md: RwSignal<String>,
     pub tool_calls: RwSignal<Vec<String>>,
-    pub failure: RwSignal<Option<ProviderFailureView>>,
+    pub failure: RwSignal<Option<ProviderFailureView<String>>>,
 }
 
 /// One command block.

@@ -5,6 +5,7 @@
 //! writes all of it (entries keyed by position, artifacts keyed by digest, so
 //! a retried write is idempotent) in one transaction and reports back.
 
+use crate::wire::{Arg, Reader, Wire, WireError};
 use core::fmt;
 use std::collections::BTreeSet;
 
@@ -308,11 +309,17 @@ pub enum JournalRecord {
     ProviderFailed {
         request: ProviderRequestId,
         class: ProviderFailureClass,
-        /// What the provider or the transport said (never a secret).
+        /// What the provider or the transport said (never a secret), in
+        /// English around it when the app knows why (`reason`).
         message: String,
         /// Text that streamed in before the failure.
         partial_text: String,
         stamp: ErrorStamp,
+        /// Why, when the app (not the provider) knows: the page words it
+        /// in the reader's language. Journals written before it have none,
+        /// and their `message` is shown as recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<FailureReason>,
     },
     /// One attempt at a provider request was refused before the provider
     /// processed it (429, 503, 529, or no connection), and the engine sends
@@ -386,6 +393,188 @@ pub struct ToolCallRecord {
     pub name: String,
     /// The arguments as JSON text, unparsed (a model can send bad JSON).
     pub arguments: String,
+}
+
+/// What the app knows of why a provider request failed, beyond its class;
+/// its `Display` is the English the record's `message` keeps. The outside
+/// words it carries (llama.cpp's, a decoder's) stay as they were said.
+///
+/// Stored in the compact wire form (`crate::wire`): a derived enum
+/// decoder per variant would cost the controller's wasm budget ~16 KB.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "Wire", try_from = "Wire")]
+pub enum FailureReason {
+    /// Stop, while the request was out.
+    Stopped,
+    /// Stop, during the wait before a retry.
+    StoppedWaitingToRetry,
+    /// Stop, before the request was sent.
+    StoppedBeforeSent,
+    /// Stop, while the local model was loading.
+    StoppedWhileLoading,
+    /// The execution has no model provider.
+    NoProvider,
+    /// No response arrived within the connect timeout.
+    NoResponseWithin {
+        seconds: u64,
+    },
+    /// The reply went quiet longer than the idle timeout.
+    NoByteFor {
+        seconds: u64,
+    },
+    /// A local model's load made no progress for `seconds`.
+    LoadStalled {
+        seconds: u64,
+        read: u64,
+        total: u64,
+    },
+    /// `fetch` failed and the browser said nothing more.
+    RequestFailed,
+    /// The reply's body stopped and the browser said nothing more.
+    ReplyStopped,
+    NotGguf {
+        detail: String,
+    },
+    UnsupportedArchitecture {
+        detail: String,
+    },
+    ContextTooLong {
+        detail: String,
+    },
+    OutOfMemory {
+        detail: String,
+    },
+    /// wllama failed and said nothing more than the error's name.
+    LocalFailed {
+        name: String,
+    },
+    InvalidUtf8,
+    NoBody,
+    Unfinished,
+    Malformed {
+        detail: String,
+    },
+    TooLarge {
+        what: String,
+    },
+    BuiltIn,
+    LocalSettingsUnreadable,
+    NoAbortController,
+    NoHeaders,
+    HeaderRefused {
+        name: String,
+    },
+}
+
+crate::wire::nested!(FailureReason {
+    0 => Stopped,
+    1 => StoppedWaitingToRetry,
+    2 => StoppedBeforeSent,
+    3 => StoppedWhileLoading,
+    4 => NoProvider,
+    5 => NoResponseWithin { seconds },
+    6 => NoByteFor { seconds },
+    7 => LoadStalled { seconds, read, total },
+    8 => RequestFailed,
+    9 => ReplyStopped,
+    10 => NotGguf { detail },
+    11 => UnsupportedArchitecture { detail },
+    12 => ContextTooLong { detail },
+    13 => OutOfMemory { detail },
+    14 => LocalFailed { name },
+    15 => InvalidUtf8,
+    16 => NoBody,
+    17 => Unfinished,
+    18 => Malformed { detail },
+    19 => TooLarge { what },
+    20 => BuiltIn,
+    21 => LocalSettingsUnreadable,
+    22 => NoAbortController,
+    23 => NoHeaders,
+    24 => HeaderRefused { name },
+});
+
+impl From<FailureReason> for Wire {
+    fn from(r: FailureReason) -> Wire {
+        let mut w = Wire(0, Vec::new(), Vec::new(), Vec::new());
+        r.put(&mut w);
+        w
+    }
+}
+
+impl TryFrom<Wire> for FailureReason {
+    type Error = WireError;
+    fn try_from(w: Wire) -> Result<FailureReason, WireError> {
+        let Wire(_, s, n, p) = w;
+        FailureReason::take(&mut Reader {
+            s: s.into_iter(),
+            n: n.into_iter(),
+            p: p.into_iter(),
+        })
+    }
+}
+
+impl fmt::Display for FailureReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use FailureReason as R;
+        match self {
+            R::Stopped => f.write_str("stopped by the user"),
+            R::StoppedWaitingToRetry => f.write_str("stopped by the user while waiting to retry"),
+            R::StoppedBeforeSent => f.write_str("stopped by the user before it was sent"),
+            R::StoppedWhileLoading => f.write_str(
+                "stopped by the user while the local model was loading; nothing was generated",
+            ),
+            R::NoProvider => {
+                f.write_str("this execution has no model provider; resume the session")
+            }
+            R::NoResponseWithin { seconds } => {
+                write!(f, "no response arrived within {seconds} s")
+            }
+            R::NoByteFor { seconds } => write!(f, "no byte of the reply arrived for {seconds} s"),
+            R::LoadStalled {
+                seconds,
+                read,
+                total,
+            } => write!(
+                f,
+                "the local model stopped loading: no progress for {seconds} s, at {read} of {total} bytes; nothing was generated"
+            ),
+            R::RequestFailed => f.write_str("the request failed before any response arrived"),
+            R::ReplyStopped => f.write_str("the reply stopped arriving"),
+            R::NotGguf { detail } => write!(f, "the model file is not a GGUF model: {detail}"),
+            R::UnsupportedArchitecture { detail } => write!(
+                f,
+                "llama.cpp does not support this model's architecture: {detail}"
+            ),
+            R::ContextTooLong { detail } => write!(
+                f,
+                "the conversation does not fit the model's context: {detail}"
+            ),
+            R::OutOfMemory { detail } => {
+                write!(f, "the browser ran out of memory for the model: {detail}")
+            }
+            R::LocalFailed { name } => write!(f, "{name}: the local model failed"),
+            R::InvalidUtf8 => f.write_str(
+                "the model produced bytes that are not UTF-8 text; the reply is broken",
+            ),
+            R::NoBody => f.write_str("the provider answered without a body"),
+            R::Unfinished => {
+                f.write_str("the reply stream ended without the provider's finish reason")
+            }
+            R::Malformed { detail } => write!(f, "the reply stream was malformed: {detail}"),
+            R::TooLarge { what } => write!(f, "the reply was too large ({what})"),
+            R::BuiltIn => f.write_str("the built-in agent sends no requests"),
+            R::LocalSettingsUnreadable => f.write_str("the local model's settings are unreadable"),
+            R::NoAbortController => f.write_str(
+                "the browser refused to make an abort controller; nothing was sent",
+            ),
+            R::NoHeaders => f.write_str("the browser refused to build the request headers"),
+            R::HeaderRefused { name } => write!(
+                f,
+                "the request header {name} has characters a browser cannot send"
+            ),
+        }
+    }
 }
 
 /// Why a provider request ended without a complete reply.
@@ -664,8 +853,18 @@ impl JournalRecord {
             JournalRecord::ProviderFailed {
                 message,
                 partial_text,
+                reason,
                 ..
-            } => check_failure(message, partial_text),
+            } => {
+                // Its outside words are in `message` too: one bound for both.
+                let words = reason.as_ref().map(|r| r.to_string());
+                check_failure(message, partial_text)?;
+                check_text(
+                    "failure reason",
+                    words.as_deref().unwrap_or_default(),
+                    limits::MAX_PROVIDER_MESSAGE_BYTES,
+                )
+            }
             JournalRecord::ProviderRetried { message, .. } => check_failure(message, ""),
             JournalRecord::Session { record } => {
                 // Its text fields are notes and failure details; one

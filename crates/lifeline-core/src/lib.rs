@@ -86,6 +86,7 @@ pub mod stop;
 pub mod stored_output;
 pub mod tag_first;
 pub mod view;
+pub mod wire;
 
 pub use command::{Binding, BindingField, BindingMismatch, Budget, CommandRecord};
 pub use controller::{

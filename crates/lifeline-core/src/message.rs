@@ -431,6 +431,8 @@ pub enum ClientRequest {
         class: ProviderFailureClass,
         message: String,
         partial_text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<crate::journal::FailureReason>,
     },
     /// Records that one attempt at a provider request was refused before
     /// the provider processed it and will be sent again after `wait_ms`.

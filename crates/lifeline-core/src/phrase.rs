@@ -22,10 +22,15 @@ use crate::environment::FolderAccess;
 use crate::id::{
     CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
 };
+use crate::journal::FailureReason;
 use crate::outcome::Outcome;
-use crate::profile::{CredentialFailure, LocalFile, ProfileBlock, Provider, Sampling};
+use crate::profile::{
+    CredentialFailure, InvalidProfile, LocalFile, ProfileBlock, Provider, Sampling,
+};
 use crate::session::Refusal;
-use crate::session_record::{FailureCause, LaunchFailure, LoadError};
+use crate::session_record::{FailureCause, LaunchFailure, LoadError, RuntimeEnd};
+use crate::wire::{nested, Arg, Reader};
+pub use crate::wire::{Wire, WireError};
 
 /// What the journal could not do, as the controller's `JournalError` says
 /// it, with its free-text details as arguments.
@@ -115,6 +120,17 @@ pub enum Phrase {
     /// One session runs at a time: another opens once the open one's turn
     /// or start has ended.
     SwitchWhileWorking,
+    /// A session list action its item does not offer now.
+    NotOffered,
+    /// Why a provider request failed, as the app recorded it.
+    FailedBecause {
+        reason: FailureReason,
+    },
+    /// Text recorded before its reason was (the provider's, the browser's
+    /// or an older build's words), shown as it is.
+    Recorded {
+        text: String,
+    },
     // ---- rows' evidence ----
     NoMessagesYet,
     TurnsRepliesLost {
@@ -253,8 +269,9 @@ pub enum Phrase {
         detail: String,
     },
     NoKeyForCommands,
+    /// A profile setting refused, with what it must be.
     ProfileInvalid {
-        detail: String,
+        invalid: InvalidProfile,
     },
     MessageTooLong {
         bytes: u64,
@@ -605,6 +622,9 @@ impl fmt::Display for Phrase {
             P::AnotherTabInControl => f.write_str(
                 "another tab is in control; act there, or close that tab and this one takes over",
             ),
+            P::NotOffered => f.write_str("the session does not offer it now"),
+            P::FailedBecause { reason } => reason.fmt(f),
+            P::Recorded { text } => f.write_str(text),
             P::FoldersUnsupported => f.write_str(
                 "this browser cannot open local folders; open Lifeline in a browser that can",
             ),
@@ -740,7 +760,7 @@ impl fmt::Display for Phrase {
             P::NoKeyForCommands => f.write_str(
                 "there is no API key to give commands; enter one or clear that field",
             ),
-            P::ProfileInvalid { detail } => write!(f, "the profile is not valid: {detail}"),
+            P::ProfileInvalid { invalid } => write!(f, "the profile is not valid: {invalid}"),
             P::MessageTooLong { bytes, limit } => {
                 write!(f, "the message is {bytes} bytes; the limit is {limit}")
             }
@@ -928,111 +948,21 @@ impl fmt::Display for Phrase {
 // place that gives each phrase its kind number; `encode`'s `match` is
 // exhaustive, so a new phrase must be listed to compile.
 
-/// The serialized form of a [`Phrase`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Wire(u16, Vec<String>, Vec<u64>, Vec<Wire>);
-
-/// A wire phrase that does not decode (an unknown kind, a missing or
-/// malformed argument).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WireError;
-
-impl fmt::Display for WireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("malformed phrase")
-    }
-}
-
-struct Reader {
-    s: std::vec::IntoIter<String>,
-    n: std::vec::IntoIter<u64>,
-    p: std::vec::IntoIter<Wire>,
-}
-
-// Out of line: one call per argument keeps `decode` small in the UI's wasm.
-impl Reader {
-    #[inline(never)]
-    fn s(&mut self) -> Result<String, WireError> {
-        self.s.next().ok_or(WireError)
-    }
-    #[inline(never)]
-    fn n(&mut self) -> Result<u64, WireError> {
-        self.n.next().ok_or(WireError)
-    }
-    #[inline(never)]
-    fn n32(&mut self) -> Result<u32, WireError> {
-        u32::try_from(self.n()?).map_err(|_| WireError)
-    }
-    fn p(&mut self) -> Result<Wire, WireError> {
-        self.p.next().ok_or(WireError)
-    }
-}
-
-/// One argument of a phrase on the wire.
-trait Arg: Sized {
-    fn put(&self, w: &mut Wire);
-    fn take(r: &mut Reader) -> Result<Self, WireError>;
-}
-
-impl Arg for String {
+impl Arg for Option<RuntimeEnd> {
     fn put(&self, w: &mut Wire) {
-        w.1.push(self.clone());
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        r.s()
-    }
-}
-
-impl Arg for u64 {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(*self);
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        r.n()
-    }
-}
-
-impl Arg for u32 {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(u64::from(*self));
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        r.n32()
-    }
-}
-
-impl Arg for usize {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(*self as u64);
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        usize::try_from(r.n()?).map_err(|_| WireError)
-    }
-}
-
-impl Arg for bool {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(u64::from(*self));
-    }
-    fn take(r: &mut Reader) -> Result<Self, WireError> {
-        Ok(r.n()? != 0)
-    }
-}
-
-impl Arg for Option<bool> {
-    fn put(&self, w: &mut Wire) {
-        w.2.push(match self {
-            None => 0,
-            Some(false) => 1,
-            Some(true) => 2,
+        let i = self.map_or(0, |e| {
+            1 + RuntimeEnd::ALL.iter().position(|a| *a == e).unwrap_or(0)
         });
+        w.2.push(i as u64);
     }
     fn take(r: &mut Reader) -> Result<Self, WireError> {
-        match r.n()? {
+        match usize::take(r)? {
             0 => Ok(None),
-            1 => Ok(Some(false)),
-            2 => Ok(Some(true)),
-            _ => Err(WireError),
+            i => RuntimeEnd::ALL
+                .get(i - 1)
+                .copied()
+                .map(Some)
+                .ok_or(WireError),
         }
     }
 }
@@ -1089,31 +1019,38 @@ id_arg!(
     StartupAttemptId
 );
 
-/// A nested enum on the wire: a kind number, then its arguments.
-macro_rules! nested {
-    ($t:ident { $($k:literal => $v:ident $({ $($f:ident),* })?,)* }) => {
-        impl Arg for $t {
-            fn put(&self, w: &mut Wire) {
-                match self {
-                    $($t::$v $({ $($f),* })? => {
-                        w.2.push($k);
-                        $($( $f.put(w); )*)?
-                    })*
-                }
-            }
-            fn take(r: &mut Reader) -> Result<Self, WireError> {
-                Ok(match r.n()? {
-                    $($k => $t::$v $({ $($f: Arg::take(r)?),* })?,)*
-                    _ => return Err(WireError),
-                })
-            }
-        }
-    };
-}
-
 nested!(ProfileBlock {
     0 => Unreadable { detail },
     1 => OtherOwner { owner },
+});
+nested!(InvalidProfile {
+    0 => OtherOwner { owner },
+    1 => Name,
+    2 => BaseUrl,
+    3 => ModelName,
+    4 => LocalName,
+    5 => LocalSettingsTooLong,
+    6 => LocalSettingsUnreadable,
+    7 => LocalFileFacts,
+    8 => LocalModelNameTooLong,
+    9 => LocalStoredName,
+    10 => LocalFileEmpty,
+    11 => TemperatureText,
+    12 => TopPText,
+    13 => MaxTokensText,
+    14 => ContextText,
+    15 => Temperature,
+    16 => TopP,
+    17 => Context { most },
+    18 => MaxTokens,
+    19 => Attempts,
+    20 => RetryPeriod,
+    21 => Timeouts,
+    22 => TooManyEnv,
+    23 => EnvName { name },
+    24 => EnvReserved { name },
+    25 => EnvTwice { name },
+    26 => EnvValueTooLong { name },
 });
 nested!(CredentialFailure {
     0 => Missing,
@@ -1148,7 +1085,7 @@ nested!(FailureCause {
     4 => Load { error },
     5 => CleanupFailed { detail },
     6 => AgentFailed { detail },
-    7 => RuntimeLost { detail },
+    7 => RuntimeLost { detail, end },
 });
 nested!(Refusal {
     0 => UnknownSession,
@@ -1307,7 +1244,7 @@ phrase_wire! {
     76 => NoIdMade,
     77 => KeyNotStored { detail },
     78 => NoKeyForCommands,
-    79 => ProfileInvalid { detail },
+    79 => ProfileInvalid { invalid },
     80 => MessageTooLong { bytes, limit },
     81 => JournalDegraded { detail },
     82 => Plan { error },
@@ -1358,6 +1295,9 @@ phrase_wire! {
     128 => RetryOverloaded { seconds },
     129 => RetryNotConnected { seconds },
     130 => SwitchWhileWorking,
+    131 => NotOffered,
+    132 => FailedBecause { reason },
+    133 => Recorded { text },
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
     200 => LocalModelRefused { detail },

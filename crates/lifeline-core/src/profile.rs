@@ -180,17 +180,11 @@ impl Sampling {
     /// bounds that depend on the model are [`Sampling::check`]'s.
     pub fn parse(texts: &[String]) -> Result<Sampling, InvalidProfile> {
         let text = |i: usize| texts.get(i).map_or("", |t| t.trim());
-        let bad = |m: &str| InvalidProfile(m.into());
-        let temperature_percent = parse_hundredths(text(0))
-            .ok_or_else(|| bad("the temperature must be a number from 0 to 2, such as 0.7"))?;
-        let top_p_percent = parse_hundredths(text(1))
-            .ok_or_else(|| bad("top-p must be a number above 0 and at most 1, such as 0.9"))?;
-        let max_tokens = text(2)
-            .parse()
-            .map_err(|_| bad("max tokens must be a whole number of tokens"))?;
-        let context_tokens = text(3)
-            .parse()
-            .map_err(|_| bad("the context size must be a whole number of tokens"))?;
+        let temperature_percent =
+            parse_hundredths(text(0)).ok_or(InvalidProfile::TemperatureText)?;
+        let top_p_percent = parse_hundredths(text(1)).ok_or(InvalidProfile::TopPText)?;
+        let max_tokens = text(2).parse().map_err(|_| InvalidProfile::MaxTokensText)?;
+        let context_tokens = text(3).parse().map_err(|_| InvalidProfile::ContextText)?;
         Ok(Sampling {
             temperature_percent,
             top_p_percent,
@@ -200,23 +194,19 @@ impl Sampling {
     }
 
     pub fn check(&self, trained_context: u64) -> Result<(), InvalidProfile> {
-        let bad = |m: String| Err(InvalidProfile(m));
         if self.temperature_percent > 200 {
-            return bad("the temperature must be 0 to 2".into());
+            return Err(InvalidProfile::Temperature);
         }
         if !(1..=100).contains(&self.top_p_percent) {
-            return bad("top-p must be above 0 and at most 1".into());
+            return Err(InvalidProfile::TopP);
         }
         let most =
             limits::MAX_LOCAL_CONTEXT.min(trained_context.max(limits::MIN_LOCAL_CONTEXT as u64));
         if !(limits::MIN_LOCAL_CONTEXT as u64..=most).contains(&(self.context_tokens as u64)) {
-            return bad(format!(
-                "the context size must be {} to {most} tokens for this model",
-                limits::MIN_LOCAL_CONTEXT
-            ));
+            return Err(InvalidProfile::Context { most });
         }
         if self.max_tokens == 0 || self.max_tokens >= self.context_tokens {
-            return bad("max tokens must be at least 1 and below the context size".into());
+            return Err(InvalidProfile::MaxTokens);
         }
         Ok(())
     }
@@ -299,10 +289,7 @@ impl Provider {
         let Provider::Local { spec, .. } = self else {
             return None;
         };
-        Some(
-            serde_json::from_str(spec)
-                .map_err(|_| InvalidProfile("the local model's settings are unreadable".into())),
-        )
+        Some(serde_json::from_str(spec).map_err(|_| InvalidProfile::LocalSettingsUnreadable))
     }
 }
 
@@ -413,24 +400,15 @@ impl AgentBudget {
     pub fn check(&self) -> Result<(), InvalidProfile> {
         let seconds = |ms: u64, max: u64| (1000..=max * 1000).contains(&ms);
         if !(1..=limits::MAX_ATTEMPTS).contains(&self.max_attempts) {
-            return Err(InvalidProfile(format!(
-                "attempts per request must be 1 to {}",
-                limits::MAX_ATTEMPTS
-            )));
+            return Err(InvalidProfile::Attempts);
         }
         if !seconds(self.max_retry_ms, limits::MAX_RETRY_SECONDS) {
-            return Err(InvalidProfile(format!(
-                "the retry period must be 1 to {} seconds",
-                limits::MAX_RETRY_SECONDS
-            )));
+            return Err(InvalidProfile::RetryPeriod);
         }
         if !seconds(self.connect_timeout_ms, limits::MAX_TIMEOUT_SECONDS)
             || !seconds(self.idle_timeout_ms, limits::MAX_TIMEOUT_SECONDS)
         {
-            return Err(InvalidProfile(format!(
-                "timeouts must be 1 to {} seconds",
-                limits::MAX_TIMEOUT_SECONDS
-            )));
+            return Err(InvalidProfile::Timeouts);
         }
         Ok(())
     }
@@ -455,16 +433,14 @@ impl LocalFile {
     fn check(&self) -> Result<(), InvalidProfile> {
         let short = |s: &str| !s.trim().is_empty() && s.len() <= limits::MAX_LOCAL_FACT_BYTES;
         if !short(&self.name) || !short(&self.architecture) {
-            return Err(InvalidProfile(
-                "the model file's name or architecture is empty or too long".into(),
-            ));
+            return Err(InvalidProfile::LocalFileFacts);
         }
         if self
             .model_name
             .as_deref()
             .is_some_and(|n| n.len() > limits::MAX_LOCAL_FACT_BYTES)
         {
-            return Err(InvalidProfile("the model's name is too long".into()));
+            return Err(InvalidProfile::LocalModelNameTooLong);
         }
         // One plain name inside the model folder: a stored record must not
         // point the shell elsewhere in the private file system.
@@ -473,12 +449,10 @@ impl LocalFile {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
         if !short(&self.stored_as) || !plain || self.stored_as.starts_with('.') {
-            return Err(InvalidProfile(
-                "the stored model file's name must be letters, digits, - _ and .".into(),
-            ));
+            return Err(InvalidProfile::LocalStoredName);
         }
         if self.size == 0 {
-            return Err(InvalidProfile("the model file is empty".into()));
+            return Err(InvalidProfile::LocalFileEmpty);
         }
         Ok(())
     }
@@ -522,13 +496,129 @@ pub struct ProfileRef {
     pub revision: u64,
 }
 
-/// Why a profile cannot be stored.
+/// Why a profile cannot be stored: which setting, and what it must be.
+/// The bounds are [`limits`]' (only the context's depends on the model, so
+/// it travels); `lifeline-words` words it for the profile form, and its
+/// `Display` is the English for logs and the profile store's errors.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvalidProfile(pub String);
+pub enum InvalidProfile {
+    /// The profile belongs to another executor.
+    OtherOwner {
+        owner: String,
+    },
+    /// Blank, or longer than [`limits::MAX_NAME_BYTES`].
+    Name,
+    BaseUrl,
+    /// A remote provider's model name: blank or too long.
+    ModelName,
+    /// A local model's name: blank or too long.
+    LocalName,
+    LocalSettingsTooLong,
+    LocalSettingsUnreadable,
+    /// The model file's name or architecture: blank or too long.
+    LocalFileFacts,
+    LocalModelNameTooLong,
+    /// The stored copy's name is not one plain name.
+    LocalStoredName,
+    LocalFileEmpty,
+    /// The form's texts that are not numbers of the right kind.
+    TemperatureText,
+    TopPText,
+    MaxTokensText,
+    ContextText,
+    /// Numbers out of their bounds.
+    Temperature,
+    TopP,
+    /// The context must be [`limits::MIN_LOCAL_CONTEXT`] to `most` tokens
+    /// for this model.
+    Context {
+        most: u64,
+    },
+    MaxTokens,
+    Attempts,
+    RetryPeriod,
+    Timeouts,
+    TooManyEnv,
+    EnvName {
+        name: String,
+    },
+    EnvReserved {
+        name: String,
+    },
+    EnvTwice {
+        name: String,
+    },
+    EnvValueTooLong {
+        name: String,
+    },
+}
 
 impl core::fmt::Display for InvalidProfile {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(&self.0)
+        use limits as L;
+        use InvalidProfile as I;
+        match self {
+            I::OtherOwner { owner } => {
+                write!(f, "the profile belongs to {owner:?}, not this browser")
+            }
+            I::Name => write!(
+                f,
+                "a profile needs a name of 1 to {} bytes",
+                L::MAX_NAME_BYTES
+            ),
+            I::BaseUrl => f.write_str("the base URL must start with http:// or https://"),
+            I::ModelName => f.write_str("the model name is empty or too long"),
+            I::LocalName => f.write_str("the model's name is empty or too long"),
+            I::LocalSettingsTooLong => f.write_str("the local model's settings are too long"),
+            I::LocalSettingsUnreadable => f.write_str("the local model's settings are unreadable"),
+            I::LocalFileFacts => {
+                f.write_str("the model file's name or architecture is empty or too long")
+            }
+            I::LocalModelNameTooLong => f.write_str("the model's name is too long"),
+            I::LocalStoredName => {
+                f.write_str("the stored model file's name must be letters, digits, - _ and .")
+            }
+            I::LocalFileEmpty => f.write_str("the model file is empty"),
+            I::TemperatureText => {
+                f.write_str("the temperature must be a number from 0 to 2, such as 0.7")
+            }
+            I::TopPText => f.write_str("top-p must be a number above 0 and at most 1, such as 0.9"),
+            I::MaxTokensText => f.write_str("max tokens must be a whole number of tokens"),
+            I::ContextText => f.write_str("the context size must be a whole number of tokens"),
+            I::Temperature => f.write_str("the temperature must be 0 to 2"),
+            I::TopP => f.write_str("top-p must be above 0 and at most 1"),
+            I::Context { most } => write!(
+                f,
+                "the context size must be {} to {most} tokens for this model",
+                L::MIN_LOCAL_CONTEXT
+            ),
+            I::MaxTokens => f.write_str("max tokens must be at least 1 and below the context size"),
+            I::Attempts => write!(f, "attempts per request must be 1 to {}", L::MAX_ATTEMPTS),
+            I::RetryPeriod => write!(
+                f,
+                "the retry period must be 1 to {} seconds",
+                L::MAX_RETRY_SECONDS
+            ),
+            I::Timeouts => write!(
+                f,
+                "timeouts must be 1 to {} seconds",
+                L::MAX_TIMEOUT_SECONDS
+            ),
+            I::TooManyEnv => write!(
+                f,
+                "a profile has at most {} environment variables",
+                L::MAX_ENV_VARS
+            ),
+            I::EnvName { name } => write!(
+                f,
+                "environment variable name {name:?} must be letters, digits and _"
+            ),
+            I::EnvReserved { name } => {
+                write!(f, "{name} is set by the runtime and cannot be overridden")
+            }
+            I::EnvTwice { name } => write!(f, "environment variable {name} is defined twice"),
+            I::EnvValueTooLong { name } => write!(f, "the value of {name} is too long"),
+        }
     }
 }
 
@@ -539,18 +629,14 @@ impl Profile {
     /// Checked before writing and after reading (a record from storage is
     /// outside input like any other).
     pub fn validate(&self) -> Result<(), InvalidProfile> {
-        let bad = |m: String| Err(InvalidProfile(m));
+        use InvalidProfile as I;
         if self.owner != OWNER {
-            return bad(format!(
-                "the profile belongs to {:?}, not this browser",
-                self.owner
-            ));
+            return Err(I::OtherOwner {
+                owner: self.owner.clone(),
+            });
         }
         if self.name.trim().is_empty() || self.name.len() > limits::MAX_NAME_BYTES {
-            return bad(format!(
-                "a profile needs a name of 1 to {} bytes",
-                limits::MAX_NAME_BYTES
-            ));
+            return Err(I::Name);
         }
         match &self.provider {
             Provider::BuiltIn => {}
@@ -559,32 +645,28 @@ impl Profile {
                 if !(base_url.starts_with("http://") || base_url.starts_with("https://"))
                     || base_url.len() > limits::MAX_URL_BYTES
                 {
-                    return bad("the base URL must start with http:// or https://".into());
+                    return Err(I::BaseUrl);
                 }
                 if model.trim().is_empty() || model.len() > limits::MAX_MODEL_BYTES {
-                    return bad("the model name is empty or too long".into());
+                    return Err(I::ModelName);
                 }
             }
             Provider::Local { name, spec } => {
                 if name.trim().is_empty() || name.len() > limits::MAX_LOCAL_FACT_BYTES {
-                    return bad("the model's name is empty or too long".into());
+                    return Err(I::LocalName);
                 }
                 if spec.len() > limits::MAX_LOCAL_SPEC_BYTES {
-                    return bad("the local model's settings are too long".into());
+                    return Err(I::LocalSettingsTooLong);
                 }
-                let LocalModel { file, sampling } = serde_json::from_str(spec).map_err(|_| {
-                    InvalidProfile("the local model's settings are unreadable".into())
-                })?;
+                let LocalModel { file, sampling } =
+                    serde_json::from_str(spec).map_err(|_| I::LocalSettingsUnreadable)?;
                 file.check()?;
                 sampling.check(file.context_length)?;
             }
         }
         self.budget.check()?;
         if self.env.len() > limits::MAX_ENV_VARS {
-            return bad(format!(
-                "a profile has at most {} environment variables",
-                limits::MAX_ENV_VARS
-            ));
+            return Err(I::TooManyEnv);
         }
         let mut names = BTreeSet::new();
         for var in &self.env {
@@ -593,22 +675,19 @@ impl Profile {
                 && n.len() <= limits::MAX_ENV_NAME_BYTES
                 && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
                 && !n.as_bytes()[0].is_ascii_digit();
+            let name = || n.clone();
             if !valid {
-                return bad(format!(
-                    "environment variable name {n:?} must be letters, digits and _"
-                ));
+                return Err(I::EnvName { name: name() });
             }
             if RESERVED_ENV.contains(&n.as_str()) {
-                return bad(format!(
-                    "{n} is set by the runtime and cannot be overridden"
-                ));
+                return Err(I::EnvReserved { name: name() });
             }
             if !names.insert(n.as_str()) {
-                return bad(format!("environment variable {n} is defined twice"));
+                return Err(I::EnvTwice { name: name() });
             }
             if let EnvValue::Literal(v) = &var.value {
                 if v.len() > limits::MAX_ENV_VALUE_BYTES {
-                    return bad(format!("the value of {n} is too long"));
+                    return Err(I::EnvValueTooLong { name: name() });
                 }
             }
         }
@@ -736,7 +815,11 @@ pub fn resolve_for_resume(
                 budget: p.budget,
                 note: None,
             }),
-            Err(e) => Err(ProfileBlock::Unreadable { detail: e.0 }),
+            // Recorded as the session's failure cause: the journal keeps
+            // the English, as it keeps every recorded detail.
+            Err(e) => Err(ProfileBlock::Unreadable {
+                detail: e.to_string(),
+            }),
         },
         ProfileLookup::Deleted => Ok(without(Some(
             "the profile this session ran with was deleted; it resumes without that profile's environment variables".into(),

@@ -206,3 +206,48 @@ fn the_form_s_sampling_replaces_a_local_model_s_and_nothing_else() {
     let bad = ["hot", "1", "100", "512"].map(String::from).to_vec();
     assert!(tiny().provider().with_sampling(&bad).is_err());
 }
+
+#[test]
+fn a_refusal_names_the_setting_and_its_bound_not_english() {
+    // The context's bound depends on the model, so it travels with the
+    // refusal; the other bounds are the limits the words read.
+    assert_eq!(
+        with(|_, s| s.context_tokens = 64),
+        Err(InvalidProfile::Context { most: 1024 })
+    );
+    assert_eq!(
+        with(|_, s| s.temperature_percent = 201),
+        Err(InvalidProfile::Temperature)
+    );
+    assert_eq!(with(|f, _| f.size = 0), Err(InvalidProfile::LocalFileEmpty));
+    assert_eq!(
+        Sampling::parse(&["x".into(), "0.9".into(), "1".into(), "128".into()]),
+        Err(InvalidProfile::TemperatureText)
+    );
+    let mut p = local();
+    p.env = vec![
+        EnvVar {
+            name: "A".into(),
+            value: EnvValue::Literal("1".into()),
+        };
+        2
+    ];
+    assert_eq!(
+        p.validate(),
+        Err(InvalidProfile::EnvTwice { name: "A".into() })
+    );
+    p.env.truncate(1);
+    p.env[0].name = "PWD".into();
+    assert_eq!(
+        p.validate(),
+        Err(InvalidProfile::EnvReserved { name: "PWD".into() })
+    );
+    p.env.clear();
+    p.owner = "elsewhere".into();
+    let refused = p.validate().unwrap_err();
+    // Its `Display` is the English of logs and the store's errors.
+    assert_eq!(
+        refused.to_string(),
+        "the profile belongs to \"elsewhere\", not this browser"
+    );
+}

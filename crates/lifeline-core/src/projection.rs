@@ -588,6 +588,9 @@ pub enum ProviderOutcome {
         partial_text: String,
         stamp: ErrorStamp,
         position: u64,
+        /// Snapshots written before it have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<crate::journal::FailureReason>,
     },
 }
 }
@@ -620,15 +623,17 @@ impl ProviderOutcome {
                     class: a,
                     message: b,
                     partial_text: c,
+                    reason: d,
                     ..
                 },
                 ProviderOutcome::Failed {
                     class: a2,
                     message: b2,
                     partial_text: c2,
+                    reason: d2,
                     ..
                 },
-            ) => a == a2 && b == b2 && c == c2,
+            ) => a == a2 && b == b2 && c == c2 && d == d2,
             _ => false,
         }
     }
@@ -1529,6 +1534,7 @@ impl Projection {
                 message,
                 partial_text,
                 stamp,
+                reason,
             } => {
                 self.provider_outcome_allowed(*request)?;
                 self.fresh(stamp.as_u128(), "error stamp")?;
@@ -1539,6 +1545,7 @@ impl Projection {
                         partial_text: partial_text.clone(),
                         stamp: *stamp,
                         position,
+                        reason: reason.clone(),
                     });
                 }
             }

@@ -199,6 +199,7 @@ fn a_failed_execution_shows_failed_until_the_next_start() {
             generation: Generation(1),
             cause: FailureCause::RuntimeLost {
                 detail: "gone".into(),
+                end: None,
             },
         },
     );

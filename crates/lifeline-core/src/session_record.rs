@@ -144,9 +144,50 @@ pub enum FailureCause {
     /// The execution's runtime worker stopped on its own (a crash). The
     /// workspace is kept; Resume starts a new generation on it.
     RuntimeLost {
+        /// The browser's words, or the English of `end`.
         detail: String,
+        /// How the app learned it, when it did (the page words it);
+        /// records written before it have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        end: Option<RuntimeEnd>,
     },
 }
+}
+
+/// How the app learned that a session's runtime ended, when it was not
+/// the browser's report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeEnd {
+    /// The worker behind its port ended (its lock released, its port
+    /// closed).
+    WorkerEnded,
+    /// The journal retired its generation.
+    Retired,
+    /// The journal records its generation gone.
+    Gone,
+    /// The journal does not know its generation.
+    Unknown,
+}
+
+impl RuntimeEnd {
+    pub const ALL: [RuntimeEnd; 4] = [
+        RuntimeEnd::WorkerEnded,
+        RuntimeEnd::Retired,
+        RuntimeEnd::Gone,
+        RuntimeEnd::Unknown,
+    ];
+}
+
+impl core::fmt::Display for RuntimeEnd {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            RuntimeEnd::WorkerEnded => "its worker ended",
+            RuntimeEnd::Retired => "the journal retired it",
+            RuntimeEnd::Gone => "the journal records it gone",
+            RuntimeEnd::Unknown => "the journal does not know it",
+        })
+    }
 }
 
 impl core::fmt::Display for FailureCause {
@@ -190,7 +231,7 @@ impl core::fmt::Display for FailureCause {
                 "stopping did not finish: {detail}; the session's workspace is kept. Reload the page to stop the runtime"
             ),
             FailureCause::AgentFailed { detail } => write!(f, "the turn failed: {detail}"),
-            FailureCause::RuntimeLost { detail } => write!(
+            FailureCause::RuntimeLost { detail, .. } => write!(
                 f,
                 "the runtime worker stopped ({detail}); the workspace is kept. Resume to continue in a new runtime"
             ),

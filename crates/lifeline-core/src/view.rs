@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::action::Action;
 use crate::agent::plan_key;
 use crate::event::RetainedBody;
 use crate::id::{CommandId, EventSeq, Generation, Millis, ProviderRequestId, SessionId, TurnId};
@@ -127,7 +128,7 @@ pub enum ViewDelta<T = Phrase> {
         text: Option<String>,
         /// Names of the tools the reply called, in order.
         tool_calls: Vec<String>,
-        failure: Option<ProviderFailureView>,
+        failure: Option<ProviderFailureView<T>>,
         /// `text` as marked markdown ([`crate::render::marked_markdown`]).
         #[serde(default)]
         text_md: String,
@@ -238,7 +239,7 @@ impl<T> ViewDelta<T> {
                 status,
                 text,
                 tool_calls,
-                failure,
+                failure: failure.map(|f| f.word(word)),
                 text_md,
             },
         }
@@ -287,11 +288,25 @@ impl ProviderRequestStatus {
 
 /// A recorded provider failure, ready to show.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProviderFailureView {
+pub struct ProviderFailureView<T = Phrase> {
     pub class: ProviderFailureClass,
     pub label: String,
-    pub message: String,
+    /// What happened: the recorded reason, worded for the reader
+    /// ([`Phrase::FailedBecause`]), else the recorded message as it is
+    /// ([`Phrase::Recorded`]: the provider's or the browser's own words).
+    pub message: T,
     pub advice: String,
+}
+
+impl<T> ProviderFailureView<T> {
+    pub fn word<U>(self, word: &mut impl FnMut(T) -> U) -> ProviderFailureView<U> {
+        ProviderFailureView {
+            class: self.class,
+            label: self.label,
+            message: word(self.message),
+            advice: self.advice,
+        }
+    }
 }
 
 /// Everything a tab needs to show `session` from scratch.
@@ -398,6 +413,7 @@ fn provider_delta(projection: &Projection, request: ProviderRequestId) -> Option
             class,
             message,
             partial_text,
+            reason,
             ..
         }) => (
             ProviderRequestStatus::Failed,
@@ -406,7 +422,14 @@ fn provider_delta(projection: &Projection, request: ProviderRequestId) -> Option
             Some(ProviderFailureView {
                 class: *class,
                 label: class.label().to_string(),
-                message: message.clone(),
+                message: match reason {
+                    Some(reason) => Phrase::FailedBecause {
+                        reason: reason.clone(),
+                    },
+                    None => Phrase::Recorded {
+                        text: message.clone(),
+                    },
+                },
                 advice: class.advice().to_string(),
             }),
         ),
@@ -733,6 +756,29 @@ pub struct SessionItem {
     pub continued_in: Option<SessionId>,
     /// About how many bytes its records and artifacts take in the journal.
     pub bytes: u64,
+    /// The action its row and the Details pane offer (Archive, or
+    /// Unarchive once archived), decided here like the card's: the page
+    /// only renders it, and the engine takes only an offered one
+    /// ([`session_offers`]). One, not a list: the page's wasm budget.
+    pub action: Action,
+}
+
+/// The action the session list offers for a session: Archive, or
+/// Unarchive once archived (Delete, which asks first, is always there).
+/// None for a session the journal does not list.
+pub fn session_offers(projection: &Projection, session: SessionId) -> Option<Action> {
+    match projection.sessions.get(&session) {
+        Some(s) if !s.deleted => Some(offer(s)),
+        _ => None,
+    }
+}
+
+fn offer(s: &crate::projection::SessionView) -> Action {
+    if s.archived {
+        Action::Unarchive
+    } else {
+        Action::Archive
+    }
 }
 
 /// A first prompt names its session by this many characters at most.
@@ -813,6 +859,7 @@ fn session_item(p: &Projection, s: &crate::projection::SessionView) -> SessionIt
         continued_from: s.continued_from,
         continued_in: s.continued_in,
         bytes: s.bytes,
+        action: offer(s),
     }
 }
 

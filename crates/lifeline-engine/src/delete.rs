@@ -13,8 +13,10 @@
 use lifeline_core::agent;
 use lifeline_core::message::ClientRequest;
 use lifeline_core::phrase::Phrase;
+use lifeline_core::recovery::Action;
 use lifeline_core::session::Refusal;
 use lifeline_core::session_record::SessionRecord;
+use lifeline_core::view::session_offers;
 use lifeline_core::{JournalRecord, Millis, PersistBatch, SessionId, WorkspaceId};
 use lifeline_protocol::{Level, Role};
 
@@ -29,10 +31,26 @@ const CLEANUP_RETRY_MS: u64 = 2_000;
 impl Engine {
     /// Archive or Unarchive from the session list or the Details pane, for
     /// any session, open or not.
-    pub fn handle_archive_session(&mut self, session: SessionId, archive: bool, now: Millis) {
+    /// Only an action the session's list item offers now runs
+    /// (`view::session_offers`), as only an action the card offers does.
+    pub fn handle_session_action(&mut self, session: SessionId, action: Action, now: Millis) {
         if self.role == Role::Follower {
             return self.notice("sessions", Level::Info, Phrase::AnotherTabInControl);
         }
+        let offered = self
+            .projection()
+            .is_some_and(|p| session_offers(p, session) == Some(action));
+        if !offered {
+            return self.notice(
+                "sessions",
+                Level::Warning,
+                Phrase::ActionNotPossible {
+                    action,
+                    reason: Box::new(Phrase::NotOffered),
+                },
+            );
+        }
+        let archive = action == Action::Archive;
         if archive && self.session == Some(session) {
             // Archived sessions cannot be inspected (004 005).
             self.close_workspace_view();

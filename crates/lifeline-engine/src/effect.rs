@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use lifeline_core::environment::FolderAccess;
+use lifeline_core::journal::FailureReason;
 use lifeline_core::phrase::JournalFault;
 use lifeline_core::profile::{Provider, Secret, Tool};
 use lifeline_core::session::Environment;
@@ -206,6 +207,9 @@ pub struct ProviderFailure {
     /// How long the provider asked to wait (`Retry-After`, or a rate-limit
     /// reset header), when it did.
     pub retry_after_ms: Option<u64>,
+    /// Why, when the app knows (recorded beside `message`, which is its
+    /// English with the outside words): the page words it.
+    pub reason: Option<FailureReason>,
 }
 
 /// Where a provider request failed: the fact a retry decision rests on.

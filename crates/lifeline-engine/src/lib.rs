@@ -32,6 +32,7 @@
 //! | `status` | the status line |
 
 pub mod effect;
+pub mod failure;
 pub mod slots;
 
 mod card;

@@ -9,7 +9,7 @@ use lifeline_core::phrase::Phrase;
 use lifeline_core::profile::{CredentialFailure, ProfileLookup, Secret};
 use lifeline_core::session::{Environment, ExecutionBinding, Prepared, SessionEffect, Sessions};
 use lifeline_core::session_record::{
-    FailureCause, LaunchFailure, Purpose, ResumeCause, SessionRecord,
+    FailureCause, LaunchFailure, Purpose, ResumeCause, RuntimeEnd, SessionRecord,
 };
 use lifeline_core::{
     ClientMessage, ClientRequest, CredentialId, ExecutionId, FolderId, Generation, Millis,
@@ -569,6 +569,7 @@ impl Engine {
         runtime: RuntimeId,
         generation: Generation,
         detail: String,
+        end: Option<RuntimeEnd>,
         now: Millis,
     ) {
         if self.stopping.contains_key(&runtime) {
@@ -598,7 +599,7 @@ impl Engine {
                     session,
                     execution,
                     generation,
-                    FailureCause::RuntimeLost { detail },
+                    FailureCause::RuntimeLost { detail, end },
                     now,
                 )
             });
@@ -656,16 +657,22 @@ impl Engine {
             .runtime(a.binding.runtime)
             .filter(|(_, v)| v.generation == a.binding.generation)
             .map(|(_, v)| v.status);
-        let detail = match status {
+        // The recorded detail keeps the journal's cause as evidence; the
+        // page words `end`.
+        let (end, detail) = match status {
             Some(RuntimeStatus::Current) => return false,
-            Some(RuntimeStatus::Retired { cause }) => format!("the journal retired it ({cause:?})"),
-            Some(RuntimeStatus::Gone { cause }) => {
-                format!("the journal records it gone ({cause:?})")
+            Some(RuntimeStatus::Retired { cause }) => {
+                let end = RuntimeEnd::Retired;
+                (end, format!("{end} ({cause:?})"))
             }
-            None => "the journal does not know it".to_string(),
+            Some(RuntimeStatus::Gone { cause }) => {
+                let end = RuntimeEnd::Gone;
+                (end, format!("{end} ({cause:?})"))
+            }
+            None => (RuntimeEnd::Unknown, RuntimeEnd::Unknown.to_string()),
         };
         let (runtime, generation) = (a.binding.runtime, a.binding.generation);
-        self.runtime_lost(runtime, generation, detail, now);
+        self.runtime_lost(runtime, generation, detail, Some(end), now);
         true
     }
 

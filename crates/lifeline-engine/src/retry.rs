@@ -175,6 +175,7 @@ mod tests {
             partial_text: String::new(),
             at,
             retry_after_ms: None,
+            reason: None,
         }
     }
 

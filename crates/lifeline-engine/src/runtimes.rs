@@ -6,6 +6,7 @@
 //! inputs wait in order and are replayed once the core can judge them.
 
 use lifeline_core::phrase::Phrase;
+use lifeline_core::session_record::RuntimeEnd;
 use lifeline_core::{ControllerError, ExitClaim, Generation, Millis, PortId, RuntimeId};
 use lifeline_protocol::{Level, Role};
 
@@ -197,7 +198,8 @@ impl Engine {
             Ended::LockReleased => c.handle_life_lock_released(runtime, generation, port, now),
         });
         if let Some(Ok(())) = result {
-            self.runtime_lost(runtime, generation, "its worker ended".into(), now);
+            let end = RuntimeEnd::WorkerEnded;
+            self.runtime_lost(runtime, generation, end.to_string(), Some(end), now);
         }
         self.pump(now);
     }
@@ -238,7 +240,7 @@ impl Engine {
                 self.effects.push_back(Effect::ClosePort(port));
             }
             if crashed {
-                self.runtime_lost(runtime, generation, detail, now);
+                self.runtime_lost(runtime, generation, detail, None, now);
             } else {
                 self.stopped_runtime(runtime, Ok(()), now);
             }

@@ -8,7 +8,7 @@
 
 use lifeline_core::agent;
 use lifeline_core::ending::TurnEnding;
-use lifeline_core::journal::TurnAgent;
+use lifeline_core::journal::{FailureReason, TurnAgent};
 use lifeline_core::model::{ModelStep, TurnStep};
 use lifeline_core::phrase::Phrase;
 use lifeline_core::profile::Provider;
@@ -19,6 +19,7 @@ use lifeline_core::{
 };
 use lifeline_protocol::{ControllerToPage, Level, Role};
 
+use crate::failure::because;
 use crate::retry::Due;
 use crate::{
     Effect, Engine, FailedAt, ProviderFailure, ProviderReply, TimerKey, COMMAND_OUTPUT_BYTES,
@@ -182,13 +183,12 @@ impl Engine {
                         l.wait = Wait::Nothing;
                         return self.handle_provider_outcome(
                             request,
-                            Err(ProviderFailure {
-                                class: ProviderFailureClass::Cancelled,
-                                message: "stopped by the user while waiting to retry".into(),
-                                partial_text: String::new(),
-                                at: FailedAt::NoResponse,
-                                retry_after_ms: None,
-                            }),
+                            Err(because(
+                                ProviderFailureClass::Cancelled,
+                                FailureReason::StoppedWaitingToRetry,
+                                "",
+                                FailedAt::NoResponse,
+                            )),
                             now,
                         );
                     }
@@ -204,7 +204,7 @@ impl Engine {
                         self.ended_early = Some(request);
                         return self.load_ended(
                             request,
-                            "stopped by the user while the local model was loading; nothing was generated",
+                            FailureReason::StoppedWhileLoading,
                             ProviderFailureClass::Cancelled,
                             now,
                         );
@@ -593,13 +593,12 @@ impl Engine {
             if l.stopped {
                 return self.handle_provider_outcome(
                     id,
-                    Err(ProviderFailure {
-                        class: ProviderFailureClass::Cancelled,
-                        message: "stopped by the user before it was sent".into(),
-                        partial_text: String::new(),
-                        at: FailedAt::NoResponse,
-                        retry_after_ms: None,
-                    }),
+                    Err(because(
+                        ProviderFailureClass::Cancelled,
+                        FailureReason::StoppedBeforeSent,
+                        "",
+                        FailedAt::NoResponse,
+                    )),
                     now,
                 );
             }
@@ -630,13 +629,12 @@ impl Engine {
         let Some((provider, api_key, tools, connect_ms)) = call else {
             return self.handle_provider_outcome(
                 id,
-                Err(ProviderFailure {
-                    class: ProviderFailureClass::InvalidRequest,
-                    message: "this execution has no model provider; resume the session".into(),
-                    partial_text: String::new(),
-                    at: FailedAt::NoResponse,
-                    retry_after_ms: None,
-                }),
+                Err(because(
+                    ProviderFailureClass::InvalidRequest,
+                    FailureReason::NoProvider,
+                    "",
+                    FailedAt::NoResponse,
+                )),
                 now,
             );
         };
@@ -756,20 +754,14 @@ impl Engine {
     fn load_ended(
         &mut self,
         id: ProviderRequestId,
-        message: &str,
+        reason: FailureReason,
         class: ProviderFailureClass,
         now: Millis,
     ) {
         self.clear_notice(LOAD_NOTICE);
         self.handle_provider_outcome(
             id,
-            Err(ProviderFailure {
-                class,
-                message: message.into(),
-                partial_text: String::new(),
-                at: FailedAt::NoResponse,
-                retry_after_ms: None,
-            }),
+            Err(because(class, reason, "", FailedAt::NoResponse)),
             now,
         );
     }
@@ -830,11 +822,12 @@ impl Engine {
                     }
                     self.effects.push_back(Effect::Abort(request));
                     self.ended_early = Some(request);
-                    let message = format!(
-                        "the local model stopped loading: no progress for {} s, at {read} of {total} bytes; nothing was generated",
-                        crate::retry::LOAD_STALL_MS / 1000
-                    );
-                    self.load_ended(request, &message, ProviderFailureClass::ConnectTimeout, now);
+                    let reason = FailureReason::LoadStalled {
+                        seconds: crate::retry::LOAD_STALL_MS / 1000,
+                        read,
+                        total,
+                    };
+                    self.load_ended(request, reason, ProviderFailureClass::ConnectTimeout, now);
                 }
             };
         }
@@ -854,20 +847,14 @@ impl Engine {
         } else {
             connect_ms
         }) / 1000;
-        let message = if class == ProviderFailureClass::IdleTimeout {
-            format!("no byte of the reply arrived for {seconds} s")
+        let reason = if class == ProviderFailureClass::IdleTimeout {
+            FailureReason::NoByteFor { seconds }
         } else {
-            format!("no response arrived within {seconds} s")
+            FailureReason::NoResponseWithin { seconds }
         };
         self.handle_provider_outcome(
             request,
-            Err(ProviderFailure {
-                class,
-                message,
-                partial_text: preview,
-                at: FailedAt::Reply,
-                retry_after_ms: None,
-            }),
+            Err(because(class, reason, &preview, FailedAt::Reply)),
             now,
         );
     }
@@ -985,6 +972,7 @@ impl Engine {
                 class: f.class,
                 message: f.message,
                 partial_text: f.partial_text,
+                reason: f.reason,
             },
         };
         let result = self.submit(make, now);

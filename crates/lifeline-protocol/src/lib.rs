@@ -186,10 +186,11 @@ pub enum PageToController {
         session: SessionId,
         title: String,
     },
-    /// Archive (`archived: true`) or Unarchive any session (journalled).
-    ArchiveSession {
+    /// The action a session's list item offers (`SessionItem::action`:
+    /// Archive or Unarchive, journalled); the engine takes only that one.
+    SessionAction {
         session: SessionId,
-        archived: bool,
+        action: lifeline_core::recovery::Action,
     },
     /// Delete a session for good, after the person confirmed it.
     DeleteSession {

@@ -7,12 +7,15 @@
 use lifeline_core::agent::PlanError;
 use lifeline_core::ending::TurnEnding;
 use lifeline_core::environment::FolderAccess;
+use lifeline_core::journal::FailureReason;
 use lifeline_core::phrase::{JournalFault, Phrase};
-use lifeline_core::profile::{CredentialFailure, ProfileBlock};
+use lifeline_core::profile::{
+    limits as profile_limits, CredentialFailure, InvalidProfile, ProfileBlock,
+};
 use lifeline_core::recovery::Action;
 use lifeline_core::schema::limits;
 use lifeline_core::session::{Refusal, MAX_QUEUED_PROMPTS};
-use lifeline_core::session_record::{FailureCause, LaunchFailure, LoadError};
+use lifeline_core::session_record::{FailureCause, LaunchFailure, LoadError, RuntimeEnd};
 use lifeline_core::Outcome;
 
 use crate::catalog::{t, Msg};
@@ -102,6 +105,9 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::AgentWorkingStopFirst => s(Msg::PhAgentWorkingStopFirst),
         P::FolderGone { name } => f(Msg::PhFolderGone, &[name]),
         P::FoldersUnsupported => s(Msg::PhFoldersUnsupported),
+        P::NotOffered => s(Msg::PhNotOffered),
+        P::FailedBecause { reason } => failure_reason(l, reason),
+        P::Recorded { text } => text.clone(),
         P::AnotherTabInControl => s(Msg::PhAnotherTabInControl),
         P::FolderNeedsPermissionToRead { name } => f(Msg::PhFolderNeedsPermissionToRead, &[name]),
         P::EnvironmentWhileWorking => s(Msg::PhEnvironmentWhileWorking),
@@ -267,7 +273,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::NoIdMade => s(Msg::PhNoIdMade),
         P::KeyNotStored { detail } => f(Msg::PhKeyNotStored, &[detail]),
         P::NoKeyForCommands => s(Msg::PhNoKeyForCommands),
-        P::ProfileInvalid { detail } => f(Msg::PhProfileInvalid, &[detail]),
+        P::ProfileInvalid { invalid } => f(Msg::PhProfileInvalid, &[&invalid_profile(l, invalid)]),
         P::MessageTooLong { bytes: b, limit } => {
             f(Msg::PhMessageTooLong, &[&bytes(l, *b), &bytes(l, *limit)])
         }
@@ -448,7 +454,16 @@ fn cause(l: Locale, c: &FailureCause) -> String {
         }
         FailureCause::CleanupFailed { detail } => f(Msg::PhCleanupFailed, &[detail]),
         FailureCause::AgentFailed { detail } => f(Msg::PhAgentFailed, &[detail]),
-        FailureCause::RuntimeLost { detail } => f(Msg::PhRuntimeLost, &[detail]),
+        FailureCause::RuntimeLost { detail, end } => {
+            let how = match end {
+                Some(RuntimeEnd::WorkerEnded) => owned(l, Msg::EndWorkerEnded),
+                Some(RuntimeEnd::Retired) => owned(l, Msg::EndRetired),
+                Some(RuntimeEnd::Gone) => owned(l, Msg::EndGone),
+                Some(RuntimeEnd::Unknown) => owned(l, Msg::EndUnknownToJournal),
+                None => detail.clone(),
+            };
+            f(Msg::PhRuntimeLost, &[&how])
+        }
     }
 }
 
@@ -486,6 +501,88 @@ fn journal_fault(l: Locale, j: &JournalFault) -> String {
         JournalFault::Removed => t(l, Msg::PhJournalRemoved).to_owned(),
         JournalFault::ConnectionLost => t(l, Msg::PhJournalConnectionLost).to_owned(),
         JournalFault::WriterUnreadable => t(l, Msg::PhJournalWriterUnreadable).to_owned(),
+    }
+}
+
+/// Why a provider request failed, in `l`; the outside words it carries
+/// stay as they were said.
+fn failure_reason(l: Locale, r: &FailureReason) -> String {
+    use FailureReason as R;
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    let n = |v: u64| num(l, v);
+    let s = |msg: Msg| owned(l, msg);
+    match r {
+        R::Stopped => s(Msg::FrStopped),
+        R::StoppedWaitingToRetry => s(Msg::FrStoppedWaitingToRetry),
+        R::StoppedBeforeSent => s(Msg::FrStoppedBeforeSent),
+        R::StoppedWhileLoading => s(Msg::FrStoppedWhileLoading),
+        R::NoProvider => s(Msg::FrNoProvider),
+        R::NoResponseWithin { seconds } => f(Msg::FrNoResponseWithin, &[&n(*seconds)]),
+        R::NoByteFor { seconds } => f(Msg::FrNoByteFor, &[&n(*seconds)]),
+        R::LoadStalled {
+            seconds,
+            read,
+            total,
+        } => f(Msg::FrLoadStalled, &[&n(*seconds), &n(*read), &n(*total)]),
+        R::RequestFailed => s(Msg::FrRequestFailed),
+        R::ReplyStopped => s(Msg::FrReplyStopped),
+        R::NotGguf { detail } => f(Msg::FrNotGguf, &[detail]),
+        R::UnsupportedArchitecture { detail } => f(Msg::FrUnsupportedArchitecture, &[detail]),
+        R::ContextTooLong { detail } => f(Msg::FrContextTooLong, &[detail]),
+        R::OutOfMemory { detail } => f(Msg::FrOutOfMemory, &[detail]),
+        R::LocalFailed { name } => f(Msg::FrLocalFailed, &[name]),
+        R::InvalidUtf8 => s(Msg::FrInvalidUtf8),
+        R::NoBody => s(Msg::FrNoBody),
+        R::Unfinished => s(Msg::FrUnfinished),
+        R::Malformed { detail } => f(Msg::FrMalformed, &[detail]),
+        R::TooLarge { what } => f(Msg::FrTooLarge, &[what]),
+        R::BuiltIn => s(Msg::FrBuiltIn),
+        R::LocalSettingsUnreadable => s(Msg::FrLocalSettingsUnreadable),
+        R::NoAbortController => s(Msg::FrNoAbortController),
+        R::NoHeaders => s(Msg::FrNoHeaders),
+        R::HeaderRefused { name } => f(Msg::FrHeaderRefused, &[name]),
+    }
+}
+
+/// Why the profile form's settings were refused, in `l`; the bounds are
+/// the core's.
+fn invalid_profile(l: Locale, e: &InvalidProfile) -> String {
+    use profile_limits as L;
+    use InvalidProfile as I;
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    let n = |v: u64| num(l, v);
+    let s = |msg: Msg| owned(l, msg);
+    match e {
+        I::OtherOwner { owner } => f(Msg::PfOtherOwner, &[owner]),
+        I::Name => f(Msg::PfName, &[&n(L::MAX_NAME_BYTES as u64)]),
+        I::BaseUrl => s(Msg::PfBaseUrl),
+        I::ModelName => s(Msg::PfModelName),
+        I::LocalName => s(Msg::PfLocalName),
+        I::LocalSettingsTooLong => s(Msg::PfLocalSettingsTooLong),
+        I::LocalSettingsUnreadable => s(Msg::PfLocalSettingsUnreadable),
+        I::LocalFileFacts => s(Msg::PfLocalFileFacts),
+        I::LocalModelNameTooLong => s(Msg::PfLocalModelNameTooLong),
+        I::LocalStoredName => s(Msg::PfLocalStoredName),
+        I::LocalFileEmpty => s(Msg::PfLocalFileEmpty),
+        I::TemperatureText => s(Msg::PfTemperatureText),
+        I::TopPText => s(Msg::PfTopPText),
+        I::MaxTokensText => s(Msg::PfMaxTokensText),
+        I::ContextText => s(Msg::PfContextText),
+        I::Temperature => s(Msg::PfTemperature),
+        I::TopP => s(Msg::PfTopP),
+        I::Context { most } => f(
+            Msg::PfContext,
+            &[&n(u64::from(L::MIN_LOCAL_CONTEXT)), &n(*most)],
+        ),
+        I::MaxTokens => s(Msg::PfMaxTokens),
+        I::Attempts => f(Msg::PfAttempts, &[&n(u64::from(L::MAX_ATTEMPTS))]),
+        I::RetryPeriod => f(Msg::PfRetryPeriod, &[&n(L::MAX_RETRY_SECONDS)]),
+        I::Timeouts => f(Msg::PfTimeouts, &[&n(L::MAX_TIMEOUT_SECONDS)]),
+        I::TooManyEnv => f(Msg::PfTooManyEnv, &[&n(L::MAX_ENV_VARS as u64)]),
+        I::EnvName { name } => f(Msg::PfEnvName, &[name]),
+        I::EnvReserved { name } => f(Msg::PfEnvReserved, &[name]),
+        I::EnvTwice { name } => f(Msg::PfEnvTwice, &[name]),
+        I::EnvValueTooLong { name } => f(Msg::PfEnvValueTooLong, &[name]),
     }
 }
 

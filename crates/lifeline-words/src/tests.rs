@@ -73,6 +73,7 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::FolderNeedsPermissionToRead { name: s("x") },
         Phrase::EnvironmentWhileWorking,
         Phrase::SwitchWhileWorking,
+        Phrase::NotOffered,
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
@@ -180,7 +181,6 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::NoIdMade,
         Phrase::KeyNotStored { detail: s("x") },
         Phrase::NoKeyForCommands,
-        Phrase::ProfileInvalid { detail: s("x") },
         Phrase::MessageTooLong {
             bytes: 300_000,
             limit: 262_144,
@@ -346,9 +346,107 @@ fn every_phrase() -> Vec<Phrase> {
         },
         FailureCause::CleanupFailed { detail: s("x") },
         cause,
-        FailureCause::RuntimeLost { detail: s("x") },
+        FailureCause::RuntimeLost {
+            detail: s("x"),
+            end: None,
+        },
+        FailureCause::RuntimeLost {
+            detail: s("its worker ended"),
+            end: Some(lifeline_core::session_record::RuntimeEnd::WorkerEnded),
+        },
+        FailureCause::RuntimeLost {
+            detail: s("the journal retired it"),
+            end: Some(lifeline_core::session_record::RuntimeEnd::Retired),
+        },
+        FailureCause::RuntimeLost {
+            detail: s("the journal records it gone"),
+            end: Some(lifeline_core::session_record::RuntimeEnd::Gone),
+        },
+        FailureCause::RuntimeLost {
+            detail: s("the journal does not know it"),
+            end: Some(lifeline_core::session_record::RuntimeEnd::Unknown),
+        },
     ];
     all.extend(causes.into_iter().map(|cause| Phrase::Cause { cause }));
+    {
+        use lifeline_core::journal::FailureReason as R;
+        let d = || s("llama.cpp said so");
+        for reason in [
+            R::Stopped,
+            R::StoppedWaitingToRetry,
+            R::StoppedBeforeSent,
+            R::StoppedWhileLoading,
+            R::NoProvider,
+            R::NoResponseWithin { seconds: 60 },
+            R::NoByteFor { seconds: 60 },
+            R::LoadStalled {
+                seconds: 30,
+                read: 1_000_000,
+                total: 4_000_000,
+            },
+            R::RequestFailed,
+            R::ReplyStopped,
+            R::NotGguf { detail: d() },
+            R::UnsupportedArchitecture { detail: d() },
+            R::ContextTooLong { detail: d() },
+            R::OutOfMemory { detail: d() },
+            R::LocalFailed { name: s("Error") },
+            R::InvalidUtf8,
+            R::NoBody,
+            R::Unfinished,
+            R::Malformed { detail: d() },
+            R::TooLarge { what: s("text") },
+            R::BuiltIn,
+            R::LocalSettingsUnreadable,
+            R::NoAbortController,
+            R::NoHeaders,
+            R::HeaderRefused {
+                name: s("authorization"),
+            },
+        ] {
+            all.push(Phrase::FailedBecause { reason });
+        }
+        all.push(Phrase::Recorded {
+            text: s("HTTP 500: upstream error"),
+        });
+    }
+    {
+        use lifeline_core::profile::InvalidProfile as I;
+        let name = || s("MY_VAR");
+        for invalid in [
+            I::OtherOwner {
+                owner: s("someone"),
+            },
+            I::Name,
+            I::BaseUrl,
+            I::ModelName,
+            I::LocalName,
+            I::LocalSettingsTooLong,
+            I::LocalSettingsUnreadable,
+            I::LocalFileFacts,
+            I::LocalModelNameTooLong,
+            I::LocalStoredName,
+            I::LocalFileEmpty,
+            I::TemperatureText,
+            I::TopPText,
+            I::MaxTokensText,
+            I::ContextText,
+            I::Temperature,
+            I::TopP,
+            I::Context { most: 32_768 },
+            I::MaxTokens,
+            I::Attempts,
+            I::RetryPeriod,
+            I::Timeouts,
+            I::TooManyEnv,
+            I::EnvName { name: name() },
+            I::EnvReserved { name: name() },
+            I::EnvTwice { name: name() },
+            I::EnvValueTooLong { name: name() },
+        ] {
+            all.push(Phrase::ProfileInvalid { invalid });
+        }
+    }
     let attempt = lifeline_core::id::StartupAttemptId::from_u128(12).unwrap();
     for refusal in [
         Refusal::UnknownSession,
@@ -562,6 +660,9 @@ fn index(p: &Phrase) -> usize {
         P::OutputUnavailable => 132,
         P::OutputMissing { .. } => 133,
         P::LocalModelLoading { .. } => 134,
+        P::NotOffered => 135,
+        P::FailedBecause { .. } => 136,
+        P::Recorded { .. } => 137,
     }
 }
 
@@ -648,7 +749,10 @@ fn phrases_read_in_german_and_english_follows_the_core() {
         if plain {
             assert_eq!(page, core, "{p:?}");
         }
-        assert_ne!(phrase(Locale::De, &p), page, "{p:?} is not translated");
+        // Recorded text is outside words, never translated.
+        if !matches!(p, Phrase::Recorded { .. }) {
+            assert_ne!(phrase(Locale::De, &p), page, "{p:?} is not translated");
+        }
     }
 }
 

@@ -194,8 +194,8 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
         PageToController::RenameSession { session, title } => {
             shell.input(|e, now| e.handle_rename_session(session, title, now))
         }
-        PageToController::ArchiveSession { session, archived } => {
-            shell.input(|e, now| e.handle_archive_session(session, archived, now))
+        PageToController::SessionAction { session, action } => {
+            shell.input(|e, now| e.handle_session_action(session, action, now))
         }
         PageToController::DeleteSession { session } => {
             shell.input(|e, now| e.handle_delete_session(session, now))

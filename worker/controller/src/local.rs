@@ -6,23 +6,21 @@
 //! through wllama and streams its text here.
 
 use js_sys::{Function, Object, Promise, Reflect};
-use lifeline_core::journal::ProviderFailureClass;
 use lifeline_core::model::ModelMessage;
 use lifeline_core::phrase::Phrase;
 use lifeline_core::profile::{LocalFile, LocalModel, Sampling, Tool};
-use lifeline_engine::{FailedAt, ProviderReply};
+use lifeline_engine::failure::{local_failed, unsent, Unsent};
+use lifeline_engine::ProviderReply;
 use lifeline_protocol::ControllerToPage;
 use lifeline_provider::gguf::{read_header, GgufError};
-use lifeline_provider::local::{
-    chatml_prompt, classify_local_failure, LocalFailure, ToolCallParser,
-};
+use lifeline_provider::local::{chatml_prompt, ToolCallParser};
 use lifeline_provider::StopReason;
 use std::collections::BTreeSet;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStream, ReadableStreamDefaultReader};
 
-use crate::provider::{conversation, failure, in_reply, tool_names, Failure};
+use crate::provider::{conversation, tool_names, Failure};
 use crate::shell::post;
 
 /// `local-model.js`, imported on first use through the function
@@ -54,7 +52,10 @@ pub async fn send(
     mut on_load: impl FnMut(Load),
 ) -> Result<ProviderReply, Failure> {
     let prompt = chatml_prompt(&conversation(messages), &tool_names(tools));
-    let broken = |e: JsValue| fail(&e, "", false);
+    let broken = |e: JsValue| {
+        let (name, message) = thrown(&e);
+        unsent(Unsent::LocalNotStarted { name, message })
+    };
     let module = module().await.map_err(broken)?;
     let generate: Function = get(&module, "generate").dyn_into().map_err(broken)?;
     let request = Object::new();
@@ -149,50 +150,22 @@ pub enum Load {
     Loaded,
 }
 
-/// A failure in the engine's terms. Before the model was loaded nothing was
-/// generated; after, the reply had started and is never resent.
-fn fail(e: &JsValue, partial: &str, loaded: bool) -> Failure {
+/// What a thrown error was called and said.
+fn thrown(e: &JsValue) -> (String, String) {
     let name = get(e, "name").as_string().unwrap_or_default();
     let message = get(e, "message")
         .as_string()
         .or_else(|| e.as_string())
-        .unwrap_or_else(|| "the local model failed".into());
-    let (class, words) = match classify_local_failure(&name, &message) {
-        LocalFailure::Aborted => (
-            ProviderFailureClass::Cancelled,
-            "stopped by the user".into(),
-        ),
-        LocalFailure::NotGguf => (
-            ProviderFailureClass::InvalidRequest,
-            format!("the model file is not a GGUF model: {message}"),
-        ),
-        LocalFailure::UnsupportedArchitecture => (
-            ProviderFailureClass::InvalidRequest,
-            format!("llama.cpp does not support this model's architecture: {message}"),
-        ),
-        LocalFailure::ContextTooLong => (
-            ProviderFailureClass::ContextLength,
-            format!("the conversation does not fit the model's context: {message}"),
-        ),
-        LocalFailure::OutOfMemory => (
-            ProviderFailureClass::Server,
-            format!("the browser ran out of memory for the model: {message}"),
-        ),
-        LocalFailure::InvalidUtf8 => (
-            ProviderFailureClass::Malformed,
-            "the model produced bytes that are not UTF-8 text; the reply is broken".into(),
-        ),
-        LocalFailure::Other => (ProviderFailureClass::Server, format!("{name}: {message}")),
-    };
-    let f = failure(class, words, partial);
-    if loaded {
-        in_reply(f)
-    } else {
-        Failure {
-            at: FailedAt::NoResponse,
-            ..f
-        }
-    }
+        .unwrap_or_default();
+    (name, message)
+}
+
+/// What the engine hears of a failure: the error as thrown, the text so
+/// far and whether the model had loaded (`failure::local_failed` decides
+/// what that means).
+fn fail(e: &JsValue, partial: &str, loaded: bool) -> Failure {
+    let (name, message) = thrown(e);
+    local_failed(&name, &message, partial, loaded)
 }
 
 /// The most of a file read for its header. Real headers are a few MB (the

@@ -8,14 +8,16 @@
 //! asked for, where the exchange failed), and the engine decides.
 
 use js_sys::{Reflect, Uint8Array};
-use lifeline_core::journal::{ProviderFailureClass, ToolCallRecord};
+use lifeline_core::journal::ToolCallRecord;
 use lifeline_core::model::ModelMessage;
 use lifeline_core::profile::{Provider, Secret, Tool};
-use lifeline_engine::{FailedAt, ProviderFailure, ProviderReply};
+use lifeline_engine::failure::{
+    fetch_failed, no_body, read_failed, refused, stream_failed, unsent, Unsent,
+};
+use lifeline_engine::{ProviderFailure, ProviderReply};
 use lifeline_provider::{
-    build_request, classify_http, classify_transport, Conversation, Endpoint, ErrorClass, Message,
-    ProviderError, ProviderKind, Reply, StreamDecoder, StreamErrorKind, StreamEvent, ToolCall,
-    ToolName, WaitHeaders,
+    build_request, Conversation, Endpoint, Message, ProviderKind, Reply, StreamDecoder,
+    StreamEvent, ToolCall, ToolName, WaitHeaders,
 };
 use std::collections::BTreeSet;
 use wasm_bindgen::{JsCast, JsValue};
@@ -46,24 +48,14 @@ pub async fn send(
 ) -> Result<ProviderReply, Failure> {
     let (kind, base_url, model) = match provider {
         // The engine sends only model-backed turns.
-        Provider::BuiltIn => {
-            return Err(failure(
-                ProviderFailureClass::InvalidRequest,
-                "the built-in agent sends no requests".into(),
-                "",
-            ))
-        }
+        Provider::BuiltIn => return Err(unsent(Unsent::BuiltIn)),
         Provider::OpenAiCompatible { base_url, model } => {
             (ProviderKind::OpenAiCompatible, base_url, model)
         }
         Provider::Anthropic { base_url, model } => (ProviderKind::Anthropic, base_url, model),
         Provider::Local { .. } => {
             let Some(Ok(local)) = provider.local_model() else {
-                return Err(failure(
-                    ProviderFailureClass::InvalidRequest,
-                    "the local model's settings are unreadable".into(),
-                    "",
-                ));
+                return Err(unsent(Unsent::LocalSettingsUnreadable));
             };
             return crate::local::send(
                 &local.file,
@@ -99,11 +91,7 @@ pub async fn send(
 
 /// The browser would not make an `AbortController`: nothing was sent.
 pub fn no_abort() -> Failure {
-    failure(
-        ProviderFailureClass::Transport,
-        "the browser refused to make an abort controller; nothing was sent".into(),
-        "",
-    )
+    unsent(Unsent::NoAbortController)
 }
 
 fn endpoint(kind: ProviderKind, base_url: &str, model: &str) -> Endpoint {
@@ -187,45 +175,6 @@ fn stop_text(reply: &Reply) -> String {
     }
 }
 
-fn class(c: ErrorClass) -> ProviderFailureClass {
-    match c {
-        ErrorClass::Auth => ProviderFailureClass::Auth,
-        ErrorClass::RateLimit => ProviderFailureClass::RateLimit,
-        ErrorClass::ContextLength => ProviderFailureClass::ContextLength,
-        ErrorClass::Transport => ProviderFailureClass::Transport,
-        ErrorClass::Server => ProviderFailureClass::Server,
-        ErrorClass::Overloaded => ProviderFailureClass::Overloaded,
-        ErrorClass::InvalidRequest => ProviderFailureClass::InvalidRequest,
-        ErrorClass::NotFound => ProviderFailureClass::NotFound,
-    }
-}
-
-/// A failure before any response byte (nothing was sent, or the connection
-/// failed); [`in_reply`] moves it after the first byte.
-pub(crate) fn failure(class_: ProviderFailureClass, message: String, partial: &str) -> Failure {
-    Failure {
-        class: class_,
-        message,
-        partial_text: partial.to_string(),
-        at: FailedAt::NoResponse,
-        retry_after_ms: None,
-    }
-}
-
-pub(crate) fn in_reply(mut f: Failure) -> Failure {
-    f.at = FailedAt::Reply;
-    f
-}
-
-/// The provider's words without the provider crate's advice: the journal's
-/// class carries the advice, worded for the page.
-fn words(e: &ProviderError) -> String {
-    match e.status {
-        Some(status) => format!("HTTP {status}: {}", e.message),
-        None => e.message.clone(),
-    }
-}
-
 /// Sends one request and streams its reply. `on_text` sees each text delta
 /// (for the live preview); `abort` cancels it (Stop).
 async fn stream(
@@ -237,23 +186,16 @@ async fn stream(
     mut on_bytes: impl FnMut(),
     mut on_text: impl FnMut(&str),
 ) -> Result<Reply, Failure> {
-    let request = build_request(endpoint, api_key, conversation, tools)
-        .map_err(|e| failure(ProviderFailureClass::InvalidRequest, e.to_string(), ""))?;
-    let headers = Headers::new().map_err(|_| {
-        failure(
-            ProviderFailureClass::InvalidRequest,
-            "the browser refused to build the request headers".into(),
-            "",
-        )
+    let request = build_request(endpoint, api_key, conversation, tools).map_err(|e| {
+        unsent(Unsent::NotBuilt {
+            detail: e.to_string(),
+        })
     })?;
+    let headers = Headers::new().map_err(|_| unsent(Unsent::NoHeaders))?;
     for (name, value) in &request.headers {
         if headers.set(name, value).is_err() {
             // Never echo the value: it may be the key.
-            return Err(failure(
-                ProviderFailureClass::InvalidRequest,
-                format!("the request header {name} has characters a browser cannot send"),
-                "",
-            ));
+            return Err(unsent(Unsent::HeaderRefused { name: name.clone() }));
         }
     }
     let init = RequestInit::new();
@@ -264,7 +206,10 @@ async fn stream(
     let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
     let response = match JsFuture::from(scope.fetch_with_str_and_init(&request.url, &init)).await {
         Ok(r) => r.unchecked_into::<Response>(),
-        Err(e) => return Err(transport_or_cancel(&e, api_key, "")),
+        Err(e) => {
+            let (name, message) = thrown(&e);
+            return Err(fetch_failed(&name, &message, api_key));
+        }
     };
     on_bytes();
     if !response.ok() {
@@ -289,18 +234,10 @@ async fn stream(
             date: date.as_deref(),
             rate_limit_reset: reset.as_deref(),
         };
-        let e = classify_http(status, &body, waits, api_key);
-        let mut f = failure(class(e.class), words(&e), "");
-        f.at = FailedAt::Status(status);
-        f.retry_after_ms = e.retry_after_ms;
-        return Err(f);
+        return Err(refused(status, &body, waits, api_key));
     }
     let Some(body) = response.body() else {
-        return Err(in_reply(failure(
-            ProviderFailureClass::NoFinish,
-            "the provider answered without a body".into(),
-            "",
-        )));
+        return Err(no_body());
     };
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut decoder = StreamDecoder::new(endpoint.kind).redacting(api_key);
@@ -308,15 +245,9 @@ async fn stream(
         let chunk = match JsFuture::from(reader.read()).await {
             Ok(c) => c,
             Err(e) => {
-                // The reply had started: whatever broke it, it is a reply
-                // dropped mid-way (uncertain, never resent), not a server
-                // that could not be reached.
-                let partial = decoder.partial().text.clone();
-                let mut f = in_reply(transport_or_cancel(&e, api_key, &partial));
-                if f.class == ProviderFailureClass::Transport {
-                    f.class = ProviderFailureClass::Cut;
-                }
-                return Err(f);
+                let (name, message) = thrown(&e);
+                let partial = &decoder.partial().text;
+                return Err(read_failed(&name, &message, api_key, partial));
             }
         };
         let done = Reflect::get(&chunk, &JsValue::from_str("done"))
@@ -333,7 +264,7 @@ async fn stream(
         let bytes = Uint8Array::new(&value).to_vec();
         if let Err(e) = decoder.feed(&bytes) {
             let _ = reader.cancel();
-            return Err(stream_failure(e));
+            return Err(stream_failed(e));
         }
         while let Some(event) = decoder.poll_event() {
             if let StreamEvent::TextDelta(text) = event {
@@ -341,48 +272,17 @@ async fn stream(
             }
         }
     }
-    decoder.finish().map_err(stream_failure)
+    decoder.finish().map_err(stream_failed)
 }
 
-#[allow(clippy::needless_pass_by_value)]
-fn stream_failure(e: lifeline_provider::StreamError) -> Failure {
-    let partial = e.partial.text.clone();
-    in_reply(match e.kind {
-        StreamErrorKind::Unfinished => failure(
-            ProviderFailureClass::NoFinish,
-            "the reply stream ended without the provider's finish reason".into(),
-            &partial,
-        ),
-        StreamErrorKind::Malformed { detail } => failure(
-            ProviderFailureClass::Malformed,
-            format!("the reply stream was malformed: {detail}"),
-            &partial,
-        ),
-        StreamErrorKind::TooLarge { what } => failure(
-            ProviderFailureClass::Malformed,
-            format!("the reply was too large ({what})"),
-            &partial,
-        ),
-        StreamErrorKind::Provider(p) => failure(class(p.class), words(&p), &partial),
-    })
-}
-
-fn transport_or_cancel(e: &JsValue, api_key: Option<&str>, partial: &str) -> Failure {
-    let name = Reflect::get(e, &JsValue::from_str("name"))
-        .ok()
-        .and_then(|n| n.as_string())
-        .unwrap_or_default();
-    if name == "AbortError" {
-        return failure(
-            ProviderFailureClass::Cancelled,
-            "stopped by the user".into(),
-            partial,
-        );
-    }
-    let detail = Reflect::get(e, &JsValue::from_str("message"))
-        .ok()
-        .and_then(|m| m.as_string())
-        .unwrap_or_else(|| "the request failed".into());
-    let p = classify_transport(&detail, api_key);
-    failure(ProviderFailureClass::Transport, words(&p), partial)
+/// What a thrown error was called and said (`failure` decides what it
+/// means).
+fn thrown(e: &JsValue) -> (String, String) {
+    let get = |key: &str| {
+        Reflect::get(e, &JsValue::from_str(key))
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default()
+    };
+    (get("name"), get("message"))
 }

@@ -221,6 +221,7 @@ impl Controller {
                 class,
                 message,
                 partial_text,
+                reason,
             } => {
                 let outcome = ProviderOutcome::Failed {
                     class,
@@ -228,6 +229,7 @@ impl Controller {
                     partial_text,
                     stamp: ErrorStamp::from_u128(1).expect("1 is a valid id"),
                     position: 0,
+                    reason,
                 };
                 self.record_provider_outcome(client, request, provider_request, outcome, now)
             }

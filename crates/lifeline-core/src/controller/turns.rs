@@ -136,6 +136,7 @@ impl Controller {
                 class,
                 message,
                 partial_text,
+                reason,
                 ..
             } => JournalRecord::ProviderFailed {
                 request: provider_request,
@@ -143,6 +144,7 @@ impl Controller {
                 message,
                 partial_text,
                 stamp: self.mint(now, ErrorStamp::from_u128),
+                reason,
             },
         };
         self.record(now, record);

@@ -135,13 +135,10 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Phras
         None => return Err(Phrase::NoIdMade),
     };
     // Before any key is stored: a refused setting leaves nothing behind.
-    let provider =
-        input
-            .provider
-            .with_sampling(&input.sampling)
-            .map_err(|e| Phrase::ProfileInvalid {
-                detail: e.to_string(),
-            })?;
+    let provider = input
+        .provider
+        .with_sampling(&input.sampling)
+        .map_err(|invalid| Phrase::ProfileInvalid { invalid })?;
     let old_key = existing.as_ref().and_then(|p| p.api_key);
     let (api_key, new_key) = match input.api_key {
         KeyInput::Keep => (old_key, None),
@@ -194,13 +191,11 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Phras
             ..input.budget
         },
     };
-    if let Err(e) = profile.validate() {
+    if let Err(invalid) = profile.validate() {
         if let Some(k) = new_key {
             let _ = config.delete_credential(k).await;
         }
-        return Err(Phrase::ProfileInvalid {
-            detail: e.to_string(),
-        });
+        return Err(Phrase::ProfileInvalid { invalid });
     }
     if let Err(e) = config.put_profile(&profile).await {
         if let Some(k) = new_key {

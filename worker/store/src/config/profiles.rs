@@ -35,7 +35,7 @@ impl ConfigStore {
         self.usable()?;
         profile
             .validate()
-            .map_err(|e| ConfigError::InvalidProfile(e.0))?;
+            .map_err(|e| ConfigError::InvalidProfile(e.to_string()))?;
         if profile.revision > MAX_SAFE_INTEGER {
             return Err(ConfigError::InvalidProfile(format!(
                 "revision {} is above what this store keeps exactly",
@@ -213,7 +213,7 @@ fn read_profile(value: &JsValue) -> Result<Profile, String> {
         }
         .validate()
     };
-    check.map_err(|e| format!("it fails validation: {}", e.0))?;
+    check.map_err(|e| format!("it fails validation: {e}"))?;
     Ok(profile)
 }
 
