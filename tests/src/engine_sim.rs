@@ -197,6 +197,10 @@ struct Fetch {
     /// model loading its file), and the bytes read so far.
     loads: u8,
     read: u64,
+    /// The load stops reading after its first report and never reports
+    /// again (llama.cpp stuck on a file): only the user's Stop, or the
+    /// engine's two-minute bound past this run's end, ends it.
+    hangs: bool,
 }
 
 struct SimRuntime {
@@ -599,6 +603,7 @@ impl EngineSim {
                             answered: true,
                             loads: 0,
                             read: 0,
+                            hangs: false,
                         };
                         if f.chunks != u8::MAX {
                             self.violation(format!(
@@ -640,7 +645,11 @@ impl EngineSim {
                     Reply::NoFinish,
                 ]);
                 let chunks = u8::try_from(self.rng.range(0, 4)).unwrap_or(0);
-                self.note(|| format!("fetch {request} (attempt {attempts}): {reply:?}"));
+                let loads = u8::try_from(self.rng.range(0, 3)).unwrap_or(0);
+                let hangs = loads > 0 && self.rng.range(0, 6) == 0;
+                self.note(|| {
+                    format!("fetch {request} (attempt {attempts}): {reply:?}, {loads} load reports, hangs: {hangs}")
+                });
                 self.fetches.insert(
                     request,
                     Fetch {
@@ -652,11 +661,14 @@ impl EngineSim {
                         replied: false,
                         refused: false,
                         answered: false,
-                        // A local model's load (its hung case, bounded at
-                        // two minutes, is longer than the quiet phase: it
-                        // is `retry::loading`'s unit test).
-                        loads: u8::try_from(self.rng.range(0, 3)).unwrap_or(0),
+                        // A local model's load. A hung one is ended by the
+                        // user's Stop here (the quiet phase stops what stays
+                        // busy); the engine's own bound, two minutes without
+                        // progress, is longer than a run and is
+                        // `retry::loading`'s unit test.
+                        loads,
                         read: 0,
+                        hangs,
                     },
                 );
                 let d = self.rng.range(5, 200);
@@ -666,6 +678,18 @@ impl EngineSim {
             Effect::Abort(request) => {
                 self.note(|| format!("abort {request}"));
                 if let Some(f) = self.fetches.get_mut(&request) {
+                    if f.chunks != u8::MAX && f.loads > 0 {
+                        let hung = f.hangs && f.read > 0;
+                        *self
+                            .cov
+                            .provider
+                            .entry(if hung {
+                                "stop during a hung load"
+                            } else {
+                                "stop during a load"
+                            })
+                            .or_default() += 1;
+                    }
                     if f.chunks != u8::MAX {
                         f.chunks = u8::MAX;
                         let partial = f.partial.clone();
@@ -1377,6 +1401,11 @@ impl EngineSim {
             _ => {}
         }
         if f.loads > 0 {
+            if f.hangs && f.read > 0 {
+                // Stuck after its first report: no progress, no end.
+                *self.cov.provider.entry("load hung").or_default() += 1;
+                return;
+            }
             // A local model reads its file: progress, then loaded.
             f.loads -= 1;
             f.read += 1 << 20;
