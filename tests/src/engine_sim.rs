@@ -219,6 +219,22 @@ struct Page {
     refused: BTreeSet<TurnId>,
     /// An action was refused with the card's own reason.
     not_possible: u32,
+    /// The session list as last posted, with the session this tab shows:
+    /// each session and where it stands.
+    open: Option<lifeline_core::SessionId>,
+    sessions: Vec<(lifeline_core::SessionId, lifeline_core::view::SessionStatus)>,
+}
+
+impl Page {
+    /// A session the list shows running that this tab does not show.
+    fn running_elsewhere(&self) -> Option<lifeline_core::SessionId> {
+        self.sessions
+            .iter()
+            .find(|(s, status)| {
+                Some(*s) != self.open && *status == lifeline_core::view::SessionStatus::Running
+            })
+            .map(|(s, _)| *s)
+    }
 }
 
 /// Counts per boundary, for `docs/simulation.md`'s coverage table.
@@ -281,6 +297,9 @@ pub struct EngineSim {
     /// Provider requests that were live when a user pressed Stop: none of
     /// them may be sent again.
     stopped_requests: BTreeSet<ProviderRequestId>,
+    /// Provider requests that were live in a session the user left (Start
+    /// fresh) or archived: its model is asked nothing more.
+    left_requests: BTreeSet<ProviderRequestId>,
     fetches: BTreeMap<ProviderRequestId, Fetch>,
     /// Prompts the page sent and has not seen recorded or refused: resent
     /// to a new leader (the controller ignores a turn it recorded).
@@ -300,6 +319,8 @@ pub struct EngineSim {
     writer_damaged: bool,
     /// Quiet-phase looks in a row that found the session busy.
     quiet_busy: u32,
+    /// The session last opened because the list showed it running.
+    opened_running: Option<lifeline_core::SessionId>,
     cov: EngineCoverage,
 }
 
@@ -342,6 +363,7 @@ impl EngineSim {
             runtimes: BTreeMap::new(),
             profile,
             stopped_requests: BTreeSet::new(),
+            left_requests: BTreeSet::new(),
             fetches: BTreeMap::new(),
             pending: BTreeMap::new(),
             sent: BTreeMap::new(),
@@ -352,6 +374,7 @@ impl EngineSim {
             crashes: Vec::new(),
             next_token: 0,
             quiet_busy: 0,
+            opened_running: None,
             writer_damaged: false,
             cov: EngineCoverage::default(),
         }
@@ -589,6 +612,11 @@ impl EngineSim {
                 if self.stopped_requests.contains(&request) {
                     self.violation(format!("provider request {request} sent after Stop"));
                 }
+                if self.left_requests.contains(&request) {
+                    self.violation(format!(
+                        "provider request {request} sent after its session was left or archived"
+                    ));
+                }
                 let (attempts, first_at) = match previous {
                     None => (1, now.0),
                     Some((chunks, replied, refused, attempts, first_at)) => {
@@ -792,6 +820,10 @@ impl EngineSim {
         match message {
             ControllerToPage::Status(status) => self.page.status = Some(*status),
             ControllerToPage::Recovery { card } => self.page.card = card.map(|c| *c),
+            ControllerToPage::Sessions { open, list } => {
+                self.page.open = open;
+                self.page.sessions = list.iter().map(|i| (i.session, i.status)).collect();
+            }
             ControllerToPage::PromptRefused { turn, message } => {
                 if !self.sent.contains_key(&turn) {
                     self.violation(format!("a prompt no one sent was refused: {turn}"));
@@ -1671,11 +1703,36 @@ impl EngineSim {
         }
     }
 
+    /// Opens a session the list shows running, to stop it there.
+    fn open_running(&mut self, session: lifeline_core::SessionId) {
+        let now = self.now();
+        if self.leader.is_none() {
+            return;
+        }
+        *self
+            .cov
+            .actions
+            .entry("Open a running session")
+            .or_default() += 1;
+        self.note(|| format!("user opens session {session}, which the list shows running"));
+        if let Some(e) = self.leader.as_mut() {
+            e.handle_open_session(session, now);
+        }
+        self.opened_running = Some(session);
+    }
+
     fn press_stop(&mut self) {
         let now = self.now();
         let Some(e) = self.leader.as_mut() else {
             return;
         };
+        if e.session().is_some() && e.session() == self.opened_running {
+            *self
+                .cov
+                .actions
+                .entry("Stop in a session opened running")
+                .or_default() += 1;
+        }
         let open = e.session().and_then(|s| {
             e.controller()
                 .and_then(|c| lifeline_core::agent::open_turn(c.pending_projection(), s))
@@ -1692,6 +1749,18 @@ impl EngineSim {
         if let Some(turn) = open {
             self.stops.push((now.0, turn, self.inc));
         }
+    }
+
+    /// The live provider request, if it belongs to a turn of the open
+    /// session.
+    fn live_in_open_session(&self) -> Option<ProviderRequestId> {
+        let e = self.leader.as_ref()?;
+        let (live, session) = (e.live_request()?, e.session()?);
+        let p = e.controller()?.pending_projection();
+        p.turns
+            .values()
+            .any(|t| t.session == session && t.requests.contains(&live))
+            .then_some(live)
     }
 
     /// Takes an action the card offers now; it must be accepted.
@@ -1714,6 +1783,11 @@ impl EngineSim {
         }
         let action = *self.rng.pick(&offered);
         let before = self.page.not_possible;
+        if matches!(action, Action::StartFresh | Action::Archive) {
+            if let Some(live) = self.live_in_open_session() {
+                self.left_requests.insert(live);
+            }
+        }
         *self.cov.actions.entry(action_name(action)).or_default() += 1;
         self.note(|| format!("user takes {action:?}"));
         if let Some(e) = self.leader.as_mut() {
@@ -1806,12 +1880,24 @@ impl EngineSim {
         // Quiet: no faults. A person takes the way forward they are shown:
         // Stop what has run too long, an offered action, or nothing.
         let busy = self.page.status.as_ref().is_some_and(|s| s.busy);
-        if busy {
+        // Nothing runs here, but the session list shows another session
+        // running (found by seed 9489 of 10,000: a local model's load hung
+        // in a session left by Start fresh, and no one stopped it): the
+        // person opens that session, and then stops it there.
+        let elsewhere = if busy {
+            None
+        } else {
+            self.page.running_elsewhere()
+        };
+        if busy || elsewhere.is_some() {
             // What has run for two looks in a row is stopped.
             self.quiet_busy += 1;
             if self.quiet_busy >= 2 {
                 self.quiet_busy = 0;
-                self.press_stop();
+                match elsewhere {
+                    None => self.press_stop(),
+                    Some(session) => self.open_running(session),
+                }
             }
             return;
         }
