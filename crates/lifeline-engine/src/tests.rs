@@ -636,12 +636,13 @@ fn a_new_language_posts_the_card_again_and_nothing_else_changes() {
     assert_eq!(Some(*reposted), e.card());
 }
 
-/// A session left (Start fresh) or archived while its model request waits
-/// asks that model nothing more, and its turn ends at once: found by the
-/// engine simulation (seed 9489 of 10,000), where a request left by Start
-/// fresh in a retry wait was sent again and its local model's load then
-/// hung in a session no longer open, where no Stop could reach it.
-mod left_session {
+/// A model request that waits (a retry wait, a local model's load that
+/// hangs) ends: at once when its session is left (Start fresh) or archived
+/// — found by the engine simulation (seed 9489 of 10,000), where a request
+/// left by Start fresh in a retry wait was sent again and its load then
+/// hung in a session no longer open, where no Stop could reach it — and by
+/// the engine's own bound when nobody stops it.
+mod waiting_request {
     use lifeline_core::profile::{Provider, Secret};
     use lifeline_core::{
         CredentialId, Generation, PortId, ProviderFailureClass, ProviderRequestId, Runtime,
@@ -865,5 +866,39 @@ mod left_session {
         w.settle();
         assert_eq!(w.e.live_request(), None);
         assert_eq!(w.fetched, vec![request]);
+    }
+
+    /// Nobody stops it: the engine's own bound ends a hung load, however
+    /// long the run (the simulation's runs are shorter than the bound, so
+    /// there the user's Stop ends every hung load).
+    #[test]
+    fn a_hung_load_nobody_stops_ends_at_the_stall_bound() {
+        let mut w = World::new();
+        let (turn, request) = w.prompt();
+        w.at(100);
+        w.e.handle_model_loading(request, 1 << 20, 8 << 20, w.now);
+        w.settle();
+        let bound = 100 + crate::retry::LOAD_STALL_MS;
+        // The provider timer looks every second and moves the count.
+        let mut looks = 0;
+        while let Some(at) = w.provider_timer.take() {
+            assert!(
+                w.e.live_request() == Some(request),
+                "ended early, at {} ms",
+                w.now.0
+            );
+            assert!(at.0 <= bound, "the timer looks past the bound: {at:?}");
+            w.at(at.0);
+            w.e.handle_timer(TimerKey::Provider, w.now);
+            w.settle();
+            looks += 1;
+            if w.e.live_request().is_none() {
+                break;
+            }
+        }
+        assert_eq!(w.now.0, bound, "ended at the bound, not before");
+        assert!(looks >= 120, "the count moved each second ({looks} looks)");
+        assert!(w.turn_ended(turn));
+        assert_eq!(w.fetched, vec![request], "a hung load is not retried");
     }
 }
