@@ -1703,11 +1703,30 @@ impl EngineSim {
         }
     }
 
-    /// Opens a session the list shows running, to stop it there.
+    /// Opens a session the list shows running, to stop it there. Half the
+    /// quiet phase has passed: a left session's turn has had the time to
+    /// end by itself, unless only Stop (or the engine's two-minute bound)
+    /// can end it: a local model's load that hung.
     fn open_running(&mut self, session: lifeline_core::SessionId) {
         let now = self.now();
-        if self.leader.is_none() {
+        let Some(e) = self.leader.as_ref() else {
             return;
+        };
+        let live = e.live_request();
+        let in_session = e.controller().is_some_and(|c| {
+            c.pending_projection()
+                .turns
+                .values()
+                .any(|t| t.session == session && live.is_some_and(|l| t.requests.contains(&l)))
+        });
+        let hung = in_session
+            && live
+                .and_then(|l| self.fetches.get(&l))
+                .is_some_and(|f| f.hangs && f.read > 0 && f.chunks != u8::MAX);
+        if !hung {
+            return self.violation(format!(
+                "session {session}, not open, still runs halfway through the quiet phase with nothing hung (a left session's turn ends by itself)"
+            ));
         }
         *self
             .cov
@@ -1881,10 +1900,11 @@ impl EngineSim {
         // Stop what has run too long, an offered action, or nothing.
         let busy = self.page.status.as_ref().is_some_and(|s| s.busy);
         // Nothing runs here, but the session list shows another session
-        // running (found by seed 9489 of 10,000: a local model's load hung
-        // in a session left by Start fresh, and no one stopped it): the
-        // person opens that session, and then stops it there.
-        let elsewhere = if busy {
+        // running (seed 9489 of 10,000: a local model's load hung in a
+        // session left by Start fresh, and no one stopped it): the person
+        // opens that session, and then stops it there. Only in the second
+        // half: until then a left session's turn must end by itself.
+        let elsewhere = if busy || self.now().0 < ACTIVE_MS + QUIET_MS / 2 {
             None
         } else {
             self.page.running_elsewhere()
