@@ -197,6 +197,10 @@ struct Fetch {
     /// model loading its file), and the bytes read so far.
     loads: u8,
     read: u64,
+    /// The load stops reading after its first report and never reports
+    /// again (llama.cpp stuck on a file): only the user's Stop, or the
+    /// engine's two-minute bound past this run's end, ends it.
+    hangs: bool,
 }
 
 struct SimRuntime {
@@ -215,6 +219,22 @@ struct Page {
     refused: BTreeSet<TurnId>,
     /// An action was refused with the card's own reason.
     not_possible: u32,
+    /// The session list as last posted, with the session this tab shows:
+    /// each session and where it stands.
+    open: Option<lifeline_core::SessionId>,
+    sessions: Vec<(lifeline_core::SessionId, lifeline_core::view::SessionStatus)>,
+}
+
+impl Page {
+    /// A session the list shows running that this tab does not show.
+    fn running_elsewhere(&self) -> Option<lifeline_core::SessionId> {
+        self.sessions
+            .iter()
+            .find(|(s, status)| {
+                Some(*s) != self.open && *status == lifeline_core::view::SessionStatus::Running
+            })
+            .map(|(s, _)| *s)
+    }
 }
 
 /// Counts per boundary, for `docs/simulation.md`'s coverage table.
@@ -277,6 +297,9 @@ pub struct EngineSim {
     /// Provider requests that were live when a user pressed Stop: none of
     /// them may be sent again.
     stopped_requests: BTreeSet<ProviderRequestId>,
+    /// Provider requests that were live in a session the user left (Start
+    /// fresh) or archived: its model is asked nothing more.
+    left_requests: BTreeSet<ProviderRequestId>,
     fetches: BTreeMap<ProviderRequestId, Fetch>,
     /// Prompts the page sent and has not seen recorded or refused: resent
     /// to a new leader (the controller ignores a turn it recorded).
@@ -296,6 +319,8 @@ pub struct EngineSim {
     writer_damaged: bool,
     /// Quiet-phase looks in a row that found the session busy.
     quiet_busy: u32,
+    /// The session last opened because the list showed it running.
+    opened_running: Option<lifeline_core::SessionId>,
     cov: EngineCoverage,
 }
 
@@ -338,6 +363,7 @@ impl EngineSim {
             runtimes: BTreeMap::new(),
             profile,
             stopped_requests: BTreeSet::new(),
+            left_requests: BTreeSet::new(),
             fetches: BTreeMap::new(),
             pending: BTreeMap::new(),
             sent: BTreeMap::new(),
@@ -348,6 +374,7 @@ impl EngineSim {
             crashes: Vec::new(),
             next_token: 0,
             quiet_busy: 0,
+            opened_running: None,
             writer_damaged: false,
             cov: EngineCoverage::default(),
         }
@@ -585,6 +612,11 @@ impl EngineSim {
                 if self.stopped_requests.contains(&request) {
                     self.violation(format!("provider request {request} sent after Stop"));
                 }
+                if self.left_requests.contains(&request) {
+                    self.violation(format!(
+                        "provider request {request} sent after its session was left or archived"
+                    ));
+                }
                 let (attempts, first_at) = match previous {
                     None => (1, now.0),
                     Some((chunks, replied, refused, attempts, first_at)) => {
@@ -599,6 +631,7 @@ impl EngineSim {
                             answered: true,
                             loads: 0,
                             read: 0,
+                            hangs: false,
                         };
                         if f.chunks != u8::MAX {
                             self.violation(format!(
@@ -640,7 +673,11 @@ impl EngineSim {
                     Reply::NoFinish,
                 ]);
                 let chunks = u8::try_from(self.rng.range(0, 4)).unwrap_or(0);
-                self.note(|| format!("fetch {request} (attempt {attempts}): {reply:?}"));
+                let loads = u8::try_from(self.rng.range(0, 3)).unwrap_or(0);
+                let hangs = loads > 0 && self.rng.range(0, 6) == 0;
+                self.note(|| {
+                    format!("fetch {request} (attempt {attempts}): {reply:?}, {loads} load reports, hangs: {hangs}")
+                });
                 self.fetches.insert(
                     request,
                     Fetch {
@@ -652,11 +689,14 @@ impl EngineSim {
                         replied: false,
                         refused: false,
                         answered: false,
-                        // A local model's load (its hung case, bounded at
-                        // two minutes, is longer than the quiet phase: it
-                        // is `retry::loading`'s unit test).
-                        loads: u8::try_from(self.rng.range(0, 3)).unwrap_or(0),
+                        // A local model's load. A hung one is ended by the
+                        // user's Stop here (the quiet phase stops what stays
+                        // busy); the engine's own bound, two minutes without
+                        // progress, is longer than a run and is
+                        // `retry::loading`'s unit test.
+                        loads,
                         read: 0,
+                        hangs,
                     },
                 );
                 let d = self.rng.range(5, 200);
@@ -666,6 +706,18 @@ impl EngineSim {
             Effect::Abort(request) => {
                 self.note(|| format!("abort {request}"));
                 if let Some(f) = self.fetches.get_mut(&request) {
+                    if f.chunks != u8::MAX && f.loads > 0 {
+                        let hung = f.hangs && f.read > 0;
+                        *self
+                            .cov
+                            .provider
+                            .entry(if hung {
+                                "stop during a hung load"
+                            } else {
+                                "stop during a load"
+                            })
+                            .or_default() += 1;
+                    }
                     if f.chunks != u8::MAX {
                         f.chunks = u8::MAX;
                         let partial = f.partial.clone();
@@ -771,6 +823,10 @@ impl EngineSim {
         match message {
             ControllerToPage::Status(status) => self.page.status = Some(*status),
             ControllerToPage::Recovery { card } => self.page.card = card.map(|c| *c),
+            ControllerToPage::Sessions { open, list } => {
+                self.page.open = open;
+                self.page.sessions = list.iter().map(|i| (i.session, i.status)).collect();
+            }
             ControllerToPage::PromptRefused { turn, message } => {
                 if !self.sent.contains_key(&turn) {
                     self.violation(format!("a prompt no one sent was refused: {turn}"));
@@ -1380,6 +1436,11 @@ impl EngineSim {
             _ => {}
         }
         if f.loads > 0 {
+            if f.hangs && f.read > 0 {
+                // Stuck after its first report: no progress, no end.
+                *self.cov.provider.entry("load hung").or_default() += 1;
+                return;
+            }
             // A local model reads its file: progress, then loaded.
             f.loads -= 1;
             f.read += 1 << 20;
@@ -1646,11 +1707,55 @@ impl EngineSim {
         }
     }
 
+    /// Opens a session the list shows running, to stop it there. Half the
+    /// quiet phase has passed: a left session's turn has had the time to
+    /// end by itself, unless only Stop (or the engine's two-minute bound)
+    /// can end it: a local model's load that hung.
+    fn open_running(&mut self, session: lifeline_core::SessionId) {
+        let now = self.now();
+        let Some(e) = self.leader.as_ref() else {
+            return;
+        };
+        let live = e.live_request();
+        let in_session = e.controller().is_some_and(|c| {
+            c.pending_projection()
+                .turns
+                .values()
+                .any(|t| t.session == session && live.is_some_and(|l| t.requests.contains(&l)))
+        });
+        let hung = in_session
+            && live
+                .and_then(|l| self.fetches.get(&l))
+                .is_some_and(|f| f.hangs && f.read > 0 && f.chunks != u8::MAX);
+        if !hung {
+            return self.violation(format!(
+                "session {session}, not open, still runs halfway through the quiet phase with nothing hung (a left session's turn ends by itself)"
+            ));
+        }
+        *self
+            .cov
+            .actions
+            .entry("Open a running session")
+            .or_default() += 1;
+        self.note(|| format!("user opens session {session}, which the list shows running"));
+        if let Some(e) = self.leader.as_mut() {
+            e.handle_open_session(session, now);
+        }
+        self.opened_running = Some(session);
+    }
+
     fn press_stop(&mut self) {
         let now = self.now();
         let Some(e) = self.leader.as_mut() else {
             return;
         };
+        if e.session().is_some() && e.session() == self.opened_running {
+            *self
+                .cov
+                .actions
+                .entry("Stop in a session opened running")
+                .or_default() += 1;
+        }
         let open = e.session().and_then(|s| {
             e.controller()
                 .and_then(|c| lifeline_core::agent::open_turn(c.pending_projection(), s))
@@ -1667,6 +1772,18 @@ impl EngineSim {
         if let Some(turn) = open {
             self.stops.push((now.0, turn, self.inc));
         }
+    }
+
+    /// The live provider request, if it belongs to a turn of the open
+    /// session.
+    fn live_in_open_session(&self) -> Option<ProviderRequestId> {
+        let e = self.leader.as_ref()?;
+        let (live, session) = (e.live_request()?, e.session()?);
+        let p = e.controller()?.pending_projection();
+        p.turns
+            .values()
+            .any(|t| t.session == session && t.requests.contains(&live))
+            .then_some(live)
     }
 
     /// Takes an action the card offers now; it must be accepted.
@@ -1689,6 +1806,11 @@ impl EngineSim {
         }
         let action = *self.rng.pick(&offered);
         let before = self.page.not_possible;
+        if matches!(action, Action::StartFresh | Action::Archive) {
+            if let Some(live) = self.live_in_open_session() {
+                self.left_requests.insert(live);
+            }
+        }
         *self.cov.actions.entry(action_name(action)).or_default() += 1;
         self.note(|| format!("user takes {action:?}"));
         if let Some(e) = self.leader.as_mut() {
@@ -1781,12 +1903,25 @@ impl EngineSim {
         // Quiet: no faults. A person takes the way forward they are shown:
         // Stop what has run too long, an offered action, or nothing.
         let busy = self.page.status.as_ref().is_some_and(|s| s.busy);
-        if busy {
+        // Nothing runs here, but the session list shows another session
+        // running (seed 9489 of 10,000: a local model's load hung in a
+        // session left by Start fresh, and no one stopped it): the person
+        // opens that session, and then stops it there. Only in the second
+        // half: until then a left session's turn must end by itself.
+        let elsewhere = if busy || self.now().0 < ACTIVE_MS + QUIET_MS / 2 {
+            None
+        } else {
+            self.page.running_elsewhere()
+        };
+        if busy || elsewhere.is_some() {
             // What has run for two looks in a row is stopped.
             self.quiet_busy += 1;
             if self.quiet_busy >= 2 {
                 self.quiet_busy = 0;
-                self.press_stop();
+                match elsewhere {
+                    None => self.press_stop(),
+                    Some(session) => self.open_running(session),
+                }
             }
             return;
         }

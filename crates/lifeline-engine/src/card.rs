@@ -243,7 +243,7 @@ impl Engine {
                     Some(Err(r)) => {
                         self.notice("recovery", Level::Warning, Phrase::Refused { refusal: r })
                     }
-                    _ if action == Action::Archive => self.abort_left_request(session),
+                    _ if action == Action::Archive => self.abort_left_request(session, now),
                     _ => {}
                 }
             }
@@ -252,27 +252,25 @@ impl Engine {
     }
 
     /// A session left for another, or archived, asks nothing more of a
-    /// model: its reply in flight is aborted (kept as far as it came,
-    /// recorded as stopped), so its turn can end. Found by the engine
-    /// simulation: a stalled reply held a left session's turn open forever.
-    pub(crate) fn abort_left_request(&mut self, left: SessionId) {
+    /// model: its request ends as Stop ends it (a reply in flight is
+    /// aborted, kept as far as it came and recorded as stopped; a retry
+    /// wait or a local model's load ends at once), so its turn can end.
+    /// Found by the engine simulation: a stalled reply held a left session's
+    /// turn open forever, and a left request in a retry wait was sent again.
+    pub(crate) fn abort_left_request(&mut self, left: SessionId, now: Millis) {
         let Some(core) = self.core.as_ref() else {
             return;
         };
         let turns = &core.pending_projection().turns;
-        let Some(l) = self
+        let Some(request) = self
             .live
-            .as_mut()
+            .as_ref()
             .filter(|l| turns.get(&l.turn).is_some_and(|t| t.session == left))
+            .map(|l| l.request)
         else {
             return;
         };
-        if l.sent {
-            let request = l.request;
-            self.effects.push_back(Effect::Abort(request));
-        } else {
-            l.stopped = true;
-        }
+        self.stop_live(request, now);
     }
 
     /// A new execution on the retained workspace whose first message is
@@ -347,7 +345,6 @@ impl Engine {
             // The journal opens the successor before its lifecycle's
             // records, which the pump carries out next; both go in one batch.
             Some(Ok(_)) if self.open_session_as(session, workspace, now) => {
-                self.abort_left_request(old);
                 // One runtime lives at a time: the session left stops its
                 // idle runtime (a running one is ended as a left turn).
                 self.with_sessions(|s| s.set_aside(old));
@@ -356,6 +353,9 @@ impl Engine {
                 self.inspecting = false;
                 self.post(ControllerToPage::Workspace { listing: None });
                 self.show_session(session);
+                // Last: ending its request may pump, which then sees the
+                // successor open.
+                self.abort_left_request(old, now);
             }
             Some(Ok(_)) | None => {}
             Some(Err(r)) => self.notice("recovery", Level::Warning, Phrase::Refused { refusal: r }),

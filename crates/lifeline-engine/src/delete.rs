@@ -70,7 +70,7 @@ impl Engine {
                 if self.active.as_ref().is_some_and(|a| a.session == session) {
                     self.active = None;
                 }
-                self.abort_left_request(session);
+                self.abort_left_request(session, now);
             }
             _ => {}
         }

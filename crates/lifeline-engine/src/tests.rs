@@ -635,3 +635,272 @@ fn a_new_language_posts_the_card_again_and_nothing_else_changes() {
     let reposted = card(&page).expect("the card again").expect("a card");
     assert_eq!(Some(*reposted), e.card());
 }
+
+/// A model request that waits (a retry wait, a local model's load that
+/// hangs) ends: at once when its session is left (Start fresh) or archived
+/// — found by the engine simulation (seed 9489 of 10,000), where a request
+/// left by Start fresh in a retry wait was sent again and its load then
+/// hung in a session no longer open, where no Stop could reach it — and by
+/// the engine's own bound when nobody stops it.
+mod waiting_request {
+    use lifeline_core::profile::{Provider, Secret};
+    use lifeline_core::{
+        CredentialId, Generation, PortId, ProviderFailureClass, ProviderRequestId, Runtime,
+        RuntimeConfig, RuntimeEffect, RuntimeId,
+    };
+
+    use super::*;
+    use crate::{FactsObserved, FailedAt, ProviderFailure, TimerKey, WorkspaceObserved};
+
+    fn model_profile() -> Profile {
+        let mut p = profile();
+        p.provider = Provider::OpenAiCompatible {
+            base_url: "http://model.invalid/v1".into(),
+            model: "m".into(),
+        };
+        p.api_key = Some(CredentialId::from_u128(0x4e7).expect("a valid id"));
+        p
+    }
+
+    /// The engine with one runtime that answers at once, a profile store
+    /// and credentials that answer at once, and a provider that only
+    /// records what it is asked.
+    struct World {
+        e: Engine,
+        now: Millis,
+        rt: Option<(RuntimeId, Generation, PortId, Runtime)>,
+        page: Vec<ControllerToPage>,
+        fetched: Vec<ProviderRequestId>,
+        provider_timer: Option<Millis>,
+    }
+
+    impl World {
+        fn new() -> World {
+            let mut e = Engine::new(Role::Leader, b"engine tests");
+            e.handle_start(Role::Leader);
+            e.handle_journal_open(2, Some("test".into()));
+            e.lead(
+                Recovered {
+                    projection: Projection::new(RetentionPolicy::default()),
+                    unreadable: 0,
+                    cause: StartCause::ControllerRestart,
+                    entropy: b"core".to_vec(),
+                },
+                Millis(1),
+            );
+            let mut w = World {
+                e,
+                now: Millis(1),
+                rt: None,
+                page: Vec::new(),
+                fetched: Vec::new(),
+                provider_timer: None,
+            };
+            w.settle();
+            w
+        }
+
+        fn settle(&mut self) {
+            let now = self.now;
+            for _ in 0..10_000 {
+                if let Some((runtime, generation, port, rt)) = self.rt.as_mut() {
+                    if let Some(effect) = rt.poll_effect() {
+                        if let RuntimeEffect::Send(msg) = effect {
+                            let (r, g, p) = (*runtime, *generation, *port);
+                            self.e.handle_runtime_message(r, g, p, msg, now);
+                        }
+                        continue;
+                    }
+                }
+                let Some(effect) = self.e.poll_effect() else {
+                    return;
+                };
+                let e = &mut self.e;
+                match effect {
+                    Effect::Persist(batch) => e.handle_persisted(batch, Ok(()), now),
+                    Effect::OpenProfiles => e.start_sessions(model_profile().id, b"s", now),
+                    Effect::LookupProfile { attempt, .. } => {
+                        e.handle_profile(attempt, ProfileLookup::Found(model_profile()), now)
+                    }
+                    Effect::ResolveCredentials {
+                        attempt,
+                        credentials,
+                    } => {
+                        let key = Secret::new("k".to_string());
+                        let resolved = credentials
+                            .into_iter()
+                            .map(|id| (id, Ok(key.clone())))
+                            .collect();
+                        e.handle_credentials(attempt, resolved, now);
+                    }
+                    Effect::ObserveWorkspace {
+                        attempt,
+                        environment,
+                        ..
+                    } => e.handle_workspace_observed(
+                        attempt,
+                        &environment,
+                        WorkspaceObserved::Sandbox(Some(true)),
+                        now,
+                    ),
+                    Effect::ObserveFacts { session, .. } => e.handle_facts(
+                        session,
+                        FactsObserved {
+                            workspace_exists: Some(true),
+                            workspace_files: Some(0),
+                            folder_access: None,
+                            credentials: Some((1, 1)),
+                        },
+                    ),
+                    Effect::SendToRuntime { message, .. } => {
+                        if let Some((_, _, _, rt)) = self.rt.as_mut() {
+                            let _ = rt.handle_controller(message, now);
+                        }
+                    }
+                    Effect::Fetch { request, .. } => self.fetched.push(request),
+                    Effect::SetTimer {
+                        key: TimerKey::Provider,
+                        at,
+                    } => self.provider_timer = Some(at),
+                    Effect::Page(ControllerToPage::SpawnRuntime { identity, .. }) => {
+                        let mut rt = Runtime::new(RuntimeConfig::new(identity), now);
+                        let port = e.handle_port_opened(identity.runtime, identity.generation, now);
+                        rt.handle_connected(now);
+                        self.rt = Some((identity.runtime, identity.generation, port, rt));
+                    }
+                    Effect::Page(message) => self.page.push(message),
+                    _ => {}
+                }
+            }
+            panic!("the engine never quieted");
+        }
+
+        fn at(&mut self, ms: u64) {
+            self.now = Millis(ms);
+        }
+
+        /// A prompt whose model request has been fetched once.
+        fn prompt(&mut self) -> (TurnId, ProviderRequestId) {
+            let turn = TurnId::from_u128(0x7e57).expect("a valid id");
+            self.e.handle_prompt(turn, "hello".into(), self.now);
+            self.settle();
+            let request = *self.fetched.last().expect("the model was asked");
+            assert_eq!(self.e.live_request(), Some(request));
+            (turn, request)
+        }
+
+        fn turn_ended(&self, turn: TurnId) -> bool {
+            self.e
+                .projection()
+                .and_then(|p| p.turns.get(&turn))
+                .is_some_and(|t| t.end.is_some())
+        }
+
+        /// Archive from the session list: allowed while a turn runs (it
+        /// stops the session's runtime), and it leaves the session as Start
+        /// fresh does, through the same path.
+        fn archive(&mut self) {
+            let open = self.e.session().expect("a session is open");
+            self.e
+                .handle_session_action(open, lifeline_core::action::Action::Archive, self.now);
+            self.settle();
+            let archived = self
+                .e
+                .projection()
+                .and_then(|p| p.sessions.get(&open))
+                .is_some_and(|s| s.archived);
+            assert!(archived, "the running session was archived");
+        }
+    }
+
+    #[test]
+    fn a_retry_wait_ends_and_the_request_is_never_sent_again() {
+        let mut w = World::new();
+        assert!(w.rt.is_some(), "the session's runtime came up");
+        let (turn, request) = w.prompt();
+        w.at(100);
+        w.e.handle_provider_outcome(
+            request,
+            Err(ProviderFailure {
+                class: ProviderFailureClass::Overloaded,
+                message: "busy".into(),
+                partial_text: String::new(),
+                at: FailedAt::Status(503),
+                retry_after_ms: Some(5_000),
+                reason: None,
+            }),
+            w.now,
+        );
+        w.settle();
+        let due =
+            w.e.retry_wait()
+                .expect("refused before any work: a retry wait");
+        w.at(200);
+        w.archive();
+        assert_eq!(w.e.retry_wait(), None);
+        assert_eq!(w.e.live_request(), None);
+        assert!(w.turn_ended(turn), "the archived session's turn ended");
+        // The wait's time comes: nothing is sent.
+        w.at(due.0 + 1);
+        w.e.handle_timer(TimerKey::Provider, w.now);
+        w.settle();
+        assert_eq!(w.fetched, vec![request], "sent once, never again");
+    }
+
+    #[test]
+    fn a_hung_load_ends_at_once_without_the_loads_own_report() {
+        let mut w = World::new();
+        let (turn, request) = w.prompt();
+        w.at(100);
+        // One report, then nothing: the load hangs, and its abort is
+        // never answered either.
+        w.e.handle_model_loading(request, 1 << 20, 8 << 20, w.now);
+        w.settle();
+        w.at(200);
+        w.archive();
+        assert_eq!(w.e.live_request(), None);
+        assert!(
+            w.turn_ended(turn),
+            "the archived session's turn ended without waiting out the load's two-minute bound"
+        );
+        // A late report of the torn-down load is not news.
+        w.e.handle_model_loading(request, 2 << 20, 8 << 20, w.now);
+        w.settle();
+        assert_eq!(w.e.live_request(), None);
+        assert_eq!(w.fetched, vec![request]);
+    }
+
+    /// Nobody stops it: the engine's own bound ends a hung load, however
+    /// long the run (the simulation's runs are shorter than the bound, so
+    /// there the user's Stop ends every hung load).
+    #[test]
+    fn a_hung_load_nobody_stops_ends_at_the_stall_bound() {
+        let mut w = World::new();
+        let (turn, request) = w.prompt();
+        w.at(100);
+        w.e.handle_model_loading(request, 1 << 20, 8 << 20, w.now);
+        w.settle();
+        let bound = 100 + crate::retry::LOAD_STALL_MS;
+        // The provider timer looks every second and moves the count.
+        let mut looks = 0;
+        while let Some(at) = w.provider_timer.take() {
+            assert!(
+                w.e.live_request() == Some(request),
+                "ended early, at {} ms",
+                w.now.0
+            );
+            assert!(at.0 <= bound, "the timer looks past the bound: {at:?}");
+            w.at(at.0);
+            w.e.handle_timer(TimerKey::Provider, w.now);
+            w.settle();
+            looks += 1;
+            if w.e.live_request().is_none() {
+                break;
+            }
+        }
+        assert_eq!(w.now.0, bound, "ended at the bound, not before");
+        assert!(looks >= 120, "the count moved each second ({looks} looks)");
+        assert!(w.turn_ended(turn));
+        assert_eq!(w.fetched, vec![request], "a hung load is not retried");
+    }
+}

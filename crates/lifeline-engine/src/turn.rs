@@ -176,52 +176,8 @@ impl Engine {
             // The fetch ends with an abort, recorded as cancelled with its
             // partial text.
             StopPlan::AbortRequest(request) => {
-                match self.live.as_mut().filter(|l| l.request == request) {
-                    // Waiting to send it again: nothing is in flight, so the
-                    // wait and the request end here.
-                    Some(l) if matches!(l.wait, Wait::Retry { .. }) => {
-                        l.wait = Wait::Nothing;
-                        return self.handle_provider_outcome(
-                            request,
-                            Err(because(
-                                ProviderFailureClass::Cancelled,
-                                FailureReason::StoppedWaitingToRetry,
-                                "",
-                                FailedAt::NoResponse,
-                            )),
-                            now,
-                        );
-                    }
-                    // A local model still loading has generated nothing:
-                    // the request ends here as stopped, for certain, even if
-                    // the load itself cannot be interrupted at once; the
-                    // abort tears the load down and its late report is not
-                    // news.
-                    Some(l) if matches!(l.wait, Wait::Loading { .. }) => {
-                        l.wait = Wait::Nothing;
-                        l.stopped = true;
-                        self.effects.push_back(Effect::Abort(request));
-                        self.ended_early = Some(request);
-                        return self.load_ended(
-                            request,
-                            FailureReason::StoppedWhileLoading,
-                            ProviderFailureClass::Cancelled,
-                            now,
-                        );
-                    }
-                    Some(l) if l.sent => {
-                        // The abort's outcome ends it; no timeout may
-                        // overtake the user's Stop, and a refusal that
-                        // arrives before the abort is not retried.
-                        l.wait = Wait::Nothing;
-                        l.stopped = true;
-                        self.effects.push_back(Effect::Abort(request));
-                    }
-                    // Recorded, not sent yet: it is never sent (found by the
-                    // engine simulation: an abort before the fetch began was
-                    // lost, and the request went out after Stop).
-                    Some(l) => l.stopped = true,
-                    None => {}
+                if self.stop_live(request, now) {
+                    return;
                 }
             }
             StopPlan::Cancel(commands) => {
@@ -251,6 +207,68 @@ impl Engine {
             StopPlan::Nothing => {}
         }
         self.pump(now);
+    }
+
+    /// Ends the live request `request` because the user no longer wants
+    /// it (Stop, or its session left or archived). True when it ended here
+    /// and the engine has pumped; otherwise a fetch in flight was aborted
+    /// (its outcome ends it) or one not sent yet is never sent.
+    pub(crate) fn stop_live(&mut self, request: ProviderRequestId, now: Millis) -> bool {
+        match self.live.as_mut().filter(|l| l.request == request) {
+            // Waiting to send it again: nothing is in flight, so the wait and
+            // the request end here (found by the engine simulation: a session
+            // left by Start fresh in a retry wait sent its request again, and
+            // its local model's load then hung where no Stop could reach it).
+            Some(l) if matches!(l.wait, Wait::Retry { .. }) => {
+                l.wait = Wait::Nothing;
+                l.stopped = true;
+                self.handle_provider_outcome(
+                    request,
+                    Err(because(
+                        ProviderFailureClass::Cancelled,
+                        FailureReason::StoppedWaitingToRetry,
+                        "",
+                        FailedAt::NoResponse,
+                    )),
+                    now,
+                );
+                true
+            }
+            // A local model still loading has generated nothing: the request
+            // ends here as stopped, for certain, even if the load itself
+            // cannot be interrupted at once; the abort tears the load down
+            // and its late report is not news.
+            Some(l) if matches!(l.wait, Wait::Loading { .. }) => {
+                l.wait = Wait::Nothing;
+                l.stopped = true;
+                self.effects.push_back(Effect::Abort(request));
+                self.ended_early = Some(request);
+                self.load_ended(
+                    request,
+                    FailureReason::StoppedWhileLoading,
+                    ProviderFailureClass::Cancelled,
+                    now,
+                );
+                true
+            }
+            Some(l) if l.sent => {
+                // The abort's outcome ends it; no timeout may overtake the
+                // user's Stop, and a refusal that arrives before the abort is
+                // not retried.
+                l.wait = Wait::Nothing;
+                l.stopped = true;
+                self.effects.push_back(Effect::Abort(request));
+                false
+            }
+            // Recorded, not sent yet: it is never sent (found by the engine
+            // simulation: an abort before the fetch began was lost, and the
+            // request went out after Stop).
+            Some(l) => {
+                l.stopped = true;
+                false
+            }
+            None => false,
+        }
     }
 
     pub(crate) fn admit_prompt(
