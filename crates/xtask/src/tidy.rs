@@ -497,3 +497,41 @@ fn find_cycle(graph: &BTreeMap<String, BTreeMap<String, String>>) -> Option<Stri
         .keys()
         .find_map(|module| visit(graph, module, &mut Vec::new(), &mut done))
 }
+
+/// A `FlatMap` or `FlatSet` is keyed by one of the journal's identities,
+/// minted in time order, so that its inserts append (docs/ARCHITECTURE.md,
+/// "Architecture Invariant" at `flat`): a key in random order (a digest,
+/// an idempotency key) would shift the vector on every insert.
+#[test]
+fn flat_maps_are_keyed_by_time_ordered_identities() {
+    let mut offenders = Vec::new();
+    for dir in ["crates", "worker", "web"] {
+        for file in rust_sources(&root().join(dir)) {
+            if file.ends_with("flat.rs") || file.ends_with("tidy.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("readable source");
+            for (at, _) in text.match_indices("Flat") {
+                let rest = &text[at..];
+                let Some(args) = rest
+                    .strip_prefix("FlatMap<")
+                    .or_else(|| rest.strip_prefix("FlatSet<"))
+                else {
+                    continue;
+                };
+                let key: String = args
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                    .collect();
+                let name = key.rsplit("::").next().unwrap_or_default();
+                if !name.ends_with("Id") {
+                    offenders.push(format!("{}: {key}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "FlatMap/FlatSet keyed by something other than an identity: {offenders:?}"
+    );
+}
