@@ -281,3 +281,78 @@ impl<K> IntoIterator for FlatSet<K> {
         self.0.into_iter().map(key)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u16, u32),
+        Remove(u16),
+        Retain(u16),
+        Entry(u16),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (any::<u16>(), any::<u32>()).prop_map(|(k, v)| Op::Insert(k % 64, v)),
+            any::<u16>().prop_map(|k| Op::Remove(k % 64)),
+            any::<u16>().prop_map(|k| Op::Retain(k % 7 + 1)),
+            any::<u16>().prop_map(|k| Op::Entry(k % 64)),
+        ]
+    }
+
+    proptest! {
+        /// Whatever is done to it, a FlatMap holds what a BTreeMap would,
+        /// in the same order, and serialises to the same JSON.
+        #[test]
+        fn behaves_as_a_btree_map(ops in proptest::collection::vec(op(), 0..200)) {
+            let mut flat = FlatMap::new();
+            let mut tree = BTreeMap::new();
+            for op in ops {
+                match op {
+                    Op::Insert(k, v) => prop_assert_eq!(flat.insert(k, v), tree.insert(k, v)),
+                    Op::Remove(k) => prop_assert_eq!(flat.remove(&k), tree.remove(&k)),
+                    Op::Retain(m) => {
+                        flat.retain(|k, v| { *v = v.wrapping_add(1); k % m != 0 });
+                        tree.retain(|k, v| { *v = v.wrapping_add(1); k % m != 0 });
+                    }
+                    Op::Entry(k) => {
+                        *flat.entry(k).or_insert(0) += 1;
+                        *tree.entry(k).or_insert(0) += 1;
+                    }
+                }
+                prop_assert_eq!(flat.len(), tree.len());
+            }
+            let pairs: Vec<_> = flat.iter().map(|(k, v)| (*k, *v)).collect();
+            let expected: Vec<_> = tree.iter().map(|(k, v)| (*k, *v)).collect();
+            prop_assert_eq!(&pairs, &expected);
+            prop_assert_eq!(flat.first_key_value(), tree.first_key_value());
+            prop_assert_eq!(flat.last_key_value(), tree.last_key_value());
+            let json = serde_json::to_string(&flat).unwrap();
+            prop_assert_eq!(&json, &serde_json::to_string(&tree).unwrap());
+            let back: FlatMap<u16, u32> = serde_json::from_str(&json).unwrap();
+            prop_assert_eq!(back, flat);
+        }
+    }
+
+    #[test]
+    fn a_map_written_out_of_order_reads_back_sorted() {
+        let map: FlatMap<u32, &str> = serde_json::from_str(r#"{"3":"c","1":"a","2":"b"}"#).unwrap();
+        assert_eq!(map.keys().copied().collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(map[&2], "b");
+    }
+
+    #[test]
+    fn a_set_keeps_each_key_once_in_order() {
+        let mut set: FlatSet<u32> = [5, 1, 3].into_iter().collect();
+        assert!(!set.insert(3));
+        assert!(set.insert(2));
+        assert!(set.remove(&1));
+        assert_eq!(set.iter().copied().collect::<Vec<_>>(), [2, 3, 5]);
+        assert_eq!((set.first(), set.last()), (Some(&2), Some(&5)));
+    }
+}
