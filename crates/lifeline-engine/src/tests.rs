@@ -10,9 +10,8 @@ use lifeline_protocol::{ControllerToPage, JournalStatus, Role};
 
 use crate::{Effect, Engine, Recovered, Slots};
 
-/// A leader on an empty journal whose default profile is the built-in
-/// agent; every lookup is answered at once. Returns what reached the page.
-fn leader() -> (Engine, Vec<ControllerToPage>) {
+/// An engine that has just led an empty journal, before any settling.
+fn leading() -> Engine {
     let mut e = Engine::new(Role::Leader, b"engine tests");
     e.handle_start(Role::Leader);
     e.handle_journal_open(2, Some("test".into()));
@@ -25,6 +24,13 @@ fn leader() -> (Engine, Vec<ControllerToPage>) {
         },
         Millis(1),
     );
+    e
+}
+
+/// A leader on an empty journal whose default profile is the built-in
+/// agent; every lookup is answered at once. Returns what reached the page.
+fn leader() -> (Engine, Vec<ControllerToPage>) {
+    let mut e = leading();
     let mut page = Vec::new();
     settle(&mut e, &mut page);
     (e, page)
@@ -676,18 +682,7 @@ mod waiting_request {
 
     impl World {
         fn new() -> World {
-            let mut e = Engine::new(Role::Leader, b"engine tests");
-            e.handle_start(Role::Leader);
-            e.handle_journal_open(2, Some("test".into()));
-            e.lead(
-                Recovered {
-                    projection: Projection::new(RetentionPolicy::default()),
-                    unreadable: 0,
-                    cause: StartCause::ControllerRestart,
-                    entropy: b"core".to_vec(),
-                },
-                Millis(1),
-            );
+            let e = super::leading();
             let mut w = World {
                 e,
                 now: Millis(1),
