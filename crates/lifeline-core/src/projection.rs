@@ -376,18 +376,27 @@ impl Projection {
         s.clean = workspace;
         s.continued_in = None;
         s.continued_from = None;
-        for t in turns {
-            if let Some(t) = self.turns.remove(&t) {
-                for r in t.requests {
-                    self.provider_requests.remove(&r);
-                }
+        // One pass over each map, not a removal per entry: a `FlatMap`
+        // shifts its tail on every removal from the middle.
+        let turns: BTreeSet<TurnId> = turns.into_iter().collect();
+        let mut requests = BTreeSet::new();
+        self.turns.retain(|id, t| {
+            let doomed = turns.contains(id);
+            if doomed {
+                requests.extend(t.requests.iter().copied());
             }
-        }
-        for c in self.session_commands(session) {
-            if let Some(v) = self.commands.remove(&c) {
-                self.keys.remove(&v.key);
+            !doomed
+        });
+        self.provider_requests
+            .retain(|id, _| !requests.contains(id));
+        let keys = &mut self.keys;
+        self.commands.retain(|_, c| {
+            let doomed = c.binding.session == session;
+            if doomed {
+                keys.remove(&c.key);
             }
-        }
+            !doomed
+        });
         let commands = &self.commands;
         self.recently_settled.retain(|c| commands.contains_key(c));
         for d in digests {
