@@ -3,14 +3,25 @@
 // (raw HTML and unsafe links stay text), copy buttons, times, long prompts
 // collapsed, and following new output with "Jump to latest".
 // Synchronised on what the page shows, never on sleeps.
+// With LIFELINE_SCREENSHOTS=<dir> it also saves its screens there
+// (docs/screenshots for the user guide); CI does not set it.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, openApp } from '../lib/browser.mjs';
 import { addProfile, commandBlock, send, transcript } from '../lib/ui.mjs';
 import { startStubProvider } from '../lib/stub-provider.mjs';
 
 const ESC = '\u001b';
+const SHOTS = process.env.LIFELINE_SCREENSHOTS;
+
+async function shot(page, name) {
+  if (!SHOTS) return;
+  await mkdir(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
 
 let stub;
 before(async () => {
@@ -80,6 +91,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       await reply.getByRole('button', { name: 'Copy reply' }).click();
       await reply.getByRole('button', { name: 'Copied' }).waitFor();
       assert.equal(await clipboard(page), await reply.locator('.md').textContent());
+      await shot(page, `transcript-output-${vname}`);
     });
 
     test('a running command shows its elapsed time', async () => {
@@ -244,6 +256,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       await code.getByRole('button', { name: 'Copied' }).waitFor();
       assert.equal(await clipboard(page), 'echo copied-from-code\n');
       await idle(page);
+      await shot(page, `transcript-markdown-${vname}`);
     });
 
     test('axe-core finds no accessibility violations in the transcript', async () => {
