@@ -766,6 +766,13 @@ pub fn mark_output(text: &str) -> String {
     marker.out
 }
 
+/// `text` as plain characters: escape sequences and controls dropped as
+/// [`mark_output`] drops them, and no style marks (a session's title is
+/// typed text, and a pasted escape must not show raw there either).
+pub fn plain_text(text: &str) -> String {
+    mark_output(text).chars().filter(|c| !is_mark(*c)).collect()
+}
+
 /// Marked output as the page keeps it: each mark pair, read against
 /// `style` (the style in force where `text` starts), becomes one mark of
 /// the absolute style; `style` ends as the style in force after `text`.

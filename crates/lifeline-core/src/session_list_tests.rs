@@ -251,3 +251,20 @@ fn each_delta_names_its_session() {
         "an unknown command: no session"
     );
 }
+
+#[test]
+fn a_title_from_a_prompt_with_escape_sequences_shows_only_its_text() {
+    let mut j = Journal::new();
+    j.open(10, 1, Environment::Worker);
+    j.turn(
+        20,
+        1,
+        0x11,
+        "\u{1b}[1m\n$ echo \u{1b}[31mred\u{1b}[0m plain\u{7}",
+    );
+    let list = session_list(&j.p);
+    assert_eq!(
+        list[0].title, "$ echo red plain",
+        "escapes and controls are dropped, and a line of escapes alone is empty"
+    );
+}

@@ -809,7 +809,12 @@ fn session_item(p: &Projection, s: &crate::projection::SessionView) -> SessionIt
             .turns
             .first()
             .and_then(|t| p.turns.get(t))
-            .and_then(|t| t.prompt.lines().map(str::trim).find(|l| !l.is_empty()))
+            .and_then(|t| {
+                t.prompt
+                    .lines()
+                    .map(|l| crate::render::plain_text(l).trim().to_string())
+                    .find(|l| !l.is_empty())
+            })
             .map(|line| line.chars().take(TITLE_CHARS).collect())
             .unwrap_or_default(),
     };
