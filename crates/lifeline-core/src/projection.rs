@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use crate::flat::FlatMap;
+use crate::flat::{FlatMap, FlatSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -378,8 +378,8 @@ impl Projection {
         s.continued_from = None;
         // One pass over each map, not a removal per entry: a `FlatMap`
         // shifts its tail on every removal from the middle.
-        let turns: BTreeSet<TurnId> = turns.into_iter().collect();
-        let mut requests = BTreeSet::new();
+        let turns: FlatSet<TurnId> = turns.into_iter().collect();
+        let mut requests = FlatSet::new();
         self.turns.retain(|id, t| {
             let doomed = turns.contains(id);
             if doomed {
