@@ -1,7 +1,8 @@
 // Many sessions, as a user meets them at both viewports: three sessions
 // with their own transcripts and files, switching, the open session in the
-// address (reload and Back), the one-live-runtime rule said when it holds,
-// Rename, search, and no accessibility violations on the list.
+// address (reload and Back), a session working on in the background while
+// another is open, the limit on live runtimes said when it holds, Rename,
+// search, and no accessibility violations on the list.
 // Synchronised on what the page shows and on OPFS, never on sleeps.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -121,18 +122,60 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       }
     });
 
-    test('one session runs at a time, and the page says so', async () => {
+    test('a session keeps working in the background while another is open', async () => {
       const { page } = browser;
-      await send(page, '$ sleep 30');
-      await commandBlock(page, 'sleep 30').getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
+      await send(page, '$ sleep 4\n$ echo finished > bg.txt');
+      await commandBlock(page, 'sleep 4').getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
       await openList(page, phone);
-      await list(page).getByText(/One session runs at a time/).waitFor();
-      await list(page).getByRole('button', { name: 'New session' }).click();
-      await page.getByText(/one session runs at a time; open another when it is done, or press Stop/).waitFor();
+      await list(page).getByText(/keep working in the background, up to 3 at once/).waitFor();
       await closeList(page, phone);
-      assert.equal(addressed(page), ids, 'the running session stays open');
-      await page.getByRole('button', { name: 'Stop' }).click();
-      await commandBlock(page, 'sleep 30').getByText('cancelled', { exact: true }).waitFor({ timeout: 30_000 });
+      // Opening another while this one works is allowed now.
+      await openSession(page, phone, '$ echo alpha > a.txt');
+      assert.notEqual(addressed(page), ids);
+      await commandBlock(page, 'echo alpha > a.txt').waitFor();
+      // The list says when the one left working is done; its output stays
+      // out of the open session's transcript, and its file is written.
+      await openList(page, phone);
+      await list(page)
+        .locator('li.session[data-status="ready"]')
+        .filter({ has: page.getByRole('link', { name: '$ echo gamma > c.txt', exact: true }) })
+        .waitFor({ timeout: 30_000 });
+      await closeList(page, phone);
+      assert.equal(await commandBlock(page, 'echo finished > bg.txt').count(), 0);
+      assert.deepEqual(await readWorkspaceFile(page, 'bg.txt'), ['finished\n']);
+      await openSession(page, phone, '$ echo gamma > c.txt');
+      assert.equal(addressed(page), ids);
+      await commandBlock(page, 'echo finished > bg.txt').getByText('completed', { exact: true }).waitFor();
+    });
+
+    test('with three sessions working another is not started, and the page says why', async () => {
+      const { page } = browser;
+      const working = [
+        ['$ echo gamma > c.txt', 'sleep 30'],
+        ['$ echo alpha > a.txt', 'sleep 31'],
+        ['$ echo beta > b.txt', 'sleep 32'],
+      ];
+      for (const [session, line] of working) {
+        if (session !== '$ echo gamma > c.txt') await openSession(page, phone, session);
+        await send(page, `$ ${line}`);
+        await commandBlock(page, line).getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
+      }
+      const open = addressed(page);
+      await openList(page, phone);
+      await list(page).getByRole('button', { name: 'New session' }).click();
+      await page.getByText(/3 sessions are working, the most that run at once; open another when one of them is done, or stop one/).waitFor();
+      await closeList(page, phone);
+      assert.equal(addressed(page), open, 'the open session stays open');
+      await openList(page, phone);
+      assert.equal(await list(page).getByRole('link').count(), 3, 'no session was added');
+      await closeList(page, phone);
+      // Stop ends each where it runs; the last one stopped stays open.
+      for (const [session, line] of working.reverse()) {
+        if (session !== '$ echo beta > b.txt') await openSession(page, phone, session);
+        await page.getByRole('button', { name: 'Stop' }).click();
+        await commandBlock(page, line).getByText('cancelled', { exact: true }).waitFor({ timeout: 30_000 });
+      }
+      assert.equal(addressed(page), ids);
     });
 
     test('Rename names a session; search finds titles and transcript text', async () => {
@@ -148,8 +191,8 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       await list(page).getByRole('link').filter({ hasText: 'beta' }).waitFor();
       await link(page, 'Gamma work').waitFor({ state: 'detached' });
       assert.equal(await list(page).getByRole('link').count(), 1);
-      // Transcript text, not only titles: only the renamed session ran sleep.
-      await search.fill('sleep');
+      // Transcript text, not only titles: only the renamed session wrote bg.txt.
+      await search.fill('bg.txt');
       await link(page, 'Gamma work').waitFor();
       assert.equal(await list(page).getByRole('link').count(), 1);
       await search.fill('');

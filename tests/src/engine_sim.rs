@@ -222,7 +222,12 @@ struct Page {
     /// The session list as last posted, with the session this tab shows:
     /// each session and where it stands.
     open: Option<lifeline_core::SessionId>,
-    sessions: Vec<(lifeline_core::SessionId, lifeline_core::view::SessionStatus)>,
+    /// With each, whether it was continued in another (Start fresh).
+    sessions: Vec<(
+        lifeline_core::SessionId,
+        lifeline_core::view::SessionStatus,
+        bool,
+    )>,
 }
 
 impl Page {
@@ -230,10 +235,10 @@ impl Page {
     fn running_elsewhere(&self) -> Option<lifeline_core::SessionId> {
         self.sessions
             .iter()
-            .find(|(s, status)| {
+            .find(|(s, status, _)| {
                 Some(*s) != self.open && *status == lifeline_core::view::SessionStatus::Running
             })
-            .map(|(s, _)| *s)
+            .map(|(s, _, _)| *s)
     }
 }
 
@@ -473,6 +478,7 @@ impl EngineSim {
             };
             self.effect(effect);
         }
+        self.check_running_limit();
         // A follower's effects are its page's; it writes nothing. It reads
         // the output its transcript shows (answered at once: a promoted
         // follower leads with what it asked for).
@@ -512,7 +518,7 @@ impl EngineSim {
                     let kinds: Vec<String> = batch
                         .entries
                         .iter()
-                        .map(|e| format!("{:?}", e.record).chars().take(24).collect())
+                        .map(|e| format!("{:?}", e.record).chars().take(200).collect())
                         .collect();
                     format!("persist batch {:?}: {kinds:?}", batch.batch)
                 });
@@ -825,7 +831,10 @@ impl EngineSim {
             ControllerToPage::Recovery { card } => self.page.card = card.map(|c| *c),
             ControllerToPage::Sessions { open, list } => {
                 self.page.open = open;
-                self.page.sessions = list.iter().map(|i| (i.session, i.status)).collect();
+                self.page.sessions = list
+                    .iter()
+                    .map(|i| (i.session, i.status, i.continued_in.is_some()))
+                    .collect();
             }
             ControllerToPage::PromptRefused { turn, message } => {
                 if !self.sent.contains_key(&turn) {
@@ -1623,6 +1632,21 @@ impl EngineSim {
                 JournalRecord::TurnRecorded { turn, .. } => {
                     self.pending.remove(turn);
                 }
+                JournalRecord::TurnFinished { turn, .. } => {
+                    let open = self.leader.as_ref().and_then(|e| e.session());
+                    let elsewhere = self.leader.as_ref().is_some_and(|e| {
+                        e.controller()
+                            .and_then(|c| c.pending_projection().turns.get(turn))
+                            .is_some_and(|t| Some(t.session) != open)
+                    });
+                    if elsewhere {
+                        *self
+                            .cov
+                            .actions
+                            .entry("Turn ended in a session not open")
+                            .or_default() += 1;
+                    }
+                }
                 JournalRecord::ProviderRetried { .. } => {
                     *self.cov.provider.entry("retry recorded").or_default() += 1;
                 }
@@ -1689,8 +1713,23 @@ impl EngineSim {
         let pick = known[self.rng.below(known.len() as u64) as usize];
         *self.cov.actions.entry("Open session").or_default() += 1;
         self.note(|| format!("user opens session {pick}"));
+        let before = self.leader.as_ref().and_then(|e| {
+            let open = e.session()?;
+            let p = e.controller()?.pending_projection();
+            Some((open, lifeline_core::agent::open_turn(p, open).is_some()))
+        });
         if let Some(e) = self.leader.as_mut() {
             e.handle_open_session(pick, now);
+        }
+        let after = self.leader.as_ref().and_then(|e| e.session());
+        if let Some((open, true)) = before {
+            if open != pick && after == Some(pick) {
+                *self
+                    .cov
+                    .actions
+                    .entry("Open another while this one works")
+                    .or_default() += 1;
+            }
         }
     }
 
@@ -1700,7 +1739,11 @@ impl EngineSim {
         let Some(e) = self.leader.as_mut() else {
             return;
         };
-        if e.retry_wait().is_some() {
+        // The page shows "Retry now" with the open session's request only.
+        if e.retry_wait().is_some() && self.live_in_open_session().is_some() {
+            let Some(e) = self.leader.as_mut() else {
+                return;
+            };
             e.handle_retry_now(now);
             *self.cov.provider.entry("retry now").or_default() += 1;
             self.note(|| "user presses Retry now".into());
@@ -1716,20 +1759,35 @@ impl EngineSim {
         let Some(e) = self.leader.as_ref() else {
             return;
         };
-        let live = e.live_request();
-        let in_session = e.controller().is_some_and(|c| {
-            c.pending_projection()
-                .turns
-                .values()
-                .any(|t| t.session == session && live.is_some_and(|l| t.requests.contains(&l)))
+        let p = e.controller().map(|c| c.pending_projection());
+        let live = e.live_requests().find(|l| {
+            p.is_some_and(|p| {
+                p.turns
+                    .values()
+                    .any(|t| t.session == session && t.requests.contains(l))
+            })
         });
-        let hung = in_session
-            && live
-                .and_then(|l| self.fetches.get(&l))
-                .is_some_and(|f| f.hangs && f.read > 0 && f.chunks != u8::MAX);
+        let hung = live
+            .and_then(|l| self.fetches.get(&l))
+            .is_some_and(|f| f.hangs && f.read > 0 && f.chunks != u8::MAX);
         if !hung {
+            let why = e.controller().map(|c| {
+                let p = c.pending_projection();
+                let turn = lifeline_core::agent::open_turn(p, session);
+                let step = turn.map(|t| {
+                    format!(
+                        "{:?}",
+                        lifeline_core::model::next_turn_step(p, t, live, now)
+                    )
+                });
+                let state = e
+                    .sessions()
+                    .and_then(|s| s.trace(session))
+                    .map(|t| format!("{:?} queued {}", t.state, t.queued.len()));
+                format!("turn {turn:?} step {step:?} state {state:?} live {live:?}")
+            });
             return self.violation(format!(
-                "session {session}, not open, still runs halfway through the quiet phase with nothing hung (a left session's turn ends by itself)"
+                "session {session}, not open, still runs halfway through the quiet phase with nothing hung (a left session's turn ends by itself): {why:?}"
             ));
         }
         *self
@@ -1761,9 +1819,14 @@ impl EngineSim {
                 .and_then(|c| lifeline_core::agent::open_turn(c.pending_projection(), s))
         });
         self.cov.stops += 1;
-        if let Some(live) = e.live_request() {
+        // Stop acts on the open session: a request another session runs
+        // in the background goes on.
+        if let Some(live) = self.live_in_open_session() {
             self.stopped_requests.insert(live);
         }
+        let Some(e) = self.leader.as_mut() else {
+            return;
+        };
         if e.retry_wait().is_some() {
             *self.cov.provider.entry("stop in retry wait").or_default() += 1;
         }
@@ -1902,6 +1965,50 @@ impl EngineSim {
         }
         // Quiet: no faults. A person takes the way forward they are shown:
         // Stop what has run too long, an offered action, or nothing.
+        // A session that failed in the background keeps its open turn and
+        // waiting messages for Resume; the list shows it failed. Once the
+        // open session needs nothing, the person opens such a session (or
+        // one with messages waiting) to decide there.
+        if self.now().0 < ACTIVE_MS + QUIET_MS / 2 {
+            let attention = |sim: &EngineSim, s: lifeline_core::SessionId| {
+                let queued = sim
+                    .leader
+                    .as_ref()
+                    .and_then(|e| e.sessions()?.trace(s))
+                    .is_some_and(|t| !t.queued.is_empty());
+                // One continued in another was decided on already.
+                let failed = sim.page.sessions.iter().any(|(x, st, continued)| {
+                    *x == s && *st == lifeline_core::view::SessionStatus::Failed && !continued
+                });
+                queued || failed
+            };
+            let busy = self.page.status.as_ref().is_some_and(|s| s.busy);
+            let here = self.page.open.is_some_and(|s| attention(self, s));
+            if !busy && here {
+                self.take_offered_action();
+                return;
+            }
+            let waiting = self
+                .page
+                .sessions
+                .iter()
+                .map(|(s, _, _)| *s)
+                .filter(|s| Some(*s) != self.page.open)
+                .find(|s| attention(self, *s));
+            if let (false, false, Some(session)) = (busy, here, waiting) {
+                let now = self.now();
+                if let Some(e) = self.leader.as_mut() {
+                    e.handle_open_session(session, now);
+                }
+                *self
+                    .cov
+                    .actions
+                    .entry("Open a session failed in the background")
+                    .or_default() += 1;
+                self.note(|| format!("user opens session {session}, which the list shows failed, or holds waiting messages"));
+                return;
+            }
+        }
         let busy = self.page.status.as_ref().is_some_and(|s| s.busy);
         // Nothing runs here, but the session list shows another session
         // running (seed 9489 of 10,000: a local model's load hung in a
@@ -1932,6 +2039,34 @@ impl EngineSim {
     }
 
     // ----- invariants --------------------------------------------------------
+
+    /// No more sessions hold a runtime than may run at once.
+    fn check_running_limit(&mut self) {
+        use lifeline_core::session::{SessionState as S, MAX_RUNNING_SESSIONS};
+        let Some(e) = self.leader.as_ref() else {
+            return;
+        };
+        let (Some(p), Some(sessions)) = (e.projection(), e.sessions()) else {
+            return;
+        };
+        let running: Vec<_> = p
+            .sessions
+            .keys()
+            .filter(|s| {
+                matches!(
+                    sessions.state(**s),
+                    Some(S::Running | S::Starting { .. } | S::Cancelling { .. })
+                )
+            })
+            .copied()
+            .collect();
+        if running.len() > MAX_RUNNING_SESSIONS {
+            self.violation(format!(
+                "{} sessions hold a runtime, more than {MAX_RUNNING_SESSIONS}: {running:?}",
+                running.len()
+            ));
+        }
+    }
 
     fn check_secret(&mut self, entries: &[JournalEntry]) {
         for e in entries {
@@ -2064,7 +2199,11 @@ impl EngineSim {
                                 .get(turn)
                                 .map(|t| t.end.is_some())
                         });
-                        (e.live_request(), pending, e.stopped().is_some())
+                        (
+                            e.live_requests().collect::<Vec<_>>(),
+                            pending,
+                            e.stopped().is_some(),
+                        )
                     });
                     let known = format!(
                         "{known} (engine: live, ended in pending, stopped: {engine_view:?})"

@@ -218,7 +218,7 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                     .into_any()
             }}
             <p id="sessions-note" class="empty">
-                {text(Msg::OneRuntimeNote)}
+                {text(Msg::BackgroundNote)}
             </p>
         </nav>
     }

@@ -117,9 +117,13 @@ pub enum Phrase {
     },
     /// The environment cannot change during a turn.
     EnvironmentWhileWorking,
-    /// One session runs at a time: another opens once the open one's turn
-    /// or start has ended.
+    /// The open session is starting its runtime: another opens once it is
+    /// up (or the start is stopped).
     SwitchWhileWorking,
+    /// Opening another session would start one runtime more than may run
+    /// at once ([`crate::session::MAX_RUNNING_SESSIONS`]), and every
+    /// running session is working.
+    RunningLimit,
     /// A session list action its item does not offer now.
     NotOffered,
     /// Why a provider request failed, as the app recorded it.
@@ -617,7 +621,12 @@ impl fmt::Display for Phrase {
                 "the agent is working on a message; choose the environment when it is done, or press Stop",
             ),
             P::SwitchWhileWorking => f.write_str(
-                "the agent is working in this session and one session runs at a time; open another when it is done, or press Stop",
+                "this session is starting its runtime; open another once it is up, or press Stop",
+            ),
+            P::RunningLimit => write!(
+                f,
+                "{} sessions are working, the most that run at once; open another when one of them is done, or stop one",
+                crate::session::MAX_RUNNING_SESSIONS
             ),
             P::AnotherTabInControl => f.write_str(
                 "another tab is in control; act there, or close that tab and this one takes over",
@@ -1298,6 +1307,7 @@ phrase_wire! {
     131 => NotOffered,
     132 => FailedBecause { reason },
     133 => Recorded { text },
+    134 => RunningLimit,
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
     200 => LocalModelRefused { detail },

@@ -109,6 +109,11 @@ pub struct Facts {
     /// A local folder's access, observed without prompting; `None` for the
     /// worker sandbox or when not checked.
     pub folder_access: Option<FolderAccess>,
+    /// Every other session that may hold a runtime at once works: this
+    /// one cannot start one (Resume, Continue from history).
+    pub no_room_to_start: bool,
+    /// Nor can a new session start beside this one (Start fresh).
+    pub no_room_for_another: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -592,6 +597,11 @@ pub fn card(
         .environment
         .as_ref()
         .is_some_and(|e| e.needs_permission());
+    // Starting a runtime needs room beside the sessions working elsewhere.
+    let full = |a: Action| match a {
+        Action::StartFresh => facts.no_room_for_another,
+        _ => facts.no_room_to_start,
+    };
     let unavailable =
         |a: Action| -> Option<Phrase> {
             if let Some(b) = &why_busy {
@@ -605,6 +615,9 @@ pub fn card(
                 return Some(Phrase::SessionArchived);
             }
             match a {
+                Action::Resume | Action::ContinueFromHistory | Action::StartFresh if full(a) => {
+                    Some(Phrase::RunningLimit)
+                }
                 Action::Resume => {
                     if !bound {
                         Some(Phrase::NeverRan)

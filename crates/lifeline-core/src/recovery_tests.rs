@@ -162,6 +162,8 @@ fn facts() -> Facts {
         live_request: None,
         quarantined: 0,
         folder_access: None,
+        no_room_to_start: false,
+        no_room_for_another: false,
     }
 }
 
@@ -321,6 +323,38 @@ fn the_reveal_key_is_stable_per_session_and_stamp() {
         f.card(&facts()).unwrap().key,
         a.key,
         "a new failure is revealed"
+    );
+}
+
+#[test]
+fn no_start_is_offered_while_the_sessions_that_may_run_at_once_all_work() {
+    let mut f = Fixture::new();
+    f.launch(1);
+    f.fail_turn(1);
+    let full = Facts {
+        no_room_to_start: true,
+        no_room_for_another: true,
+        ..facts()
+    };
+    let c = f.card(&full).unwrap();
+    assert_eq!(unavailable(&c, Action::Resume), Some(Phrase::RunningLimit));
+    assert_eq!(
+        unavailable(&c, Action::StartFresh),
+        Some(Phrase::RunningLimit)
+    );
+    assert_eq!(unavailable(&c, Action::InspectWorkspace), None);
+    assert_eq!(unavailable(&c, Action::Archive), None);
+    // Resuming this one takes no room from another: only Start fresh,
+    // which runs a second session beside it, is refused.
+    let beside = Facts {
+        no_room_for_another: true,
+        ..facts()
+    };
+    let c = f.card(&beside).unwrap();
+    assert_eq!(unavailable(&c, Action::Resume), None);
+    assert_eq!(
+        unavailable(&c, Action::StartFresh),
+        Some(Phrase::RunningLimit)
     );
 }
 

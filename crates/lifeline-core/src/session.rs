@@ -74,6 +74,11 @@ pub const REJOIN_TIMEOUT_MS: u64 = 5_000;
 pub const LOAD_RETRIES: u8 = 1;
 /// Queued prompts per session.
 pub const MAX_QUEUED_PROMPTS: usize = 32;
+/// Sessions whose runtime may live at once in a tab: the open one and
+/// the ones left working in the background. Each is a worker with its own
+/// wasm instance and workspace handles; opening one more sets aside an
+/// idle one, and is refused while all of them work.
+pub const MAX_RUNNING_SESSIONS: usize = 3;
 
 /// Lost launch acknowledgements (reference 001): a runtime generation the
 /// journal assigned to `workspace` and still holds as current, which no

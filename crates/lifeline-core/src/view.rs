@@ -844,12 +844,15 @@ fn session_item(p: &Projection, s: &crate::projection::SessionView) -> SessionIt
             && c.reissued_as.is_none()
             && !judged(c.command)
     });
+    // A failed execution outranks its open turn: the turn cannot go on
+    // until the session is resumed, and a session failed in the
+    // background must not look as if it were still working.
     let status = if s.archived {
         SessionStatus::Archived
-    } else if crate::agent::open_turn(p, s.session).is_some() {
-        SessionStatus::Running
     } else if failed {
         SessionStatus::Failed
+    } else if crate::agent::open_turn(p, s.session).is_some() {
+        SessionStatus::Running
     } else if uncertain {
         SessionStatus::Uncertain
     } else {

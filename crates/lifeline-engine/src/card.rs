@@ -172,8 +172,10 @@ impl Engine {
                     && s.binding(session)
                         .is_some_and(|b| core.is_attached(b.runtime))
             });
-            facts.live_request = self.live.as_ref().map(|l| l.request);
+            facts.live_request = self.live.get(&session).map(|l| l.request);
         }
+        facts.no_room_to_start = !self.has_room(Some(session), None);
+        facts.no_room_for_another = !self.has_room(None, Some(session));
         facts
     }
 
@@ -264,7 +266,7 @@ impl Engine {
         let turns = &core.pending_projection().turns;
         let Some(request) = self
             .live
-            .as_ref()
+            .get(&left)
             .filter(|l| turns.get(&l.turn).is_some_and(|t| t.session == left))
             .map(|l| l.request)
         else {
@@ -276,6 +278,9 @@ impl Engine {
     /// A new execution on the retained workspace whose first message is
     /// the recorded history with provenance and the uncertain actions.
     fn continue_from_history(&mut self, session: SessionId, now: Millis) {
+        if !self.make_room(Some(session), None) {
+            return;
+        }
         let Some(core) = self.core.as_ref() else {
             return;
         };
@@ -333,6 +338,11 @@ impl Engine {
         let (Some(session), Some(workspace)) = (session, workspace) else {
             return;
         };
+        // The successor needs a runtime while the old session may still
+        // finish its turn on its own.
+        if !self.make_room(None, Some(old)) {
+            return;
+        }
         // The session layer decides first, so a refused start opens no
         // session in the journal (found by the engine simulation: an
         // orphan session was opened when the layer was not up yet).
@@ -345,11 +355,11 @@ impl Engine {
             // The journal opens the successor before its lifecycle's
             // records, which the pump carries out next; both go in one batch.
             Some(Ok(_)) if self.open_session_as(session, workspace, now) => {
-                // One runtime lives at a time: the session left stops its
-                // idle runtime (a running one is ended as a left turn).
+                // The session left stops its idle runtime (a running one
+                // is ended as a left turn): its successor replaces it.
                 self.with_sessions(|s| s.set_aside(old));
                 self.session = Some(session);
-                self.active = None;
+                self.active.remove(&old);
                 self.inspecting = false;
                 self.post(ControllerToPage::Workspace { listing: None });
                 self.show_session(session);
@@ -500,7 +510,7 @@ impl Engine {
             return;
         };
         let key = self.mint(IdempotencyKey::from_u128, now);
-        let (Some(key), true) = (key, self.active.is_some()) else {
+        let (Some(key), true) = (key, self.active.contains(&session)) else {
             return self.notice("recovery", Level::Warning, Phrase::ReissueNeedsRunning);
         };
         let Some(core) = self.core.as_ref() else {
@@ -514,6 +524,7 @@ impl Engine {
             return;
         };
         let Some(mut binding) = self.command_binding(
+            session,
             original.working_directory.clone(),
             original.command_line.clone(),
             now,

@@ -67,9 +67,7 @@ impl Engine {
                 self.notice("sessions", Level::Warning, Phrase::Refused { refusal })
             }
             Some(Ok(())) if archive => {
-                if self.active.as_ref().is_some_and(|a| a.session == session) {
-                    self.active = None;
-                }
+                self.active.remove(&session);
                 self.abort_left_request(session, now);
             }
             _ => {}
@@ -102,8 +100,8 @@ impl Engine {
                 && (self.held_prompts().next().is_some()
                     || self.launching.is_some()
                     || self.adopting.is_some()
-                    || self.rejoining.is_some()
-                    || self.live.is_some()));
+                    || self.rejoining.is_some()))
+            || self.live.contains(&session);
         if running {
             return self.notice("sessions", Level::Warning, Phrase::AgentWorkingStopFirst);
         }
@@ -120,9 +118,7 @@ impl Engine {
             }
             None => return,
         }
-        if self.active.as_ref().is_some_and(|a| a.session == session) {
-            self.active = None;
-        }
+        self.active.remove(&session);
         self.list_dirty = true;
         if open {
             // The tab goes on with the session used last, or a new one.

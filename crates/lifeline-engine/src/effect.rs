@@ -24,10 +24,11 @@ pub enum TimerKey {
     Controller(TimerId),
     /// A startup attempt's wait, by a key never reused.
     Attempt(u64),
-    /// The live provider request's next deadline (connect or idle timeout,
-    /// the end of a retry wait, or the wait's next countdown second); what
-    /// it means is read from the request's state when it fires.
-    Provider,
+    /// A session's live provider request's next deadline (connect or idle
+    /// timeout, the end of a retry wait, or the wait's next countdown
+    /// second); what it means is read from the request's state when it
+    /// fires.
+    Provider(SessionId),
     /// An informational notice's expiry, by a key never reused.
     Notice(u64),
     /// Another try at removing a deleted session's sandbox workspace.

@@ -72,10 +72,10 @@ impl Engine {
         self.preparing.clear();
         self.adopting = None;
         self.rejoining = None;
-        self.active = None;
+        self.active.clear();
         self.awaiting_record.clear();
         self.stopping.clear();
-        self.live = None;
+        self.live.clear();
         self.conversations.clear();
         self.attempt_timers.clear();
         self.inspecting = false;
@@ -263,7 +263,7 @@ impl Engine {
         if close {
             self.effects.push_back(Effect::CloseJournal);
         }
-        if let Some(live) = self.live.take() {
+        for (_, live) in self.live.take_all() {
             self.effects.push_back(Effect::Abort(live.request));
         }
         // Messages not yet recorded go back to the page's message box: none

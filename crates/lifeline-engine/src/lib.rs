@@ -27,6 +27,7 @@
 //! | `turn` | prompts, Stop, the turn driver and provider requests |
 //! | `card` | the recovery card, its facts and its actions |
 //! | `open` | which session a tab shows, new sessions, names, the list and its search |
+//! | `room` | the limit on live runtimes: room for a start, by setting an idle session aside |
 //! | `output` | reading a shown settled command's output back from the journal |
 //! | `kept_output` | a command's kept output read back in ranges for the full-output view, or whole to download |
 //! | `status` | the status line |
@@ -43,6 +44,7 @@ mod lifecycle;
 mod open;
 mod output;
 pub mod retry;
+mod room;
 mod runtimes;
 mod status;
 mod turn;
@@ -140,6 +142,9 @@ pub struct Engine {
     /// A follower's (or a read-only leader's) fold of the journal.
     fold: Option<Projection>,
     session: Option<SessionId>,
+    /// Sessions in the order this tab showed them, the latest last: the
+    /// idle one shown least recently gives up its runtime first.
+    shown: Vec<SessionId>,
     /// The session the page asked for before the journal was read.
     preferred: Option<SessionId>,
     /// The session list may have changed since the page was told it.
@@ -167,19 +172,22 @@ pub struct Engine {
     adopting: Option<lifecycle::PendingLaunch>,
     /// The rejoin an attempt waits for.
     rejoining: Option<(StartupAttemptId, RuntimeId, Generation)>,
-    active: Option<lifecycle::Active>,
+    /// The executions this engine holds, one per running session: the
+    /// open one and those working in the background (at most
+    /// `MAX_RUNNING_SESSIONS`).
+    active: Slots<SessionId, lifecycle::Active>,
     /// Session records whose durability an attempt waits for.
     awaiting_record: FlatMap<RequestId, StartupAttemptId>,
     /// Runtimes an attempt stops; their exit settles its cleanup.
     stopping: FlatMap<RuntimeId, StartupAttemptId>,
-    /// The provider request this engine owns: recorded (or being recorded)
-    /// and possibly streaming.
-    live: Option<turn::Live>,
+    /// The provider request each session owns: recorded (or being
+    /// recorded) and possibly streaming.
+    live: Slots<SessionId, turn::Live>,
     /// What a recorded provider request sends once it is durable.
     conversations: FlatMap<ProviderRequestId, Vec<ModelMessage>>,
-    /// A request whose end the engine recorded itself (a timeout): the
-    /// outcome its aborted fetch reports later is not news.
-    ended_early: Option<ProviderRequestId>,
+    /// Requests whose end the engine recorded itself (a timeout): the
+    /// outcome each aborted fetch reports later is not news.
+    ended_early: Vec<ProviderRequestId>,
     facts: Facts,
     /// Workspace-only access is open.
     inspecting: bool,
@@ -218,6 +226,7 @@ impl Engine {
             core: None,
             fold: None,
             session: None,
+            shown: Vec::new(),
             preferred: None,
             list_dirty: true,
             sessions: None,
@@ -235,12 +244,12 @@ impl Engine {
             preparing: Slots::new(),
             adopting: None,
             rejoining: None,
-            active: None,
+            active: Slots::new(),
             awaiting_record: FlatMap::new(),
             stopping: FlatMap::new(),
-            live: None,
+            live: Slots::new(),
             conversations: FlatMap::new(),
-            ended_early: None,
+            ended_early: Vec::new(),
             facts: Facts::default(),
             inspecting: false,
             card_dirty: true,
@@ -304,15 +313,20 @@ impl Engine {
 
     /// When the live provider request is sent again, while it waits to be.
     pub fn retry_wait(&self) -> Option<Millis> {
-        match self.live.as_ref()?.wait {
+        match self.live.get(&self.session?)?.wait {
             turn::Wait::Retry { at, .. } => Some(at),
             _ => None,
         }
     }
 
-    /// The provider request in flight, if any.
+    /// The open session's provider request in flight, if any.
     pub fn live_request(&self) -> Option<ProviderRequestId> {
-        self.live.as_ref().map(|l| l.request)
+        self.live.get(&self.session?).map(|l| l.request)
+    }
+
+    /// Every session's provider request in flight.
+    pub fn live_requests(&self) -> impl Iterator<Item = ProviderRequestId> + '_ {
+        self.live.iter().map(|(_, l)| l.request)
     }
 
     // ----- helpers every module uses ----------------------------------------
@@ -435,7 +449,7 @@ impl Engine {
                     core.handle_timer(timer, now);
                 }
             }
-            TimerKey::Provider => self.provider_timer(now),
+            TimerKey::Provider(session) => self.provider_timer(session, now),
             TimerKey::Cleanup(session) => self.retry_cleanup(session),
             TimerKey::Notice(n) => {
                 if let Some(i) = self.transient.iter().position(|(_, t)| *t == Some(n)) {

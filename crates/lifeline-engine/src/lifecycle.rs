@@ -266,11 +266,14 @@ impl Engine {
                 if prepared.note.is_some() {
                     self.notice("resume", Level::Info, Phrase::ResumedWithoutProfile);
                 }
-                self.active = Some(Active {
+                self.active.insert(
                     session,
-                    binding,
-                    prepared,
-                });
+                    Active {
+                        session,
+                        binding,
+                        prepared,
+                    },
+                );
             }
             SessionEffect::ReturnPrompts { turns, .. } => {
                 for turn in turns {
@@ -589,11 +592,12 @@ impl Engine {
         }
         let active = self
             .active
-            .as_ref()
-            .filter(|a| a.binding.runtime == runtime && a.binding.generation == generation)
+            .iter()
+            .map(|(_, a)| a)
+            .find(|a| a.binding.runtime == runtime && a.binding.generation == generation)
             .map(|a| (a.session, a.binding.execution));
         if let Some((session, execution)) = active {
-            self.active = None;
+            self.active.remove(&session);
             self.with_sessions(|s| {
                 s.handle_execution_failed(
                     session,
@@ -649,29 +653,34 @@ impl Engine {
     /// gone without this worker seeing it exit. The session layer hears of
     /// it here, fenced by the captured execution and generation.
     pub(crate) fn check_active_runtime(&mut self, now: Millis) -> bool {
-        let (Some(a), Some(core)) = (&self.active, &self.core) else {
+        let Some(core) = &self.core else {
             return false;
         };
-        let status = core
-            .projection()
-            .runtime(a.binding.runtime)
-            .filter(|(_, v)| v.generation == a.binding.generation)
-            .map(|(_, v)| v.status);
-        // The recorded detail keeps the journal's cause as evidence; the
-        // page words `end`.
-        let (end, detail) = match status {
-            Some(RuntimeStatus::Current) => return false,
-            Some(RuntimeStatus::Retired { cause }) => {
-                let end = RuntimeEnd::Retired;
-                (end, format!("{end} ({cause:?})"))
-            }
-            Some(RuntimeStatus::Gone { cause }) => {
-                let end = RuntimeEnd::Gone;
-                (end, format!("{end} ({cause:?})"))
-            }
-            None => (RuntimeEnd::Unknown, RuntimeEnd::Unknown.to_string()),
+        let ended = self.active.iter().find_map(|(_, a)| {
+            let status = core
+                .projection()
+                .runtime(a.binding.runtime)
+                .filter(|(_, v)| v.generation == a.binding.generation)
+                .map(|(_, v)| v.status);
+            // The recorded detail keeps the journal's cause as evidence; the
+            // page words `end`.
+            let (end, detail) = match status {
+                Some(RuntimeStatus::Current) => return None,
+                Some(RuntimeStatus::Retired { cause }) => {
+                    let end = RuntimeEnd::Retired;
+                    (end, format!("{end} ({cause:?})"))
+                }
+                Some(RuntimeStatus::Gone { cause }) => {
+                    let end = RuntimeEnd::Gone;
+                    (end, format!("{end} ({cause:?})"))
+                }
+                None => (RuntimeEnd::Unknown, RuntimeEnd::Unknown.to_string()),
+            };
+            Some((a.binding.runtime, a.binding.generation, end, detail))
+        });
+        let Some((runtime, generation, end, detail)) = ended else {
+            return false;
         };
-        let (runtime, generation) = (a.binding.runtime, a.binding.generation);
         self.runtime_lost(runtime, generation, detail, Some(end), now);
         true
     }
@@ -698,6 +707,9 @@ impl Engine {
         let Some(session) = self.session else {
             return;
         };
+        if !self.make_room(Some(session), None) {
+            return self.pump(now);
+        }
         let result = self.with_sessions(|s| {
             s.begin(session, Purpose::Resume, Some(ResumeCause::User), None, now)
         });
@@ -712,6 +724,9 @@ impl Engine {
         let Some(session) = self.session else {
             return;
         };
+        if !self.make_room(Some(session), None) {
+            return self.pump(now);
+        }
         // A session that already ran switches at once (a new execution on
         // the same workspace); a new one uses it for its first message.
         let result = self.with_sessions(|s| {

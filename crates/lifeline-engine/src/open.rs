@@ -1,16 +1,17 @@
 //! Many sessions: which one this tab shows, new sessions, names, the
 //! session list and its search.
 //!
-//! The rule for runtimes today: one session runs at a time. The open
-//! session is the only one with a live runtime; opening another stops the
-//! open one's runtime by its captured identity (its workspace, transcript
-//! and files stay) and starts or resumes the one opened. While the open
-//! session's turn runs or it is starting, another is not opened: the page
-//! is told why (`Phrase::SwitchWhileWorking`) and Stop is right there. A
-//! session left this way shows as ready, and its next message or opening
-//! starts it again on the same workspace.
+//! The rule for runtimes: up to [`MAX_RUNNING_SESSIONS`] sessions hold a
+//! runtime at once. Opening another leaves the open one running in the
+//! background (its turn, queued messages and model request go on; the
+//! list shows it working) and starts or resumes the one opened. With the
+//! most already running, the idle one shown least recently is set aside
+//! first: its runtime stops by its captured identity, its workspace,
+//! transcript and files stay, and its next opening starts it again on the
+//! same workspace. When every running session works, or the open one is
+//! still starting its runtime, another is not opened and the page is told
+//! why (`Phrase::RunningLimit`, `Phrase::SwitchWhileWorking`).
 
-use lifeline_core::agent;
 use lifeline_core::phrase::Phrase;
 use lifeline_core::session::{Environment, SessionState, Sessions};
 use lifeline_core::session_record::{Purpose, ResumeCause};
@@ -39,7 +40,7 @@ impl Engine {
         if !known || self.session == Some(session) {
             return self.publish_sessions();
         }
-        if self.core.is_some() && !self.set_aside_open() {
+        if self.core.is_some() && !self.make_room_to_switch(Some(session)) {
             return self.publish_sessions();
         }
         self.show(session);
@@ -96,7 +97,7 @@ impl Engine {
         ) else {
             return;
         };
-        if !self.set_aside_open() {
+        if !self.make_room_to_switch(None) {
             return self.publish_sessions();
         }
         // The session layer records its creation; the journal opens the
@@ -130,36 +131,32 @@ impl Engine {
         self.post(ControllerToPage::SessionSearch { query, matches });
     }
 
-    /// The open session gives up its runtime for another; false (said to
-    /// the page) while it works or starts.
-    fn set_aside_open(&mut self) -> bool {
-        let Some(open) = self.session else {
-            return true;
-        };
-        let working = self
-            .core
-            .as_ref()
-            .is_some_and(|c| agent::open_turn(c.pending_projection(), open).is_some())
-            || self.held_prompts().next().is_some()
-            || self.launching.is_some()
+    /// Room for `target` (a session to open, or a new one) to run beside
+    /// the sessions running now; false, said to the page, when there is
+    /// none or the open session is still starting its runtime.
+    fn make_room_to_switch(&mut self, target: Option<SessionId>) -> bool {
+        let starting = self.launching.is_some()
             || self.adopting.is_some()
             || self.rejoining.is_some()
-            || self.live.is_some();
-        let refused = working || matches!(self.with_sessions(|s| s.set_aside(open)), Some(Err(_)));
-        if refused {
+            || self.session.is_some_and(|open| {
+                matches!(
+                    self.sessions.as_ref().and_then(|s| s.state(open)),
+                    Some(SessionState::Starting { .. } | SessionState::Cancelling { .. })
+                )
+            });
+        if starting {
             self.notice("sessions", Level::Warning, Phrase::SwitchWhileWorking);
             return false;
         }
-        if self.active.as_ref().is_some_and(|a| a.session == open) {
-            self.active = None;
-        }
-        true
+        self.make_room(target, None)
     }
 
     /// This tab shows `session` from now on: its transcript from scratch,
     /// its card, no workspace-only access of the one before.
     fn show(&mut self, session: SessionId) {
         self.session = Some(session);
+        self.shown.retain(|s| *s != session);
+        self.shown.push(session);
         self.inspecting = false;
         self.post(ControllerToPage::Workspace { listing: None });
         let deltas = self
@@ -173,6 +170,7 @@ impl Engine {
         self.card_dirty = true;
         self.list_dirty = true;
         self.refresh_facts();
+        self.show_live();
     }
 
     /// Starts the session just opened the way `start_sessions` starts the
@@ -180,7 +178,7 @@ impl Engine {
     fn bring_up(&mut self, session: SessionId, now: Millis) {
         // Left running without this engine's hold on it (Start fresh keeps
         // the old session's runtime): stopped first, then resumed.
-        let stale = self.active.as_ref().is_none_or(|a| a.session != session);
+        let stale = !self.active.contains(&session);
         self.with_sessions(|s| {
             if stale && s.state(session) == Some(&SessionState::Running) {
                 let _ = s.set_aside(session);

@@ -277,7 +277,7 @@ fn the_page_is_told_every_session_and_the_open_one() {
 }
 
 #[test]
-fn one_session_runs_at_a_time_so_none_opens_while_the_open_one_starts() {
+fn no_other_session_opens_while_the_open_one_starts_its_runtime() {
     let (mut e, mut page) = leader();
     let open = e.session().expect("a session is open");
     // No runtime answers the launch: the open session is starting.
@@ -648,7 +648,7 @@ fn a_new_language_posts_the_card_again_and_nothing_else_changes() {
 /// left by Start fresh in a retry wait was sent again and its load then
 /// hung in a session no longer open, where no Stop could reach it — and by
 /// the engine's own bound when nobody stops it.
-mod waiting_request {
+pub(super) mod waiting_request {
     use lifeline_core::profile::{Provider, Secret};
     use lifeline_core::{
         CredentialId, Generation, PortId, ProviderFailureClass, ProviderRequestId, Runtime,
@@ -671,17 +671,18 @@ mod waiting_request {
     /// The engine with one runtime that answers at once, a profile store
     /// and credentials that answer at once, and a provider that only
     /// records what it is asked.
-    struct World {
-        e: Engine,
-        now: Millis,
+    pub(in crate::tests) struct World {
+        pub e: Engine,
+        pub now: Millis,
+        /// The runtime spawned last (an earlier one stays silent).
         rt: Option<(RuntimeId, Generation, PortId, Runtime)>,
-        page: Vec<ControllerToPage>,
-        fetched: Vec<ProviderRequestId>,
-        provider_timer: Option<Millis>,
+        pub page: Vec<ControllerToPage>,
+        pub fetched: Vec<ProviderRequestId>,
+        provider_timer: Option<(TimerKey, Millis)>,
     }
 
     impl World {
-        fn new() -> World {
+        pub fn new() -> World {
             let e = super::leading();
             let mut w = World {
                 e,
@@ -695,7 +696,7 @@ mod waiting_request {
             w
         }
 
-        fn settle(&mut self) {
+        pub fn settle(&mut self) {
             let now = self.now;
             for _ in 0..10_000 {
                 if let Some((runtime, generation, port, rt)) = self.rt.as_mut() {
@@ -754,9 +755,9 @@ mod waiting_request {
                     }
                     Effect::Fetch { request, .. } => self.fetched.push(request),
                     Effect::SetTimer {
-                        key: TimerKey::Provider,
+                        key: key @ TimerKey::Provider(_),
                         at,
-                    } => self.provider_timer = Some(at),
+                    } => self.provider_timer = Some((key, at)),
                     Effect::Page(ControllerToPage::SpawnRuntime { identity, .. }) => {
                         let mut rt = Runtime::new(RuntimeConfig::new(identity), now);
                         let port = e.handle_port_opened(identity.runtime, identity.generation, now);
@@ -770,13 +771,19 @@ mod waiting_request {
             panic!("the engine never quieted");
         }
 
-        fn at(&mut self, ms: u64) {
+        pub fn at(&mut self, ms: u64) {
             self.now = Millis(ms);
         }
 
         /// A prompt whose model request has been fetched once.
         fn prompt(&mut self) -> (TurnId, ProviderRequestId) {
-            let turn = TurnId::from_u128(0x7e57).expect("a valid id");
+            self.prompt_as(0x7e57)
+        }
+
+        /// A prompt under turn `id` in the open session, whose model
+        /// request has been fetched once.
+        pub fn prompt_as(&mut self, id: u128) -> (TurnId, ProviderRequestId) {
+            let turn = TurnId::from_u128(id).expect("a valid id");
             self.e.handle_prompt(turn, "hello".into(), self.now);
             self.settle();
             let request = *self.fetched.last().expect("the model was asked");
@@ -784,7 +791,7 @@ mod waiting_request {
             (turn, request)
         }
 
-        fn turn_ended(&self, turn: TurnId) -> bool {
+        pub fn turn_ended(&self, turn: TurnId) -> bool {
             self.e
                 .projection()
                 .and_then(|p| p.turns.get(&turn))
@@ -837,7 +844,8 @@ mod waiting_request {
         assert!(w.turn_ended(turn), "the archived session's turn ended");
         // The wait's time comes: nothing is sent.
         w.at(due.0 + 1);
-        w.e.handle_timer(TimerKey::Provider, w.now);
+        let session = w.e.session().expect("a session is open");
+        w.e.handle_timer(TimerKey::Provider(session), w.now);
         w.settle();
         assert_eq!(w.fetched, vec![request], "sent once, never again");
     }
@@ -878,7 +886,7 @@ mod waiting_request {
         let bound = 100 + crate::retry::LOAD_STALL_MS;
         // The provider timer looks every second and moves the count.
         let mut looks = 0;
-        while let Some(at) = w.provider_timer.take() {
+        while let Some((key, at)) = w.provider_timer.take() {
             assert!(
                 w.e.live_request() == Some(request),
                 "ended early, at {} ms",
@@ -886,7 +894,7 @@ mod waiting_request {
             );
             assert!(at.0 <= bound, "the timer looks past the bound: {at:?}");
             w.at(at.0);
-            w.e.handle_timer(TimerKey::Provider, w.now);
+            w.e.handle_timer(key, w.now);
             w.settle();
             looks += 1;
             if w.e.live_request().is_none() {
@@ -897,5 +905,128 @@ mod waiting_request {
         assert!(looks >= 120, "the count moved each second ({looks} looks)");
         assert!(w.turn_ended(turn));
         assert_eq!(w.fetched, vec![request], "a hung load is not retried");
+    }
+}
+
+/// Sessions left working run on in the background, up to
+/// `MAX_RUNNING_SESSIONS` of them.
+mod background {
+    use lifeline_core::session::{SessionState, MAX_RUNNING_SESSIONS};
+
+    use super::waiting_request::World;
+    use super::*;
+    use crate::ProviderReply;
+
+    fn reply(w: &mut World, request: lifeline_core::ProviderRequestId) {
+        w.e.handle_provider_outcome(
+            request,
+            Ok(ProviderReply {
+                text: "done".into(),
+                tool_calls: Vec::new(),
+                stop: "stop".into(),
+                input_tokens: 1,
+                output_tokens: 1,
+            }),
+            w.now,
+        );
+        w.settle();
+    }
+
+    fn new_session(w: &mut World) -> lifeline_core::SessionId {
+        w.e.handle_new_session(w.now);
+        w.settle();
+        w.e.session().expect("a session is open")
+    }
+
+    #[test]
+    fn a_session_left_working_goes_on_and_its_reply_is_recorded_while_another_is_open() {
+        let mut w = World::new();
+        let first = w.e.session().expect("a session is open");
+        let (turn, request) = w.prompt_as(0x7e51);
+        w.at(100);
+        let second = new_session(&mut w);
+        assert_ne!(first, second, "the new session is open");
+        assert!(
+            w.e.live_requests().any(|r| r == request),
+            "the first session's request still runs"
+        );
+        assert!(!w.turn_ended(turn));
+        // Its reply streams in the background: the page, showing the new
+        // session, is not told its text.
+        w.page.clear();
+        w.e.handle_provider_text(request, "do");
+        w.settle();
+        assert!(
+            !w.page
+                .iter()
+                .any(|m| matches!(m, ControllerToPage::Streaming { .. })),
+            "another session's reply is not streamed into this one"
+        );
+        w.at(200);
+        reply(&mut w, request);
+        assert!(
+            w.turn_ended(turn),
+            "the reply was recorded while another session was open"
+        );
+        assert_eq!(w.e.session(), Some(second));
+        // Opened again, it shows its transcript from scratch.
+        w.page.clear();
+        w.e.handle_open_session(first, w.now);
+        w.settle();
+        assert_eq!(w.e.session(), Some(first));
+        assert!(w
+            .page
+            .iter()
+            .any(|m| matches!(m, ControllerToPage::View { reset: true, .. })));
+    }
+
+    #[test]
+    fn past_the_limit_an_idle_session_is_set_aside_and_none_opens_while_all_work() {
+        let mut w = World::new();
+        let mut working = Vec::new();
+        for n in 0..MAX_RUNNING_SESSIONS {
+            if n > 0 {
+                new_session(&mut w);
+            }
+            let (_, request) = w.prompt_as(0x7e60 + n as u128);
+            working.push((w.e.session().expect("open"), request));
+        }
+        let open = w.e.session();
+        let known = w.e.projection().map(|p| p.sessions.len());
+        w.page.clear();
+        w.e.handle_new_session(w.now);
+        w.settle();
+        assert!(
+            w.page.iter().any(|m| matches!(
+                m,
+                ControllerToPage::Notice {
+                    message: Some(Phrase::RunningLimit),
+                    ..
+                }
+            )),
+            "the page says why"
+        );
+        assert_eq!(w.e.session(), open, "the open session stays open");
+        assert_eq!(w.e.projection().map(|p| p.sessions.len()), known);
+        assert_eq!(w.e.live_requests().count(), MAX_RUNNING_SESSIONS);
+
+        // The first one's reply arrives: it is idle now, and gives up its
+        // runtime for the next new session; the others keep working.
+        let (idle, request) = working[0];
+        reply(&mut w, request);
+        let fourth = new_session(&mut w);
+        assert_ne!(Some(fourth), open);
+        assert_eq!(
+            w.e.sessions().and_then(|s| s.state(idle)).cloned(),
+            Some(SessionState::Detached),
+            "the idle session was set aside"
+        );
+        for (session, request) in &working[1..] {
+            assert!(w.e.live_requests().any(|r| r == *request));
+            assert!(matches!(
+                w.e.sessions().and_then(|s| s.state(*session)),
+                Some(SessionState::Running)
+            ));
+        }
     }
 }

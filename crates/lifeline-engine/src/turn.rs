@@ -30,6 +30,9 @@ use crate::{
 pub(crate) struct Live {
     pub request: ProviderRequestId,
     pub turn: TurnId,
+    /// The turn's session: its execution's profile sends the request, and
+    /// the page hears of it only while that session is open.
+    pub session: SessionId,
     /// The reply's text so far, as the page shows it while it streams.
     pub preview: String,
     /// Its fetch has begun (an abort reaches it).
@@ -68,6 +71,21 @@ fn running_in(p: &lifeline_core::Projection, session: SessionId) -> bool {
     })
 }
 
+impl Engine {
+    /// The page now shows another session: the live request's status
+    /// (its retry wait or load, each set again by its next second's tick)
+    /// and its reply so far are shown only with its own session.
+    pub(crate) fn show_live(&mut self) {
+        self.clear_notice(RETRY_NOTICE);
+        self.clear_notice(LOAD_NOTICE);
+        let shown = self.session.and_then(|s| self.live.get(&s));
+        if let Some(l) = shown.filter(|l| !l.preview.is_empty()) {
+            let (turn, text) = (l.turn, l.preview.clone());
+            self.post(ControllerToPage::Streaming { turn, text });
+        }
+    }
+}
+
 /// The longest failure text a session's failure keeps.
 const MAX_FAILURE_CHARS: usize = 1000;
 
@@ -98,6 +116,20 @@ impl Engine {
                 message: Phrase::NoSessionToSend,
             });
         };
+        // A message to a session without a runtime starts one.
+        let starts = self.sessions.as_ref().is_some_and(|s| {
+            use lifeline_core::session::SessionState as S;
+            matches!(
+                s.state(session),
+                Some(S::New | S::Detached | S::Failed(_) | S::Cancelled)
+            )
+        });
+        if starts && !self.make_room(Some(session), None) {
+            return self.post(ControllerToPage::PromptRefused {
+                turn,
+                message: Phrase::RunningLimit,
+            });
+        }
         self.prompts.insert(turn, text);
         let disposition = self.with_sessions(|s| s.submit_prompt(session, turn, now));
         // A queued prompt is shown in the composer's queue (the status
@@ -167,7 +199,22 @@ impl Engine {
         if self.with_sessions(|s| s.cancel(session, now)).is_none() {
             return;
         }
-        let live = self.live_request();
+        // A request still live for an earlier turn of the session (one
+        // left open when its execution failed) ends too: Stop ends
+        // everything the session runs.
+        let open = self
+            .core
+            .as_ref()
+            .and_then(|c| agent::open_turn(c.pending_projection(), session));
+        let earlier = self
+            .live
+            .get(&session)
+            .filter(|l| Some(l.turn) != open)
+            .map(|l| l.request);
+        if let Some(request) = earlier {
+            self.stop_live(request, now);
+        }
+        let live = self.live.get(&session).map(|l| l.request);
         let plan = match self.core.as_ref() {
             Some(core) => lifeline_core::stop::plan(core.pending_projection(), session, live, now),
             None => return,
@@ -214,7 +261,8 @@ impl Engine {
     /// and the engine has pumped; otherwise a fetch in flight was aborted
     /// (its outcome ends it) or one not sent yet is never sent.
     pub(crate) fn stop_live(&mut self, request: ProviderRequestId, now: Millis) -> bool {
-        match self.live.as_mut().filter(|l| l.request == request) {
+        let session = self.live_session(request);
+        match session.and_then(|s| self.live.get_mut(&s)) {
             // Waiting to send it again: nothing is in flight, so the wait and
             // the request end here (found by the engine simulation: a session
             // left by Start fresh in a retry wait sent its request again, and
@@ -242,7 +290,7 @@ impl Engine {
                 l.wait = Wait::Nothing;
                 l.stopped = true;
                 self.effects.push_back(Effect::Abort(request));
-                self.ended_early = Some(request);
+                self.ended_early.push(request);
                 self.load_ended(
                     request,
                     FailureReason::StoppedWhileLoading,
@@ -284,7 +332,7 @@ impl Engine {
         };
         let Some(a) = self
             .active
-            .as_ref()
+            .get(&session)
             .filter(|a| a.binding.execution == execution)
         else {
             return self.refuse_turn(
@@ -384,27 +432,56 @@ impl Engine {
         }) else {
             return;
         };
-        let Some((execution, generation)) = self
+        // A session left with its turn running (Start fresh, another
+        // environment) is no longer this engine's to hold, but its session
+        // layer still waits for the turn: told, under its last binding, and
+        // its idle runtime stops. Found by the engine simulation: such a
+        // session, opened again, queued every message behind a turn that
+        // had ended long before.
+        let held = self
             .active
-            .as_ref()
-            .filter(|a| a.session == session)
-            .map(|a| (a.binding.execution, a.binding.generation))
-        else {
+            .get(&session)
+            .map(|a| (a.binding.execution, a.binding.generation));
+        let left = held.is_none() && self.session != Some(session);
+        let binding = held.or_else(|| {
+            let b = self.sessions.as_ref()?.binding(session)?;
+            Some((b.execution, b.generation))
+        });
+        let Some((execution, generation)) = binding else {
             return;
         };
         self.with_sessions(|s| {
-            s.handle_turn_finished(session, turn, execution, generation, failure, now)
+            s.handle_turn_finished(session, turn, execution, generation, failure, now);
+            if left {
+                let _ = s.set_aside(session);
+            }
         });
     }
 
-    /// Drives the open turn one step. True when it asked the core for
-    /// something.
+    /// Drives every running session's turn one step, the open one's first
+    /// (a session left working in the background goes on as if it were
+    /// open); true when it asked the core for something.
     pub(crate) fn drive_turn(&mut self, now: Millis) -> bool {
-        self.drive_open_turn(now) || self.end_left_turn(now)
+        let running: Vec<SessionId> = self
+            .session
+            .into_iter()
+            .chain(self.active.iter().map(|(s, _)| *s))
+            .collect();
+        let mut seen: Vec<SessionId> = Vec::with_capacity(running.len());
+        for session in running {
+            if seen.contains(&session) {
+                continue;
+            }
+            seen.push(session);
+            if self.drive_session_turn(session, now) {
+                return true;
+            }
+        }
+        self.end_left_turn(now)
     }
 
     /// A session left for another (Start fresh, another environment,
-    /// Archive) runs nothing more: its open turn ends once what it waits
+    /// Archive) or set aside runs nothing more: its open turn ends once what it waits
     /// for has settled, saying it was left. Found by the engine simulation:
     /// only the open session's turn was driven, so a left turn stayed open
     /// forever.
@@ -413,13 +490,13 @@ impl Engine {
             return false;
         };
         let p = core.pending_projection();
-        let live = self.live.as_ref().map(|l| l.turn);
+        let live: Vec<TurnId> = self.live.iter().map(|(_, l)| l.turn).collect();
         let ending = p
             .sessions
             .keys()
-            .filter(|s| Some(**s) != self.session)
+            .filter(|s| Some(**s) != self.session && !self.active.contains(s))
             .filter_map(|s| agent::open_turn(p, *s).map(|t| (*s, t)))
-            .filter(|(_, t)| Some(*t) != live)
+            .filter(|(_, t)| !live.contains(t))
             .find_map(|(session, turn)| {
                 match lifeline_core::model::next_turn_step(p, turn, None, now) {
                     Some(TurnStep::BuiltIn(agent::Step::Finish { status, reply })) => {
@@ -468,11 +545,8 @@ impl Engine {
         )
     }
 
-    fn drive_open_turn(&mut self, now: Millis) -> bool {
-        let Some(session) = self.session else {
-            return false;
-        };
-        let live = self.live_request();
+    fn drive_session_turn(&mut self, session: SessionId, now: Millis) -> bool {
+        let live = self.live.get(&session).map(|l| l.request);
         let Some(core) = self.core.as_ref() else {
             return false;
         };
@@ -485,10 +559,10 @@ impl Engine {
         };
         match step {
             TurnStep::BuiltIn(agent::Step::Admit { index, line }) => {
-                self.admit_command(agent::plan_key(turn, index), line, now)
+                self.admit_command(session, agent::plan_key(turn, index), line, now)
             }
             TurnStep::Model(ModelStep::AdmitTool { key, line, .. }) => {
-                self.admit_command(key, line, now)
+                self.admit_command(session, key, line, now)
             }
             TurnStep::BuiltIn(agent::Step::Finish { status, reply }) => {
                 self.finish(turn, status, reply, None, now)
@@ -499,20 +573,21 @@ impl Engine {
                 ending,
             }) => self.finish(turn, status, reply, ending, now),
             TurnStep::Model(ModelStep::Request { step, conversation }) => {
-                self.record_provider_request(turn, step, conversation, now)
+                self.record_provider_request(session, turn, step, conversation, now)
             }
             TurnStep::BuiltIn(agent::Step::Wait { .. }) | TurnStep::Model(ModelStep::Wait) => false,
         }
     }
 
-    /// The binding a command of the running execution gets.
+    /// The binding a command of `session`'s running execution gets.
     pub(crate) fn command_binding(
         &self,
+        session: SessionId,
         working_directory: String,
         command_line: String,
         now: Millis,
     ) -> Option<Binding> {
-        let (a, core) = (self.active.as_ref()?, self.core.as_ref()?);
+        let (a, core) = (self.active.get(&session)?, self.core.as_ref()?);
         let p = core.pending_projection();
         let workspace = p.sessions.get(&a.session)?.workspace;
         let (lease, _) = p.runtime(a.binding.runtime)?;
@@ -532,8 +607,14 @@ impl Engine {
         })
     }
 
-    fn admit_command(&mut self, key: IdempotencyKey, line: String, now: Millis) -> bool {
-        let Some(binding) = self.command_binding("/".into(), line, now) else {
+    fn admit_command(
+        &mut self,
+        session: SessionId,
+        key: IdempotencyKey,
+        line: String,
+        now: Millis,
+    ) -> bool {
+        let Some(binding) = self.command_binding(session, "/".into(), line, now) else {
             return false;
         };
         self.ask(
@@ -546,31 +627,47 @@ impl Engine {
         )
     }
 
+    /// One provider request is live per session. A local model answers one
+    /// request at a time, so a local step waits while another session's
+    /// local request is live.
     fn record_provider_request(
         &mut self,
+        session: SessionId,
         turn: TurnId,
         step: u32,
         conversation: Vec<ModelMessage>,
         now: Millis,
     ) -> bool {
-        if self.live.is_some() {
+        let local = |a: Option<&crate::lifecycle::Active>| {
+            a.is_some_and(|a| matches!(a.prepared.provider, Provider::Local { .. }))
+        };
+        let local_busy = local(self.active.get(&session))
+            && self
+                .live
+                .iter()
+                .any(|(s, _)| *s != session && local(self.active.get(s)));
+        if self.live.contains(&session) || local_busy {
             return false;
         }
         let Some(id) = self.mint(ProviderRequestId::from_u128, now) else {
             return false;
         };
         // Owned from here: the step is not "lost" while it is being recorded.
-        self.live = Some(Live {
-            request: id,
-            turn,
-            preview: String::new(),
-            sent: false,
-            stopped: false,
-            attempt: 0,
-            first_sent: now,
-            wait: Wait::Nothing,
-            conversation: Vec::new(),
-        });
+        self.live.insert(
+            session,
+            Live {
+                request: id,
+                turn,
+                session,
+                preview: String::new(),
+                sent: false,
+                stopped: false,
+                attempt: 0,
+                first_sent: now,
+                wait: Wait::Nothing,
+                conversation: Vec::new(),
+            },
+        );
         self.conversations.insert(id, conversation);
         let asked = self.ask(
             |request| ClientRequest::RecordProviderRequest {
@@ -582,7 +679,7 @@ impl Engine {
             now,
         );
         if !asked {
-            self.live = None;
+            self.live.remove(&session);
             self.conversations.remove(&id);
         }
         asked
@@ -596,18 +693,18 @@ impl Engine {
         now: Millis,
     ) {
         let conversation = self.conversations.remove(&id);
-        let owned = self.live.as_ref().is_some_and(|l| l.request == id);
-        let (Some(conversation), false, true) = (conversation, existing, owned) else {
+        let session = self.live_session(id);
+        let (Some(conversation), false, Some(session)) = (conversation, existing, session) else {
             // Not sent by this engine: nothing is in flight for Stop to
             // abort, and the turn's next step is derived from the journal
             // again (found by the engine simulation: a request recorded as
             // existing stayed "live" forever, and Stop aborted nothing).
-            if owned {
-                self.live = None;
+            if let Some(session) = session {
+                self.live.remove(&session);
             }
             return;
         };
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.live.get_mut(&session) {
             if l.stopped {
                 return self.handle_provider_outcome(
                     id,
@@ -623,14 +720,14 @@ impl Engine {
             l.conversation = conversation;
             l.first_sent = now;
         }
-        self.send_attempt(now);
+        self.send_attempt(session, now);
     }
 
     /// Sends the live request's next attempt.
-    fn send_attempt(&mut self, now: Millis) {
+    fn send_attempt(&mut self, session: SessionId, now: Millis) {
         let call = self
             .active
-            .as_ref()
+            .get(&session)
             .filter(|a| !matches!(a.prepared.provider, Provider::BuiltIn))
             .map(|a| {
                 (
@@ -640,7 +737,7 @@ impl Engine {
                     a.prepared.budget.connect_timeout_ms,
                 )
             });
-        let Some(l) = self.live.as_mut() else {
+        let Some(l) = self.live.get_mut(&session) else {
             return;
         };
         let id = l.request;
@@ -661,10 +758,11 @@ impl Engine {
         l.preview.clear();
         l.wait = Wait::Response { since: now };
         let conversation = l.conversation.clone();
-        if l.attempt > 1 {
+        let shown = Some(l.session) == self.session;
+        if l.attempt > 1 && shown {
             self.clear_notice(RETRY_NOTICE);
         }
-        self.set_timer(TimerKey::Provider, now.plus(connect_ms));
+        self.set_timer(TimerKey::Provider(session), now.plus(connect_ms));
         self.effects.push_back(Effect::Fetch {
             request: id,
             provider,
@@ -677,15 +775,18 @@ impl Engine {
     /// Response bytes of the live request arrived (its headers count): the
     /// connect timeout is over, and the idle timeout starts again.
     pub fn handle_provider_bytes(&mut self, id: ProviderRequestId, now: Millis) {
-        let idle_ms = self.idle_timeout_ms();
-        let Some(l) = self.live.as_mut().filter(|l| l.request == id) else {
+        let Some(session) = self.live_session(id) else {
+            return;
+        };
+        let idle_ms = self.idle_timeout_ms(session);
+        let Some(l) = self.live.get_mut(&session) else {
             return;
         };
         match l.wait {
             Wait::Response { .. } | Wait::Loading { .. } => {
                 let loading = matches!(l.wait, Wait::Loading { .. });
                 l.wait = Wait::Bytes { last: now };
-                self.set_timer(TimerKey::Provider, now.plus(idle_ms));
+                self.set_timer(TimerKey::Provider(session), now.plus(idle_ms));
                 if loading {
                     self.clear_notice(LOAD_NOTICE);
                 }
@@ -706,7 +807,10 @@ impl Engine {
         total: u64,
         now: Millis,
     ) {
-        let Some(l) = self.live.as_mut().filter(|l| l.request == id) else {
+        let Some(session) = self.live_session(id) else {
+            return;
+        };
+        let Some(l) = self.live.get_mut(&session) else {
             return;
         };
         let (since, moved) = match l.wait {
@@ -731,39 +835,51 @@ impl Engine {
         if first {
             // The timer then moves the count each second (see
             // `provider_timer`).
-            self.set_timer(TimerKey::Provider, now.plus(1000));
-            self.load_notice(read, total, since, now);
+            self.set_timer(TimerKey::Provider(session), now.plus(1000));
+            self.load_notice(session, read, total, since, now);
         }
     }
 
     /// The live request's local model is loaded: what follows is a
     /// response, bounded by the connect timeout like a server's.
     pub fn handle_model_loaded(&mut self, id: ProviderRequestId, now: Millis) {
-        let connect_ms = self.active.as_ref().map_or(
+        let Some(session) = self.live_session(id) else {
+            return;
+        };
+        let connect_ms = self.active.get(&session).map_or(
             lifeline_core::profile::AgentBudget::default().connect_timeout_ms,
             |a| a.prepared.budget.connect_timeout_ms,
         );
-        let Some(l) = self.live.as_mut().filter(|l| l.request == id) else {
+        let Some(l) = self.live.get_mut(&session) else {
             return;
         };
         let was_loading = matches!(l.wait, Wait::Loading { .. });
         if was_loading || matches!(l.wait, Wait::Response { .. }) {
             l.wait = Wait::Response { since: now };
-            self.set_timer(TimerKey::Provider, now.plus(connect_ms));
+            self.set_timer(TimerKey::Provider(session), now.plus(connect_ms));
         }
         if was_loading {
             self.clear_notice(LOAD_NOTICE);
         }
     }
 
-    fn load_notice(&mut self, read: u64, total: u64, since: Millis, now: Millis) {
+    fn load_notice(
+        &mut self,
+        session: SessionId,
+        read: u64,
+        total: u64,
+        since: Millis,
+        now: Millis,
+    ) {
         let seconds = u32::try_from(now.0.saturating_sub(since.0) / 1000).unwrap_or(u32::MAX);
         let phrase = Phrase::LocalModelLoading {
             read,
             total,
             seconds,
         };
-        self.notice(LOAD_NOTICE, Level::Info, phrase);
+        if self.session == Some(session) {
+            self.notice(LOAD_NOTICE, Level::Info, phrase);
+        }
     }
 
     /// The live request ended while its local model was loading: nothing
@@ -786,18 +902,29 @@ impl Engine {
 
     /// "Retry now" on the page: the wait for the next attempt ends early.
     pub fn handle_retry_now(&mut self, now: Millis) {
-        if self
+        let Some(session) = self.session else {
+            return;
+        };
+        let waiting = self
             .live
-            .as_ref()
-            .is_some_and(|l| matches!(l.wait, Wait::Retry { .. }))
-        {
-            self.send_attempt(now);
+            .get(&session)
+            .is_some_and(|l| matches!(l.wait, Wait::Retry { .. }));
+        if waiting {
+            self.send_attempt(session, now);
             self.pump(now);
         }
     }
 
-    fn idle_timeout_ms(&self) -> u64 {
-        self.active.as_ref().map_or(
+    /// The session whose live request `id` is.
+    pub(crate) fn live_session(&self, id: ProviderRequestId) -> Option<SessionId> {
+        self.live
+            .iter()
+            .find(|(_, l)| l.request == id)
+            .map(|(s, _)| *s)
+    }
+
+    fn idle_timeout_ms(&self, session: SessionId) -> u64 {
+        self.active.get(&session).map_or(
             lifeline_core::profile::AgentBudget::default().idle_timeout_ms,
             |a| a.prepared.budget.idle_timeout_ms,
         )
@@ -805,8 +932,8 @@ impl Engine {
 
     /// [`TimerKey::Provider`] fired: whatever deadline the live request has
     /// passed ends its wait; one not reached yet is set again.
-    pub(crate) fn provider_timer(&mut self, now: Millis) {
-        let (connect_ms, idle_ms) = self.active.as_ref().map_or_else(
+    pub(crate) fn provider_timer(&mut self, session: SessionId, now: Millis) {
+        let (connect_ms, idle_ms) = self.active.get(&session).map_or_else(
             || {
                 let d = lifeline_core::profile::AgentBudget::default();
                 (d.connect_timeout_ms, d.idle_timeout_ms)
@@ -818,7 +945,7 @@ impl Engine {
                 )
             },
         );
-        let Some(l) = self.live.as_ref() else {
+        let Some(l) = self.live.get(&session) else {
             return;
         };
         let (request, wait, preview) = (l.request, l.wait, l.preview.clone());
@@ -831,15 +958,15 @@ impl Engine {
         {
             return match crate::retry::loading(since, last, now) {
                 Some((_, next)) => {
-                    self.load_notice(read, total, since, now);
-                    self.set_timer(TimerKey::Provider, next);
+                    self.load_notice(session, read, total, since, now);
+                    self.set_timer(TimerKey::Provider(session), next);
                 }
                 None => {
-                    if let Some(l) = self.live.as_mut() {
+                    if let Some(l) = self.live.get_mut(&session) {
                         l.wait = Wait::Nothing;
                     }
                     self.effects.push_back(Effect::Abort(request));
-                    self.ended_early = Some(request);
+                    self.ended_early.push(request);
                     let reason = FailureReason::LoadStalled {
                         seconds: crate::retry::LOAD_STALL_MS / 1000,
                         read,
@@ -851,15 +978,15 @@ impl Engine {
         }
         let class = match crate::retry::due(wait, connect_ms, idle_ms, now) {
             Due::Nothing => return,
-            Due::Later(at) => return self.set_timer(TimerKey::Provider, at),
-            Due::Send => return self.send_attempt(now),
-            Due::Countdown { at, class } => return self.retry_countdown(at, class, now),
+            Due::Later(at) => return self.set_timer(TimerKey::Provider(session), at),
+            Due::Send => return self.send_attempt(session, now),
+            Due::Countdown { at, class } => return self.retry_countdown(session, at, class, now),
             Due::Timeout(class) => class,
         };
         // The fetch is aborted and its end recorded now, with the text that
         // arrived; the aborted fetch's own report is then not news.
         self.effects.push_back(Effect::Abort(request));
-        self.ended_early = Some(request);
+        self.ended_early.push(request);
         let seconds = (if class == ProviderFailureClass::IdleTimeout {
             idle_ms
         } else {
@@ -878,25 +1005,33 @@ impl Engine {
     }
 
     /// Shows the retry wait's remaining seconds and wakes at the next one.
-    fn retry_countdown(&mut self, at: Millis, class: ProviderFailureClass, now: Millis) {
+    fn retry_countdown(
+        &mut self,
+        session: SessionId,
+        at: Millis,
+        class: ProviderFailureClass,
+        now: Millis,
+    ) {
         let (seconds, next) = crate::retry::countdown(at, now);
         let phrase = match class {
             ProviderFailureClass::RateLimit => Phrase::RetryRateLimited { seconds },
             ProviderFailureClass::Transport => Phrase::RetryNotConnected { seconds },
             _ => Phrase::RetryOverloaded { seconds },
         };
-        self.notice(RETRY_NOTICE, Level::Warning, phrase);
-        self.set_timer(TimerKey::Provider, next);
+        if self.session == Some(session) {
+            self.notice(RETRY_NOTICE, Level::Warning, phrase);
+        }
+        self.set_timer(TimerKey::Provider(session), next);
     }
 
     /// A refused attempt is sent again if the bound allows: recorded as a
     /// retry, with its wait. False when it ends the request instead.
-    fn retry_later(&mut self, f: &ProviderFailure, now: Millis) -> bool {
-        let budget = match self.active.as_ref() {
+    fn retry_later(&mut self, session: SessionId, f: &ProviderFailure, now: Millis) -> bool {
+        let budget = match self.active.get(&session) {
             Some(a) => a.prepared.budget,
             None => return false,
         };
-        let Some(l) = self.live.as_ref() else {
+        let Some(l) = self.live.get(&session) else {
             return false;
         };
         if !(l.sent && !l.stopped && crate::retry::refused_before_work(f)) {
@@ -924,25 +1059,30 @@ impl Engine {
             return false;
         }
         let at = now.plus(wait_ms);
-        if let Some(l) = self.live.as_mut() {
+        if let Some(l) = self.live.get_mut(&session) {
             l.wait = Wait::Retry { at, class: f.class };
         }
         if wait_ms == 0 {
-            self.send_attempt(now);
+            self.send_attempt(session, now);
         } else {
-            self.retry_countdown(at, f.class, now);
+            self.retry_countdown(session, at, f.class, now);
         }
         true
     }
 
     /// More of a streaming reply's text arrived.
     pub fn handle_provider_text(&mut self, id: ProviderRequestId, delta: &str) {
-        let Some(live) = self.live.as_mut().filter(|l| l.request == id) else {
+        let Some(session) = self.live_session(id) else {
+            return;
+        };
+        let Some(live) = self.live.get_mut(&session) else {
             return;
         };
         live.preview.push_str(delta);
         let (turn, text) = (live.turn, live.preview.clone());
-        self.post(ControllerToPage::Streaming { turn, text });
+        if self.session == Some(session) {
+            self.post(ControllerToPage::Streaming { turn, text });
+        }
     }
 
     /// A provider request ended: its outcome goes to the journal, unless the
@@ -954,24 +1094,23 @@ impl Engine {
         result: Result<ProviderReply, ProviderFailure>,
         now: Millis,
     ) {
-        if self.ended_early == Some(id) && !self.live.as_ref().is_some_and(|l| l.request == id) {
-            self.ended_early = None;
+        let session = self.live_session(id);
+        let early = self.ended_early.iter().position(|r| *r == id);
+        if let (Some(i), None) = (early, session) {
+            self.ended_early.swap_remove(i);
             return;
         }
-        let live = self.live.as_ref().is_some_and(|l| l.request == id);
-        if self
-            .live
-            .as_ref()
-            .is_some_and(|l| l.request == id && matches!(l.wait, Wait::Loading { .. }))
-        {
+        let live = session.and_then(|s| self.live.get(&s));
+        let shown = session.is_some() && session == self.session;
+        if shown && live.is_some_and(|l| matches!(l.wait, Wait::Loading { .. })) {
             self.clear_notice(LOAD_NOTICE);
         }
-        if let (true, Err(f)) = (live, &result) {
-            if self.retry_later(f, now) {
+        if let (Some(session), Err(f)) = (session, &result) {
+            if self.retry_later(session, f, now) {
                 return self.pump(now);
             }
         }
-        if live {
+        if shown {
             self.clear_notice(RETRY_NOTICE);
         }
         let make = |request| match result {
@@ -996,8 +1135,8 @@ impl Engine {
         let result = self.submit(make, now);
         // Ownership ends once the outcome is in the journal's hands; a
         // refusal (the turn ended meanwhile) leaves the request uncertain.
-        if self.live.as_ref().is_some_and(|l| l.request == id) {
-            self.live = None;
+        if let Some(session) = self.live_session(id) {
+            self.live.remove(&session);
         }
         if let Some((_, Err(rejection))) = result {
             self.rejected(&rejection);

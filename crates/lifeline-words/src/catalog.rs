@@ -127,7 +127,8 @@ catalog! {
     PhAnotherTabInControl => "another tab is in control; act there, or close that tab and this one takes over", "ein anderer Tab hat die Kontrolle; handle dort, oder schließe jenen Tab, dann übernimmt dieser";
     PhFolderNeedsPermissionToRead => "the browser needs your permission to read the folder “{0}”; press Inspect workspace again and allow it", "der Browser braucht deine Erlaubnis, um den Ordner „{0}“ zu lesen; drücke erneut auf Arbeitsbereich ansehen und erlaube es";
     PhEnvironmentWhileWorking => "the agent is working on a message; choose the environment when it is done, or press Stop", "der Agent arbeitet an einer Nachricht; wähle die Umgebung, wenn er fertig ist, oder drücke Stopp";
-    PhSwitchWhileWorking => "the agent is working in this session and one session runs at a time; open another when it is done, or press Stop", "der Agent arbeitet in dieser Sitzung, und es läuft immer nur eine Sitzung; öffne eine andere, wenn er fertig ist, oder drücke Stopp";
+    PhSwitchWhileWorking => "this session is starting its runtime; open another once it is up, or press Stop", "diese Sitzung startet gerade ihre Laufzeit; öffne eine andere, sobald sie läuft, oder drücke Stopp";
+    PhRunningLimit => "3 sessions are working, the most that run at once; open another when one of them is done, or stop one", "3 Sitzungen arbeiten, mehr laufen nicht gleichzeitig; öffne eine andere, wenn eine davon fertig ist, oder stoppe eine";
     PhRetryRateLimited => "rate limited — retrying in {0} s", "Anfragelimit erreicht — neuer Versuch in {0} s";
     PhRetryOverloaded => "the provider is overloaded — retrying in {0} s", "der Anbieter ist überlastet — neuer Versuch in {0} s";
     PhRetryNotConnected => "could not connect — retrying in {0} s", "keine Verbindung — neuer Versuch in {0} s";

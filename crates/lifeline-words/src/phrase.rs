@@ -112,6 +112,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::FolderNeedsPermissionToRead { name } => f(Msg::PhFolderNeedsPermissionToRead, &[name]),
         P::EnvironmentWhileWorking => s(Msg::PhEnvironmentWhileWorking),
         P::SwitchWhileWorking => s(Msg::PhSwitchWhileWorking),
+        P::RunningLimit => s(Msg::PhRunningLimit),
         P::RetryRateLimited { seconds } => f(Msg::PhRetryRateLimited, &[&n(*seconds)]),
         P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
         P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),

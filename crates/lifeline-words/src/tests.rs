@@ -73,6 +73,7 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::FolderNeedsPermissionToRead { name: s("x") },
         Phrase::EnvironmentWhileWorking,
         Phrase::SwitchWhileWorking,
+        Phrase::RunningLimit,
         Phrase::NotOffered,
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
@@ -663,6 +664,7 @@ fn index(p: &Phrase) -> usize {
         P::NotOffered => 135,
         P::FailedBecause { .. } => 136,
         P::Recorded { .. } => 137,
+        P::RunningLimit => 138,
     }
 }
 
@@ -825,4 +827,12 @@ fn every_phrase_crosses_the_protocol_unchanged() {
     assert!(decode::<ControllerToPage>(bad).is_err());
     let short = r#"{"notice":{"key":"k","level":"info","message":[26,[],[3],[]]}}"#;
     assert!(decode::<ControllerToPage>(short).is_err());
+}
+
+#[test]
+fn the_running_limit_reads_as_the_core_says_with_its_number() {
+    let limit = Phrase::RunningLimit;
+    assert_eq!(phrase(Locale::En, &limit), limit.to_string());
+    let n = lifeline_core::session::MAX_RUNNING_SESSIONS.to_string();
+    assert!(phrase(Locale::De, &limit).starts_with(&n));
 }

@@ -70,8 +70,8 @@ catalog! {
     SessionInFolder => "folder “{0}”", "Ordner „{0}“";
     ContinuedFrom => "continued from “{0}”", "fortgesetzt aus „{0}“";
     ContinuedIn => "continued in “{0}”", "fortgesetzt in „{0}“";
-    OneRuntimeNote => "One session runs at a time: opening another stops this one's runtime; its files and transcript stay.",
-        "Es läuft immer nur eine Sitzung: Wer eine andere öffnet, hält die Laufzeit dieser an; Dateien und Verlauf bleiben.";
+    BackgroundNote => "Sessions keep working in the background, up to 3 at once; opening one more stops the runtime of the idle one opened longest ago. Its files and transcript stay.",
+        "Sitzungen arbeiten im Hintergrund weiter, bis zu 3 gleichzeitig; wer eine weitere öffnet, hält die Laufzeit der untätigen an, die am längsten nicht geöffnet war. Dateien und Verlauf bleiben.";
     // Connection status.
     Connecting => "Connecting…", "Verbinde…";
     Recovering => "Recovering…", "Stelle wieder her…";

@@ -257,3 +257,14 @@ fn token_counts_read_per_locale_and_none_is_left_out() {
     );
     assert_eq!(tokens(Locale::En, Msg::TurnTokens, (0, 0)), None);
 }
+
+#[test]
+fn the_session_list_states_the_limit_the_engine_keeps() {
+    let limit = lifeline_core::session::MAX_RUNNING_SESSIONS.to_string();
+    for locale in Locale::ALL {
+        assert!(
+            t(locale, Msg::BackgroundNote).contains(&limit),
+            "{locale:?}"
+        );
+    }
+}
