@@ -146,7 +146,11 @@ impl ImportedRun {
                 status,
                 text,
                 tools: tool_calls,
-                failure: failure.map(|f| format!("{}: {} {}", f.label, f.message, f.advice)),
+                failure: failure.map(|f| {
+                    let (label, advice) = crate::i18n::provider_failure(f.class);
+                    let (label, advice) = (crate::i18n::tr(label), crate::i18n::tr(advice));
+                    format!("{label}: {} {advice}", f.message)
+                }),
             }),
         }
     }

@@ -286,25 +286,23 @@ impl ProviderRequestStatus {
     }
 }
 
-/// A recorded provider failure, ready to show.
+/// A recorded provider failure, ready to show. Its label and advice are
+/// the page's, from `class` in the reader's language: no English travels
+/// with it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderFailureView<T = Phrase> {
     pub class: ProviderFailureClass,
-    pub label: String,
     /// What happened: the recorded reason, worded for the reader
     /// ([`Phrase::FailedBecause`]), else the recorded message as it is
     /// ([`Phrase::Recorded`]: the provider's or the browser's own words).
     pub message: T,
-    pub advice: String,
 }
 
 impl<T> ProviderFailureView<T> {
     pub fn word<U>(self, word: &mut impl FnMut(T) -> U) -> ProviderFailureView<U> {
         ProviderFailureView {
             class: self.class,
-            label: self.label,
             message: word(self.message),
-            advice: self.advice,
         }
     }
 }
@@ -421,7 +419,6 @@ fn provider_delta(projection: &Projection, request: ProviderRequestId) -> Option
             Vec::new(),
             Some(ProviderFailureView {
                 class: *class,
-                label: class.label().to_string(),
                 message: match reason {
                     Some(reason) => Phrase::FailedBecause {
                         reason: reason.clone(),
@@ -430,7 +427,6 @@ fn provider_delta(projection: &Projection, request: ProviderRequestId) -> Option
                         text: message.clone(),
                     },
                 },
-                advice: class.advice().to_string(),
             }),
         ),
     };
