@@ -71,21 +71,6 @@ fn running_in(p: &lifeline_core::Projection, session: SessionId) -> bool {
     })
 }
 
-impl Engine {
-    /// The page now shows another session: the live request's status
-    /// (its retry wait or load, each set again by its next second's tick)
-    /// and its reply so far are shown only with its own session.
-    pub(crate) fn show_live(&mut self) {
-        self.clear_notice(RETRY_NOTICE);
-        self.clear_notice(LOAD_NOTICE);
-        let shown = self.session.and_then(|s| self.live.get(&s));
-        if let Some(l) = shown.filter(|l| !l.preview.is_empty()) {
-            let (turn, text) = (l.turn, l.preview.clone());
-            self.post(ControllerToPage::Streaming { turn, text });
-        }
-    }
-}
-
 /// The longest failure text a session's failure keeps.
 const MAX_FAILURE_CHARS: usize = 1000;
 
@@ -481,8 +466,8 @@ impl Engine {
     }
 
     /// A session left for another (Start fresh, another environment,
-    /// Archive) or set aside runs nothing more: its open turn ends once what it waits
-    /// for has settled, saying it was left. Found by the engine simulation:
+    /// Archive) or set aside runs nothing more: its open turn ends once
+    /// what it waits for has settled, saying it was left. Found by the engine simulation:
     /// only the open session's turn was driven, so a left turn stayed open
     /// forever.
     fn end_left_turn(&mut self, now: Millis) -> bool {
@@ -912,6 +897,19 @@ impl Engine {
         if waiting {
             self.send_attempt(session, now);
             self.pump(now);
+        }
+    }
+
+    /// The page now shows another session: the live request's status
+    /// (its retry wait or load, each set again by its next second's tick)
+    /// and its reply so far are shown only with its own session.
+    pub(crate) fn show_live(&mut self) {
+        self.clear_notice(RETRY_NOTICE);
+        self.clear_notice(LOAD_NOTICE);
+        let shown = self.session.and_then(|s| self.live.get(&s));
+        if let Some(l) = shown.filter(|l| !l.preview.is_empty()) {
+            let (turn, text) = (l.turn, l.preview.clone());
+            self.post(ControllerToPage::Streaming { turn, text });
         }
     }
 
