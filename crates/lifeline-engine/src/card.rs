@@ -260,16 +260,10 @@ impl Engine {
     /// Found by the engine simulation: a stalled reply held a left session's
     /// turn open forever, and a left request in a retry wait was sent again.
     pub(crate) fn abort_left_request(&mut self, left: SessionId, now: Millis) {
-        let Some(core) = self.core.as_ref() else {
+        if self.core.is_none() {
             return;
-        };
-        let turns = &core.pending_projection().turns;
-        let Some(request) = self
-            .live
-            .get(&left)
-            .filter(|l| turns.get(&l.turn).is_some_and(|t| t.session == left))
-            .map(|l| l.request)
-        else {
+        }
+        let Some(request) = self.live.get(&left).map(|l| l.request) else {
             return;
         };
         self.stop_live(request, now);

@@ -30,9 +30,6 @@ use crate::{
 pub(crate) struct Live {
     pub request: ProviderRequestId,
     pub turn: TurnId,
-    /// The turn's session: its execution's profile sends the request, and
-    /// the page hears of it only while that session is open.
-    pub session: SessionId,
     /// The reply's text so far, as the page shows it while it streams.
     pub preview: String,
     /// Its fetch has begun (an abort reaches it).
@@ -447,17 +444,17 @@ impl Engine {
     /// (a session left working in the background goes on as if it were
     /// open); true when it asked the core for something.
     pub(crate) fn drive_turn(&mut self, now: Millis) -> bool {
-        let running: Vec<SessionId> = self
-            .session
+        let open = self.session;
+        let running: Vec<SessionId> = open
             .into_iter()
-            .chain(self.active.iter().map(|(s, _)| *s))
+            .chain(
+                self.active
+                    .iter()
+                    .map(|(s, _)| *s)
+                    .filter(|s| Some(*s) != open),
+            )
             .collect();
-        let mut seen: Vec<SessionId> = Vec::with_capacity(running.len());
         for session in running {
-            if seen.contains(&session) {
-                continue;
-            }
-            seen.push(session);
             if self.drive_session_turn(session, now) {
                 return true;
             }
@@ -643,7 +640,6 @@ impl Engine {
             Live {
                 request: id,
                 turn,
-                session,
                 preview: String::new(),
                 sent: false,
                 stopped: false,
@@ -743,8 +739,7 @@ impl Engine {
         l.preview.clear();
         l.wait = Wait::Response { since: now };
         let conversation = l.conversation.clone();
-        let shown = Some(l.session) == self.session;
-        if l.attempt > 1 && shown {
+        if l.attempt > 1 && self.session == Some(session) {
             self.clear_notice(RETRY_NOTICE);
         }
         self.set_timer(TimerKey::Provider(session), now.plus(connect_ms));
@@ -763,7 +758,7 @@ impl Engine {
         let Some(session) = self.live_session(id) else {
             return;
         };
-        let idle_ms = self.idle_timeout_ms(session);
+        let idle_ms = self.budget(session).idle_timeout_ms;
         let Some(l) = self.live.get_mut(&session) else {
             return;
         };
@@ -831,10 +826,7 @@ impl Engine {
         let Some(session) = self.live_session(id) else {
             return;
         };
-        let connect_ms = self.active.get(&session).map_or(
-            lifeline_core::profile::AgentBudget::default().connect_timeout_ms,
-            |a| a.prepared.budget.connect_timeout_ms,
-        );
+        let connect_ms = self.budget(session).connect_timeout_ms;
         let Some(l) = self.live.get_mut(&session) else {
             return;
         };
@@ -921,28 +913,19 @@ impl Engine {
             .map(|(s, _)| *s)
     }
 
-    fn idle_timeout_ms(&self, session: SessionId) -> u64 {
-        self.active.get(&session).map_or(
-            lifeline_core::profile::AgentBudget::default().idle_timeout_ms,
-            |a| a.prepared.budget.idle_timeout_ms,
-        )
+    /// The budget of `session`'s execution (the default one if this
+    /// engine holds none).
+    fn budget(&self, session: SessionId) -> lifeline_core::profile::AgentBudget {
+        self.active
+            .get(&session)
+            .map_or_else(Default::default, |a| a.prepared.budget)
     }
 
     /// [`TimerKey::Provider`] fired: whatever deadline the live request has
     /// passed ends its wait; one not reached yet is set again.
     pub(crate) fn provider_timer(&mut self, session: SessionId, now: Millis) {
-        let (connect_ms, idle_ms) = self.active.get(&session).map_or_else(
-            || {
-                let d = lifeline_core::profile::AgentBudget::default();
-                (d.connect_timeout_ms, d.idle_timeout_ms)
-            },
-            |a| {
-                (
-                    a.prepared.budget.connect_timeout_ms,
-                    a.prepared.budget.idle_timeout_ms,
-                )
-            },
-        );
+        let budget = self.budget(session);
+        let (connect_ms, idle_ms) = (budget.connect_timeout_ms, budget.idle_timeout_ms);
         let Some(l) = self.live.get(&session) else {
             return;
         };
