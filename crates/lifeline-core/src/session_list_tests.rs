@@ -206,6 +206,48 @@ fn a_failed_execution_shows_failed_until_the_next_start() {
     assert_eq!(session_list(&j.p)[0].status, SessionStatus::Failed);
 }
 
+/// A session whose runtime was lost in the background keeps its open turn
+/// until it is resumed: the list says failed, as its card does, not
+/// running.
+#[test]
+fn a_failed_execution_outranks_its_open_turn() {
+    use crate::id::{ErrorStamp, ExecutionId, Generation, RuntimeId, StartupAttemptId};
+    use crate::session_record::FailureCause;
+    let mut j = Journal::new();
+    j.open(10, 1, Environment::Worker);
+    let execution = ExecutionId::from_u128(0x52).expect("a valid id");
+    j.life(
+        11,
+        SessionRecord::ExecutionStarted {
+            session: sid(1),
+            execution,
+            generation: Generation(1),
+            runtime: RuntimeId::from_u128(0x62).expect("a valid id"),
+            attempt: StartupAttemptId::from_u128(0x72).expect("a valid id"),
+            profile: None,
+            resumed_from: None,
+            note: None,
+            environment: None,
+        },
+    );
+    j.turn(12, 1, 0x12, "$ sleep 30");
+    assert_eq!(session_list(&j.p)[0].status, SessionStatus::Running);
+    j.life(
+        13,
+        SessionRecord::ExecutionFailed {
+            stamp: ErrorStamp::from_u128(0x82).expect("a valid id"),
+            session: sid(1),
+            execution,
+            generation: Generation(1),
+            cause: FailureCause::RuntimeLost {
+                detail: "gone".into(),
+                end: None,
+            },
+        },
+    );
+    assert_eq!(session_list(&j.p)[0].status, SessionStatus::Failed);
+}
+
 #[test]
 fn search_matches_every_word_in_titles_prompts_and_replies_ignoring_ascii_case() {
     let mut j = Journal::new();
