@@ -679,10 +679,16 @@ pub(super) mod waiting_request {
         pub page: Vec<ControllerToPage>,
         pub fetched: Vec<ProviderRequestId>,
         provider_timer: Option<(TimerKey, Millis)>,
+        /// The profile every session uses.
+        profile: Profile,
     }
 
     impl World {
         pub fn new() -> World {
+            World::with(model_profile())
+        }
+
+        pub fn with(profile: Profile) -> World {
             let e = super::leading();
             let mut w = World {
                 e,
@@ -691,6 +697,7 @@ pub(super) mod waiting_request {
                 page: Vec::new(),
                 fetched: Vec::new(),
                 provider_timer: None,
+                profile,
             };
             w.settle();
             w
@@ -714,9 +721,9 @@ pub(super) mod waiting_request {
                 let e = &mut self.e;
                 match effect {
                     Effect::Persist(batch) => e.handle_persisted(batch, Ok(()), now),
-                    Effect::OpenProfiles => e.start_sessions(model_profile().id, b"s", now),
+                    Effect::OpenProfiles => e.start_sessions(self.profile.id, b"s", now),
                     Effect::LookupProfile { attempt, .. } => {
-                        e.handle_profile(attempt, ProfileLookup::Found(model_profile()), now)
+                        e.handle_profile(attempt, ProfileLookup::Found(self.profile.clone()), now)
                     }
                     Effect::ResolveCredentials {
                         attempt,
@@ -978,6 +985,41 @@ mod background {
             .page
             .iter()
             .any(|m| matches!(m, ControllerToPage::View { reset: true, .. })));
+    }
+
+    /// One local model answers one request at a time: another session's
+    /// local step waits until the first request ended, then goes out.
+    #[test]
+    fn local_model_requests_of_two_sessions_take_turns() {
+        use lifeline_core::profile::{LocalFile, LocalModel, Sampling};
+        let mut profile = profile();
+        profile.provider = LocalModel {
+            file: LocalFile {
+                name: "tiny.gguf".into(),
+                size: 270_000,
+                stored_as: "3f2a-tiny.gguf".into(),
+                architecture: "llama".into(),
+                parameters: 120_000,
+                context_length: 1024,
+                model_name: Some("Tiny".into()),
+            },
+            sampling: Sampling {
+                context_tokens: 1024,
+                ..Sampling::default()
+            },
+        }
+        .provider();
+        let mut w = World::with(profile);
+        let (_, first) = w.prompt_as(0x7e71);
+        new_session(&mut w);
+        let turn = TurnId::from_u128(0x7e72).expect("a valid id");
+        w.e.handle_prompt(turn, "hello".into(), w.now);
+        w.settle();
+        assert_eq!(w.fetched, vec![first], "the second waits for the model");
+        w.at(100);
+        reply(&mut w, first);
+        assert_eq!(w.fetched.len(), 2, "then it is sent");
+        assert_eq!(w.e.live_request(), w.fetched.last().copied());
     }
 
     #[test]
