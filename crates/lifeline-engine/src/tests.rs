@@ -822,6 +822,34 @@ pub(super) mod waiting_request {
         }
     }
 
+    /// Archive leaves the session through the session layer's stop: the
+    /// journal retires the runtime's generation and asks for its
+    /// termination, and the page is told to end that worker. Nothing else
+    /// ends it.
+    #[test]
+    fn leaving_a_session_stops_its_runtime_through_the_journal() {
+        let mut w = World::new();
+        let (runtime, generation, ..) = *w.rt.as_ref().expect("the session's runtime came up");
+        let current = |w: &World| {
+            w.e.projection()
+                .and_then(|p| p.runtime(runtime))
+                .map(|(_, r)| (r.status, r.termination_requested))
+        };
+        assert_eq!(current(&w), Some((lifeline_core::RuntimeStatus::Current, false)));
+        w.page.clear();
+        w.archive();
+        let (status, terminating) = current(&w).expect("the runtime stays in the journal");
+        assert_ne!(status, lifeline_core::RuntimeStatus::Current, "its generation is retired");
+        assert!(terminating, "its termination is recorded");
+        assert!(
+            w.page.iter().any(|m| matches!(m,
+                ControllerToPage::TerminateRuntime { runtime: r, generation: g }
+                    if *r == runtime && *g == generation)),
+            "the page is told to end that worker: {:?}",
+            w.page
+        );
+    }
+
     #[test]
     fn a_retry_wait_ends_and_the_request_is_never_sent_again() {
         let mut w = World::new();

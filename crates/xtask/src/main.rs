@@ -26,8 +26,8 @@ commands:
   test [LAYER...]            run every test layer: native, wasm, e2e (default: all three)
   bench [--rounds N]         build and run the store benchmarks in headless Chromium (default 5 rounds)
   probe [--only 1,3]         build and run the recovery probes of reference 001; writes docs/recovery-probes.md
-  mutants [--seeds N] [--re R] [--list]
-                             mutation-test the controller's dispatch, ACK, reattach, cancel and timer code
+  mutants [--target controller|engine] [--seeds N] [--re R] [--list]
+                             mutation-test the controller's and engine's dispatch, ACK, reattach, cancel and timer code
                              against the whole native suite (simulation with N seeds, default 2000)
   soak [--cycles N] [--seed N] [--self-test]
                              build and run the crash soak in headless Chromium (default 50 cycles)
