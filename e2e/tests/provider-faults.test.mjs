@@ -186,7 +186,10 @@ for (const format of FORMATS) {
       await withProfile(format, 'aimock 429 always', async (page) => {
         await send(page, message);
         await turnFailed(page).waitFor({ timeout: 30_000 });
-        await shown(page, /rate limited — HTTP 429/).waitFor();
+        // The request's failure, worded from its class; the turn's end says
+        // where to look (no English reply is shown in its place).
+        await shown(page, /rate limited: HTTP 429/).waitFor();
+        await shown(page, /The model request failed, as shown above/).waitFor();
         await shown(page, /raise the provider account's limits/).waitFor();
         // The profile's bound: 4 attempts.
         assert.equal(received(format, message).length, 4);
@@ -202,7 +205,10 @@ for (const format of FORMATS) {
       await withProfile(format, 'aimock 401', async (page) => {
         await send(page, message);
         await turnFailed(page).waitFor({ timeout: 30_000 });
-        await shown(page, /authentication failed — HTTP 401/).waitFor();
+        // The request's failure, worded from its class; the turn's end says
+        // where to look (no English reply is shown in its place).
+        await shown(page, /authentication failed: HTTP 401/).waitFor();
+        await shown(page, /The model request failed, as shown above/).waitFor();
         await shown(page, /Check the API key/).waitFor();
         assert.equal(received(format, message).length, 1, 'never retried');
         const records = await journal(page);
@@ -228,7 +234,10 @@ for (const format of FORMATS) {
       await withProfile(format, 'aimock context', async (page) => {
         await send(page, message);
         await turnFailed(page).waitFor({ timeout: 30_000 });
-        await shown(page, /conversation too long — HTTP 400/).waitFor();
+        // The request's failure, worded from its class; the turn's end says
+        // where to look (no English reply is shown in its place).
+        await shown(page, /conversation too long: HTTP 400/).waitFor();
+        await shown(page, /The model request failed, as shown above/).waitFor();
         await shown(page, /larger context window/).waitFor();
         assert.equal(received(format, message).length, 1, 'never retried');
         const records = await journal(page);

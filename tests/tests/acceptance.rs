@@ -2217,12 +2217,17 @@ fn a_cut_stream_keeps_the_partial_text_and_other_failures_give_advice() {
         send_request(&mut w, pr, turn, 1);
         fail(&mut w, pr, class, "stream ended", "Half an ans").unwrap();
         let Some(ModelStep::Finish {
-            status: got, reply, ..
+            status: got,
+            reply,
+            ending,
         }) = drive_model(&mut w, s, turn, Some(pr))
         else {
             panic!("{class:?} finishes the turn");
         };
         assert_eq!(got, status, "{class:?}");
+        // The page words the ending in the reader's language; the English
+        // reply is for the export and the model's next conversation.
+        assert_eq!(ending, Some(TurnEnding::ProviderFailed { class }));
         assert_eq!(reply.starts_with("Half an ans"), keeps_partial, "{reply}");
         assert!(reply.contains("stream ended"), "{reply}");
         assert!(reply.contains(class.advice()), "{reply}");

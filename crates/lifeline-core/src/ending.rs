@@ -3,7 +3,8 @@
 //! A turn's end is recorded with a reply. When the agent (built-in or a
 //! model) had the last word, the reply is its text. When the core ended the
 //! turn — Stop between steps, a session left for another, a lost model
-//! reply, a cancelled or uncertain tool command, a spent budget — the record
+//! reply, a cancelled or uncertain tool command, a spent budget, a failed
+//! model request — the record
 //! also holds a [`TurnEnding`], so the page words it in the reader's
 //! language (`Phrase::TurnEnded`). The reply keeps the English
 //! ([`TurnEnding`]'s `Display`): the export, and the conversation a model is
@@ -14,6 +15,7 @@ use core::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::journal::ProviderFailureClass;
 use crate::outcome::Outcome;
 
 /// A turn ended by the core, with what the reader needs to know.
@@ -42,13 +44,16 @@ pub enum TurnEnding {
     TokenBudget { max: u64, used: u64 },
     /// The turn ran for its time budget of `seconds`.
     TimeBudget { seconds: u64 },
+    /// The turn's model request failed as `class`; the request's own view
+    /// shows what was said and what arrived.
+    ProviderFailed { class: ProviderFailureClass },
 }
 
 // Stored as one string, `kind a b line` (`stopped_before 2 0 echo a`):
 // the deserialisers already read strings, so an ending adds no serde
 // visitor to the controller's wasm (its budget); the kind keeps it legible
 // in an exported journal.
-const KINDS: [&str; 10] = [
+const KINDS: [&str; 11] = [
     "stopped_before",
     "stopped_between_steps",
     "session_left",
@@ -59,6 +64,7 @@ const KINDS: [&str; 10] = [
     "token_budget",
     "time_budget",
     "step_budget",
+    "provider_failed",
 ];
 
 impl TurnEnding {
@@ -79,6 +85,9 @@ impl TurnEnding {
             E::TokenBudget { max, used } => (7, &none, *max, *used),
             E::TimeBudget { seconds } => (8, &none, *seconds, 0),
             E::StepBudget { max } => (9, &none, *max, 0),
+            E::ProviderFailed { class } => {
+                return format!("{} 0 0 {}", KINDS[10], class.as_str());
+            }
         };
         format!("{} {a} {b} {line}", KINDS[kind])
     }
@@ -104,7 +113,12 @@ impl TurnEnding {
             6 => E::CommandBudget { max: a },
             7 => E::TokenBudget { max: a, used: b },
             8 => E::TimeBudget { seconds: a },
-            _ => E::StepBudget { max: a },
+            9 => E::StepBudget { max: a },
+            _ => E::ProviderFailed {
+                class: *ProviderFailureClass::ALL
+                    .iter()
+                    .find(|c| c.as_str() == line)?,
+            },
         })
     }
 }
@@ -168,6 +182,9 @@ impl fmt::Display for TurnEnding {
                 f,
                 "Stopped: the turn used its time budget ({seconds} s). {BUDGET}"
             ),
+            E::ProviderFailed { class } if class.broke_off() => f.write_str("The model's reply did not finish; what arrived is shown above, and nothing was resent (the request may have reached the model). Send the message again to ask anew."),
+            E::ProviderFailed { class: ProviderFailureClass::Cancelled } => f.write_str("Stopped while the model was replying; what arrived is shown above."),
+            E::ProviderFailed { .. } => f.write_str("The model request failed, as shown above; nothing more ran in this turn. Send the message again once the cause is fixed."),
         }
     }
 }
@@ -220,6 +237,12 @@ mod tests {
             TurnEnding::CommandBudget { max: 4 },
             TurnEnding::TokenBudget { max: 10, used: 12 },
             TurnEnding::TimeBudget { seconds: 60 },
+            TurnEnding::ProviderFailed {
+                class: ProviderFailureClass::RateLimit,
+            },
+            TurnEnding::ProviderFailed {
+                class: ProviderFailureClass::NoFinish,
+            },
         ];
         for ending in all {
             let json = serde_json::to_string(&ending).unwrap();

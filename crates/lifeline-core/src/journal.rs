@@ -464,6 +464,16 @@ pub enum FailureReason {
     HeaderRefused {
         name: String,
     },
+    /// The profile's base URL is not an `http://` or `https://` URL.
+    InvalidBaseUrl {
+        url: String,
+    },
+    /// The profile names no model.
+    NoModel,
+    /// The profile's reply budget is zero tokens.
+    ZeroMaxTokens,
+    /// The key has characters an HTTP header cannot carry (never echoed).
+    KeyUnsendable,
 }
 
 crate::wire::nested!(FailureReason {
@@ -492,6 +502,10 @@ crate::wire::nested!(FailureReason {
     22 => NoAbortController,
     23 => NoHeaders,
     24 => HeaderRefused { name },
+    25 => InvalidBaseUrl { url },
+    26 => NoModel,
+    27 => ZeroMaxTokens,
+    28 => KeyUnsendable,
 });
 
 impl From<FailureReason> for Wire {
@@ -573,6 +587,15 @@ impl fmt::Display for FailureReason {
                 f,
                 "the request header {name} has characters a browser cannot send"
             ),
+            R::InvalidBaseUrl { url } => write!(
+                f,
+                "the profile's base URL “{url}” is not an http:// or https:// URL"
+            ),
+            R::NoModel => f.write_str("the profile names no model"),
+            R::ZeroMaxTokens => f.write_str("the profile's max tokens is zero"),
+            R::KeyUnsendable => f.write_str(
+                "the API key contains characters an HTTP header cannot carry (spaces, line breaks or non-ASCII); paste it again",
+            ),
         }
     }
 }
@@ -613,6 +636,36 @@ pub enum ProviderFailureClass {
 }
 
 impl ProviderFailureClass {
+    pub const ALL: [ProviderFailureClass; 14] = {
+        use ProviderFailureClass as C;
+        [
+            C::Auth,
+            C::RateLimit,
+            C::ContextLength,
+            C::Transport,
+            C::Server,
+            C::InvalidRequest,
+            C::NotFound,
+            C::Cut,
+            C::Malformed,
+            C::Cancelled,
+            C::Overloaded,
+            C::ConnectTimeout,
+            C::IdleTimeout,
+            C::NoFinish,
+        ]
+    };
+
+    /// Whether the reply broke off, or may have reached the provider: what
+    /// arrived is kept and nothing is resent.
+    pub fn broke_off(self) -> bool {
+        use ProviderFailureClass as C;
+        matches!(
+            self,
+            C::Cut | C::Malformed | C::IdleTimeout | C::ConnectTimeout | C::NoFinish
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderFailureClass::Auth => "auth",

@@ -684,6 +684,9 @@ fn failure_finish(
     partial_text: &str,
 ) -> ModelStep {
     use crate::journal::ProviderFailureClass as C;
+    // The reply keeps the English for the export and the conversation the
+    // model is sent next; the page words the ending, and the request's own
+    // view shows what was said and what arrived.
     let reason = format!(
         "[{provider}: {} — {message}. {}]",
         class.label(),
@@ -691,10 +694,7 @@ fn failure_finish(
     );
     // A reply that broke off (or may have reached the provider) is
     // interrupted, like a cut-off stream, with what arrived kept.
-    let broken = matches!(
-        class,
-        C::Cut | C::Malformed | C::IdleTimeout | C::ConnectTimeout | C::NoFinish
-    );
+    let broken = class.broke_off();
     let status = match class {
         _ if broken => TurnStatus::Interrupted,
         C::Cancelled => TurnStatus::Cancelled,
@@ -707,6 +707,6 @@ fn failure_finish(
     ModelStep::Finish {
         status,
         reply,
-        ending: None,
+        ending: Some(TurnEnding::ProviderFailed { class }),
     }
 }

@@ -22,7 +22,7 @@ use crate::environment::FolderAccess;
 use crate::id::{
     CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
 };
-use crate::journal::FailureReason;
+use crate::journal::{FailureReason, ProviderFailureClass};
 use crate::outcome::Outcome;
 use crate::profile::{
     CredentialFailure, InvalidProfile, LocalFile, ProfileBlock, Provider, Sampling,
@@ -317,7 +317,7 @@ pub enum Phrase {
         detail: String,
     },
     QuarantineNotMoved {
-        detail: String,
+        fault: JournalFault,
     },
     ReplayRefused {
         count: u32,
@@ -342,7 +342,7 @@ pub enum Phrase {
         detail: String,
     },
     CatchUpFailed {
-        detail: String,
+        fault: JournalFault,
     },
     FollowGap {
         from: u64,
@@ -359,7 +359,7 @@ pub enum Phrase {
     ExportNoJournal,
     Exporting,
     ExportFailed {
-        detail: String,
+        fault: JournalFault,
     },
     ExportNoSession,
     ExportHandOff {
@@ -815,8 +815,8 @@ impl fmt::Display for Phrase {
                     "{count} journal record{s} could not be read and {was} set aside in quarantine; the rest of the history loaded. {detail}"
                 )
             }
-            P::QuarantineNotMoved { detail } => {
-                write!(f, "the unreadable records stay where they are: {detail}")
+            P::QuarantineNotMoved { fault } => {
+                write!(f, "the unreadable records stay where they are: {fault}")
             }
             P::ReplayRefused { count, detail } => {
                 let (what, rest) = plural2(
@@ -850,8 +850,8 @@ impl fmt::Display for Phrase {
                 f.write_str("another tab runs a different Lifeline build; reload both tabs")
             }
             P::BroadcastRejected { detail } => write!(f, "a broadcast was rejected: {detail}"),
-            P::CatchUpFailed { detail } => {
-                write!(f, "could not read the journal to catch up: {detail}")
+            P::CatchUpFailed { fault } => {
+                write!(f, "could not read the journal to catch up: {fault}")
             }
             P::FollowGap { from, to } => write!(
                 f,
@@ -871,7 +871,7 @@ impl fmt::Display for Phrase {
             ),
             P::ExportNoJournal => f.write_str("Export failed: the journal is not open."),
             P::Exporting => f.write_str("Exporting evidence…"),
-            P::ExportFailed { detail } => write!(f, "Export failed: {detail}"),
+            P::ExportFailed { fault } => write!(f, "Export failed: {fault}"),
             P::ExportNoSession => f.write_str("Export failed: the journal has no such session."),
             P::ExportHandOff { detail } => {
                 write!(f, "Export failed: could not hand the file to the page: {detail}")
@@ -993,6 +993,20 @@ impl Arg for Outcome {
     fn take(r: &mut Reader) -> Result<Self, WireError> {
         let i = usize::take(r)?;
         Outcome::ALL.get(i).copied().ok_or(WireError)
+    }
+}
+
+impl Arg for ProviderFailureClass {
+    fn put(&self, w: &mut Wire) {
+        let i = ProviderFailureClass::ALL
+            .iter()
+            .position(|c| c == self)
+            .unwrap_or(0);
+        w.2.push(i as u64);
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        let i = usize::take(r)?;
+        ProviderFailureClass::ALL.get(i).copied().ok_or(WireError)
     }
 }
 
@@ -1134,6 +1148,7 @@ nested!(TurnEnding {
     7 => TokenBudget { max, used },
     8 => TimeBudget { seconds },
     9 => StepBudget { max },
+    10 => ProviderFailed { class },
 });
 nested!(PlanError {
     0 => Empty,
@@ -1269,7 +1284,7 @@ phrase_wire! {
     93 => SnapshotsUnreadable { count, newest },
     94 => SnapshotNotSaved { detail },
     95 => RecordsQuarantined { count, detail },
-    96 => QuarantineNotMoved { detail },
+    96 => QuarantineNotMoved { fault },
     97 => ReplayRefused { count, detail },
     98 => PersistConfirmFailed { detail },
     99 => RuntimeNotJson { runtime },
@@ -1278,7 +1293,7 @@ phrase_wire! {
     102 => NoBroadcastChannel,
     103 => OtherBuild,
     104 => BroadcastRejected { detail },
-    105 => CatchUpFailed { detail },
+    105 => CatchUpFailed { fault },
     106 => FollowGap { from, to },
     107 => EntryNotBelieved { detail },
     108 => PageNotJson,
@@ -1286,7 +1301,7 @@ phrase_wire! {
     110 => PortMissing,
     111 => ExportNoJournal,
     112 => Exporting,
-    113 => ExportFailed { detail },
+    113 => ExportFailed { fault },
     114 => ExportNoSession,
     115 => ExportHandOff { detail },
     116 => ExportedWithGaps { unreadable, missing },

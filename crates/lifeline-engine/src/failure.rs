@@ -18,8 +18,8 @@
 use lifeline_core::journal::{FailureReason as R, ProviderFailureClass as C};
 use lifeline_provider::local::{classify_local_failure, LocalFailure};
 use lifeline_provider::{
-    classify_http, classify_transport, ErrorClass, ProviderError, StreamError, StreamErrorKind,
-    WaitHeaders,
+    classify_http, classify_transport, BuildError, ErrorClass, ProviderError, StreamError,
+    StreamErrorKind, WaitHeaders,
 };
 
 use crate::effect::{FailedAt, ProviderFailure};
@@ -38,8 +38,8 @@ pub enum Unsent {
     /// A header value the browser cannot send (never echoed: it may be the
     /// key).
     HeaderRefused { name: String },
-    /// The provider crate could not build the request.
-    NotBuilt { detail: String },
+    /// The provider crate could not build the request from the profile.
+    NotBuilt(BuildError),
     /// Loading wllama or starting its generation threw, before the model
     /// was asked anything.
     LocalNotStarted { name: String, message: String },
@@ -53,10 +53,15 @@ pub fn unsent(u: Unsent) -> ProviderFailure {
         Unsent::NoAbortController => (C::Transport, R::NoAbortController),
         Unsent::NoHeaders => (C::InvalidRequest, R::NoHeaders),
         Unsent::HeaderRefused { name } => (C::InvalidRequest, R::HeaderRefused { name }),
-        // The provider crate's own words.
-        Unsent::NotBuilt { detail } => {
-            return failure(C::InvalidRequest, detail, "", FailedAt::NoResponse)
-        }
+        Unsent::NotBuilt(e) => (
+            C::InvalidRequest,
+            match e {
+                BuildError::InvalidBaseUrl { base_url } => R::InvalidBaseUrl { url: base_url },
+                BuildError::EmptyModel => R::NoModel,
+                BuildError::ZeroMaxTokens => R::ZeroMaxTokens,
+                BuildError::InvalidApiKey => R::KeyUnsendable,
+            },
+        ),
         Unsent::LocalNotStarted { name, message } => {
             return local_failed(&name, &message, "", false)
         }

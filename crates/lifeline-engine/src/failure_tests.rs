@@ -127,14 +127,20 @@ fn a_request_never_sent_failed_before_any_response() {
         Unsent::HeaderRefused {
             name: "x-api-key".into(),
         },
-        Unsent::NotBuilt {
-            detail: "no model".into(),
-        },
+        Unsent::NotBuilt(BuildError::EmptyModel),
     ] {
         let f = unsent(u.clone());
         assert_eq!(f.at, FailedAt::NoResponse, "{u:?}");
         assert!(!f.message.is_empty());
     }
+    // A profile the request cannot be built from is worded by the page,
+    // with the key never echoed.
+    let f = unsent(Unsent::NotBuilt(BuildError::InvalidApiKey));
+    assert_eq!(
+        f.reason,
+        Some(lifeline_core::journal::FailureReason::KeyUnsendable)
+    );
+    assert_eq!(f.class, C::InvalidRequest);
     // Only a missing abort controller is a transport failure (retried).
     assert_eq!(unsent(Unsent::NoAbortController).class, C::Transport);
     // A header's value is never echoed, only its name.

@@ -119,6 +119,10 @@ catalog! {
     FrNoAbortController => "the browser refused to make an abort controller; nothing was sent", "der Browser hat keinen Abbruch-Controller erzeugt; nichts wurde gesendet";
     FrNoHeaders => "the browser refused to build the request headers", "der Browser hat die Header der Anfrage nicht erzeugt";
     FrHeaderRefused => "the request header {0} has characters a browser cannot send", "der Header {0} der Anfrage enthält Zeichen, die ein Browser nicht senden kann";
+    FrInvalidBaseUrl => "the profile's base URL “{0}” is not an http:// or https:// URL", "die Basis-URL „{0}“ des Profils ist keine URL mit http:// oder https://";
+    FrNoModel => "the profile names no model", "das Profil nennt kein Modell";
+    FrZeroMaxTokens => "the profile's max tokens is zero", "die maximale Tokenzahl des Profils ist null";
+    FrKeyUnsendable => "the API key contains characters an HTTP header cannot carry (spaces, line breaks or non-ASCII); paste it again", "der API-Schlüssel enthält Zeichen, die ein HTTP-Header nicht tragen kann (Leerzeichen, Zeilenumbrüche oder Nicht-ASCII); füge ihn erneut ein";
     EndWorkerEnded => "its worker ended", "ihr Worker hat geendet";
     EndRetired => "the journal retired it", "das Journal hat sie ausgemustert";
     EndGone => "the journal records it gone", "laut Journal ist sie weg";
@@ -330,4 +334,7 @@ catalog! {
     EndCommands => "command budget ({0})", "Befehlsbudget ({0})";
     EndTokens => "token budget ({0}; {1} used)", "Token-Budget ({0}; {1} verbraucht)";
     EndTime => "time budget ({0} s)", "Zeitbudget ({0} s)";
+    EndReplyBroke => "The model's reply did not finish; what arrived is shown above, and nothing was resent (the request may have reached the model). Send the message again to ask anew.", "Die Antwort des Modells wurde nicht fertig; was ankam, steht oben, und nichts wurde erneut gesendet (die Anfrage hat das Modell vielleicht erreicht). Sende die Nachricht noch einmal, um neu zu fragen.";
+    EndReplyStopped => "Stopped while the model was replying; what arrived is shown above.", "Angehalten, während das Modell antwortete; was ankam, steht oben.";
+    EndRequestFailed => "The model request failed, as shown above; nothing more ran in this turn. Send the message again once the cause is fixed.", "Die Modellanfrage ist fehlgeschlagen, wie oben gezeigt; in diesem Durchgang lief nichts mehr. Sende die Nachricht noch einmal, sobald die Ursache behoben ist.";
 }

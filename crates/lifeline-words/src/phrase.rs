@@ -7,7 +7,7 @@
 use lifeline_core::agent::PlanError;
 use lifeline_core::ending::TurnEnding;
 use lifeline_core::environment::FolderAccess;
-use lifeline_core::journal::FailureReason;
+use lifeline_core::journal::{FailureReason, ProviderFailureClass};
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{
     limits as profile_limits, CredentialFailure, InvalidProfile, ProfileBlock,
@@ -308,7 +308,9 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
             ),
             &[&n(*count), detail],
         ),
-        P::QuarantineNotMoved { detail } => f(Msg::PhQuarantineNotMoved, &[detail]),
+        P::QuarantineNotMoved { fault } => {
+            f(Msg::PhQuarantineNotMoved, &[&journal_fault(l, fault)])
+        }
         P::ReplayRefused { count, detail } => f(
             by_count(*count, Msg::PhReplayRefusedOne, Msg::PhReplayRefused),
             &[&n(*count), detail],
@@ -329,7 +331,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::NoBroadcastChannel => s(Msg::PhNoBroadcastChannel),
         P::OtherBuild => s(Msg::PhOtherBuild),
         P::BroadcastRejected { detail } => f(Msg::PhBroadcastRejected, &[detail]),
-        P::CatchUpFailed { detail } => f(Msg::PhCatchUpFailed, &[detail]),
+        P::CatchUpFailed { fault } => f(Msg::PhCatchUpFailed, &[&journal_fault(l, fault)]),
         P::FollowGap { from, to } => f(Msg::PhFollowGap, &[&num(l, *from), &num(l, *to)]),
         P::EntryNotBelieved { detail } => f(Msg::PhEntryNotBelieved, &[detail]),
         P::PageNotJson => s(Msg::PhPageNotJson),
@@ -337,7 +339,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::PortMissing => s(Msg::PhPortMissing),
         P::ExportNoJournal => s(Msg::PhExportNoJournal),
         P::Exporting => s(Msg::PhExporting),
-        P::ExportFailed { detail } => f(Msg::PhExportFailed, &[detail]),
+        P::ExportFailed { fault } => f(Msg::PhExportFailed, &[&journal_fault(l, fault)]),
         P::ExportNoSession => s(Msg::PhExportNoSession),
         P::ExportHandOff { detail } => f(Msg::PhExportHandOff, &[detail]),
         P::ExportedWithGaps {
@@ -395,6 +397,11 @@ fn turn_ending(l: Locale, e: &TurnEnding) -> String {
         E::CommandBudget { max } => budget(Msg::EndCommands, &[&n(*max)]),
         E::TokenBudget { max, used } => budget(Msg::EndTokens, &[&n(*max), &n(*used)]),
         E::TimeBudget { seconds } => budget(Msg::EndTime, &[&n(*seconds)]),
+        E::ProviderFailed { class } if class.broke_off() => owned(l, Msg::EndReplyBroke),
+        E::ProviderFailed {
+            class: ProviderFailureClass::Cancelled,
+        } => owned(l, Msg::EndReplyStopped),
+        E::ProviderFailed { .. } => owned(l, Msg::EndRequestFailed),
     }
 }
 
@@ -542,6 +549,10 @@ fn failure_reason(l: Locale, r: &FailureReason) -> String {
         R::NoAbortController => s(Msg::FrNoAbortController),
         R::NoHeaders => s(Msg::FrNoHeaders),
         R::HeaderRefused { name } => f(Msg::FrHeaderRefused, &[name]),
+        R::InvalidBaseUrl { url } => f(Msg::FrInvalidBaseUrl, &[url]),
+        R::NoModel => s(Msg::FrNoModel),
+        R::ZeroMaxTokens => s(Msg::FrZeroMaxTokens),
+        R::KeyUnsendable => s(Msg::FrKeyUnsendable),
     }
 }
 

@@ -217,7 +217,9 @@ fn every_phrase() -> Vec<Phrase> {
             count: 2,
             detail: s("position 3 in entries (bad json)"),
         },
-        Phrase::QuarantineNotMoved { detail: s("x") },
+        Phrase::QuarantineNotMoved {
+            fault: JournalFault::QuotaExceeded,
+        },
         Phrase::ReplayRefused {
             count: 2,
             detail: s("x"),
@@ -232,7 +234,9 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::NoBroadcastChannel,
         Phrase::OtherBuild,
         Phrase::BroadcastRejected { detail: s("x") },
-        Phrase::CatchUpFailed { detail: s("x") },
+        Phrase::CatchUpFailed {
+            fault: JournalFault::Closed,
+        },
         Phrase::FollowGap { from: 2, to: 5 },
         Phrase::EntryNotBelieved { detail: s("x") },
         Phrase::PageNotJson,
@@ -240,7 +244,9 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::PortMissing,
         Phrase::ExportNoJournal,
         Phrase::Exporting,
-        Phrase::ExportFailed { detail: s("x") },
+        Phrase::ExportFailed {
+            fault: JournalFault::Operation { detail: s("x") },
+        },
         Phrase::ExportNoSession,
         Phrase::ExportHandOff { detail: s("x") },
         Phrase::ExportedWithGaps {
@@ -404,6 +410,12 @@ fn every_phrase() -> Vec<Phrase> {
             R::HeaderRefused {
                 name: s("authorization"),
             },
+            R::InvalidBaseUrl {
+                url: s("ftp://example"),
+            },
+            R::NoModel,
+            R::ZeroMaxTokens,
+            R::KeyUnsendable,
         ] {
             all.push(Phrase::FailedBecause { reason });
         }
@@ -515,6 +527,15 @@ fn every_phrase() -> Vec<Phrase> {
                 used: 1200,
             },
             E::TimeBudget { seconds: 60 },
+            E::ProviderFailed {
+                class: lifeline_core::journal::ProviderFailureClass::Cut,
+            },
+            E::ProviderFailed {
+                class: lifeline_core::journal::ProviderFailureClass::Cancelled,
+            },
+            E::ProviderFailed {
+                class: lifeline_core::journal::ProviderFailureClass::Auth,
+            },
         ] {
             all.push(Phrase::TurnEnded { ending });
         }

@@ -75,15 +75,8 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
         let mut unreadable = 0usize;
         // The second pass stops where the first did: entries appended
         // meanwhile belong to the next export, not half to this one.
-        let failed = |e: JournalError| {
-            notice(
-                KEY,
-                Level::Error,
-                Phrase::ExportFailed {
-                    detail: e.to_string(),
-                },
-            )
-        };
+        let failed =
+            |e: JournalError| notice(KEY, Level::Error, Phrase::ExportFailed { fault: e.fault() });
         let through = match each_batch(&journal, u64::MAX, &mut |batch| scan.feed(batch)).await {
             Ok((q, last)) => {
                 unreadable += q;

@@ -186,11 +186,8 @@ async fn stream(
     mut on_bytes: impl FnMut(),
     mut on_text: impl FnMut(&str),
 ) -> Result<Reply, Failure> {
-    let request = build_request(endpoint, api_key, conversation, tools).map_err(|e| {
-        unsent(Unsent::NotBuilt {
-            detail: e.to_string(),
-        })
-    })?;
+    let request = build_request(endpoint, api_key, conversation, tools)
+        .map_err(|e| unsent(Unsent::NotBuilt(e)))?;
     let headers = Headers::new().map_err(|_| unsent(Unsent::NoHeaders))?;
     for (name, value) in &request.headers {
         if headers.set(name, value).is_err() {

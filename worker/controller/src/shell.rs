@@ -382,9 +382,7 @@ impl Shell {
                 notice(
                     "quarantine-move",
                     Level::Warning,
-                    Phrase::QuarantineNotMoved {
-                        detail: e.to_string(),
-                    },
+                    Phrase::QuarantineNotMoved { fault: e.fault() },
                 );
             }
         }
@@ -896,9 +894,7 @@ async fn read_gap(journal: &Journal, cursor: u64, first: u64) -> Vec<JournalEntr
                 notice(
                     "follow",
                     Level::Warning,
-                    Phrase::CatchUpFailed {
-                        detail: e.to_string(),
-                    },
+                    Phrase::CatchUpFailed { fault: e.fault() },
                 );
                 break;
             }
