@@ -212,6 +212,36 @@ mod tests {
         assert_eq!(ending, None);
     }
 
+    /// The ending names its class by `as_str` and finds it again in
+    /// `ALL`: a class missing there would make its endings unreadable.
+    #[test]
+    fn every_provider_failure_class_is_listed_once() {
+        use crate::journal::ProviderFailureClass as C;
+        for class in C::ALL {
+            // No wildcard: a new class must be placed here, and in ALL.
+            let n = match class {
+                C::Auth => 0,
+                C::RateLimit => 1,
+                C::ContextLength => 2,
+                C::Transport => 3,
+                C::Server => 4,
+                C::InvalidRequest => 5,
+                C::NotFound => 6,
+                C::Cut => 7,
+                C::Malformed => 8,
+                C::Cancelled => 9,
+                C::Overloaded => 10,
+                C::ConnectTimeout => 11,
+                C::IdleTimeout => 12,
+                C::NoFinish => 13,
+            };
+            assert_eq!(C::ALL[n], class);
+            let ending = TurnEnding::ProviderFailed { class };
+            let json = serde_json::to_string(&ending).unwrap();
+            assert_eq!(serde_json::from_str::<TurnEnding>(&json).unwrap(), ending);
+        }
+    }
+
     #[test]
     fn every_ending_survives_the_journal_and_keeps_its_english() {
         let all = [

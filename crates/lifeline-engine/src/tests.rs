@@ -835,11 +835,18 @@ pub(super) mod waiting_request {
                 .and_then(|p| p.runtime(runtime))
                 .map(|(_, r)| (r.status, r.termination_requested))
         };
-        assert_eq!(current(&w), Some((lifeline_core::RuntimeStatus::Current, false)));
+        assert_eq!(
+            current(&w),
+            Some((lifeline_core::RuntimeStatus::Current, false))
+        );
         w.page.clear();
         w.archive();
         let (status, terminating) = current(&w).expect("the runtime stays in the journal");
-        assert_ne!(status, lifeline_core::RuntimeStatus::Current, "its generation is retired");
+        assert_ne!(
+            status,
+            lifeline_core::RuntimeStatus::Current,
+            "its generation is retired"
+        );
         assert!(terminating, "its termination is recorded");
         assert!(
             w.page.iter().any(|m| matches!(m,

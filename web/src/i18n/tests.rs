@@ -202,23 +202,7 @@ fn parameters_are_filled_in_place() {
 
 #[test]
 fn provider_failures_read_as_the_core_says_them_in_english_and_differ_in_german() {
-    use ProviderFailureClass as C;
-    for class in [
-        C::Auth,
-        C::RateLimit,
-        C::ContextLength,
-        C::Transport,
-        C::Server,
-        C::InvalidRequest,
-        C::NotFound,
-        C::Cut,
-        C::Malformed,
-        C::Cancelled,
-        C::Overloaded,
-        C::ConnectTimeout,
-        C::IdleTimeout,
-        C::NoFinish,
-    ] {
+    for class in ProviderFailureClass::ALL {
         let (label, advice) = provider_failure(class);
         assert_eq!(t(Locale::En, label), class.label());
         assert_eq!(t(Locale::En, advice), class.advice());
