@@ -679,6 +679,12 @@ pub(super) mod waiting_request {
         pub page: Vec<ControllerToPage>,
         pub fetched: Vec<ProviderRequestId>,
         provider_timer: Option<(TimerKey, Millis)>,
+        /// Every runtime whose life lock the engine asked to watch.
+        watched: Vec<(RuntimeId, Generation, PortId)>,
+        /// Whether a spawned runtime comes up; else its spawn is only
+        /// recorded (`spawned`), like a worker still loading.
+        answer_spawns: bool,
+        spawned: Vec<lifeline_core::RuntimeIdentity>,
         /// The profile every session uses.
         profile: Profile,
     }
@@ -697,6 +703,9 @@ pub(super) mod waiting_request {
                 page: Vec::new(),
                 fetched: Vec::new(),
                 provider_timer: None,
+                watched: Vec::new(),
+                answer_spawns: true,
+                spawned: Vec::new(),
                 profile,
             };
             w.settle();
@@ -761,10 +770,20 @@ pub(super) mod waiting_request {
                         }
                     }
                     Effect::Fetch { request, .. } => self.fetched.push(request),
+                    Effect::WatchLife {
+                        runtime,
+                        generation,
+                        port,
+                    } => self.watched.push((runtime, generation, port)),
                     Effect::SetTimer {
                         key: key @ TimerKey::Provider(_),
                         at,
                     } => self.provider_timer = Some((key, at)),
+                    Effect::Page(ControllerToPage::SpawnRuntime { identity, .. })
+                        if !self.answer_spawns =>
+                    {
+                        self.spawned.push(identity)
+                    }
                     Effect::Page(ControllerToPage::SpawnRuntime { identity, .. }) => {
                         let mut rt = Runtime::new(RuntimeConfig::new(identity), now);
                         let port = e.handle_port_opened(identity.runtime, identity.generation, now);
@@ -820,6 +839,85 @@ pub(super) mod waiting_request {
                 .is_some_and(|s| s.archived);
             assert!(archived, "the running session was archived");
         }
+    }
+
+    /// Stop while the session's runtime starts: the start is cancelled,
+    /// its runtime stopped, and only once that runtime has exited is the
+    /// cancellation settled.
+    #[test]
+    fn a_start_stopped_midway_settles_when_its_runtime_has_exited() {
+        use lifeline_core::session::SessionState;
+        let mut w = World::new();
+        w.answer_spawns = false;
+        w.e.handle_new_session(w.now);
+        w.settle();
+        let session = w.e.session().expect("a session is open");
+        let identity = *w.spawned.last().expect("its runtime was spawned");
+        w.e.handle_stop(w.now);
+        w.settle();
+        assert!(
+            matches!(
+                w.e.sessions().and_then(|s| s.state(session)),
+                Some(SessionState::Cancelling { .. })
+            ),
+            "the cancellation waits for the runtime"
+        );
+        w.e.handle_runtime_exited(
+            identity.runtime,
+            identity.generation,
+            false,
+            String::new(),
+            w.now,
+        );
+        w.settle();
+        assert_eq!(
+            w.e.sessions().and_then(|s| s.state(session)).cloned(),
+            Some(SessionState::Cancelled),
+            "settled once the runtime exited"
+        );
+    }
+
+    /// A runtime's life lock is watched once it said hello, on the port it
+    /// said it on, and only once however much it says after.
+    #[test]
+    fn a_runtimes_life_is_watched_once_on_its_own_port_after_its_hello() {
+        let mut w = World::with(profile());
+        let (runtime, generation, port, _) = *w.rt.as_ref().expect("the runtime came up");
+        assert_eq!(w.watched, vec![(runtime, generation, port)]);
+        // A command's messages (its ACK, output and end) change nothing.
+        let turn = TurnId::from_u128(0x7e90).expect("a valid id");
+        w.e.handle_prompt(turn, "$ echo watched".into(), w.now);
+        w.settle();
+        assert!(
+            w.e.projection().is_some_and(|p| p.commands.len() == 1),
+            "the command was admitted and its runtime spoke"
+        );
+        assert_eq!(w.watched, vec![(runtime, generation, port)]);
+    }
+
+    /// Every port the engine files is a fresh identity, and a port the
+    /// core refuses (a second one for a runtime whose port is open) is
+    /// closed at once with the reason on the page.
+    #[test]
+    fn ports_are_fresh_and_a_second_port_for_an_open_runtime_is_closed() {
+        let mut w = World::new();
+        let (runtime, generation, known, _) = *w.rt.as_ref().expect("the runtime came up");
+        let port = w.e.handle_port_opened(runtime, generation, w.now);
+        assert_ne!(port, known, "a port identity is never reused");
+        let mut closed = Vec::new();
+        let mut said = false;
+        while let Some(effect) = w.e.poll_effect() {
+            match effect {
+                Effect::ClosePort(p) => closed.push(p),
+                Effect::Page(ControllerToPage::Notice {
+                    message: Some(Phrase::RuntimeMessageRejected { .. }),
+                    ..
+                }) => said = true,
+                _ => {}
+            }
+        }
+        assert_eq!(closed, vec![port], "the second port is closed");
+        assert!(said, "the page is told why");
     }
 
     /// Archive leaves the session through the session layer's stop: the
