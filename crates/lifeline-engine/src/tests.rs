@@ -685,6 +685,8 @@ pub(super) mod waiting_request {
         /// recorded (`spawned`), like a worker still loading.
         answer_spawns: bool,
         spawned: Vec<lifeline_core::RuntimeIdentity>,
+        /// Every port the engine closed.
+        closed: Vec<PortId>,
         /// The profile every session uses.
         profile: Profile,
     }
@@ -706,6 +708,7 @@ pub(super) mod waiting_request {
                 watched: Vec::new(),
                 answer_spawns: true,
                 spawned: Vec::new(),
+                closed: Vec::new(),
                 profile,
             };
             w.settle();
@@ -775,6 +778,7 @@ pub(super) mod waiting_request {
                         generation,
                         port,
                     } => self.watched.push((runtime, generation, port)),
+                    Effect::ClosePort(port) => self.closed.push(port),
                     Effect::SetTimer {
                         key: key @ TimerKey::Provider(_),
                         at,
@@ -874,6 +878,40 @@ pub(super) mod waiting_request {
             w.e.sessions().and_then(|s| s.state(session)).cloned(),
             Some(SessionState::Cancelled),
             "settled once the runtime exited"
+        );
+    }
+
+    /// The page's word that a worker exited counts only as far as the core
+    /// believes it: a runtime still attached on its port is only looked at
+    /// again; one whose termination was asked for has ended, and its port
+    /// is closed.
+    #[test]
+    fn an_exit_the_page_claims_counts_only_when_the_core_believes_it() {
+        use lifeline_core::session::SessionState;
+        let mut w = World::with(profile());
+        let (runtime, generation, port, _) = *w.rt.as_ref().expect("the runtime came up");
+        let session = w.e.session().expect("a session is open");
+        w.e.handle_runtime_exited(runtime, generation, true, "claimed".into(), w.now);
+        w.settle();
+        assert_eq!(
+            w.e.sessions().and_then(|s| s.state(session)).cloned(),
+            Some(SessionState::Running),
+            "a runtime attached on its port is not lost on the page's word"
+        );
+        assert!(w.closed.is_empty(), "its port stays open");
+
+        w.archive();
+        w.e.handle_runtime_exited(runtime, generation, false, String::new(), w.now);
+        w.settle();
+        assert_eq!(w.closed, vec![port], "the ended runtime's port is closed");
+        assert!(
+            w.e.projection()
+                .and_then(|p| p.runtime(runtime))
+                .is_some_and(|(_, r)| matches!(
+                    r.status,
+                    lifeline_core::RuntimeStatus::Gone { .. }
+                )),
+            "the journal records it gone"
         );
     }
 
