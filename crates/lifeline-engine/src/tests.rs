@@ -915,6 +915,74 @@ pub(super) mod waiting_request {
         );
     }
 
+    /// A start stopped midway whose runtime the page could not terminate
+    /// does not pass for cancelled: the session fails with the cleanup's
+    /// failure and keeps its recovery controls.
+    #[test]
+    fn a_start_whose_runtime_could_not_be_terminated_fails_truthfully() {
+        use lifeline_core::session::SessionState;
+        let mut w = World::new();
+        w.answer_spawns = false;
+        w.e.handle_new_session(w.now);
+        w.settle();
+        let session = w.e.session().expect("a session is open");
+        let identity = *w.spawned.last().expect("its runtime was spawned");
+        w.e.handle_stop(w.now);
+        w.settle();
+        w.e.handle_terminate_failed(identity.runtime, identity.generation, "refused", w.now);
+        w.settle();
+        assert!(
+            matches!(
+                w.e.sessions().and_then(|s| s.state(session)),
+                Some(SessionState::Failed(_))
+            ),
+            "not cancelled: its runtime may still run"
+        );
+    }
+
+    /// A worker whose port closed has ended: its port is let go and the
+    /// session's execution is lost (Resume is the way on).
+    #[test]
+    fn a_worker_whose_port_closed_is_lost_and_its_port_let_go() {
+        use lifeline_core::session::SessionState;
+        let mut w = World::with(profile());
+        let (runtime, generation, port, _) = *w.rt.as_ref().expect("the runtime came up");
+        let session = w.e.session().expect("a session is open");
+        w.e.handle_worker_ended(runtime, generation, port, crate::Ended::PortClosed, w.now);
+        w.settle();
+        assert_eq!(w.closed, vec![port]);
+        assert!(matches!(
+            w.e.sessions().and_then(|s| s.state(session)),
+            Some(SessionState::Failed(_))
+        ));
+    }
+
+    /// Stop on a runtime that still answers is refused and said; nothing
+    /// is terminated.
+    #[test]
+    fn stopping_a_runtime_that_answers_is_refused_and_said() {
+        let mut w = World::with(profile());
+        let (runtime, generation, ..) = *w.rt.as_ref().expect("the runtime came up");
+        w.page.clear();
+        w.e.handle_stop_unresponsive(runtime, generation, w.now);
+        w.settle();
+        assert!(
+            w.page.iter().any(|m| matches!(
+                m,
+                ControllerToPage::Notice {
+                    message: Some(Phrase::RequestRejected { .. }),
+                    ..
+                }
+            )),
+            "{:?}",
+            w.page
+        );
+        assert!(!w
+            .page
+            .iter()
+            .any(|m| matches!(m, ControllerToPage::TerminateRuntime { .. })));
+    }
+
     /// A runtime's life lock is watched once it said hello, on the port it
     /// said it on, and only once however much it says after.
     #[test]
