@@ -687,6 +687,10 @@ pub(super) mod waiting_request {
         spawned: Vec<lifeline_core::RuntimeIdentity>,
         /// Every port the engine closed.
         closed: Vec<PortId>,
+        /// What the journal holds: every persisted entry, in order.
+        journal: Vec<lifeline_core::journal::JournalEntry>,
+        /// Timers other than the provider's, as armed.
+        timers: Vec<(TimerKey, Millis)>,
         /// The profile every session uses.
         profile: Profile,
     }
@@ -697,6 +701,12 @@ pub(super) mod waiting_request {
         }
 
         pub fn with(profile: Profile) -> World {
+            World::spawning(profile, true)
+        }
+
+        /// `answer_spawns`: whether a spawned runtime comes up, from the
+        /// first session's on.
+        pub fn spawning(profile: Profile, answer_spawns: bool) -> World {
             let e = super::leading();
             let mut w = World {
                 e,
@@ -706,9 +716,11 @@ pub(super) mod waiting_request {
                 fetched: Vec::new(),
                 provider_timer: None,
                 watched: Vec::new(),
-                answer_spawns: true,
+                answer_spawns,
                 spawned: Vec::new(),
                 closed: Vec::new(),
+                journal: Vec::new(),
+                timers: Vec::new(),
                 profile,
             };
             w.settle();
@@ -732,7 +744,10 @@ pub(super) mod waiting_request {
                 };
                 let e = &mut self.e;
                 match effect {
-                    Effect::Persist(batch) => e.handle_persisted(batch, Ok(()), now),
+                    Effect::Persist(batch) => {
+                        self.journal.extend(batch.entries.iter().cloned());
+                        e.handle_persisted(batch, Ok(()), now)
+                    }
                     Effect::OpenProfiles => e.start_sessions(self.profile.id, b"s", now),
                     Effect::LookupProfile { attempt, .. } => {
                         e.handle_profile(attempt, ProfileLookup::Found(self.profile.clone()), now)
@@ -783,6 +798,7 @@ pub(super) mod waiting_request {
                         key: key @ TimerKey::Provider(_),
                         at,
                     } => self.provider_timer = Some((key, at)),
+                    Effect::SetTimer { key, at } => self.timers.push((key, at)),
                     Effect::Page(ControllerToPage::SpawnRuntime { identity, .. })
                         if !self.answer_spawns =>
                     {
@@ -799,6 +815,31 @@ pub(super) mod waiting_request {
                 }
             }
             panic!("the engine never quieted");
+        }
+
+        /// The controller worker restarts: a new engine leads the journal
+        /// as persisted. Runtimes already spawned live on (the page keeps
+        /// them), but none has dialed the new controller yet.
+        pub fn restart(&mut self) {
+            let (projection, refused) =
+                Projection::salvage(RetentionPolicy::default(), None, &self.journal, 64);
+            assert!(refused.is_empty(), "the journal replays: {refused:?}");
+            let mut e = Engine::new(Role::Leader, b"engine tests, restarted");
+            e.handle_start(Role::Leader);
+            e.handle_journal_open(2, Some("test".into()));
+            e.lead(
+                Recovered {
+                    projection,
+                    unreadable: 0,
+                    cause: StartCause::ControllerRestart,
+                    entropy: b"core, restarted".to_vec(),
+                },
+                self.now,
+            );
+            self.e = e;
+            self.rt = None;
+            self.timers.clear();
+            self.settle();
         }
 
         pub fn at(&mut self, ms: u64) {
@@ -981,6 +1022,77 @@ pub(super) mod waiting_request {
             .page
             .iter()
             .any(|m| matches!(m, ControllerToPage::TerminateRuntime { .. })));
+    }
+
+    /// A launch whose runtime had not dialed in when the controller
+    /// restarted: the new controller waits for it rather than launching a
+    /// second runtime into the same workspace, and adopts it when it dials
+    /// in (reference 001, lost launch acknowledgements).
+    #[test]
+    fn a_lost_launch_that_dials_in_after_a_restart_is_adopted_not_replaced() {
+        use lifeline_core::session::SessionState;
+        let mut w = World::spawning(profile(), false);
+        let session = w.e.session().expect("a session is open");
+        let lost = *w.spawned.last().expect("its runtime was spawned");
+        w.at(50);
+        w.restart();
+        let spawned = w.spawned.len();
+        // The lost launch's worker dials the new controller.
+        let mut rt = Runtime::new(RuntimeConfig::new(lost), w.now);
+        let port = w.e.handle_port_opened(lost.runtime, lost.generation, w.now);
+        rt.handle_connected(w.now);
+        w.rt = Some((lost.runtime, lost.generation, port, rt));
+        w.settle();
+        assert_eq!(w.spawned.len(), spawned, "no second runtime was launched");
+        assert!(
+            w.page.iter().any(|m| matches!(
+                m,
+                ControllerToPage::Notice {
+                    message: Some(Phrase::EarlierLaunchAnswered { .. }),
+                    ..
+                }
+            )),
+            "the page says the earlier launch answered"
+        );
+        assert!(matches!(
+            w.e.sessions().and_then(|s| s.state(session)),
+            Some(SessionState::Running)
+        ));
+    }
+
+    /// The same lost launch that never dials in: when the adoption wait
+    /// ends, its outcome is said to be unknown and only then does a new
+    /// generation replace it.
+    #[test]
+    fn a_lost_launch_that_never_dials_in_is_replaced_when_the_wait_ends() {
+        let mut w = World::spawning(profile(), false);
+        let lost = *w.spawned.last().expect("its runtime was spawned");
+        w.at(50);
+        w.restart();
+        let spawned = w.spawned.len();
+        assert_eq!(spawned, 1, "nothing new launched while it waits");
+        let (key, at) = *w
+            .timers
+            .iter()
+            .filter(|(k, _)| matches!(k, TimerKey::Attempt(_)))
+            .max_by_key(|(_, at)| *at)
+            .expect("the adoption wait is a timer");
+        w.now = at;
+        w.e.handle_timer(key, at);
+        w.settle();
+        let replacement = *w.spawned.last().expect("a runtime");
+        assert_eq!(w.spawned.len(), spawned + 1, "one new runtime launched");
+        assert_ne!(replacement.runtime, lost.runtime, "a new runtime identity");
+        assert!(
+            w.page.iter().any(|m| matches!(
+                m,
+                ControllerToPage::Notice {
+                    message: Some(Phrase::EarlierLaunchRetired { .. }),
+                    ..
+                }
+            )),
+            "the page says the earlier launch's outcome is unknown"
+        );
     }
 
     /// A runtime's life lock is watched once it said hello, on the port it
