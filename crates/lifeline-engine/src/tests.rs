@@ -1208,6 +1208,60 @@ pub(super) mod waiting_request {
         assert_eq!(w.fetched, vec![request], "sent once, never again");
     }
 
+    /// "Retry now" ends a retry wait early: the same request goes out
+    /// again at once, and the countdown's notice goes away with the wait.
+    /// The first attempt clears no such notice, and Retry now with no wait
+    /// sends nothing.
+    #[test]
+    fn retry_now_sends_the_next_attempt_at_once_and_clears_the_countdown() {
+        let retry_cleared = |page: &[ControllerToPage]| {
+            page.iter().any(|m| {
+                matches!(m, ControllerToPage::Notice { key, message: None, .. }
+                    if key == crate::turn::RETRY_NOTICE)
+            })
+        };
+        let mut w = World::new();
+        w.page.clear();
+        let (_, request) = w.prompt();
+        assert!(
+            !retry_cleared(&w.page),
+            "a first attempt has no countdown to clear"
+        );
+        w.e.handle_retry_now(w.now);
+        w.settle();
+        assert_eq!(w.fetched, vec![request], "no wait: nothing more is sent");
+        w.at(100);
+        w.e.handle_provider_outcome(
+            request,
+            Err(ProviderFailure {
+                class: ProviderFailureClass::RateLimit,
+                message: "slow down".into(),
+                partial_text: String::new(),
+                at: FailedAt::Status(429),
+                retry_after_ms: Some(30_000),
+                reason: None,
+            }),
+            w.now,
+        );
+        w.settle();
+        assert!(w.e.retry_wait().is_some(), "a retry wait");
+        w.page.clear();
+        w.at(200);
+        w.e.handle_retry_now(w.now);
+        w.settle();
+        assert_eq!(
+            w.fetched,
+            vec![request, request],
+            "the same request, at once"
+        );
+        assert_eq!(w.e.retry_wait(), None);
+        assert!(
+            retry_cleared(&w.page),
+            "the countdown is gone: {:?}",
+            w.page
+        );
+    }
+
     #[test]
     fn a_hung_load_ends_at_once_without_the_loads_own_report() {
         let mut w = World::new();

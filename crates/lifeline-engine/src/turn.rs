@@ -50,7 +50,7 @@ pub(crate) use crate::retry::Wait;
 
 /// The notice key of the retry wait's status line (the page shows "Retry
 /// now" beside it, as `controller:provider-retry`).
-const RETRY_NOTICE: &str = "provider-retry";
+pub(crate) const RETRY_NOTICE: &str = "provider-retry";
 /// The notice key of a local model's load progress.
 const LOAD_NOTICE: &str = "model-load";
 
