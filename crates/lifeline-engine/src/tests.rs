@@ -1317,6 +1317,63 @@ pub(super) mod waiting_request {
         assert!(looks >= 120, "the count moved each second ({looks} looks)");
         assert!(w.turn_ended(turn));
         assert_eq!(w.fetched, vec![request], "a hung load is not retried");
+        assert_eq!(
+            recorded_reason(&w, request),
+            Some(lifeline_core::journal::FailureReason::LoadStalled {
+                seconds: 120,
+                read: 1 << 20,
+                total: 8 << 20,
+            })
+        );
+    }
+
+    fn recorded_reason(
+        w: &World,
+        request: ProviderRequestId,
+    ) -> Option<lifeline_core::journal::FailureReason> {
+        match w
+            .e
+            .projection()?
+            .provider_requests
+            .get(&request)?
+            .outcome
+            .as_ref()?
+        {
+            lifeline_core::ProviderOutcome::Failed { reason, .. } => reason.clone(),
+            _ => None,
+        }
+    }
+
+    /// The connect and idle timeouts end the request with what the app
+    /// knows: which wait ran out, and for how many seconds, from the
+    /// profile's own budget.
+    #[test]
+    fn each_timeout_records_which_wait_ran_out_and_for_how_long() {
+        use lifeline_core::journal::FailureReason as R;
+        let mut profile = model_profile();
+        profile.budget.connect_timeout_ms = 20_000;
+        profile.budget.idle_timeout_ms = 45_000;
+        let mut w = World::with(profile);
+        let fire = |w: &mut World| {
+            let (key, at) = w.provider_timer.take().expect("a provider timer");
+            w.at(at.0);
+            w.e.handle_timer(key, w.now);
+            w.settle();
+        };
+        let (_, silent) = w.prompt_as(0x7ea1);
+        fire(&mut w);
+        assert_eq!(
+            recorded_reason(&w, silent),
+            Some(R::NoResponseWithin { seconds: 20 })
+        );
+        let (_, stalled) = w.prompt_as(0x7ea2);
+        w.e.handle_provider_bytes(stalled, w.now);
+        w.settle();
+        fire(&mut w);
+        assert_eq!(
+            recorded_reason(&w, stalled),
+            Some(R::NoByteFor { seconds: 45 })
+        );
     }
 }
 
