@@ -1327,6 +1327,79 @@ pub(super) mod waiting_request {
         );
     }
 
+    /// A retry wait counts down on the page in whole seconds, worded by
+    /// what refused the attempt, and wakes every second to say so.
+    #[test]
+    fn a_retry_wait_counts_down_on_the_page_worded_by_its_cause() {
+        let cases = [
+            (
+                ProviderFailureClass::RateLimit,
+                FailedAt::Status(429),
+                Some(30_000),
+            ),
+            (ProviderFailureClass::Transport, FailedAt::NoResponse, None),
+            (
+                ProviderFailureClass::Overloaded,
+                FailedAt::Status(503),
+                Some(30_000),
+            ),
+        ];
+        for (class, at, retry_after_ms) in cases {
+            let mut w = World::new();
+            let (_, request) = w.prompt();
+            w.page.clear();
+            w.e.handle_provider_outcome(
+                request,
+                Err(ProviderFailure {
+                    class,
+                    message: "refused".into(),
+                    partial_text: String::new(),
+                    at,
+                    retry_after_ms,
+                    reason: None,
+                }),
+                w.now,
+            );
+            w.settle();
+            let shown = |page: &[ControllerToPage]| {
+                page.iter().rev().find_map(|m| match m {
+                    ControllerToPage::Notice {
+                        key,
+                        message: Some(p),
+                        ..
+                    } if key == crate::turn::RETRY_NOTICE => Some(p.clone()),
+                    _ => None,
+                })
+            };
+            let first = shown(&w.page).expect("the countdown is shown");
+            let seconds = match (class, &first) {
+                (ProviderFailureClass::RateLimit, Phrase::RetryRateLimited { seconds })
+                | (ProviderFailureClass::Transport, Phrase::RetryNotConnected { seconds })
+                | (ProviderFailureClass::Overloaded, Phrase::RetryOverloaded { seconds }) => {
+                    *seconds
+                }
+                _ => panic!("{class:?} is worded {first:?}"),
+            };
+            if retry_after_ms.is_some() {
+                assert_eq!(seconds, 30, "the wait the provider named");
+                // A second later the count has moved.
+                let (key, at) = w.provider_timer.take().expect("it wakes to count");
+                assert_eq!(at, w.now.plus(1_000));
+                w.page.clear();
+                w.at(at.0);
+                w.e.handle_timer(key, w.now);
+                w.settle();
+                assert_eq!(
+                    shown(&w.page),
+                    Some(match class {
+                        ProviderFailureClass::RateLimit => Phrase::RetryRateLimited { seconds: 29 },
+                        _ => Phrase::RetryOverloaded { seconds: 29 },
+                    })
+                );
+            }
+        }
+    }
+
     fn recorded_reason(
         w: &World,
         request: ProviderRequestId,
