@@ -687,6 +687,8 @@ pub(super) mod waiting_request {
         spawned: Vec<lifeline_core::RuntimeIdentity>,
         /// Every port the engine closed.
         closed: Vec<PortId>,
+        /// Every provider request the engine aborted.
+        aborted: Vec<ProviderRequestId>,
         /// What the journal holds: every persisted entry, in order.
         journal: Vec<lifeline_core::journal::JournalEntry>,
         /// Timers other than the provider's, as armed.
@@ -719,6 +721,7 @@ pub(super) mod waiting_request {
                 answer_spawns,
                 spawned: Vec::new(),
                 closed: Vec::new(),
+                aborted: Vec::new(),
                 journal: Vec::new(),
                 timers: Vec::new(),
                 profile,
@@ -794,6 +797,7 @@ pub(super) mod waiting_request {
                         port,
                     } => self.watched.push((runtime, generation, port)),
                     Effect::ClosePort(port) => self.closed.push(port),
+                    Effect::Abort(request) => self.aborted.push(request),
                     Effect::SetTimer {
                         key: key @ TimerKey::Provider(_),
                         at,
@@ -1398,6 +1402,36 @@ pub(super) mod waiting_request {
                 );
             }
         }
+    }
+
+    /// Stop while a reply is awaited aborts the fetch; the request ends
+    /// with the abort's own outcome, as stopped, not as a retry wait or a
+    /// load that was cut short.
+    #[test]
+    fn stop_while_a_reply_is_awaited_aborts_the_fetch_and_ends_with_its_outcome() {
+        let mut w = World::new();
+        let (turn, request) = w.prompt();
+        w.e.handle_stop(w.now);
+        w.settle();
+        assert_eq!(w.aborted, vec![request]);
+        assert_eq!(
+            w.e.projection()
+                .and_then(|p| p.provider_requests.get(&request))
+                .map(|r| r.outcome.is_some()),
+            Some(false),
+            "nothing is recorded before the abort's outcome"
+        );
+        w.e.handle_provider_outcome(
+            request,
+            Err(crate::failure::fetch_failed("AbortError", "aborted", None)),
+            w.now,
+        );
+        w.settle();
+        assert!(w.turn_ended(turn));
+        assert_eq!(
+            recorded_reason(&w, request),
+            Some(lifeline_core::journal::FailureReason::Stopped)
+        );
     }
 
     fn recorded_reason(
