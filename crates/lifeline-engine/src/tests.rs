@@ -1591,6 +1591,38 @@ mod background {
         assert_eq!(w.e.live_request(), w.fetched.last().copied());
     }
 
+    /// Past the limit, the session set aside is the idle one shown least
+    /// recently; a session whose command still runs (a turn open, no model
+    /// request) counts as working however long ago it was shown.
+    #[test]
+    fn the_idle_session_shown_least_recently_is_the_one_set_aside() {
+        let mut w = World::with(profile());
+        let busy = w.e.session().expect("a session is open");
+        let turn = TurnId::from_u128(0x7eb1).expect("a valid id");
+        // The simulated runtime never finishes a process: the turn stays
+        // open while its command runs.
+        w.e.handle_prompt(turn, "$ sleep 9".into(), w.now);
+        w.settle();
+        assert!(!w.turn_ended(turn));
+        let older = new_session(&mut w);
+        let newer = new_session(&mut w);
+        let state = |w: &World, s| w.e.sessions().and_then(|x| x.state(s)).cloned();
+        let fourth = new_session(&mut w);
+        assert_eq!(w.e.session(), Some(fourth), "room was made");
+        assert_eq!(
+            state(&w, older),
+            Some(SessionState::Detached),
+            "the least recent idle one"
+        );
+        assert_eq!(state(&w, newer), Some(SessionState::Running));
+        assert_eq!(
+            state(&w, busy),
+            Some(SessionState::Running),
+            "its command runs on"
+        );
+        assert!(!w.turn_ended(turn));
+    }
+
     #[test]
     fn past_the_limit_an_idle_session_is_set_aside_and_none_opens_while_all_work() {
         let mut w = World::new();
