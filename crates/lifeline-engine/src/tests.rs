@@ -825,12 +825,19 @@ pub(super) mod waiting_request {
         /// as persisted. Runtimes already spawned live on (the page keeps
         /// them), but none has dialed the new controller yet.
         pub fn restart(&mut self) {
+            self.restart_with(|_| {});
+        }
+
+        /// [`World::restart`], with `before` told to the new engine while
+        /// it still reads the journal.
+        pub fn restart_with(&mut self, before: impl FnOnce(&mut Engine)) {
             let (projection, refused) =
                 Projection::salvage(RetentionPolicy::default(), None, &self.journal, 64);
             assert!(refused.is_empty(), "the journal replays: {refused:?}");
             let mut e = Engine::new(Role::Leader, b"engine tests, restarted");
             e.handle_start(Role::Leader);
             e.handle_journal_open(2, Some("test".into()));
+            before(&mut e);
             e.lead(
                 Recovered {
                     projection,
@@ -1096,6 +1103,27 @@ pub(super) mod waiting_request {
                 }
             )),
             "the page says the earlier launch's outcome is unknown"
+        );
+    }
+
+    /// A worker's exit the page reports while the restarted controller
+    /// still reads the journal is kept, and counts once the journal is led.
+    #[test]
+    fn an_exit_reported_while_the_journal_is_read_counts_once_it_is_led() {
+        let mut w = World::with(profile());
+        let (runtime, generation, ..) = *w.rt.as_ref().expect("the runtime came up");
+        w.archive();
+        w.restart_with(|e| {
+            e.handle_runtime_exited(runtime, generation, false, String::new(), Millis(2))
+        });
+        assert!(
+            w.e.projection()
+                .and_then(|p| p.runtime(runtime))
+                .is_some_and(|(_, r)| matches!(
+                    r.status,
+                    lifeline_core::RuntimeStatus::Gone { .. }
+                )),
+            "the journal records it gone"
         );
     }
 
