@@ -1127,6 +1127,30 @@ pub(super) mod waiting_request {
         );
     }
 
+    /// The page could not terminate a worker while the restarted
+    /// controller still read the journal: kept, and recorded as a cleanup
+    /// failure once the journal is led.
+    #[test]
+    fn a_failed_termination_reported_while_the_journal_is_read_is_recorded_once_it_is_led() {
+        use lifeline_core::journal::JournalRecord;
+        use lifeline_core::RecoveryKind;
+        let mut w = World::with(profile());
+        let (runtime, generation, ..) = *w.rt.as_ref().expect("the runtime came up");
+        w.archive();
+        let failures = |w: &World| {
+            w.journal
+                .iter()
+                .filter(|e| {
+                    matches!(&e.record, JournalRecord::Recovery(r)
+                        if r.kind == RecoveryKind::CleanupFailure)
+                })
+                .count()
+        };
+        assert_eq!(failures(&w), 0);
+        w.restart_with(|e| e.handle_terminate_failed(runtime, generation, "refused", Millis(2)));
+        assert_eq!(failures(&w), 1);
+    }
+
     /// A runtime's life lock is watched once it said hello, on the port it
     /// said it on, and only once however much it says after.
     #[test]
