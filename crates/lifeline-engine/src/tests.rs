@@ -675,7 +675,7 @@ pub(super) mod waiting_request {
         pub e: Engine,
         pub now: Millis,
         /// The runtime spawned last (an earlier one stays silent).
-        rt: Option<(RuntimeId, Generation, PortId, Runtime)>,
+        pub(in crate::tests) rt: Option<(RuntimeId, Generation, PortId, Runtime)>,
         pub page: Vec<ControllerToPage>,
         pub fetched: Vec<ProviderRequestId>,
         provider_timer: Option<(TimerKey, Millis)>,
@@ -1673,6 +1673,52 @@ mod background {
             "its command runs on"
         );
         assert!(!w.turn_ended(turn));
+    }
+
+    /// The card offers a start only when there is room for it: with two
+    /// sessions working elsewhere, a failed session may Resume (its own
+    /// runtime makes three); once it runs again, Start fresh would need a
+    /// fourth, and the card says why it is not offered.
+    #[test]
+    fn the_card_offers_a_start_only_when_there_is_room_for_it() {
+        let mut w = World::with(profile());
+        let mut turn = 0x7ec0;
+        let mut run_forever = |w: &mut World| {
+            turn += 1;
+            let t = TurnId::from_u128(turn).expect("a valid id");
+            w.e.handle_prompt(t, "$ sleep 9".into(), w.now);
+            w.settle();
+            assert!(!w.turn_ended(t));
+        };
+        run_forever(&mut w);
+        new_session(&mut w);
+        run_forever(&mut w);
+        let failed = new_session(&mut w);
+        run_forever(&mut w);
+        let (runtime, generation, port, _) = *w.rt.as_ref().expect("its runtime came up");
+        w.e.handle_worker_ended(runtime, generation, port, crate::Ended::PortClosed, w.now);
+        w.settle();
+        let offered = |w: &World, action: Action| {
+            w.e.card()
+                .and_then(|c| c.actions.into_iter().find(|a| a.action == action))
+                .map(|a| a.unavailable)
+        };
+        assert_eq!(
+            offered(&w, Action::Resume),
+            Some(None),
+            "two work elsewhere: there is room to resume"
+        );
+        w.e.handle_recover(Action::Resume, w.now);
+        w.settle();
+        assert!(matches!(
+            w.e.sessions().and_then(|s| s.state(failed)),
+            Some(SessionState::Running)
+        ));
+        assert_eq!(
+            offered(&w, Action::StartFresh),
+            Some(Some(Phrase::RunningLimit)),
+            "three run and two of them work: no room for a fourth"
+        );
     }
 
     #[test]
