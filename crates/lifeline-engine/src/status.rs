@@ -68,24 +68,18 @@ impl Engine {
         let Some(trace) = s.trace(session) else {
             return (None, false);
         };
-        let (state, message, can_resume, busy) = match &trace.state {
-            SessionState::New => ("new", None, false, false),
-            SessionState::Starting { .. } => ("starting", None, false, true),
-            SessionState::Running => ("running", None, false, false),
-            SessionState::Detached => ("detached", None, true, false),
-            SessionState::Cancelling { .. } => ("cancelling", None, false, true),
-            SessionState::Cancelled => ("cancelled", None, trace.token.is_some(), false),
-            SessionState::Failed(f) => (
-                "failed",
-                Some(f.cause.to_string()),
-                trace.token.is_some(),
-                false,
-            ),
-            SessionState::Archived => ("archived", None, false, false),
+        let (state, can_resume, busy) = match &trace.state {
+            SessionState::New => ("new", false, false),
+            SessionState::Starting { .. } => ("starting", false, true),
+            SessionState::Running => ("running", false, false),
+            SessionState::Detached => ("detached", true, false),
+            SessionState::Cancelling { .. } => ("cancelling", false, true),
+            SessionState::Cancelled => ("cancelled", trace.token.is_some(), false),
+            SessionState::Failed(_) => ("failed", trace.token.is_some(), false),
+            SessionState::Archived => ("archived", false, false),
         };
         let status = SessionStatus {
             state: state.into(),
-            message,
             can_resume,
             selected_profile: s.selected_profile(session),
             execution_profile: s

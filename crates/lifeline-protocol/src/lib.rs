@@ -19,7 +19,7 @@ use std::fmt;
 
 /// Bumped whenever a message changes shape; peers with another version refuse
 /// each other rather than misreading fields.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Upper bound on an encoded message. Output streams are chunked well below
 /// this, so anything larger is a bug or hostile input, not data to parse.
@@ -297,9 +297,8 @@ pub struct ProfileSummary<T = Phrase> {
 #[serde(deny_unknown_fields)]
 pub struct SessionStatus {
     /// `new`, `starting`, `running`, `cancelling`, `cancelled`, `failed`, `archived`.
+    /// What failed, and what to do, is the card's (worded by the page).
     pub state: String,
-    /// For `failed`: what happened and what to do.
-    pub message: Option<String>,
     pub can_resume: bool,
     /// The profile new launches use, and the one the execution runs with.
     pub selected_profile: Option<ProfileId>,
