@@ -41,9 +41,6 @@ use crate::schema::limits;
 /// Largest command output handed back to the model as one tool result.
 pub const MAX_TOOL_RESULT_BYTES: usize = 16 * 1024;
 
-/// The reply of a turn whose provider request has no recorded outcome and
-/// no live fetch: the request is uncertain and is not sent again.
-
 /// One message of the conversation sent to a provider.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ModelMessage {

@@ -853,6 +853,36 @@ pub(super) mod waiting_request {
             self.settle();
         }
 
+        /// A new session whose runtime never comes up, stopped while it
+        /// starts: its session and the runtime it launched.
+        pub fn stopped_start(
+            &mut self,
+        ) -> (lifeline_core::SessionId, lifeline_core::RuntimeIdentity) {
+            self.answer_spawns = false;
+            self.e.handle_new_session(self.now);
+            self.settle();
+            let session = self.e.session().expect("a session is open");
+            let identity = *self.spawned.last().expect("its runtime was spawned");
+            self.e.handle_stop(self.now);
+            self.settle();
+            (session, identity)
+        }
+
+        pub fn state(
+            &self,
+            session: lifeline_core::SessionId,
+        ) -> Option<lifeline_core::session::SessionState> {
+            self.e.sessions().and_then(|s| s.state(session)).cloned()
+        }
+
+        /// Whether the journal records `runtime` gone.
+        pub fn gone(&self, runtime: RuntimeId) -> bool {
+            self.e
+                .projection()
+                .and_then(|p| p.runtime(runtime))
+                .is_some_and(|(_, r)| matches!(r.status, lifeline_core::RuntimeStatus::Gone { .. }))
+        }
+
         pub fn at(&mut self, ms: u64) {
             self.now = Millis(ms);
         }
@@ -904,18 +934,9 @@ pub(super) mod waiting_request {
     fn a_start_stopped_midway_settles_when_its_runtime_has_exited() {
         use lifeline_core::session::SessionState;
         let mut w = World::new();
-        w.answer_spawns = false;
-        w.e.handle_new_session(w.now);
-        w.settle();
-        let session = w.e.session().expect("a session is open");
-        let identity = *w.spawned.last().expect("its runtime was spawned");
-        w.e.handle_stop(w.now);
-        w.settle();
+        let (session, identity) = w.stopped_start();
         assert!(
-            matches!(
-                w.e.sessions().and_then(|s| s.state(session)),
-                Some(SessionState::Cancelling { .. })
-            ),
+            matches!(w.state(session), Some(SessionState::Cancelling { .. })),
             "the cancellation waits for the runtime"
         );
         w.e.handle_runtime_exited(
@@ -927,7 +948,7 @@ pub(super) mod waiting_request {
         );
         w.settle();
         assert_eq!(
-            w.e.sessions().and_then(|s| s.state(session)).cloned(),
+            w.state(session),
             Some(SessionState::Cancelled),
             "settled once the runtime exited"
         );
@@ -956,15 +977,7 @@ pub(super) mod waiting_request {
         w.e.handle_runtime_exited(runtime, generation, false, String::new(), w.now);
         w.settle();
         assert_eq!(w.closed, vec![port], "the ended runtime's port is closed");
-        assert!(
-            w.e.projection()
-                .and_then(|p| p.runtime(runtime))
-                .is_some_and(|(_, r)| matches!(
-                    r.status,
-                    lifeline_core::RuntimeStatus::Gone { .. }
-                )),
-            "the journal records it gone"
-        );
+        assert!(w.gone(runtime), "the journal records it gone");
     }
 
     /// A start stopped midway whose runtime the page could not terminate
@@ -974,20 +987,11 @@ pub(super) mod waiting_request {
     fn a_start_whose_runtime_could_not_be_terminated_fails_truthfully() {
         use lifeline_core::session::SessionState;
         let mut w = World::new();
-        w.answer_spawns = false;
-        w.e.handle_new_session(w.now);
-        w.settle();
-        let session = w.e.session().expect("a session is open");
-        let identity = *w.spawned.last().expect("its runtime was spawned");
-        w.e.handle_stop(w.now);
-        w.settle();
+        let (session, identity) = w.stopped_start();
         w.e.handle_terminate_failed(identity.runtime, identity.generation, "refused", w.now);
         w.settle();
         assert!(
-            matches!(
-                w.e.sessions().and_then(|s| s.state(session)),
-                Some(SessionState::Failed(_))
-            ),
+            matches!(w.state(session), Some(SessionState::Failed(_))),
             "not cancelled: its runtime may still run"
         );
     }
@@ -1116,15 +1120,7 @@ pub(super) mod waiting_request {
         w.restart_with(|e| {
             e.handle_runtime_exited(runtime, generation, false, String::new(), Millis(2))
         });
-        assert!(
-            w.e.projection()
-                .and_then(|p| p.runtime(runtime))
-                .is_some_and(|(_, r)| matches!(
-                    r.status,
-                    lifeline_core::RuntimeStatus::Gone { .. }
-                )),
-            "the journal records it gone"
-        );
+        assert!(w.gone(runtime), "the journal records it gone");
     }
 
     /// The page could not terminate a worker while the restarted
