@@ -15,8 +15,8 @@ use core::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::journal::ProviderFailureClass;
 use crate::outcome::Outcome;
+use crate::provider_failure::ProviderFailureClass;
 
 /// A turn ended by the core, with what the reader needs to know.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,7 +216,7 @@ mod tests {
     /// `ALL`: a class missing there would make its endings unreadable.
     #[test]
     fn every_provider_failure_class_is_listed_once() {
-        use crate::journal::ProviderFailureClass as C;
+        use crate::provider_failure::ProviderFailureClass as C;
         for class in C::ALL {
             // No wildcard: a new class must be placed here, and in ALL.
             let n = match class {

@@ -75,6 +75,7 @@ pub mod outcome;
 pub mod phrase;
 pub mod profile;
 pub mod projection;
+pub mod provider_failure;
 pub mod recovery;
 pub mod render;
 pub mod restart;
