@@ -192,8 +192,12 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       await link(page, 'Gamma work').waitFor({ state: 'detached' });
       assert.equal(await list(page).getByRole('link').count(), 1);
       // Transcript text, not only titles: only the renamed session wrote bg.txt.
+      // Barrier: the other sessions leave the list before it is counted
+      // (the match on transcript text is answered after the title's).
       await search.fill('bg.txt');
       await link(page, 'Gamma work').waitFor();
+      await link(page, '$ echo alpha > a.txt').waitFor({ state: 'detached' });
+      await link(page, '$ echo beta > b.txt').waitFor({ state: 'detached' });
       assert.equal(await list(page).getByRole('link').count(), 1);
       await search.fill('');
       await link(page, '$ echo alpha > a.txt').waitFor();
