@@ -967,7 +967,7 @@ pub(super) mod waiting_request {
         w.e.handle_runtime_exited(runtime, generation, true, "claimed".into(), w.now);
         w.settle();
         assert_eq!(
-            w.e.sessions().and_then(|s| s.state(session)).cloned(),
+            w.state(session),
             Some(SessionState::Running),
             "a runtime attached on its port is not lost on the page's word"
         );
@@ -1007,10 +1007,7 @@ pub(super) mod waiting_request {
         w.e.handle_worker_ended(runtime, generation, port, crate::Ended::PortClosed, w.now);
         w.settle();
         assert_eq!(w.closed, vec![port]);
-        assert!(matches!(
-            w.e.sessions().and_then(|s| s.state(session)),
-            Some(SessionState::Failed(_))
-        ));
+        assert!(matches!(w.state(session), Some(SessionState::Failed(_))));
     }
 
     /// Stop on a runtime that still answers is refused and said; nothing
@@ -1069,10 +1066,7 @@ pub(super) mod waiting_request {
             )),
             "the page says the earlier launch answered"
         );
-        assert!(matches!(
-            w.e.sessions().and_then(|s| s.state(session)),
-            Some(SessionState::Running)
-        ));
+        assert!(matches!(w.state(session), Some(SessionState::Running)));
     }
 
     /// The same lost launch that never dials in: when the adoption wait
@@ -1654,17 +1648,16 @@ mod background {
         assert!(!w.turn_ended(turn));
         let older = new_session(&mut w);
         let newer = new_session(&mut w);
-        let state = |w: &World, s| w.e.sessions().and_then(|x| x.state(s)).cloned();
         let fourth = new_session(&mut w);
         assert_eq!(w.e.session(), Some(fourth), "room was made");
         assert_eq!(
-            state(&w, older),
+            w.state(older),
             Some(SessionState::Detached),
             "the least recent idle one"
         );
-        assert_eq!(state(&w, newer), Some(SessionState::Running));
+        assert_eq!(w.state(newer), Some(SessionState::Running));
         assert_eq!(
-            state(&w, busy),
+            w.state(busy),
             Some(SessionState::Running),
             "its command runs on"
         );
@@ -1706,10 +1699,7 @@ mod background {
         );
         w.e.handle_recover(Action::Resume, w.now);
         w.settle();
-        assert!(matches!(
-            w.e.sessions().and_then(|s| s.state(failed)),
-            Some(SessionState::Running)
-        ));
+        assert!(matches!(w.state(failed), Some(SessionState::Running)));
         assert_eq!(
             offered(&w, Action::StartFresh),
             Some(Some(Phrase::RunningLimit)),
@@ -1754,16 +1744,13 @@ mod background {
         let fourth = new_session(&mut w);
         assert_ne!(Some(fourth), open);
         assert_eq!(
-            w.e.sessions().and_then(|s| s.state(idle)).cloned(),
+            w.state(idle),
             Some(SessionState::Detached),
             "the idle session was set aside"
         );
         for (session, request) in &working[1..] {
             assert!(w.e.live_requests().any(|r| r == *request));
-            assert!(matches!(
-                w.e.sessions().and_then(|s| s.state(*session)),
-                Some(SessionState::Running)
-            ));
+            assert!(matches!(w.state(*session), Some(SessionState::Running)));
         }
     }
 }
