@@ -49,6 +49,10 @@ async function withProfile(format, name, body, server = aimock, fields = {}) {
       const shown = await transcript(page).innerText().catch(() => '(no transcript)');
       const records = await providerRecords(page).catch(() => []);
       console.log(`transcript:\n${shown}\nprovider records: ${JSON.stringify(records)}`);
+      // Also on the error, which the run's summary of failures prints
+      // whole (CI keeps only a part of the rest of the output).
+      const said = await page.locator('[role=status],[role=alert]').allInnerTexts().catch(() => []);
+      failure.page = { transcript: shown.slice(-2_000), said, records };
       throw failure;
     }
     assert.deepEqual(browser.errors, []);

@@ -1476,6 +1476,53 @@ pub(super) mod waiting_request {
         );
     }
 
+    /// A model turn sent while its session's runtime still starts waits
+    /// for the runtime (the turn's failure must be the session's, and a
+    /// failure during the start would be dropped as stale); a refused key
+    /// then fails the session, and the card says the turn failed.
+    #[test]
+    fn a_model_request_waits_for_the_runtime_and_its_refusal_fails_the_session() {
+        use lifeline_core::session::SessionState;
+        let mut w = World::spawning(model_profile(), false);
+        let session = w.e.session().expect("a session is open");
+        let identity = *w.spawned.last().expect("its runtime was spawned");
+        let turn = TurnId::from_u128(0x401).expect("a valid id");
+        w.e.handle_prompt(turn, "hello".into(), w.now);
+        w.settle();
+        assert!(w.fetched.is_empty(), "nothing is sent before the runtime is up");
+        // The runtime comes up late.
+        let mut rt = Runtime::new(RuntimeConfig::new(identity), w.now);
+        let port = w
+            .e
+            .handle_port_opened(identity.runtime, identity.generation, w.now);
+        rt.handle_connected(w.now);
+        w.rt = Some((identity.runtime, identity.generation, port, rt));
+        w.settle();
+        let request = *w.fetched.last().expect("the model was asked");
+        w.e.handle_provider_outcome(
+            request,
+            Err(ProviderFailure {
+                class: ProviderFailureClass::Auth,
+                message: "invalid key".into(),
+                partial_text: String::new(),
+                at: FailedAt::Status(401),
+                retry_after_ms: None,
+                reason: None,
+            }),
+            w.now,
+        );
+        w.settle();
+        assert_eq!(w.fetched, vec![request], "a refused key is not retried");
+        assert!(w.turn_ended(turn), "the turn ended");
+        assert!(
+            matches!(w.state(session), Some(SessionState::Failed(_))),
+            "the session failed with its turn: {:?}",
+            w.state(session)
+        );
+        let card = w.e.card().expect("a card");
+        assert_eq!(card.summary, Phrase::SummaryAgentFailed);
+    }
+
     fn recorded_reason(
         w: &World,
         request: ProviderRequestId,
