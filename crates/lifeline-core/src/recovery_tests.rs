@@ -129,7 +129,7 @@ impl Fixture {
             self.sessions.handle_ready(a);
         }
         self.flush();
-        self.sessions.handle_recorded(a);
+        self.sessions.handle_recorded(a, T0);
         self.flush();
     }
 
@@ -250,7 +250,7 @@ fn a_late_success_of_an_old_attempt_cannot_clear_a_newer_failure() {
         Handled::Stale
     );
     assert_eq!(f.sessions.handle_loaded(old, Ok(()), T0), Handled::Stale);
-    assert_eq!(f.sessions.handle_recorded(old), Handled::Stale);
+    assert_eq!(f.sessions.handle_recorded(old, T0), Handled::Stale);
     f.flush();
     let after = f.card(&facts()).expect("still a card");
     assert_eq!(before.key, after.key);

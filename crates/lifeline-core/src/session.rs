@@ -457,6 +457,10 @@ struct Attempt {
     /// A lost launch this attempt waits for before launching anew, and
     /// when the wait ends.
     adopting: Option<(RuntimeId, Generation, Millis)>,
+    /// Another profile was chosen while this attempt ran: it launches with
+    /// the one it looked up, so once it is up the session starts again with
+    /// the chosen one, before any message runs.
+    reselected: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -735,6 +739,13 @@ impl Sessions {
         }
         if e.selected != profile {
             self.record(SessionRecord::ProfileSelected { session, profile });
+            if let Some(a) = self
+                .entries
+                .get_mut(&session)
+                .and_then(|e| e.attempt.as_mut())
+            {
+                a.reselected = true;
+            }
         }
         Ok(())
     }

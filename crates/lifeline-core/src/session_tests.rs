@@ -128,7 +128,7 @@ impl World {
             Handled::Applied
         );
         assert_eq!(self.s.handle_ready(a), Handled::Applied);
-        assert_eq!(self.s.handle_recorded(a), Handled::Applied);
+        assert_eq!(self.s.handle_recorded(a, T0), Handled::Applied);
         self.take();
     }
 
@@ -250,7 +250,7 @@ fn ac2_resume_rejoins_the_retained_execution_without_a_new_workspace() {
         "no new runtime while the retained one may live"
     );
     assert_eq!(w.s.handle_loaded(a, Ok(()), T0), Handled::Applied);
-    assert_eq!(w.s.handle_recorded(a), Handled::Applied);
+    assert_eq!(w.s.handle_recorded(a, T0), Handled::Applied);
     let effects = w.take();
     no_cleanup(&effects);
     assert!(effects
@@ -313,7 +313,7 @@ fn ac2_resume_after_controller_restart_rebuilds_from_records_and_rejoins() {
     s.handle_ready(a);
     let started = s.drain_effects();
     assert!(started.iter().any(|e| matches!(e, SessionEffect::Record(SessionRecord::ExecutionStarted { resumed_from: Some(x), .. }) if *x == exec(1))));
-    s.handle_recorded(a);
+    s.handle_recorded(a, T0);
     assert_eq!(
         s.trace(sid(1)).unwrap().token,
         Some((exec(2), Generation(2)))
@@ -360,7 +360,7 @@ fn ac3_late_failure_of_an_earlier_execution_does_not_stop_the_newer_one() {
     w.take();
     w.s.handle_launched(a, exec(2), Generation(2), rt(2), T0);
     w.s.handle_ready(a);
-    w.s.handle_recorded(a);
+    w.s.handle_recorded(a, T0);
     w.take();
     let before = w.log.len();
     // A delayed report, and the same report again, about execution 1.
@@ -579,7 +579,7 @@ fn ac6_resume_uses_current_env_of_the_recorded_profile_not_the_selected_one() {
     assert_eq!(*environment, Environment::Worker);
     w.s.handle_launched(a, exec(2), Generation(2), rt(2), T0);
     w.s.handle_ready(a);
-    w.s.handle_recorded(a);
+    w.s.handle_recorded(a, T0);
     w.take();
     // A later start in that session keeps the resumed profile identity.
     w.fail_turn(turn(3), 2);
@@ -793,7 +793,7 @@ fn r007_cancel_before_readiness_invalidates_then_cancels_waits_then_the_runtime(
     assert_eq!(w.trace().state, SessionState::Cancelling { attempt: a });
     // Readiness arrives late: nothing happens.
     assert_eq!(w.s.handle_ready(a), Handled::Stale);
-    assert_eq!(w.s.handle_recorded(a), Handled::Stale);
+    assert_eq!(w.s.handle_recorded(a, T0), Handled::Stale);
     assert_eq!(
         w.trace().state,
         SessionState::Cancelling { attempt: a },
@@ -876,7 +876,7 @@ fn r007_late_success_of_an_old_attempt_cannot_store_a_token_or_admit() {
         matches!(&effects[..], [SessionEffect::TerminateRuntime { runtime, .. }] if *runtime == rt(1))
     );
     assert_eq!(w.s.handle_ready(old), Handled::Stale);
-    assert_eq!(w.s.handle_recorded(old), Handled::Stale);
+    assert_eq!(w.s.handle_recorded(old, T0), Handled::Stale);
     assert_eq!(w.s.handle_loaded(old, Ok(()), T0), Handled::Stale);
     let t = w.trace();
     assert_eq!(t.token, Some((exec(2), Generation(2))));
@@ -994,7 +994,7 @@ fn r007_unrelated_queued_prompt_with_auto_run_off_stays_queued() {
             .unwrap();
     w.resume_to_load(b, ProfileLookup::Found(p));
     w.s.handle_loaded(b, Ok(()), T0);
-    w.s.handle_recorded(b);
+    w.s.handle_recorded(b, T0);
     w.take();
     let t = w.trace();
     assert_eq!(t.state, SessionState::Running);
@@ -1161,7 +1161,7 @@ fn r007_execution_generation_is_distinct_from_attempt_identity() {
         let a = w.s.begin(sid(1), Purpose::Resume, None, None, T0).unwrap();
         w.resume_to_load(a, ProfileLookup::Found(p.clone()));
         w.s.handle_loaded(a, Ok(()), T0);
-        w.s.handle_recorded(a);
+        w.s.handle_recorded(a, T0);
         w.take();
         attempts.push(a);
         assert_eq!(
@@ -1235,7 +1235,7 @@ fn ac2_after_a_controller_restart_a_running_session_is_detached_and_a_prompt_rej
     };
     w.resume_to_load(a, ProfileLookup::Found(p));
     w.s.handle_loaded(a, Ok(()), T0);
-    w.s.handle_recorded(a);
+    w.s.handle_recorded(a, T0);
     let effects = w.take();
     let activate = effects.iter().find_map(|e| match e {
         SessionEffect::Activate {
@@ -1296,7 +1296,7 @@ fn selecting_another_profile_relaunches_between_turns_on_the_same_workspace() {
     }
     w.s.handle_launched(a, exec(2), Generation(2), rt(2), T0);
     w.s.handle_ready(a);
-    w.s.handle_recorded(a);
+    w.s.handle_recorded(a, T0);
     assert_eq!(w.trace().token, Some((exec(2), Generation(2))));
     assert_eq!(
         w.s.begin(sid(1), Purpose::Resume, None, None, T0),
@@ -1333,7 +1333,7 @@ fn r007_controller_shutdown_mid_attempt_forgets_it_and_replays_no_prompt() {
     assert_eq!(t.token, None);
     // The old attempt's late answers mean nothing to the new controller.
     assert_eq!(s.handle_ready(a), Handled::Stale);
-    assert_eq!(s.handle_recorded(a), Handled::Stale);
+    assert_eq!(s.handle_recorded(a, T0), Handled::Stale);
     assert!(s
         .drain_effects()
         .iter()

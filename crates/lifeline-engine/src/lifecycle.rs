@@ -636,7 +636,7 @@ impl Engine {
             }
             ClientMessage::SessionRecorded { request } => {
                 if let Some(attempt) = self.awaiting_record.remove(&request) {
-                    self.with_sessions(|s| s.handle_recorded(attempt));
+                    self.with_sessions(|s| s.handle_recorded(attempt, now));
                 }
             }
             ClientMessage::ProviderRequestRecorded {

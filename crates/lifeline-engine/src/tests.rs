@@ -1489,12 +1489,14 @@ pub(super) mod waiting_request {
         let turn = TurnId::from_u128(0x401).expect("a valid id");
         w.e.handle_prompt(turn, "hello".into(), w.now);
         w.settle();
-        assert!(w.fetched.is_empty(), "nothing is sent before the runtime is up");
+        assert!(
+            w.fetched.is_empty(),
+            "nothing is sent before the runtime is up"
+        );
         // The runtime comes up late.
         let mut rt = Runtime::new(RuntimeConfig::new(identity), w.now);
-        let port = w
-            .e
-            .handle_port_opened(identity.runtime, identity.generation, w.now);
+        let port =
+            w.e.handle_port_opened(identity.runtime, identity.generation, w.now);
         rt.handle_connected(w.now);
         w.rt = Some((identity.runtime, identity.generation, port, rt));
         w.settle();
@@ -1521,6 +1523,50 @@ pub(super) mod waiting_request {
         );
         let card = w.e.card().expect("a card");
         assert_eq!(card.summary, Phrase::SummaryAgentFailed);
+    }
+
+    /// A profile chosen while the session's runtime still starts (with the
+    /// profile it had) applies before any message runs: the start ends,
+    /// then the session starts again with the chosen profile, and a message
+    /// sent meanwhile goes to the model. Found by a fresh-clone e2e run: on
+    /// a loaded machine the first runtime was still starting when the test
+    /// chose its model profile, and the message was answered by the
+    /// built-in agent.
+    #[test]
+    fn a_profile_chosen_while_the_runtime_starts_applies_before_any_message_runs() {
+        let mut w = World::spawning(profile(), false);
+        let session = w.e.session().expect("a session is open");
+        let first = *w.spawned.last().expect("its runtime was spawned");
+        let mut model = model_profile();
+        model.id = ProfileId::from_u128(0xa0).expect("a valid id");
+        w.profile = model.clone();
+        w.e.handle_select_profile(model.id, w.now);
+        w.settle();
+        let turn = TurnId::from_u128(0x5e1).expect("a valid id");
+        w.e.handle_prompt(turn, "hello".into(), w.now);
+        w.settle();
+        // The first runtime comes up; from here on spawns are answered.
+        w.answer_spawns = true;
+        let mut rt = Runtime::new(RuntimeConfig::new(first), w.now);
+        let port =
+            w.e.handle_port_opened(first.runtime, first.generation, w.now);
+        rt.handle_connected(w.now);
+        w.rt = Some((first.runtime, first.generation, port, rt));
+        w.settle();
+        let request = *w.fetched.last().expect("the message went to the model");
+        assert_eq!(w.e.live_request(), Some(request));
+        let bound = w.e.sessions().and_then(|s| s.binding(session)).cloned();
+        assert_eq!(
+            bound.and_then(|b| b.profile).map(|p| p.id),
+            Some(model.id),
+            "the session runs with the chosen profile"
+        );
+        assert!(
+            w.e.projection()
+                .and_then(|p| p.turns.get(&turn))
+                .is_some_and(|t| t.agent.is_model()),
+            "the turn is a model turn"
+        );
     }
 
     fn recorded_reason(

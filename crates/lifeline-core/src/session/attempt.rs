@@ -52,6 +52,7 @@ impl Sessions {
             phase: Phase::Profile,
             launched: None,
             adopting: None,
+            reselected: false,
         });
         e.state = SessionState::Starting {
             attempt: id,
@@ -519,8 +520,10 @@ impl Sessions {
 
     /// The token record is durable: hand the shell what the execution runs
     /// with, publish Running, admit the prompt that started this attempt,
-    /// then queued ones if auto-run is on.
-    pub fn handle_recorded(&mut self, attempt: StartupAttemptId) -> Handled {
+    /// then queued ones if auto-run is on. If another profile was chosen
+    /// meanwhile, the session starts again with it first, taking that
+    /// prompt along.
+    pub fn handle_recorded(&mut self, attempt: StartupAttemptId, now: Millis) -> Handled {
         let Some(session) = self.owner_of(attempt) else {
             return Handled::Stale;
         };
@@ -533,7 +536,10 @@ impl Sessions {
             return Handled::Stale;
         };
         let e = self.entries.get_mut(&session).expect("owned");
-        let prompt = e.attempt.take().and_then(|a| a.prompt);
+        let (prompt, reselected) = e
+            .attempt
+            .take()
+            .map_or((None, false), |a| (a.prompt, a.reselected));
         e.binding = Some(binding.clone());
         e.state = SessionState::Running;
         self.effects.push_back(SessionEffect::Activate {
@@ -543,6 +549,13 @@ impl Sessions {
             rejoined,
         });
         self.publish(session);
+        if reselected
+            && self
+                .begin(session, Purpose::Launch, None, prompt, now)
+                .is_ok()
+        {
+            return Handled::Applied;
+        }
         match prompt {
             Some(turn) => self.admit(session, turn),
             None => self.run_queue(session),
