@@ -457,10 +457,6 @@ struct Attempt {
     /// A lost launch this attempt waits for before launching anew, and
     /// when the wait ends.
     adopting: Option<(RuntimeId, Generation, Millis)>,
-    /// Another profile was chosen while this attempt ran: it launches with
-    /// the one it looked up, so once it is up the session starts again with
-    /// the chosen one, before any message runs.
-    reselected: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -485,6 +481,11 @@ struct Entry {
     auto_run: bool,
     /// Deleted for good: never brought back.
     deleted: bool,
+    /// A profile was chosen that the session could not start with yet (a
+    /// start was under way with the one it had, or a turn ran): it starts
+    /// with it as soon as it can, before any other message runs. Not
+    /// durable: after a restart the card decides how the session goes on.
+    switch_pending: bool,
 }
 
 /// Every session's lifecycle in this controller.
@@ -542,6 +543,7 @@ impl Sessions {
                     active_turn: None,
                     auto_run: true,
                     deleted: false,
+                    switch_pending: false,
                 });
             }
             record => {
@@ -739,12 +741,10 @@ impl Sessions {
         }
         if e.selected != profile {
             self.record(SessionRecord::ProfileSelected { session, profile });
-            if let Some(a) = self
-                .entries
-                .get_mut(&session)
-                .and_then(|e| e.attempt.as_mut())
-            {
-                a.reselected = true;
+            // Applied now by a start the engine begins, unless a start or a
+            // turn is under way: then as soon as it ends.
+            if let Some(e) = self.entries.get_mut(&session) {
+                e.switch_pending = e.attempt.is_some() || e.active_turn.is_some();
             }
         }
         Ok(())

@@ -1273,8 +1273,15 @@ fn selecting_another_profile_relaunches_between_turns_on_the_same_workspace() {
         "not while a turn runs"
     );
     w.s.handle_turn_finished(sid(1), turn(1), exec(1), Generation(1), None, T0);
-    w.take();
-    let a = w.s.begin(sid(1), Purpose::Launch, None, None, T0).unwrap();
+    // Once the turn has ended the chosen profile applies by itself, as the
+    // refusal said, before any other message runs.
+    let SessionState::Starting {
+        attempt: a,
+        purpose: Purpose::Launch,
+    } = w.trace().state
+    else {
+        panic!("no start with the chosen profile: {:?}", w.trace().state)
+    };
     assert!(w
         .take()
         .iter()

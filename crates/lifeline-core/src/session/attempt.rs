@@ -44,6 +44,9 @@ impl Sessions {
         };
         let id = self.mint(now, StartupAttemptId::from_u128);
         let e = self.entries.get_mut(&session).expect("checked above");
+        if purpose == Purpose::Launch {
+            e.switch_pending = false;
+        }
         e.attempt = Some(Attempt {
             id,
             purpose,
@@ -52,7 +55,6 @@ impl Sessions {
             phase: Phase::Profile,
             launched: None,
             adopting: None,
-            reselected: false,
         });
         e.state = SessionState::Starting {
             attempt: id,
@@ -536,10 +538,13 @@ impl Sessions {
             return Handled::Stale;
         };
         let e = self.entries.get_mut(&session).expect("owned");
-        let (prompt, reselected) = e
+        let (prompt, purpose) = e
             .attempt
             .take()
-            .map_or((None, false), |a| (a.prompt, a.reselected));
+            .map_or((None, Purpose::Launch), |a| (a.prompt, a.purpose));
+        // A resume goes on with the turn its execution left open; a pending
+        // profile applies once that turn ends.
+        let switch = e.switch_pending && purpose == Purpose::Launch;
         e.binding = Some(binding.clone());
         e.state = SessionState::Running;
         self.effects.push_back(SessionEffect::Activate {
@@ -549,7 +554,7 @@ impl Sessions {
             rejoined,
         });
         self.publish(session);
-        if reselected
+        if switch
             && self
                 .begin(session, Purpose::Launch, None, prompt, now)
                 .is_ok()

@@ -138,6 +138,16 @@ impl Sessions {
             self.execution_failed(session, FailureCause::AgentFailed { detail }, now);
             return Handled::Applied;
         }
+        // A profile chosen while the turn ran applies now, before the next
+        // message (Refusal::TurnRunning said so).
+        if current
+            && e.switch_pending
+            && self
+                .begin(session, Purpose::Launch, None, None, now)
+                .is_ok()
+        {
+            return Handled::Applied;
+        }
         self.run_queue(session);
         Handled::Applied
     }
