@@ -402,6 +402,8 @@ pub struct Trace {
     pub state: SessionState,
     pub owner: Option<StartupAttemptId>,
     pub queued: Vec<TurnId>,
+    /// A chosen profile waits for the start or turn under way to end.
+    pub switch_pending: bool,
 }
 
 /// What the launch checkpoint produced: everything an execution runs with,
@@ -663,6 +665,11 @@ impl Sessions {
     }
 
     /// The profile new launches (not resumes) of the session use.
+    /// Whether a chosen profile waits for what is under way to end.
+    pub fn switch_pending(&self, session: SessionId) -> bool {
+        self.entries.get(&session).is_some_and(|e| e.switch_pending)
+    }
+
     pub fn selected_profile(&self, session: SessionId) -> Option<ProfileId> {
         self.entries.get(&session).map(|e| e.selected)
     }
@@ -680,6 +687,7 @@ impl Sessions {
             state: e.state.clone(),
             owner: e.attempt.as_ref().map(|a| a.id),
             queued: e.queue.iter().copied().collect(),
+            switch_pending: e.switch_pending,
         })
     }
 

@@ -1569,6 +1569,85 @@ pub(super) mod waiting_request {
         );
     }
 
+    /// A session whose runtime died while a model request of its turn was
+    /// still streaming keeps that turn open; a message then resumes it with
+    /// a second turn. Stop ends both: the earlier request is aborted, and
+    /// the new turn ends at once instead of running after the abort. Found
+    /// by the engine simulation with profile switching (seed 2332).
+    #[test]
+    fn stop_after_a_message_to_a_session_that_failed_mid_request_ends_the_new_turn_too() {
+        use lifeline_core::session::SessionState;
+        let mut w = World::new();
+        let session = w.e.session().expect("a session is open");
+        let (earlier, request) = w.prompt_as(0x7e01);
+        let (runtime, generation, port, _) = *w.rt.as_ref().expect("the runtime came up");
+        w.e.handle_worker_ended(runtime, generation, port, crate::Ended::PortClosed, w.now);
+        w.settle();
+        assert!(matches!(w.state(session), Some(SessionState::Failed(_))));
+        assert_eq!(w.e.live_request(), Some(request), "the stream goes on");
+        let later = TurnId::from_u128(0x7e02).expect("a valid id");
+        w.e.handle_prompt(later, "and then".into(), w.now);
+        w.settle();
+        assert!(
+            w.e.projection()
+                .is_some_and(|p| p.turns.contains_key(&later)),
+            "the message is a turn of the resumed session"
+        );
+        w.e.handle_stop(w.now);
+        w.settle();
+        assert_eq!(w.aborted, vec![request]);
+        assert!(w.turn_ended(later), "the new turn ended with the Stop");
+        w.e.handle_provider_outcome(
+            request,
+            Err(crate::failure::fetch_failed("AbortError", "aborted", None)),
+            w.now,
+        );
+        w.settle();
+        assert!(
+            w.turn_ended(earlier),
+            "the earlier turn ended with its abort"
+        );
+        assert_eq!(w.fetched, vec![request], "nothing was asked after the Stop");
+    }
+
+    /// A profile chosen while the card's Resume runs: the resume goes on
+    /// with the recorded profile (criterion 6), and once the resumed
+    /// execution has no turn open the session starts again with the
+    /// chosen one.
+    #[test]
+    fn a_profile_chosen_during_a_resume_applies_once_no_turn_is_open() {
+        let mut w = World::with(profile());
+        let session = w.e.session().expect("a session is open");
+        let (runtime, generation, port, _) = *w.rt.as_ref().expect("the runtime came up");
+        w.e.handle_worker_ended(runtime, generation, port, crate::Ended::PortClosed, w.now);
+        w.settle();
+        w.answer_spawns = false;
+        w.e.handle_recover(Action::Resume, w.now);
+        w.settle();
+        let resumed = *w.spawned.last().expect("the resume launched a runtime");
+        let mut other = profile();
+        other.id = ProfileId::from_u128(0xa1).expect("a valid id");
+        w.profile = other.clone();
+        w.e.handle_select_profile(other.id, w.now);
+        w.settle();
+        w.answer_spawns = true;
+        let mut rt = Runtime::new(RuntimeConfig::new(resumed), w.now);
+        let port = w
+            .e
+            .handle_port_opened(resumed.runtime, resumed.generation, w.now);
+        rt.handle_connected(w.now);
+        w.rt = Some((resumed.runtime, resumed.generation, port, rt));
+        w.settle();
+        let bound = w.e.sessions().and_then(|s| s.binding(session)).cloned();
+        assert_ne!(bound.as_ref().map(|b| b.runtime), Some(resumed.runtime));
+        assert_eq!(
+            bound.and_then(|b| b.profile).map(|p| p.id),
+            Some(other.id),
+            "the session runs with the chosen profile"
+        );
+        assert!(!w.e.sessions().is_some_and(|s| s.switch_pending(session)));
+    }
+
     fn recorded_reason(
         w: &World,
         request: ProviderRequestId,

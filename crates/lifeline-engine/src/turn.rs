@@ -196,7 +196,16 @@ impl Engine {
         if let Some(request) = earlier {
             self.stop_live(request, now);
         }
-        let live = self.live.get(&session).map(|l| l.request);
+        // The open turn's own request, if it has one: the earlier turn's
+        // (stopped above) is not this turn's, and with it as the plan's the
+        // open turn was never ended (found by the engine simulation: a
+        // message to a session failed with a model request still live, then
+        // Stop: the new turn ran on after the earlier request's abort).
+        let live = self
+            .live
+            .get(&session)
+            .filter(|l| Some(l.turn) == open)
+            .map(|l| l.request);
         let plan = match self.core.as_ref() {
             Some(core) => lifeline_core::stop::plan(core.pending_projection(), session, live, now),
             None => return,
@@ -534,7 +543,7 @@ impl Engine {
         };
         let p = core.pending_projection();
         let Some(turn) = agent::open_turn(p, session) else {
-            return false;
+            return self.switch_when_idle(session, now);
         };
         let Some(step) = lifeline_core::model::next_turn_step(p, turn, live, now) else {
             return false;
@@ -559,6 +568,30 @@ impl Engine {
             }
             TurnStep::BuiltIn(agent::Step::Wait { .. }) | TurnStep::Model(ModelStep::Wait) => false,
         }
+    }
+
+    /// A profile chosen while a resume was under way applies once the
+    /// resumed execution has no turn open (the session layer cannot see
+    /// the journal's open turn; this is where it is known).
+    fn switch_when_idle(&mut self, session: SessionId, now: Millis) -> bool {
+        use lifeline_core::session::SessionState;
+        let idle = self.sessions.as_ref().is_some_and(|s| {
+            s.switch_pending(session)
+                && s.trace(session).is_some_and(|t| {
+                    t.state == SessionState::Running && t.owner.is_none() && t.active_turn.is_none()
+                })
+        });
+        idle && self
+            .with_sessions(|s| {
+                s.begin(
+                    session,
+                    lifeline_core::session_record::Purpose::Launch,
+                    None,
+                    None,
+                    now,
+                )
+            })
+            .is_some_and(|r| r.is_ok())
     }
 
     /// The binding a command of `session`'s running execution gets.

@@ -44,9 +44,10 @@ impl Sessions {
         };
         let id = self.mint(now, StartupAttemptId::from_u128);
         let e = self.entries.get_mut(&session).expect("checked above");
-        if purpose == Purpose::Launch {
-            e.switch_pending = false;
-        }
+        // A start takes the choice: a launch with the chosen profile, a
+        // resume with the recorded one (criterion 6), which the person
+        // asked for after choosing.
+        e.switch_pending = false;
         e.attempt = Some(Attempt {
             id,
             purpose,

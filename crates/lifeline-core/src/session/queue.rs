@@ -97,7 +97,9 @@ impl Sessions {
                 Ok(PromptDisposition::Starting { attempt })
             }
             SessionState::Cancelled | SessionState::Failed(_) | SessionState::Detached => {
-                let purpose = if e.binding.is_some() {
+                // A message resumes the execution it ran in, unless another
+                // profile was chosen since: then it starts with that one.
+                let purpose = if e.binding.is_some() && !e.switch_pending {
                     Purpose::Resume
                 } else {
                     Purpose::Launch
