@@ -1742,6 +1742,8 @@ fn a_snapshot_grows_by_a_small_constant_per_settled_command() {
     // small, so each line is also an artifact placement in the summary:
     // that part still grows with a command's output.)
     assert!(part(&c.settled) < 64, "{parts:?}");
+    // Only the terminal event's digest stays (one hex digest and brackets).
+    assert!(part(&c.recent_digests) < 80, "{parts:?}");
     assert!(
         per_command < 10_000,
         "{per_command} bytes per command: {parts:?}"
