@@ -279,6 +279,32 @@ pub enum ControllerError {
 }
 }
 
+impl ControllerError {
+    /// A stable code for what was refused: what the page shows beside the
+    /// runtime it came from (the identifiers and detail stay in logs).
+    pub fn code(&self) -> &'static str {
+        use ControllerError as E;
+        match self {
+            E::Malformed { .. } => "malformed",
+            E::UnknownRuntime { .. } => "unknown_runtime",
+            E::StaleGeneration { .. } => "stale_generation",
+            E::RuntimeRetired { .. } => "runtime_retired",
+            E::NotAttached { .. } => "not_attached",
+            E::HelloRejected { .. } => "hello_rejected",
+            E::UnknownCommand { .. } => "unknown_command",
+            E::WrongRuntime { .. } => "wrong_runtime",
+            E::UnknownAttempt { .. } => "unknown_attempt",
+            E::SequenceGap { .. } => "sequence_gap",
+            E::ConflictingDuplicate { .. } => "conflicting_duplicate",
+            E::UnknownBatch { .. } => "unknown_batch",
+            E::Backpressure => "backpressure",
+            E::StalePort { .. } => "stale_port",
+            E::PortInUse { .. } => "port_in_use",
+            E::Responding { .. } => "responding",
+        }
+    }
+}
+
 impl fmt::Display for ControllerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -110,8 +110,8 @@ pub use journal::{
 };
 pub use message::{
     CancelReply, ClientId, ClientMessage, ClientRequest, ControllerToRuntime, DispatchOrder,
-    DurablePosition, Hello, HelloRejection, Rejection, RequestId, RuntimeToController, Settlement,
-    StreamPosition,
+    DurablePosition, Hello, HelloRejection, Rejection, RejectionKind, RequestId,
+    RuntimeToController, Settlement, StreamPosition,
 };
 pub use model::{ModelMessage, ModelStep, TurnStep};
 pub use outcome::{

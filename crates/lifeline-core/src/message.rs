@@ -591,6 +591,102 @@ pub enum Rejection {
 }
 }
 
+/// What kind of refusal a [`Rejection`] is: what the page words (a phrase
+/// per kind the person can act on, the kind's code for the rest), without
+/// the identifiers and English detail that stay in logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RejectionKind {
+    BindingMismatch,
+    InvalidBinding,
+    StaleBinding,
+    UnknownCommand,
+    StaleGeneration,
+    IdReused,
+    CursorAhead,
+    JournalFull,
+    JournalUnavailable,
+    TooManyClients,
+    Busy,
+    TurnConflict,
+    UnknownSession,
+    RuntimeNotCurrent,
+    UnknownTurn,
+    TurnEnded,
+    NotModelTurn,
+    ProviderStepRefused,
+    UnknownProviderRequest,
+    ProviderOutcomeConflict,
+    NotReissuable,
+}
+
+impl RejectionKind {
+    /// A stable code, shown to the person where no phrase fits better and
+    /// quoted in bug reports.
+    pub fn as_str(self) -> &'static str {
+        use RejectionKind as K;
+        match self {
+            K::BindingMismatch => "binding_mismatch",
+            K::InvalidBinding => "invalid_binding",
+            K::StaleBinding => "stale_binding",
+            K::UnknownCommand => "unknown_command",
+            K::StaleGeneration => "stale_generation",
+            K::IdReused => "id_reused",
+            K::CursorAhead => "cursor_ahead",
+            K::JournalFull => "journal_full",
+            K::JournalUnavailable => "journal_unavailable",
+            K::TooManyClients => "too_many_clients",
+            K::Busy => "busy",
+            K::TurnConflict => "turn_conflict",
+            K::UnknownSession => "unknown_session",
+            K::RuntimeNotCurrent => "runtime_not_current",
+            K::UnknownTurn => "unknown_turn",
+            K::TurnEnded => "turn_ended",
+            K::NotModelTurn => "not_model_turn",
+            K::ProviderStepRefused => "provider_step_refused",
+            K::UnknownProviderRequest => "unknown_provider_request",
+            K::ProviderOutcomeConflict => "provider_outcome_conflict",
+            K::NotReissuable => "not_reissuable",
+        }
+    }
+}
+
+impl Rejection {
+    pub fn kind(&self) -> RejectionKind {
+        use RejectionKind as K;
+        match self {
+            Rejection::BindingMismatch(_) => K::BindingMismatch,
+            Rejection::InvalidBinding { .. } => K::InvalidBinding,
+            Rejection::StaleBinding { .. } => K::StaleBinding,
+            Rejection::UnknownCommand { .. } => K::UnknownCommand,
+            Rejection::StaleGeneration { .. } => K::StaleGeneration,
+            Rejection::IdReused { .. } => K::IdReused,
+            Rejection::CursorAhead { .. } => K::CursorAhead,
+            Rejection::JournalFull { .. } => K::JournalFull,
+            Rejection::JournalUnavailable { .. } => K::JournalUnavailable,
+            Rejection::TooManyClients { .. } => K::TooManyClients,
+            Rejection::Busy => K::Busy,
+            Rejection::TurnConflict { .. } => K::TurnConflict,
+            Rejection::UnknownSession { .. } => K::UnknownSession,
+            Rejection::RuntimeNotCurrent { .. } => K::RuntimeNotCurrent,
+            Rejection::UnknownTurn { .. } => K::UnknownTurn,
+            Rejection::TurnEnded { .. } => K::TurnEnded,
+            Rejection::NotModelTurn { .. } => K::NotModelTurn,
+            Rejection::ProviderStepRefused { .. } => K::ProviderStepRefused,
+            Rejection::UnknownProviderRequest { .. } => K::UnknownProviderRequest,
+            Rejection::ProviderOutcomeConflict { .. } => K::ProviderOutcomeConflict,
+            Rejection::NotReissuable { .. } => K::NotReissuable,
+        }
+    }
+
+    /// The number a phrase for this kind names (a limit), else 0.
+    pub fn limit(&self) -> u64 {
+        match self {
+            Rejection::JournalFull { limit } | Rejection::TooManyClients { limit } => *limit as u64,
+            _ => 0,
+        }
+    }
+}
+
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -23,6 +23,7 @@ use crate::id::{
     CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
 };
 use crate::journal::{FailureReason, ProviderFailureClass};
+use crate::message::{Rejection, RejectionKind};
 use crate::outcome::Outcome;
 use crate::profile::{
     CredentialFailure, InvalidProfile, LocalFile, ProfileBlock, Provider, Sampling,
@@ -124,6 +125,13 @@ pub enum Phrase {
     /// at once ([`crate::session::MAX_RUNNING_SESSIONS`]), and every
     /// running session is working.
     RunningLimit,
+    /// "Stop runtime" on a runtime that answers again: it was not stopped.
+    RuntimeAnswers,
+    /// "Stop runtime" named a runtime that is no longer the session's
+    /// (`code`: [`crate::controller::ControllerError::code`]).
+    StopRuntimeRefused {
+        code: String,
+    },
     /// A session list action its item does not offer now.
     NotOffered,
     /// Why a provider request failed, as the app recorded it.
@@ -291,8 +299,11 @@ pub enum Phrase {
     NoSessionToSend,
     FollowingCannotSend,
     MessageEmpty,
+    /// The core refused what the engine asked of it; `limit` is the
+    /// number the kind names (journal full, too many clients), else 0.
     RequestRejected {
-        detail: String,
+        rejection: RejectionKind,
+        limit: u64,
     },
     NoWebLocks,
     NoRandomness {
@@ -323,15 +334,17 @@ pub enum Phrase {
         count: u32,
         detail: String,
     },
+    /// `code`: [`crate::controller::ControllerError::code`].
     PersistConfirmFailed {
-        detail: String,
+        code: String,
     },
     RuntimeNotJson {
         runtime: String,
     },
+    /// `code`: [`crate::controller::ControllerError::code`].
     RuntimeMessageRejected {
         runtime: String,
-        detail: String,
+        code: String,
     },
     FollowerUnreadable {
         count: u32,
@@ -628,6 +641,13 @@ impl fmt::Display for Phrase {
                 "{} sessions are working, the most that run at once; open another when one of them is done, or stop one",
                 crate::session::MAX_RUNNING_SESSIONS
             ),
+            P::RuntimeAnswers => {
+                f.write_str("the runtime answers again, so it was not stopped")
+            }
+            P::StopRuntimeRefused { code } => write!(
+                f,
+                "the runtime was not stopped: it is no longer the one this session runs ({code})"
+            ),
             P::AnotherTabInControl => f.write_str(
                 "another tab is in control; act there, or close that tab and this one takes over",
             ),
@@ -785,7 +805,30 @@ impl fmt::Display for Phrase {
                 "this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over",
             ),
             P::MessageEmpty => f.write_str("the message is empty"),
-            P::RequestRejected { detail } => write!(f, "the request was refused: {detail}"),
+            P::RequestRejected { rejection, limit } => match rejection {
+                RejectionKind::Busy => f.write_str(
+                    "the journal is catching up with earlier writes; try again shortly",
+                ),
+                RejectionKind::JournalFull => write!(
+                    f,
+                    "the journal holds its limit of {limit} commands; archive or delete old sessions first"
+                ),
+                RejectionKind::JournalUnavailable => f.write_str(
+                    "the journal cannot be written now, so nothing new is started; what is recorded is kept",
+                ),
+                RejectionKind::TooManyClients => write!(
+                    f,
+                    "{limit} tabs or clients are already attached; close one first"
+                ),
+                RejectionKind::NotReissuable => f.write_str(
+                    "this command cannot be re-issued (it is not uncertain, or it was re-issued already); nothing was run",
+                ),
+                other => write!(
+                    f,
+                    "Lifeline refused a request its journal does not match ({}); nothing was run or sent twice",
+                    other.as_str()
+                ),
+            },
             P::NoWebLocks => f.write_str(
                 "this browser has no Web Locks; two tabs could not be kept from writing the journal at once",
             ),
@@ -826,16 +869,18 @@ impl fmt::Display for Phrase {
                 );
                 write!(f, "{count} journal {what} {rest} in the journal): {detail}")
             }
-            P::PersistConfirmFailed { detail } => {
-                write!(f, "a confirmed write could not be applied: {detail}")
-            }
+            P::PersistConfirmFailed { code } => write!(
+                f,
+                "a write the browser confirmed could not be applied ({code}); it is in the journal and is read again at the next start"
+            ),
             P::RuntimeNotJson { runtime } => write!(
                 f,
                 "runtime {runtime} sent a message that is not a JSON string; it was ignored"
             ),
-            P::RuntimeMessageRejected { runtime, detail } => {
-                write!(f, "a message from runtime {runtime} was rejected: {detail}")
-            }
+            P::RuntimeMessageRejected { runtime, code } => write!(
+                f,
+                "a message from runtime {runtime} was not believed ({code}); nothing in it was recorded"
+            ),
             P::FollowerUnreadable { count } => {
                 let (s, them) = plural2(*count as u64, ("", "it"), ("s", "them"));
                 write!(
@@ -1075,6 +1120,29 @@ nested!(InvalidProfile {
     25 => EnvTwice { name },
     26 => EnvValueTooLong { name },
 });
+nested!(RejectionKind {
+    0 => BindingMismatch,
+    1 => InvalidBinding,
+    2 => StaleBinding,
+    3 => UnknownCommand,
+    4 => StaleGeneration,
+    5 => IdReused,
+    6 => CursorAhead,
+    7 => JournalFull,
+    8 => JournalUnavailable,
+    9 => TooManyClients,
+    10 => Busy,
+    11 => TurnConflict,
+    12 => UnknownSession,
+    13 => RuntimeNotCurrent,
+    14 => UnknownTurn,
+    15 => TurnEnded,
+    16 => NotModelTurn,
+    17 => ProviderStepRefused,
+    18 => UnknownProviderRequest,
+    19 => ProviderOutcomeConflict,
+    20 => NotReissuable,
+});
 nested!(CredentialFailure {
     0 => Missing,
     1 => Unreadable { detail },
@@ -1276,7 +1344,7 @@ phrase_wire! {
     84 => NoSessionToSend,
     85 => FollowingCannotSend,
     86 => MessageEmpty,
-    88 => RequestRejected { detail },
+    88 => RequestRejected { rejection, limit },
     89 => NoWebLocks,
     90 => NoRandomness { detail },
     91 => LockFailed { detail },
@@ -1286,9 +1354,9 @@ phrase_wire! {
     95 => RecordsQuarantined { count, detail },
     96 => QuarantineNotMoved { fault },
     97 => ReplayRefused { count, detail },
-    98 => PersistConfirmFailed { detail },
+    98 => PersistConfirmFailed { code },
     99 => RuntimeNotJson { runtime },
-    100 => RuntimeMessageRejected { runtime, detail },
+    100 => RuntimeMessageRejected { runtime, code },
     101 => FollowerUnreadable { count },
     102 => NoBroadcastChannel,
     103 => OtherBuild,
@@ -1323,6 +1391,8 @@ phrase_wire! {
     132 => FailedBecause { reason },
     133 => Recorded { text },
     134 => RunningLimit,
+    135 => RuntimeAnswers,
+    136 => StopRuntimeRefused { code },
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
     200 => LocalModelRefused { detail },
@@ -1353,6 +1423,14 @@ impl TryFrom<Wire> for Phrase {
 }
 
 impl Phrase {
+    /// What the page is told of a refusal by the core.
+    pub fn rejected(rejection: &Rejection) -> Phrase {
+        Phrase::RequestRejected {
+            rejection: rejection.kind(),
+            limit: rejection.limit(),
+        }
+    }
+
     /// What the profile form says about a local model: the facts read from
     /// its header and the context it is loaded with. The controller builds
     /// it; the page only words it.

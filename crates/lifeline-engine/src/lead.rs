@@ -330,7 +330,7 @@ impl Engine {
                         "persist",
                         Level::Warning,
                         Phrase::PersistConfirmFailed {
-                            detail: e.to_string(),
+                            code: e.code().into(),
                         },
                     );
                 }

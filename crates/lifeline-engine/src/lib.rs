@@ -428,13 +428,7 @@ impl Engine {
             Rejection::Busy => Level::Info,
             _ => Level::Warning,
         };
-        self.notice(
-            "request",
-            level,
-            Phrase::RequestRejected {
-                detail: rejection.to_string(),
-            },
-        );
+        self.notice("request", level, Phrase::rejected(rejection));
     }
 
     fn set_timer(&mut self, key: TimerKey, at: Millis) {

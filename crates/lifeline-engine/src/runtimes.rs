@@ -71,7 +71,7 @@ impl Engine {
             Level::Warning,
             Phrase::RuntimeMessageRejected {
                 runtime: runtime.to_string(),
-                detail: e.to_string(),
+                code: e.code().into(),
             },
         );
     }
@@ -121,20 +121,21 @@ impl Engine {
             .as_mut()
             .map(|c| c.handle_port_message(runtime, generation, port, message, now));
         self.watch_life(runtime, generation, port);
-        if let Some(Err(ControllerError::Malformed { detail })) = result {
-            self.runtime_message_rejected(runtime, detail);
+        if let Some(Err(e @ ControllerError::Malformed { .. })) = result {
+            self.runtime_message_rejected(runtime, e.code());
         }
         self.pump(now);
     }
 
-    /// A runtime's message could not be read (or was refused).
-    pub fn runtime_message_rejected(&mut self, runtime: RuntimeId, detail: String) {
+    /// A runtime's message could not be read (or was refused): `code`
+    /// says which (the decoder's own words stay in the shell's log).
+    pub fn runtime_message_rejected(&mut self, runtime: RuntimeId, code: &str) {
         self.notice(
             "runtime-message",
             Level::Warning,
             Phrase::RuntimeMessageRejected {
                 runtime: runtime.to_string(),
-                detail,
+                code: code.into(),
             },
         );
     }
@@ -260,13 +261,13 @@ impl Engine {
             .as_mut()
             .map(|c| c.handle_stop_unresponsive(runtime, generation, now));
         if let Some(Err(e)) = result {
-            self.notice(
-                "request",
-                Level::Info,
-                Phrase::RequestRejected {
-                    detail: e.to_string(),
+            let said = match e {
+                ControllerError::Responding { .. } => Phrase::RuntimeAnswers,
+                other => Phrase::StopRuntimeRefused {
+                    code: other.code().into(),
                 },
-            );
+            };
+            self.notice("request", Level::Info, said);
         }
         self.pump(now);
     }

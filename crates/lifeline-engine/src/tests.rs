@@ -1023,7 +1023,7 @@ pub(super) mod waiting_request {
             w.page.iter().any(|m| matches!(
                 m,
                 ControllerToPage::Notice {
-                    message: Some(Phrase::RequestRejected { .. }),
+                    message: Some(Phrase::RuntimeAnswers),
                     ..
                 }
             )),
@@ -1632,9 +1632,8 @@ pub(super) mod waiting_request {
         w.settle();
         w.answer_spawns = true;
         let mut rt = Runtime::new(RuntimeConfig::new(resumed), w.now);
-        let port = w
-            .e
-            .handle_port_opened(resumed.runtime, resumed.generation, w.now);
+        let port =
+            w.e.handle_port_opened(resumed.runtime, resumed.generation, w.now);
         rt.handle_connected(w.now);
         w.rt = Some((resumed.runtime, resumed.generation, port, rt));
         w.settle();

@@ -373,9 +373,7 @@ impl Engine {
                 turn,
                 execution,
                 generation,
-                Phrase::RequestRejected {
-                    detail: rejection.to_string(),
-                },
+                Phrase::rejected(&rejection),
                 now,
             );
         }

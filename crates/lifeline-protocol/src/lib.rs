@@ -19,7 +19,7 @@ use std::fmt;
 
 /// Bumped whenever a message changes shape; peers with another version refuse
 /// each other rather than misreading fields.
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// Upper bound on an encoded message. Output streams are chunked well below
 /// this, so anything larger is a bug or hostile input, not data to parse.

@@ -132,6 +132,8 @@ catalog! {
     PhFolderNeedsPermissionToRead => "the browser needs your permission to read the folder “{0}”; press Inspect workspace again and allow it", "der Browser braucht deine Erlaubnis, um den Ordner „{0}“ zu lesen; drücke erneut auf Arbeitsbereich ansehen und erlaube es";
     PhEnvironmentWhileWorking => "the agent is working on a message; choose the environment when it is done, or press Stop", "der Agent arbeitet an einer Nachricht; wähle die Umgebung, wenn er fertig ist, oder drücke Stopp";
     PhSwitchWhileWorking => "this session is starting its runtime; open another once it is up, or press Stop", "diese Sitzung startet gerade ihre Laufzeit; öffne eine andere, sobald sie läuft, oder drücke Stopp";
+    PhRuntimeAnswers => "the runtime answers again, so it was not stopped", "die Runtime antwortet wieder und wurde daher nicht beendet";
+    PhStopRuntimeRefused => "the runtime was not stopped: it is no longer the one this session runs ({0})", "die Runtime wurde nicht beendet: sie ist nicht mehr die dieser Sitzung ({0})";
     PhRunningLimit => "3 sessions are working, the most that run at once; open another when one of them is done, or stop one", "3 Sitzungen arbeiten, mehr laufen nicht gleichzeitig; öffne eine andere, wenn eine davon fertig ist, oder stoppe eine";
     PhRetryRateLimited => "rate limited — retrying in {0} s", "Anfragelimit erreicht — neuer Versuch in {0} s";
     PhRetryOverloaded => "the provider is overloaded — retrying in {0} s", "der Anbieter ist überlastet — neuer Versuch in {0} s";
@@ -280,7 +282,12 @@ catalog! {
     PhNoSessionToSend => "there is no session to send to", "es gibt keine Sitzung, an die gesendet werden kann";
     PhFollowingCannotSend => "this tab is following another tab that holds the journal; send from that tab, or close it and this one takes over", "dieser Tab folgt einem anderen Tab, der das Journal hält; sende von dort, oder schließe ihn, dann übernimmt dieser";
     PhMessageEmpty => "the message is empty", "die Nachricht ist leer";
-    PhRequestRejected => "the request was refused: {0}", "die Anfrage wurde abgelehnt: {0}";
+    PhRequestRejected => "Lifeline refused a request its journal does not match ({0}); nothing was run or sent twice", "Lifeline hat eine Anfrage abgelehnt, zu der sein Journal nicht passt ({0}); nichts wurde doppelt ausgeführt oder gesendet";
+    PhRejectedBusy => "the journal is catching up with earlier writes; try again shortly", "das Journal holt frühere Schreibvorgänge nach; versuche es gleich noch einmal";
+    PhRejectedJournalFull => "the journal holds its limit of {0} commands; archive or delete old sessions first", "das Journal hat seine Grenze von {0} Befehlen erreicht; archiviere oder lösche zuerst alte Sitzungen";
+    PhRejectedJournalUnavailable => "the journal cannot be written now, so nothing new is started; what is recorded is kept", "in das Journal kann gerade nicht geschrieben werden, daher wird nichts Neues begonnen; was aufgezeichnet ist, bleibt erhalten";
+    PhRejectedTooManyClients => "{0} tabs or clients are already attached; close one first", "{0} Tabs oder Clients sind bereits verbunden; schließe zuerst einen";
+    PhRejectedNotReissuable => "this command cannot be re-issued (it is not uncertain, or it was re-issued already); nothing was run", "dieser Befehl kann nicht erneut ausgeführt werden (er ist nicht ungewiss oder wurde schon erneut ausgeführt); nichts wurde ausgeführt";
     PhNoWebLocks => "this browser has no Web Locks; two tabs could not be kept from writing the journal at once", "dieser Browser hat keine Web Locks; zwei Tabs könnten gleichzeitig ins Journal schreiben";
     PhNoRandomness => "this browser gives no secure randomness: {0}", "dieser Browser liefert keinen sicheren Zufall: {0}";
     PhLockFailed => "the journal's writer lock failed: {0}", "die Schreibsperre des Journals ist fehlgeschlagen: {0}";
@@ -293,9 +300,9 @@ catalog! {
     PhQuarantineNotMoved => "the unreadable records stay where they are: {0}", "die unlesbaren Einträge bleiben, wo sie sind: {0}";
     PhReplayRefused => "{0} journal entries could not be replayed and are not believed (they stay in the journal): {1}", "{0} Journaleinträge konnten nicht abgespielt werden und gelten nicht (sie bleiben im Journal): {1}";
     PhReplayRefusedOne => "{0} journal entry could not be replayed and is not believed (it stays in the journal): {1}", "{0} Journaleintrag konnte nicht abgespielt werden und gilt nicht (er bleibt im Journal): {1}";
-    PhPersistConfirmFailed => "a confirmed write could not be applied: {0}", "ein bestätigter Schreibvorgang konnte nicht angewendet werden: {0}";
+    PhPersistConfirmFailed => "a write the browser confirmed could not be applied ({0}); it is in the journal and is read again at the next start", "ein vom Browser bestätigter Schreibvorgang konnte nicht angewendet werden ({0}); er steht im Journal und wird beim nächsten Start erneut gelesen";
     PhRuntimeNotJson => "runtime {0} sent a message that is not a JSON string; it was ignored", "Runtime {0} hat eine Nachricht gesendet, die kein JSON-String ist; sie wurde ignoriert";
-    PhRuntimeMessageRejected => "a message from runtime {0} was rejected: {1}", "eine Nachricht von Runtime {0} wurde abgelehnt: {1}";
+    PhRuntimeMessageRejected => "a message from runtime {0} was not believed ({1}); nothing in it was recorded", "einer Nachricht von Runtime {0} wurde nicht geglaubt ({1}); nichts daraus wurde aufgezeichnet";
     PhFollowerUnreadable => "{0} journal records could not be read; the tab that leads sets them aside", "{0} Journaleinträge waren unlesbar; der führende Tab legt sie beiseite";
     PhFollowerUnreadableOne => "{0} journal record could not be read; the tab that leads sets it aside", "{0} Journaleintrag war unlesbar; der führende Tab legt ihn beiseite";
     PhNoBroadcastChannel => "this browser has no BroadcastChannel; other tabs will not follow live", "dieser Browser hat keinen BroadcastChannel; andere Tabs folgen nicht live";

@@ -8,6 +8,7 @@ use lifeline_core::agent::PlanError;
 use lifeline_core::ending::TurnEnding;
 use lifeline_core::environment::FolderAccess;
 use lifeline_core::journal::{FailureReason, ProviderFailureClass};
+use lifeline_core::message::RejectionKind;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{
     limits as profile_limits, CredentialFailure, InvalidProfile, ProfileBlock,
@@ -113,6 +114,8 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::EnvironmentWhileWorking => s(Msg::PhEnvironmentWhileWorking),
         P::SwitchWhileWorking => s(Msg::PhSwitchWhileWorking),
         P::RunningLimit => s(Msg::PhRunningLimit),
+        P::RuntimeAnswers => s(Msg::PhRuntimeAnswers),
+        P::StopRuntimeRefused { code } => f(Msg::PhStopRuntimeRefused, &[code]),
         P::RetryRateLimited { seconds } => f(Msg::PhRetryRateLimited, &[&n(*seconds)]),
         P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
         P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),
@@ -284,7 +287,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::NoSessionToSend => s(Msg::PhNoSessionToSend),
         P::FollowingCannotSend => s(Msg::PhFollowingCannotSend),
         P::MessageEmpty => s(Msg::PhMessageEmpty),
-        P::RequestRejected { detail } => f(Msg::PhRequestRejected, &[detail]),
+        P::RequestRejected { rejection, limit } => rejected(l, *rejection, *limit),
         P::NoWebLocks => s(Msg::PhNoWebLocks),
         P::NoRandomness { detail } => f(Msg::PhNoRandomness, &[detail]),
         P::LockFailed { detail } => f(Msg::PhLockFailed, &[detail]),
@@ -315,10 +318,10 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
             by_count(*count, Msg::PhReplayRefusedOne, Msg::PhReplayRefused),
             &[&n(*count), detail],
         ),
-        P::PersistConfirmFailed { detail } => f(Msg::PhPersistConfirmFailed, &[detail]),
+        P::PersistConfirmFailed { code } => f(Msg::PhPersistConfirmFailed, &[code]),
         P::RuntimeNotJson { runtime } => f(Msg::PhRuntimeNotJson, &[runtime]),
-        P::RuntimeMessageRejected { runtime, detail } => {
-            f(Msg::PhRuntimeMessageRejected, &[runtime, detail])
+        P::RuntimeMessageRejected { runtime, code } => {
+            f(Msg::PhRuntimeMessageRejected, &[runtime, code])
         }
         P::FollowerUnreadable { count } => f(
             by_count(
@@ -472,6 +475,21 @@ fn cause(l: Locale, c: &FailureCause) -> String {
             };
             f(Msg::PhRuntimeLost, &[&how])
         }
+    }
+}
+
+/// Why the core refused what the engine asked of it, in `l`: the kinds a
+/// person can act on in words, the rest by their code (each means the
+/// engine and its journal disagreed, and nothing was run or sent twice).
+fn rejected(l: Locale, kind: RejectionKind, limit: u64) -> String {
+    use RejectionKind as K;
+    match kind {
+        K::Busy => t(l, Msg::PhRejectedBusy).to_owned(),
+        K::JournalFull => tf_in(l, Msg::PhRejectedJournalFull, &[&num(l, limit)]),
+        K::JournalUnavailable => t(l, Msg::PhRejectedJournalUnavailable).to_owned(),
+        K::TooManyClients => tf_in(l, Msg::PhRejectedTooManyClients, &[&num(l, limit)]),
+        K::NotReissuable => t(l, Msg::PhRejectedNotReissuable).to_owned(),
+        other => tf_in(l, Msg::PhRequestRejected, &[other.as_str()]),
     }
 }
 

@@ -3,6 +3,7 @@ use crate::phrase::{action, outcome};
 use crate::{phrase, Locale};
 use lifeline_core::agent::PlanError;
 use lifeline_core::environment::FolderAccess;
+use lifeline_core::message::RejectionKind;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{CredentialFailure, ProfileBlock};
 use lifeline_core::recovery::Action;
@@ -74,6 +75,10 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::EnvironmentWhileWorking,
         Phrase::SwitchWhileWorking,
         Phrase::RunningLimit,
+        Phrase::RuntimeAnswers,
+        Phrase::StopRuntimeRefused {
+            code: s("runtime_retired"),
+        },
         Phrase::NotOffered,
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
@@ -203,7 +208,30 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::NoSessionToSend,
         Phrase::FollowingCannotSend,
         Phrase::MessageEmpty,
-        Phrase::RequestRejected { detail: s("x") },
+        Phrase::RequestRejected {
+            rejection: RejectionKind::IdReused,
+            limit: 0,
+        },
+        Phrase::RequestRejected {
+            rejection: RejectionKind::Busy,
+            limit: 0,
+        },
+        Phrase::RequestRejected {
+            rejection: RejectionKind::JournalFull,
+            limit: 10_000,
+        },
+        Phrase::RequestRejected {
+            rejection: RejectionKind::JournalUnavailable,
+            limit: 0,
+        },
+        Phrase::RequestRejected {
+            rejection: RejectionKind::TooManyClients,
+            limit: 8,
+        },
+        Phrase::RequestRejected {
+            rejection: RejectionKind::NotReissuable,
+            limit: 0,
+        },
         Phrase::NoWebLocks,
         Phrase::NoRandomness { detail: s("x") },
         Phrase::LockFailed { detail: s("x") },
@@ -224,11 +252,13 @@ fn every_phrase() -> Vec<Phrase> {
             count: 2,
             detail: s("x"),
         },
-        Phrase::PersistConfirmFailed { detail: s("x") },
+        Phrase::PersistConfirmFailed {
+            code: s("unknown_batch"),
+        },
         Phrase::RuntimeNotJson { runtime: s("r1") },
         Phrase::RuntimeMessageRejected {
             runtime: s("r1"),
-            detail: s("x"),
+            code: s("stale_port"),
         },
         Phrase::FollowerUnreadable { count: 2 },
         Phrase::NoBroadcastChannel,
@@ -686,6 +716,8 @@ fn index(p: &Phrase) -> usize {
         P::FailedBecause { .. } => 136,
         P::Recorded { .. } => 137,
         P::RunningLimit => 138,
+        P::RuntimeAnswers => 139,
+        P::StopRuntimeRefused { .. } => 140,
     }
 }
 

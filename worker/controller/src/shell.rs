@@ -746,9 +746,7 @@ impl Shell {
                 Ok(message) => shell.input(|e, now| {
                     e.handle_runtime_message(runtime, generation, id, message, now)
                 }),
-                Err(err) => {
-                    shell.input(|e, _| e.runtime_message_rejected(runtime, err.to_string()))
-                }
+                Err(_) => shell.input(|e, _| e.runtime_message_rejected(runtime, "malformed")),
             }
         });
         port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
