@@ -34,8 +34,9 @@ export async function send(page, text) {
 }
 
 /** Saves a model profile in the Profiles dialog, uses it for the session
- * and waits until the app is Connected again. */
-export async function addProfile(page, { name, provider, baseUrl, model, key, idleSeconds }) {
+ * and waits until the app is Connected again; `chosen(dialog)`, if given,
+ * runs once the profile shows selected, before the dialog closes. */
+export async function addProfile(page, { name, provider, baseUrl, model, key, idleSeconds }, chosen) {
   await page.getByRole('button', { name: 'Profiles' }).click();
   const dialog = page.getByRole('dialog', { name: 'Profiles' });
   await dialog.getByLabel('Name', { exact: true }).fill(name);
@@ -51,6 +52,7 @@ export async function addProfile(page, { name, provider, baseUrl, model, key, id
   await item.getByText('API key set').waitFor();
   await item.getByRole('button', { name: 'Use for this session' }).click();
   await item.getByText('(selected)').waitFor();
+  await chosen?.(dialog);
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
   await waitConnected(page);
