@@ -868,6 +868,18 @@ pub(super) mod waiting_request {
             (session, identity)
         }
 
+        /// A runtime spawned earlier (and not answered) comes up now and
+        /// dials in; from here on it is the world's runtime.
+        pub fn come_up(&mut self, identity: lifeline_core::RuntimeIdentity) {
+            let mut rt = Runtime::new(RuntimeConfig::new(identity), self.now);
+            let port = self
+                .e
+                .handle_port_opened(identity.runtime, identity.generation, self.now);
+            rt.handle_connected(self.now);
+            self.rt = Some((identity.runtime, identity.generation, port, rt));
+            self.settle();
+        }
+
         pub fn state(
             &self,
             session: lifeline_core::SessionId,
@@ -1050,11 +1062,7 @@ pub(super) mod waiting_request {
         w.restart();
         let spawned = w.spawned.len();
         // The lost launch's worker dials the new controller.
-        let mut rt = Runtime::new(RuntimeConfig::new(lost), w.now);
-        let port = w.e.handle_port_opened(lost.runtime, lost.generation, w.now);
-        rt.handle_connected(w.now);
-        w.rt = Some((lost.runtime, lost.generation, port, rt));
-        w.settle();
+        w.come_up(lost);
         assert_eq!(w.spawned.len(), spawned, "no second runtime was launched");
         assert!(
             w.page.iter().any(|m| matches!(
@@ -1494,12 +1502,7 @@ pub(super) mod waiting_request {
             "nothing is sent before the runtime is up"
         );
         // The runtime comes up late.
-        let mut rt = Runtime::new(RuntimeConfig::new(identity), w.now);
-        let port =
-            w.e.handle_port_opened(identity.runtime, identity.generation, w.now);
-        rt.handle_connected(w.now);
-        w.rt = Some((identity.runtime, identity.generation, port, rt));
-        w.settle();
+        w.come_up(identity);
         let request = *w.fetched.last().expect("the model was asked");
         w.e.handle_provider_outcome(
             request,
@@ -1547,12 +1550,7 @@ pub(super) mod waiting_request {
         w.settle();
         // The first runtime comes up; from here on spawns are answered.
         w.answer_spawns = true;
-        let mut rt = Runtime::new(RuntimeConfig::new(first), w.now);
-        let port =
-            w.e.handle_port_opened(first.runtime, first.generation, w.now);
-        rt.handle_connected(w.now);
-        w.rt = Some((first.runtime, first.generation, port, rt));
-        w.settle();
+        w.come_up(first);
         let request = *w.fetched.last().expect("the message went to the model");
         assert_eq!(w.e.live_request(), Some(request));
         let bound = w.e.sessions().and_then(|s| s.binding(session)).cloned();
@@ -1631,12 +1629,7 @@ pub(super) mod waiting_request {
         w.e.handle_select_profile(other.id, w.now);
         w.settle();
         w.answer_spawns = true;
-        let mut rt = Runtime::new(RuntimeConfig::new(resumed), w.now);
-        let port =
-            w.e.handle_port_opened(resumed.runtime, resumed.generation, w.now);
-        rt.handle_connected(w.now);
-        w.rt = Some((resumed.runtime, resumed.generation, port, rt));
-        w.settle();
+        w.come_up(resumed);
         let bound = w.e.sessions().and_then(|s| s.binding(session)).cloned();
         assert_ne!(bound.as_ref().map(|b| b.runtime), Some(resumed.runtime));
         assert_eq!(
