@@ -202,6 +202,9 @@ pub struct Engine {
     /// Informational notices on the page and the timer that ends each
     /// (`None` until the pump after it was posted sets one).
     transient: Vec<(String, Option<u64>)>,
+    /// Every notice the page shows now, by key, so a change of language
+    /// words them anew (one per key: a newer one replaces it).
+    notices: Vec<(String, Level, Phrase)>,
     last_snapshot: u64,
     snapshotting: bool,
     /// Deleted sessions whose workspace removal was already tried again.
@@ -257,6 +260,7 @@ impl Engine {
             restart: None,
             quota_noticed: false,
             transient: Vec::new(),
+            notices: Vec::new(),
             last_snapshot: 0,
             snapshotting: false,
             cleanup_retried: Vec::new(),
@@ -351,6 +355,8 @@ impl Engine {
         if level == Level::Info {
             self.transient.push((key.into(), None));
         }
+        self.notices.retain(|(k, ..)| k != key);
+        self.notices.push((key.into(), level, message.clone()));
         self.post(ControllerToPage::Notice {
             key: key.into(),
             level,
@@ -360,6 +366,7 @@ impl Engine {
 
     fn clear_notice(&mut self, key: &str) {
         self.transient.retain(|(k, _)| k != key);
+        self.notices.retain(|(k, ..)| k != key);
         self.post(ControllerToPage::Notice {
             key: key.into(),
             level: Level::Info,

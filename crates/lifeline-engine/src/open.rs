@@ -50,10 +50,17 @@ impl Engine {
 
     /// The reader chose another language. The shell words phrases in it
     /// from now on; what the page shows worded already is posted again:
-    /// the card, the status line, and the turns the core ended. A notice
-    /// on the page keeps its words until it is replaced or expires.
+    /// the card, the status line, the turns the core ended, and the
+    /// notices on the page (their expiry unchanged).
     pub fn handle_reword(&mut self, now: Millis) {
         self.card_dirty = true;
+        for (key, level, message) in self.notices.clone() {
+            self.post(ControllerToPage::Notice {
+                key,
+                level,
+                message: Some(message),
+            });
+        }
         let ended: Vec<ViewDelta> = match (self.session, self.projection()) {
             (Some(session), Some(p)) => lifeline_core::view::session_deltas(p, session)
                 .into_iter()

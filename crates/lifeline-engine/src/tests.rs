@@ -1048,6 +1048,52 @@ pub(super) mod waiting_request {
             .any(|m| matches!(m, ControllerToPage::TerminateRuntime { .. })));
     }
 
+    /// A change of language words the notices on the page anew; one that
+    /// has expired is not brought back.
+    #[test]
+    fn a_new_language_rewords_the_notices_on_the_page_and_only_those() {
+        let notices = |page: &[ControllerToPage]| -> Vec<Phrase> {
+            page.iter()
+                .filter_map(|m| match m {
+                    ControllerToPage::Notice {
+                        message: Some(p), ..
+                    } => Some(p.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut w = World::with(profile());
+        let (runtime, generation, ..) = *w.rt.as_ref().expect("the runtime came up");
+        w.e.handle_stop_unresponsive(runtime, generation, w.now);
+        w.settle();
+        assert_eq!(notices(&w.page), vec![Phrase::RuntimeAnswers]);
+        w.page.clear();
+        w.e.handle_reword(w.now);
+        w.settle();
+        assert_eq!(
+            notices(&w.page),
+            vec![Phrase::RuntimeAnswers],
+            "worded anew"
+        );
+        let (key, at) = *w
+            .timers
+            .iter()
+            .rev()
+            .find(|(k, _)| matches!(k, TimerKey::Notice(_)))
+            .expect("the notice expires");
+        w.at(at.0);
+        w.e.handle_timer(key, w.now);
+        w.settle();
+        w.page.clear();
+        w.e.handle_reword(w.now);
+        w.settle();
+        assert_eq!(
+            notices(&w.page),
+            Vec::<Phrase>::new(),
+            "an expired notice stays gone"
+        );
+    }
+
     /// A launch whose runtime had not dialed in when the controller
     /// restarted: the new controller waits for it rather than launching a
     /// second runtime into the same workspace, and adopts it when it dials
