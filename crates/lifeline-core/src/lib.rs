@@ -84,6 +84,7 @@ pub mod schema;
 pub mod session;
 pub mod session_record;
 pub mod stop;
+pub mod store_fault;
 pub mod stored_output;
 pub mod tag_first;
 pub mod view;

@@ -30,6 +30,7 @@ use crate::profile::{
 };
 use crate::session::Refusal;
 use crate::session_record::{FailureCause, LaunchFailure, LoadError, RuntimeEnd};
+use crate::store_fault::{StoreFault, StoredKind};
 use crate::wire::{nested, Arg, Reader};
 pub use crate::wire::{Wire, WireError};
 
@@ -242,10 +243,10 @@ pub enum Phrase {
     ReissueNeedsRunning,
     ReissueAgentWorking,
     ProfilesCannotOpen {
-        detail: String,
+        fault: StoreFault,
     },
     NoProfileMade {
-        detail: String,
+        fault: StoreFault,
     },
     MessageWaits {
         waiting: u32,
@@ -263,22 +264,22 @@ pub enum Phrase {
         generation: u64,
     },
     ProfilesUnreadable {
-        detail: String,
+        fault: StoreFault,
     },
     ProfilesNotOpen,
     ProfileSaved {
         name: String,
     },
     ProfileNotSaved {
-        detail: String,
+        fault: StoreFault,
     },
     ProfileDeletedMeanwhile,
     ProfileNotDeleted {
-        detail: String,
+        fault: StoreFault,
     },
     NoIdMade,
     KeyNotStored {
-        detail: String,
+        fault: StoreFault,
     },
     NoKeyForCommands,
     /// A profile setting refused, with what it must be.
@@ -751,10 +752,10 @@ impl fmt::Display for Phrase {
             P::ReissueAgentWorking => {
                 f.write_str("the agent is working on a message; re-issue when it is done")
             }
-            P::ProfilesCannotOpen { detail } => {
-                write!(f, "profiles and keys cannot be opened: {detail}")
+            P::ProfilesCannotOpen { fault } => {
+                write!(f, "profiles and keys cannot be opened: {fault}")
             }
-            P::NoProfileMade { detail } => write!(f, "no profile could be made: {detail}"),
+            P::NoProfileMade { fault } => write!(f, "no profile could be made: {fault}"),
             P::MessageWaits { waiting } => {
                 write!(f, "your message waits for the agent ({waiting} waiting)")
             }
@@ -778,14 +779,14 @@ impl fmt::Display for Phrase {
                 f,
                 "an earlier launch (runtime {runtime}, generation {generation}) was recorded but never answered; whether it ran is unknown. It is retired and a new runtime starts"
             ),
-            P::ProfilesUnreadable { detail } => write!(f, "profiles cannot be read: {detail}"),
+            P::ProfilesUnreadable { fault } => write!(f, "profiles cannot be read: {fault}"),
             P::ProfilesNotOpen => f.write_str("profiles are not open yet; try again in a moment"),
             P::ProfileSaved { name } => write!(f, "profile {name:?} saved"),
-            P::ProfileNotSaved { detail } => write!(f, "the profile was not saved: {detail}"),
+            P::ProfileNotSaved { fault } => write!(f, "the profile was not saved: {fault}"),
             P::ProfileDeletedMeanwhile => f.write_str("that profile was deleted meanwhile"),
-            P::ProfileNotDeleted { detail } => write!(f, "the profile was not deleted: {detail}"),
+            P::ProfileNotDeleted { fault } => write!(f, "the profile was not deleted: {fault}"),
             P::NoIdMade => f.write_str("no identifier could be made"),
-            P::KeyNotStored { detail } => write!(f, "the key was not stored: {detail}"),
+            P::KeyNotStored { fault } => write!(f, "the key was not stored: {fault}"),
             P::NoKeyForCommands => f.write_str(
                 "there is no API key to give commands; enter one or clear that field",
             ),
@@ -1143,6 +1144,26 @@ nested!(RejectionKind {
     19 => ProviderOutcomeConflict,
     20 => NotReissuable,
 });
+nested!(StoredKind {
+    0 => Profiles,
+    1 => Credentials,
+});
+nested!(StoreFault {
+    0 => Unavailable { detail },
+    1 => NewerSchema { schema },
+    2 => Blocked,
+    3 => VersionChange,
+    4 => Closed,
+    5 => QuotaExceeded,
+    6 => Operation { detail },
+    7 => InvalidProfile { detail },
+    8 => StaleRevision { stored, offered },
+    9 => TooMany { what, max },
+    10 => InvalidLabel { len, max },
+    11 => InvalidSecret { len, max },
+    12 => Crypto { detail },
+    13 => Corrupt { detail },
+});
 nested!(CredentialFailure {
     0 => Missing,
     1 => Unreadable { detail },
@@ -1320,21 +1341,21 @@ phrase_wire! {
     60 => NotUncertain,
     61 => ReissueNeedsRunning,
     62 => ReissueAgentWorking,
-    63 => ProfilesCannotOpen { detail },
-    64 => NoProfileMade { detail },
+    63 => ProfilesCannotOpen { fault },
+    64 => NoProfileMade { fault },
     65 => MessageWaits { waiting },
     66 => ResumedWithoutProfile,
     67 => WorkspaceNotDeleted { detail },
     68 => EarlierLaunchAnswered { runtime, generation },
     69 => EarlierLaunchRetired { runtime, generation },
-    70 => ProfilesUnreadable { detail },
+    70 => ProfilesUnreadable { fault },
     71 => ProfilesNotOpen,
     72 => ProfileSaved { name },
-    73 => ProfileNotSaved { detail },
+    73 => ProfileNotSaved { fault },
     74 => ProfileDeletedMeanwhile,
-    75 => ProfileNotDeleted { detail },
+    75 => ProfileNotDeleted { fault },
     76 => NoIdMade,
-    77 => KeyNotStored { detail },
+    77 => KeyNotStored { fault },
     78 => NoKeyForCommands,
     79 => ProfileInvalid { invalid },
     80 => MessageTooLong { bytes, limit },

@@ -17,6 +17,7 @@ use lifeline_core::recovery::Action;
 use lifeline_core::schema::limits;
 use lifeline_core::session::{Refusal, MAX_QUEUED_PROMPTS};
 use lifeline_core::session_record::{FailureCause, LaunchFailure, LoadError, RuntimeEnd};
+use lifeline_core::store_fault::{StoreFault, StoredKind};
 use lifeline_core::Outcome;
 
 use crate::catalog::{t, Msg};
@@ -249,8 +250,8 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::NotUncertain => s(Msg::PhNotUncertain),
         P::ReissueNeedsRunning => s(Msg::PhReissueNeedsRunning),
         P::ReissueAgentWorking => s(Msg::PhReissueAgentWorking),
-        P::ProfilesCannotOpen { detail } => f(Msg::PhProfilesCannotOpen, &[detail]),
-        P::NoProfileMade { detail } => f(Msg::PhNoProfileMade, &[detail]),
+        P::ProfilesCannotOpen { fault } => f(Msg::PhProfilesCannotOpen, &[&store_fault(l, fault)]),
+        P::NoProfileMade { fault } => f(Msg::PhNoProfileMade, &[&store_fault(l, fault)]),
         P::MessageWaits { waiting } => f(Msg::PhMessageWaits, &[&n(*waiting)]),
         P::ResumedWithoutProfile => s(Msg::PhResumedWithoutProfile),
         P::WorkspaceNotDeleted { detail } => f(Msg::PhWorkspaceNotDeleted, &[detail]),
@@ -268,14 +269,14 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
             Msg::PhEarlierLaunchRetired,
             &[runtime, &num(l, *generation)],
         ),
-        P::ProfilesUnreadable { detail } => f(Msg::PhProfilesUnreadable, &[detail]),
+        P::ProfilesUnreadable { fault } => f(Msg::PhProfilesUnreadable, &[&store_fault(l, fault)]),
         P::ProfilesNotOpen => s(Msg::PhProfilesNotOpen),
         P::ProfileSaved { name } => f(Msg::PhProfileSaved, &[name]),
-        P::ProfileNotSaved { detail } => f(Msg::PhProfileNotSaved, &[detail]),
+        P::ProfileNotSaved { fault } => f(Msg::PhProfileNotSaved, &[&store_fault(l, fault)]),
         P::ProfileDeletedMeanwhile => s(Msg::PhProfileDeletedMeanwhile),
-        P::ProfileNotDeleted { detail } => f(Msg::PhProfileNotDeleted, &[detail]),
+        P::ProfileNotDeleted { fault } => f(Msg::PhProfileNotDeleted, &[&store_fault(l, fault)]),
         P::NoIdMade => s(Msg::PhNoIdMade),
-        P::KeyNotStored { detail } => f(Msg::PhKeyNotStored, &[detail]),
+        P::KeyNotStored { fault } => f(Msg::PhKeyNotStored, &[&store_fault(l, fault)]),
         P::NoKeyForCommands => s(Msg::PhNoKeyForCommands),
         P::ProfileInvalid { invalid } => f(Msg::PhProfileInvalid, &[&invalid_profile(l, invalid)]),
         P::MessageTooLong { bytes: b, limit } => {
@@ -490,6 +491,42 @@ fn rejected(l: Locale, kind: RejectionKind, limit: u64) -> String {
         K::TooManyClients => tf_in(l, Msg::PhRejectedTooManyClients, &[&num(l, limit)]),
         K::NotReissuable => t(l, Msg::PhRejectedNotReissuable).to_owned(),
         other => tf_in(l, Msg::PhRequestRejected, &[other.as_str()]),
+    }
+}
+
+/// What went wrong with the profile and credential store, in `l`.
+fn store_fault(l: Locale, fault: &StoreFault) -> String {
+    use StoreFault as F;
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    match fault {
+        F::Unavailable { detail } => f(Msg::PhStoreUnavailable, &[detail]),
+        F::NewerSchema { schema } => f(Msg::PhStoreNewerSchema, &[&schema.to_string()]),
+        F::Blocked => t(l, Msg::PhStoreBlocked).to_owned(),
+        F::VersionChange => t(l, Msg::PhStoreVersionChange).to_owned(),
+        F::Closed => t(l, Msg::PhStoreClosed).to_owned(),
+        F::QuotaExceeded => t(l, Msg::PhStoreQuota).to_owned(),
+        F::Operation { detail } => f(Msg::PhStoreOperation, &[detail]),
+        F::InvalidProfile { detail } => f(Msg::PhStoreInvalidProfile, &[detail]),
+        F::StaleRevision { stored, offered } => f(
+            Msg::PhStoreStaleRevision,
+            &[&stored.to_string(), &offered.to_string()],
+        ),
+        F::TooMany {
+            what: StoredKind::Profiles,
+            max,
+        } => f(Msg::PhStoreTooManyProfiles, &[&num(l, *max)]),
+        F::TooMany {
+            what: StoredKind::Credentials,
+            max,
+        } => f(Msg::PhStoreTooManyCredentials, &[&num(l, *max)]),
+        F::InvalidLabel { len, max } => {
+            f(Msg::PhStoreInvalidLabel, &[&num(l, *max), &num(l, *len)])
+        }
+        F::InvalidSecret { len, max } => {
+            f(Msg::PhStoreInvalidSecret, &[&num(l, *max), &num(l, *len)])
+        }
+        F::Crypto { detail } => f(Msg::PhStoreCrypto, &[detail]),
+        F::Corrupt { detail } => f(Msg::PhStoreCorrupt, &[detail]),
     }
 }
 

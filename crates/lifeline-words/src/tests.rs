@@ -9,6 +9,7 @@ use lifeline_core::profile::{CredentialFailure, ProfileBlock};
 use lifeline_core::recovery::Action;
 use lifeline_core::session::Refusal;
 use lifeline_core::session_record::{FailureCause, LaunchFailure, LoadError};
+use lifeline_core::store_fault::{StoreFault, StoredKind};
 use lifeline_core::Outcome;
 
 #[test]
@@ -165,8 +166,12 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::NotUncertain,
         Phrase::ReissueNeedsRunning,
         Phrase::ReissueAgentWorking,
-        Phrase::ProfilesCannotOpen { detail: s("x") },
-        Phrase::NoProfileMade { detail: s("x") },
+        Phrase::ProfilesCannotOpen {
+            fault: StoreFault::Blocked,
+        },
+        Phrase::NoProfileMade {
+            fault: StoreFault::QuotaExceeded,
+        },
         Phrase::MessageWaits { waiting: 2 },
         Phrase::ResumedWithoutProfile,
         Phrase::WorkspaceNotDeleted { detail: s("x") },
@@ -178,14 +183,22 @@ fn every_phrase() -> Vec<Phrase> {
             runtime: s("r1"),
             generation: 2,
         },
-        Phrase::ProfilesUnreadable { detail: s("x") },
+        Phrase::ProfilesUnreadable {
+            fault: StoreFault::QuotaExceeded,
+        },
         Phrase::ProfilesNotOpen,
         Phrase::ProfileSaved { name: s("Local") },
-        Phrase::ProfileNotSaved { detail: s("x") },
+        Phrase::ProfileNotSaved {
+            fault: StoreFault::QuotaExceeded,
+        },
         Phrase::ProfileDeletedMeanwhile,
-        Phrase::ProfileNotDeleted { detail: s("x") },
+        Phrase::ProfileNotDeleted {
+            fault: StoreFault::QuotaExceeded,
+        },
         Phrase::NoIdMade,
-        Phrase::KeyNotStored { detail: s("x") },
+        Phrase::KeyNotStored {
+            fault: StoreFault::QuotaExceeded,
+        },
         Phrase::NoKeyForCommands,
         Phrase::MessageTooLong {
             bytes: 300_000,
@@ -569,6 +582,34 @@ fn every_phrase() -> Vec<Phrase> {
         ] {
             all.push(Phrase::TurnEnded { ending });
         }
+    }
+    for fault in [
+        StoreFault::Unavailable { detail: s("x") },
+        StoreFault::NewerSchema { schema: 3 },
+        StoreFault::Blocked,
+        StoreFault::VersionChange,
+        StoreFault::Closed,
+        StoreFault::QuotaExceeded,
+        StoreFault::Operation { detail: s("x") },
+        StoreFault::InvalidProfile { detail: s("x") },
+        StoreFault::StaleRevision {
+            stored: 4,
+            offered: 4,
+        },
+        StoreFault::TooMany {
+            what: StoredKind::Profiles,
+            max: 64,
+        },
+        StoreFault::TooMany {
+            what: StoredKind::Credentials,
+            max: 64,
+        },
+        StoreFault::InvalidLabel { len: 0, max: 200 },
+        StoreFault::InvalidSecret { len: 0, max: 8192 },
+        StoreFault::Crypto { detail: s("x") },
+        StoreFault::Corrupt { detail: s("x") },
+    ] {
+        all.push(Phrase::ProfileNotSaved { fault });
     }
     all
 }

@@ -411,9 +411,7 @@ impl Shell {
         let config = match ConfigStore::open().await {
             Ok(c) => Rc::new(c),
             Err(e) => {
-                let reason = Phrase::ProfilesCannotOpen {
-                    detail: e.to_string(),
-                };
+                let reason = Phrase::ProfilesCannotOpen { fault: e.fault() };
                 return self.input(|engine, _| engine.handle_profiles_unavailable(reason));
             }
         };
@@ -424,9 +422,7 @@ impl Shell {
         let default = match config.ensure_default_profile(id).await {
             Ok(p) => p,
             Err(e) => {
-                let reason = Phrase::NoProfileMade {
-                    detail: e.to_string(),
-                };
+                let reason = Phrase::NoProfileMade { fault: e.fault() };
                 return self.input(|engine, _| engine.handle_profiles_unavailable(reason));
             }
         };

@@ -28,6 +28,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use js_sys::{Object, Reflect, JSON};
+use lifeline_core::store_fault::{StoreFault, StoredKind};
 use lifeline_core::ProfileId;
 use wasm_bindgen::JsValue;
 use web_sys::{IdbDatabase, IdbObjectStore, IdbObjectStoreParameters, IdbRequest, IdbTransaction};
@@ -102,7 +103,7 @@ pub enum ConfigError {
         offered: u64,
     },
     /// The store already holds the most it may.
-    TooMany { what: &'static str, max: usize },
+    TooMany { what: StoredKind, max: usize },
     /// A credential's label is blank or longer than the limit.
     InvalidLabel { len: usize },
     /// A secret is empty or longer than the limit.
@@ -115,65 +116,56 @@ pub enum ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // One wording: what a person is told, in English.
+        self.fault().fmt(f)
+    }
+}
+
+impl ConfigError {
+    /// What a person is told (the page words it); `Display` stays for logs.
+    pub fn fault(&self) -> StoreFault {
+        use StoreFault as F;
         match self {
-            ConfigError::Unavailable(detail) => write!(
-                f,
-                "the profile and credential store could not be opened or was closed by the browser ({detail}); reload to retry"
-            ),
-            ConfigError::NewerSchema => write!(
-                f,
-                "the profile and credential store was written by a newer Lifeline (schema above {SCHEMA_VERSION}); reload to get the newer version — nothing was changed"
-            ),
-            ConfigError::Blocked => write!(
-                f,
-                "another Lifeline tab is holding an older profile store open; close or reload the other tabs"
-            ),
-            ConfigError::VersionChange => write!(
-                f,
-                "a newer Lifeline in another tab is upgrading the profile store, so this tab closed its connection; reload this tab to continue"
-            ),
-            ConfigError::Closed => write!(f, "the profile store connection was closed by this tab"),
-            ConfigError::QuotaExceeded => write!(
-                f,
-                "the browser's storage for Lifeline is full: nothing was written and everything stored is kept; free space (delete old sessions or artifacts) and try again"
-            ),
-            ConfigError::Operation(detail) => write!(
-                f,
-                "profile store operation failed: {detail}; nothing of it was written — it can be retried"
-            ),
-            ConfigError::InvalidProfile(detail) => {
-                write!(f, "the profile was not saved: {detail}")
-            }
+            ConfigError::Unavailable(detail) => F::Unavailable {
+                detail: detail.clone(),
+            },
+            ConfigError::NewerSchema => F::NewerSchema {
+                schema: SCHEMA_VERSION,
+            },
+            ConfigError::Blocked => F::Blocked,
+            ConfigError::VersionChange => F::VersionChange,
+            ConfigError::Closed => F::Closed,
+            ConfigError::QuotaExceeded => F::QuotaExceeded,
+            ConfigError::Operation(detail) => F::Operation {
+                detail: detail.clone(),
+            },
+            ConfigError::InvalidProfile(detail) => F::InvalidProfile {
+                detail: detail.clone(),
+            },
             ConfigError::StaleRevision {
-                id,
-                stored,
-                offered,
-            } => write!(
-                f,
-                "profile {id} was changed elsewhere (stored revision {stored}, this edit is based on an older one and would be revision {offered}); reload the profile and make the edit again"
-            ),
-            ConfigError::TooMany { what, max } => write!(
-                f,
-                "there are already {max} {what}, the most Lifeline keeps; delete one you no longer need first"
-            ),
-            ConfigError::InvalidLabel { len } => write!(
-                f,
-                "a credential needs a label of 1 to {} bytes (this one has {len}); nothing was saved",
-                limits::MAX_LABEL_BYTES
-            ),
-            ConfigError::InvalidSecret { len } => write!(
-                f,
-                "a credential's secret must be 1 to {} bytes (this one has {len}); nothing was saved",
-                limits::MAX_SECRET_BYTES
-            ),
-            ConfigError::Crypto(detail) => write!(
-                f,
-                "the browser's WebCrypto could not protect the credential ({detail}); nothing was saved — Lifeline needs a browser with crypto.subtle in workers (a secure context: https or localhost)"
-            ),
-            ConfigError::Corrupt(detail) => write!(
-                f,
-                "a stored record is damaged: {detail}; delete it in Profiles and enter it again"
-            ),
+                stored, offered, ..
+            } => F::StaleRevision {
+                stored: *stored,
+                offered: *offered,
+            },
+            ConfigError::TooMany { what, max } => F::TooMany {
+                what: *what,
+                max: *max as u64,
+            },
+            ConfigError::InvalidLabel { len } => F::InvalidLabel {
+                len: *len as u64,
+                max: limits::MAX_LABEL_BYTES as u64,
+            },
+            ConfigError::InvalidSecret { len } => F::InvalidSecret {
+                len: *len as u64,
+                max: limits::MAX_SECRET_BYTES as u64,
+            },
+            ConfigError::Crypto(detail) => F::Crypto {
+                detail: detail.clone(),
+            },
+            ConfigError::Corrupt(detail) => F::Corrupt {
+                detail: detail.clone(),
+            },
         }
     }
 }
@@ -336,7 +328,7 @@ impl ConfigStore {
 pub(crate) async fn existing_or_room(
     store: &IdbObjectStore,
     key: &JsValue,
-    what: &'static str,
+    what: StoredKind,
     max: usize,
 ) -> Result<JsValue, Step> {
     let existing = store.get(key).map_err(Step::Js)?;

@@ -11,6 +11,7 @@ use lifeline_core::profile::{
     resolve_for_resume, AgentBudget, Capabilities, CredentialFailure, EnvValue, EnvVar, Profile,
     ProfileBlock, ProfileLookup, Provider, Secret, Tool, OWNER,
 };
+use lifeline_core::store_fault::StoredKind;
 use lifeline_core::{CredentialId, ProfileId};
 use lifeline_store::config::{
     limits, store, ConfigError, ConfigStore, CREDENTIAL_KEY_NAME, KEY_GONE, SCHEMA_VERSION,
@@ -1039,7 +1040,7 @@ async fn at_most_256_profiles_and_256_credentials_are_kept() {
     assert_eq!(
         e,
         ConfigError::TooMany {
-            what: "profiles",
+            what: StoredKind::Profiles,
             max: 256
         }
     );
@@ -1057,7 +1058,7 @@ async fn at_most_256_profiles_and_256_credentials_are_kept() {
     assert_eq!(
         config.put_credential(cid(1000), "c", &secret).await,
         Err(ConfigError::TooMany {
-            what: "credentials",
+            what: StoredKind::Credentials,
             max: 256
         })
     );

@@ -32,9 +32,7 @@ impl Shell {
                 notice(
                     "profiles",
                     Level::Error,
-                    Phrase::ProfilesUnreadable {
-                        detail: e.to_string(),
-                    },
+                    Phrase::ProfilesUnreadable { fault: e.fault() },
                 );
                 return;
             }
@@ -78,9 +76,7 @@ impl Shell {
                 notice(
                     "profiles",
                     Level::Error,
-                    Phrase::ProfileNotDeleted {
-                        detail: e.to_string(),
-                    },
+                    Phrase::ProfileNotDeleted { fault: e.fault() },
                 );
             }
             shell.publish_profiles().await;
@@ -151,9 +147,7 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Phras
             config
                 .put_credential(cid, &label, &Secret::new(secret.0))
                 .await
-                .map_err(|e| Phrase::KeyNotStored {
-                    detail: e.to_string(),
-                })?;
+                .map_err(|e| Phrase::KeyNotStored { fault: e.fault() })?;
             (Some(cid), Some(cid))
         }
     };
@@ -201,9 +195,7 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Phras
         if let Some(k) = new_key {
             let _ = config.delete_credential(k).await;
         }
-        return Err(Phrase::ProfileNotSaved {
-            detail: e.to_string(),
-        });
+        return Err(Phrase::ProfileNotSaved { fault: e.fault() });
     }
     // The replaced key is no longer referenced by anything.
     if old_key != api_key {

@@ -23,6 +23,7 @@
 
 use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
 use lifeline_core::profile::{CredentialFailure, Secret};
+use lifeline_core::store_fault::StoredKind;
 use lifeline_core::CredentialId;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -87,7 +88,8 @@ impl ConfigStore {
         let label = label.to_string();
         self.write("save credential", store::CREDENTIALS, |s| async move {
             let existing =
-                existing_or_room(&s, &id_js, "credentials", limits::MAX_CREDENTIALS).await?;
+                existing_or_room(&s, &id_js, StoredKind::Credentials, limits::MAX_CREDENTIALS)
+                    .await?;
             let now = js_sys::Date::now();
             let created = if existing.is_undefined() {
                 now

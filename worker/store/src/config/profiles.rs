@@ -18,6 +18,7 @@
 
 use js_sys::Array;
 use lifeline_core::profile::{Profile, ProfileLookup, OWNER};
+use lifeline_core::store_fault::StoredKind;
 use lifeline_core::ProfileId;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -59,7 +60,8 @@ impl ConfigStore {
         ]);
         let (profile_id, offered) = (profile.id, profile.revision);
         self.write("save profile", store::PROFILES, |s| async move {
-            let existing = existing_or_room(&s, &id, "profiles", limits::MAX_PROFILES).await?;
+            let existing =
+                existing_or_room(&s, &id, StoredKind::Profiles, limits::MAX_PROFILES).await?;
             if let Some(stored) = stored_revision(&existing) {
                 if offered <= stored {
                     return Err(Step::Refuse(ConfigError::StaleRevision {
@@ -162,7 +164,7 @@ impl ConfigStore {
                 }
                 if all.length() as usize >= limits::MAX_PROFILES {
                     return Err(Step::Refuse(ConfigError::TooMany {
-                        what: "profiles",
+                        what: StoredKind::Profiles,
                         max: limits::MAX_PROFILES,
                     }));
                 }
