@@ -664,12 +664,12 @@ impl Sessions {
         self.entries.get(&session)?.binding.as_ref()
     }
 
-    /// The profile new launches (not resumes) of the session use.
     /// Whether a chosen profile waits for what is under way to end.
     pub fn switch_pending(&self, session: SessionId) -> bool {
         self.entries.get(&session).is_some_and(|e| e.switch_pending)
     }
 
+    /// The profile new launches (not resumes) of the session use.
     pub fn selected_profile(&self, session: SessionId) -> Option<ProfileId> {
         self.entries.get(&session).map(|e| e.selected)
     }
