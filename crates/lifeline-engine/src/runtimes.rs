@@ -128,7 +128,8 @@ impl Engine {
     }
 
     /// A runtime's message could not be read (or was refused): `code`
-    /// says which (the decoder's own words stay in the shell's log).
+    /// says which. The decoder's own words are not shown: they name
+    /// nothing a person can act on, and may quote the message.
     pub fn runtime_message_rejected(&mut self, runtime: RuntimeId, code: &str) {
         self.notice(
             "runtime-message",
