@@ -128,6 +128,17 @@ struct PortEntry {
     life_watched: bool,
 }
 
+/// A notice the page shows.
+#[derive(Clone, Debug)]
+struct Shown {
+    key: String,
+    level: Level,
+    message: Phrase,
+    /// The timer that ends an informational notice (`None` until the pump
+    /// after it was posted sets one; never for a warning or an error).
+    expiry: Option<u64>,
+}
+
 /// The controller worker's whole state of mind.
 pub struct Engine {
     role: Role,
@@ -199,12 +210,10 @@ pub struct Engine {
     restart: Option<RestartTally>,
     /// A quota notice is on the page and must be cleared when writes succeed.
     quota_noticed: bool,
-    /// Informational notices on the page and the timer that ends each
-    /// (`None` until the pump after it was posted sets one).
-    transient: Vec<(String, Option<u64>)>,
-    /// Every notice the page shows now, by key, so a change of language
-    /// words them anew (one per key: a newer one replaces it).
-    notices: Vec<(String, Level, Phrase)>,
+    /// Every notice the page shows now, one per key (a newer one replaces
+    /// it): a change of language words them anew, and an informational
+    /// one ends at its timer.
+    notices: Vec<Shown>,
     last_snapshot: u64,
     snapshotting: bool,
     /// Deleted sessions whose workspace removal was already tried again.
@@ -259,7 +268,6 @@ impl Engine {
             card_inputs: None,
             restart: None,
             quota_noticed: false,
-            transient: Vec::new(),
             notices: Vec::new(),
             last_snapshot: 0,
             snapshotting: false,
@@ -351,12 +359,13 @@ impl Engine {
 
     fn notice(&mut self, key: &str, level: Level, message: Phrase) {
         // A newer notice under the key replaces the old one and its expiry.
-        self.transient.retain(|(k, _)| k != key);
-        if level == Level::Info {
-            self.transient.push((key.into(), None));
-        }
-        self.notices.retain(|(k, ..)| k != key);
-        self.notices.push((key.into(), level, message.clone()));
+        self.notices.retain(|n| n.key != key);
+        self.notices.push(Shown {
+            key: key.into(),
+            level,
+            message: message.clone(),
+            expiry: None,
+        });
         self.post(ControllerToPage::Notice {
             key: key.into(),
             level,
@@ -365,8 +374,7 @@ impl Engine {
     }
 
     fn clear_notice(&mut self, key: &str) {
-        self.transient.retain(|(k, _)| k != key);
-        self.notices.retain(|(k, ..)| k != key);
+        self.notices.retain(|n| n.key != key);
         self.post(ControllerToPage::Notice {
             key: key.into(),
             level: Level::Info,
@@ -453,8 +461,8 @@ impl Engine {
             TimerKey::Provider(session) => self.provider_timer(session, now),
             TimerKey::Cleanup(session) => self.retry_cleanup(session),
             TimerKey::Notice(n) => {
-                if let Some(i) = self.transient.iter().position(|(_, t)| *t == Some(n)) {
-                    let (key, _) = self.transient.remove(i);
+                let key = self.notices.iter().find(|s| s.expiry == Some(n));
+                if let Some(key) = key.map(|s| s.key.clone()) {
                     self.clear_notice(&key);
                 }
             }
@@ -511,10 +519,11 @@ impl Engine {
     /// pump. The shell calls it after every input too: an input answered
     /// with a notice alone (a refusal) does not pump.
     pub fn expire_notices(&mut self, now: Millis) {
-        for i in 0..self.transient.len() {
-            if self.transient[i].1.is_none() {
+        for i in 0..self.notices.len() {
+            let shown = &self.notices[i];
+            if shown.level == Level::Info && shown.expiry.is_none() {
                 self.next_timer += 1;
-                self.transient[i].1 = Some(self.next_timer);
+                self.notices[i].expiry = Some(self.next_timer);
                 self.set_timer(TimerKey::Notice(self.next_timer), now.plus(NOTICE_TTL_MS));
             }
         }

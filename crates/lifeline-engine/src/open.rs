@@ -54,11 +54,11 @@ impl Engine {
     /// notices on the page (their expiry unchanged).
     pub fn handle_reword(&mut self, now: Millis) {
         self.card_dirty = true;
-        for (key, level, message) in self.notices.clone() {
+        for shown in self.notices.clone() {
             self.post(ControllerToPage::Notice {
-                key,
-                level,
-                message: Some(message),
+                key: shown.key,
+                level: shown.level,
+                message: Some(shown.message),
             });
         }
         let ended: Vec<ViewDelta> = match (self.session, self.projection()) {
