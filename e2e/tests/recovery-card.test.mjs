@@ -187,6 +187,9 @@ describe('uncertain commands after a reload (390×844)', () => {
       const item = card(page).getByRole('group', { name: 'Uncertain: sleep 30' });
       await item.waitFor({ timeout: 30_000 });
       await card(page).getByText('Some actions may or may not have happened. Nothing was repeated.').waitFor();
+      // The command says what recovery observed, in words, not the journal's ids.
+      await transcript(page).getByRole('group', { name: 'Command: sleep 30' })
+        .getByText('the page was reloaded or closed while this ran; its runtime ended with it', { exact: true }).waitFor();
       await assertTargets(page, 44);
       await noAxeViolations(page, 'the uncertain-command card');
       await shot(page, 'card-uncertain-phone');
@@ -215,6 +218,7 @@ describe('a runtime that dies on its own (1280×800)', () => {
       const c = card(page);
       await c.getByText('The runtime stopped. The workspace is kept.').waitFor({ timeout: 60_000 });
       await transcript(page).getByRole('group', { name: 'Command: sleep 60' }).getByText(/^(lost|may have started)$/).waitFor();
+      await transcript(page).getByRole('group', { name: 'Command: sleep 60' }).getByText('its runtime crashed', { exact: true }).waitFor();
       await c.getByRole('button', { name: 'Resume' }).click();
       await c.getByText('The runtime stopped. The workspace is kept.').waitFor({ state: 'detached', timeout: 30_000 });
       await waitConnected(page);

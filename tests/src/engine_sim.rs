@@ -594,7 +594,8 @@ impl EngineSim {
             }
             Effect::Page(message) => self.page(message),
             Effect::SetTimer { key, at } => self.clock.schedule_at(at.0, Ev::Timer { inc, key }),
-            Effect::CancelTimers | Effect::CloseJournal | Effect::ClosePort(_) => {}
+            Effect::CancelTimers | Effect::CloseJournal | Effect::ClosePort(_) | Effect::Log(_) => {
+            }
             Effect::WatchLife { .. } => {}
             Effect::OpenProfiles => self.answer(Answer::Profiles),
             Effect::LookupProfile { attempt, profile } => {

@@ -100,6 +100,23 @@ pub enum RecoveryKind {
     StreamConflict,
 }
 
+impl RecoveryKind {
+    pub const ALL: [RecoveryKind; 12] = [
+        RecoveryKind::ControllerRestart,
+        RecoveryKind::HostLoss,
+        RecoveryKind::TransportLoss,
+        RecoveryKind::RuntimeCrash,
+        RecoveryKind::CheckpointFailure,
+        RecoveryKind::CleanupFailure,
+        RecoveryKind::AckTimeout,
+        RecoveryKind::CancelEscalation,
+        RecoveryKind::ReattachTimeout,
+        RecoveryKind::RuntimeReplaced,
+        RecoveryKind::SessionStopped,
+        RecoveryKind::StreamConflict,
+    ];
+}
+
 /// One command's outcome as a recovery procedure left it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resolution {

@@ -22,7 +22,7 @@ use crate::environment::FolderAccess;
 use crate::id::{
     CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
 };
-use crate::journal::{FailureReason, ProviderFailureClass};
+use crate::journal::{FailureReason, ProviderFailureClass, RecoveryKind};
 use crate::message::{Rejection, RejectionKind};
 use crate::outcome::Outcome;
 use crate::profile::{
@@ -59,8 +59,9 @@ pub enum JournalFault {
     },
     Closed,
     /// Recovery from the journal failed.
+    /// The entry at `position` contradicts the journal before it.
     NotRecovered {
-        detail: String,
+        position: u64,
     },
     /// The database was deleted while the app was open.
     Removed,
@@ -135,6 +136,12 @@ pub enum Phrase {
     },
     /// A session list action its item does not offer now.
     NotOffered,
+    /// What the latest recovery procedure naming a command observed, as the
+    /// transcript shows it on that command (the journal's `observed` text
+    /// is the record's own English, for the evidence export).
+    Observed {
+        kind: RecoveryKind,
+    },
     /// Why a provider request failed, as the app recorded it.
     FailedBecause {
         reason: FailureReason,
@@ -307,12 +314,10 @@ pub enum Phrase {
         limit: u64,
     },
     NoWebLocks,
-    NoRandomness {
-        detail: String,
-    },
-    LockFailed {
-        detail: String,
-    },
+    /// What the browser refused is in the worker's log.
+    NoRandomness,
+    /// Which step of the Web Locks call failed is in the worker's log.
+    LockFailed,
     SnapshotFallback {
         bad: u64,
         loaded: u64,
@@ -322,18 +327,21 @@ pub enum Phrase {
         newest: u64,
     },
     SnapshotNotSaved {
-        detail: String,
+        fault: JournalFault,
     },
+    /// Which records and why are in the worker's log and the quarantine
+    /// store.
     RecordsQuarantined {
         count: u32,
-        detail: String,
     },
     QuarantineNotMoved {
         fault: JournalFault,
     },
+    /// Why each was refused is in the worker's log; the entries stay in
+    /// the journal.
     ReplayRefused {
         count: u32,
-        detail: String,
+        first: u64,
     },
     /// `code`: [`crate::controller::ControllerError::code`].
     PersistConfirmFailed {
@@ -352,9 +360,7 @@ pub enum Phrase {
     },
     NoBroadcastChannel,
     OtherBuild,
-    BroadcastRejected {
-        detail: String,
-    },
+    BroadcastRejected,
     CatchUpFailed {
         fault: JournalFault,
     },
@@ -363,11 +369,20 @@ pub enum Phrase {
         to: u64,
     },
     EntryNotBelieved {
-        detail: String,
+        position: u64,
     },
     PageNotJson,
-    PageMessageRejected {
-        detail: String,
+    /// A message from the page this build cannot read (the decoder's words
+    /// are in the worker's log).
+    PageMessageRejected,
+    PageMessageTooLarge {
+        bytes: u64,
+        max: u64,
+    },
+    /// The page and the worker come from different builds.
+    PageOtherBuild {
+        theirs: u32,
+        ours: u32,
     },
     PortMissing,
     ExportNoJournal,
@@ -481,9 +496,10 @@ impl fmt::Display for JournalFault {
                 "refused to write an invalid record ({detail}); this is a bug in Lifeline — nothing was written"
             ),
             JournalFault::Closed => f.write_str("the journal connection was closed by this tab"),
-            JournalFault::NotRecovered { detail } => {
-                write!(f, "the journal could not be recovered: {detail}")
-            }
+            JournalFault::NotRecovered { position } => write!(
+                f,
+                "the journal could not be recovered: its entry at position {position} contradicts what comes before it"
+            ),
             JournalFault::Removed => f.write_str(JOURNAL_REMOVED),
             JournalFault::ConnectionLost => f.write_str(JOURNAL_CONNECTION_LOST),
             JournalFault::WriterUnreadable => f.write_str(JOURNAL_WRITER_UNREADABLE),
@@ -573,6 +589,26 @@ fn plural2(
     }
 }
 
+/// What a recovery procedure of `kind` means for a command it names.
+#[cfg(not(target_arch = "wasm32"))]
+fn observed_english(kind: RecoveryKind) -> &'static str {
+    use RecoveryKind as K;
+    match kind {
+        K::ControllerRestart => "the controller restarted; this command's state comes from the journal",
+        K::HostLoss => "the page was reloaded or closed while this ran; its runtime ended with it",
+        K::TransportLoss => "the connection to its runtime was lost; unless it was acknowledged, it may have started",
+        K::RuntimeCrash => "its runtime crashed",
+        K::CheckpointFailure => "a journal write failed and is being retried unchanged; nothing in it was shown as done",
+        K::CleanupFailure => "stopping its runtime failed; it may still be running",
+        K::AckTimeout => "its runtime did not acknowledge it in time; it may have started and is not sent again",
+        K::CancelEscalation => "cancelling it did not finish in time, so its runtime was terminated",
+        K::ReattachTimeout => "its runtime did not reconnect in time; it is being terminated",
+        K::RuntimeReplaced => "its runtime was replaced by a new one",
+        K::SessionStopped => "its session was stopped",
+        K::StreamConflict => "its runtime sent a different version of a recorded event; the recorded one was kept",
+    }
+}
+
 // The English of every phrase is for tests, logs and the export, all native;
 // in the workers it would be ~4 KB of gzip wasm nobody reads.
 #[cfg(not(target_arch = "wasm32"))]
@@ -653,6 +689,7 @@ impl fmt::Display for Phrase {
                 "another tab is in control; act there, or close that tab and this one takes over",
             ),
             P::NotOffered => f.write_str("the session does not offer it now"),
+            P::Observed { kind } => f.write_str(observed_english(*kind)),
             P::FailedBecause { reason } => reason.fmt(f),
             P::Recorded { text } => f.write_str(text),
             P::FoldersUnsupported => f.write_str(
@@ -833,10 +870,12 @@ impl fmt::Display for Phrase {
             P::NoWebLocks => f.write_str(
                 "this browser has no Web Locks; two tabs could not be kept from writing the journal at once",
             ),
-            P::NoRandomness { detail } => {
-                write!(f, "this browser gives no secure randomness: {detail}")
-            }
-            P::LockFailed { detail } => write!(f, "the journal's writer lock failed: {detail}"),
+            P::NoRandomness => f.write_str(
+                "this browser gives the app no secure randomness, so it cannot mint identities that are never reused",
+            ),
+            P::LockFailed => f.write_str(
+                "the browser's Web Locks failed, so this tab cannot tell whether another one writes the journal; reload the page",
+            ),
             P::SnapshotFallback { bad, loaded } => write!(
                 f,
                 "snapshot at position {bad} is unreadable; loaded the previous snapshot at position {loaded} and the entries after it"
@@ -848,27 +887,26 @@ impl fmt::Display for Phrase {
                     "{count} snapshot{s} unreadable ({at} position {newest}); the journal is replayed from its first entry"
                 )
             }
-            P::SnapshotNotSaved { detail } => write!(
+            P::SnapshotNotSaved { fault } => write!(
                 f,
-                "a projection snapshot was not saved ({detail}); the next start replays more of the journal"
+                "a projection snapshot was not saved ({fault}); the next start replays more of the journal"
             ),
-            P::RecordsQuarantined { count, detail } => {
+            P::RecordsQuarantined { count } => {
                 let (s, was) = plural2(*count as u64, ("", "was"), ("s", "were"));
                 write!(
                     f,
-                    "{count} journal record{s} could not be read and {was} set aside in quarantine; the rest of the history loaded. {detail}"
+                    "{count} journal record{s} could not be read and {was} set aside in quarantine, where they are kept; the rest of the history loaded"
                 )
             }
             P::QuarantineNotMoved { fault } => {
                 write!(f, "the unreadable records stay where they are: {fault}")
             }
-            P::ReplayRefused { count, detail } => {
-                let (what, rest) = plural2(
-                    *count as u64,
-                    ("entry", "could not be replayed and is not believed (it stays"),
-                    ("entries", "could not be replayed and are not believed (they stay"),
-                );
-                write!(f, "{count} journal {what} {rest} in the journal): {detail}")
+            P::ReplayRefused { count, first } => {
+                if *count == 1 {
+                    write!(f, "the journal entry at position {first} could not be replayed and is not believed; it stays in the journal")
+                } else {
+                    write!(f, "{count} journal entries, the first at position {first}, could not be replayed and are not believed; they stay in the journal")
+                }
             }
             P::PersistConfirmFailed { code } => write!(
                 f,
@@ -895,7 +933,7 @@ impl fmt::Display for Phrase {
             P::OtherBuild => {
                 f.write_str("another tab runs a different Lifeline build; reload both tabs")
             }
-            P::BroadcastRejected { detail } => write!(f, "a broadcast was rejected: {detail}"),
+            P::BroadcastRejected => f.write_str("a message from another tab could not be read; it was ignored"),
             P::CatchUpFailed { fault } => {
                 write!(f, "could not read the journal to catch up: {fault}")
             }
@@ -903,15 +941,24 @@ impl fmt::Display for Phrase {
                 f,
                 "journal entries {from} to {to} could not be read while following"
             ),
-            P::EntryNotBelieved { detail } => {
-                write!(f, "an entry from the leading tab was not believed: {detail}")
-            }
+            P::EntryNotBelieved { position } => write!(
+                f,
+                "the journal entry at position {position} from the leading tab is not believed; it stays in the journal"
+            ),
             P::PageNotJson => {
                 f.write_str("the page sent a message that is not a JSON string; it was ignored")
             }
-            P::PageMessageRejected { detail } => {
-                write!(f, "a message from the page was rejected: {detail}")
-            }
+            P::PageMessageRejected => f.write_str(
+                "a message from the page could not be read and was ignored; reload the page",
+            ),
+            P::PageMessageTooLarge { bytes, max } => write!(
+                f,
+                "a message from the page had {bytes} bytes, more than the {max} allowed; it was ignored"
+            ),
+            P::PageOtherBuild { theirs, ours } => write!(
+                f,
+                "the page speaks protocol {theirs} and its worker {ours}; reload the page so both come from the same build"
+            ),
             P::PortMissing => f.write_str(
                 "a runtime port message arrived without its port; the runtime cannot dial in",
             ),
@@ -1144,6 +1191,20 @@ nested!(RejectionKind {
     19 => ProviderOutcomeConflict,
     20 => NotReissuable,
 });
+nested!(RecoveryKind {
+    0 => ControllerRestart,
+    1 => HostLoss,
+    2 => TransportLoss,
+    3 => RuntimeCrash,
+    4 => CheckpointFailure,
+    5 => CleanupFailure,
+    6 => AckTimeout,
+    7 => CancelEscalation,
+    8 => ReattachTimeout,
+    9 => RuntimeReplaced,
+    10 => SessionStopped,
+    11 => StreamConflict,
+});
 nested!(StoredKind {
     0 => Profiles,
     1 => Credentials,
@@ -1178,6 +1239,7 @@ nested!(LaunchFailure {
     0 => WorkspaceMissing,
     1 => Failed { detail },
     2 => Folder { name, access },
+    3 => Refused { code },
 });
 nested!(LoadError {
     0 => Unsupported,
@@ -1221,7 +1283,7 @@ nested!(JournalFault {
     7 => Corrupt { detail },
     8 => Invalid { detail },
     9 => Closed,
-    10 => NotRecovered { detail },
+    10 => NotRecovered { position },
     11 => Removed,
     12 => ConnectionLost,
     13 => WriterUnreadable,
@@ -1367,26 +1429,26 @@ phrase_wire! {
     86 => MessageEmpty,
     88 => RequestRejected { rejection, limit },
     89 => NoWebLocks,
-    90 => NoRandomness { detail },
-    91 => LockFailed { detail },
+    90 => NoRandomness,
+    91 => LockFailed,
     92 => SnapshotFallback { bad, loaded },
     93 => SnapshotsUnreadable { count, newest },
-    94 => SnapshotNotSaved { detail },
-    95 => RecordsQuarantined { count, detail },
+    94 => SnapshotNotSaved { fault },
+    95 => RecordsQuarantined { count },
     96 => QuarantineNotMoved { fault },
-    97 => ReplayRefused { count, detail },
+    97 => ReplayRefused { count, first },
     98 => PersistConfirmFailed { code },
     99 => RuntimeNotJson { runtime },
     100 => RuntimeMessageRejected { runtime, code },
     101 => FollowerUnreadable { count },
     102 => NoBroadcastChannel,
     103 => OtherBuild,
-    104 => BroadcastRejected { detail },
+    104 => BroadcastRejected,
     105 => CatchUpFailed { fault },
     106 => FollowGap { from, to },
-    107 => EntryNotBelieved { detail },
+    107 => EntryNotBelieved { position },
     108 => PageNotJson,
-    109 => PageMessageRejected { detail },
+    109 => PageMessageRejected,
     110 => PortMissing,
     111 => ExportNoJournal,
     112 => Exporting,
@@ -1414,6 +1476,9 @@ phrase_wire! {
     134 => RunningLimit,
     135 => RuntimeAnswers,
     136 => StopRuntimeRefused { code },
+    137 => Observed { kind },
+    138 => PageMessageTooLarge { bytes, max },
+    139 => PageOtherBuild { theirs, ours },
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
     200 => LocalModelRefused { detail },

@@ -107,8 +107,15 @@ pub enum LaunchFailure {
         name: String,
         access: crate::environment::FolderAccess,
     },
+    /// The runtime did not start; `detail` is the browser's words (or, in
+    /// records written before `Refused`, the journal's English refusal).
     Failed {
         detail: String,
+    },
+    /// The journal refused to start the runtime (`code`:
+    /// [`crate::message::RejectionKind::as_str`]).
+    Refused {
+        code: String,
     },
 }
 }
@@ -225,6 +232,10 @@ impl core::fmt::Display for FailureCause {
             FailureCause::Launch { failure: LaunchFailure::Failed { detail } } => {
                 write!(f, "the runtime could not start: {detail}")
             }
+            FailureCause::Launch { failure: LaunchFailure::Refused { code } } => write!(
+                f,
+                "the runtime could not start: the journal refused it ({code}); Resume tries again"
+            ),
             FailureCause::Load { error } => write!(f, "resume failed: {error}"),
             FailureCause::CleanupFailed { detail } => write!(
                 f,

@@ -68,8 +68,9 @@ pub enum ViewDelta<T = Phrase> {
         outcome: Outcome,
         generation: Generation,
         exit_code: Option<i32>,
-        /// The latest recovery observation naming this command.
-        evidence: Option<String>,
+        /// What the latest recovery procedure naming this command
+        /// observed ([`Phrase::Observed`]).
+        evidence: Option<T>,
         /// The uncertain command this one deliberately runs again.
         #[serde(default)]
         reissue_of: Option<CommandId>,
@@ -186,7 +187,7 @@ impl<T> ViewDelta<T> {
                 outcome,
                 generation,
                 exit_code,
-                evidence,
+                evidence: evidence.map(word),
                 reissue_of,
                 reissued_as,
                 admitted_at,
@@ -586,7 +587,7 @@ fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
             .iter()
             .rev()
             .find(|e| e.stamp == *stamp)
-            .map(|e| e.observed.clone())
+            .map(|e| Phrase::Observed { kind: e.kind })
     });
     ViewDelta::Command {
         session: c.binding.session,

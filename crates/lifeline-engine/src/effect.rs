@@ -49,6 +49,11 @@ pub enum Effect {
     },
     /// Post to this worker's page.
     Page(ControllerToPage),
+    /// A line for the worker's log (the browser console), for a developer:
+    /// the core's own English on why an entry was not believed. The page
+    /// words what a person needs as a phrase; this carries ids and counts,
+    /// never a secret.
+    Log(String),
     SetTimer {
         key: TimerKey,
         at: lifeline_core::Millis,

@@ -95,11 +95,12 @@ impl Engine {
         let mut core = match Controller::recover_from_snapshot(config, snapshot, &[], cause, now) {
             Ok(core) => core,
             Err(e) => {
+                self.effects.push_back(Effect::Log(e.to_string()));
                 return self.stop(Phrase::Journal {
                     fault: JournalFault::NotRecovered {
-                        detail: e.to_string(),
+                        position: e.position,
                     },
-                })
+                });
             }
         };
         // Every change one input makes is written as one batch (cut when
@@ -399,10 +400,10 @@ impl Engine {
     }
 
     /// A snapshot write ended; a failed one only means startup replays more.
-    pub fn handle_snapshot_written(&mut self, result: Result<(), String>) {
+    pub fn handle_snapshot_written(&mut self, result: Result<(), JournalFault>) {
         self.snapshotting = false;
-        if let Err(detail) = result {
-            self.notice("snapshot", Level::Info, Phrase::SnapshotNotSaved { detail });
+        if let Err(fault) = result {
+            self.notice("snapshot", Level::Info, Phrase::SnapshotNotSaved { fault });
         }
     }
 
@@ -547,11 +548,12 @@ impl Engine {
             match p.apply(&e) {
                 Ok(()) => applied.push(e),
                 Err(err) => {
+                    self.effects.push_back(Effect::Log(err.to_string()));
                     self.notice(
                         "follow",
                         Level::Warning,
                         Phrase::EntryNotBelieved {
-                            detail: err.to_string(),
+                            position: err.position,
                         },
                     );
                     p.position = e.position;

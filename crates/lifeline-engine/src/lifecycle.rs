@@ -487,8 +487,8 @@ impl Engine {
                 self.with_sessions(|s| {
                     s.handle_launch_failed(
                         attempt,
-                        LaunchFailure::Failed {
-                            detail: rejection.to_string(),
+                        LaunchFailure::Refused {
+                            code: rejection.kind().as_str().to_owned(),
                         },
                         now,
                     )

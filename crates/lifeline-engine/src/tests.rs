@@ -403,6 +403,7 @@ mod delete {
         page: Vec<ControllerToPage>,
         batches: Vec<PersistBatch>,
         removed: Vec<(SessionId, WorkspaceId)>,
+        logged: Vec<String>,
     }
 
     fn run(e: &mut Engine, seen: &mut Seen) {
@@ -423,6 +424,7 @@ mod delete {
                 Effect::RemoveWorkspace { session, workspace } => {
                     seen.removed.push((session, workspace))
                 }
+                Effect::Log(line) => seen.logged.push(line),
                 _ => {}
             }
         }
@@ -617,6 +619,51 @@ mod delete {
             "nothing of it stays in the follower's fold"
         );
         assert!(fseen.removed.is_empty(), "a follower removes nothing");
+    }
+
+    #[test]
+    fn a_follower_words_an_entry_it_does_not_believe_by_position_and_logs_why() {
+        let mut f = Engine::new(Role::Follower, b"follower");
+        f.handle_start(Role::Follower);
+        let folded = journal();
+        let next = folded.position + 1;
+        f.follow(folded);
+        let mut fseen = Seen::default();
+        run(&mut f, &mut fseen);
+        // A session opened a second time under an identity already used.
+        let reused = JournalEntry {
+            v: V1,
+            position: next,
+            at: Millis(11),
+            record: JournalRecord::SessionOpened {
+                session: sid(1),
+                workspace: WorkspaceId::from_u128(0x5151).unwrap(),
+                title: "again".into(),
+            },
+        };
+        f.handle_followed(vec![reused]);
+        run(&mut f, &mut fseen);
+        let said: Vec<&Phrase> = fseen
+            .page
+            .iter()
+            .filter_map(|m| match m {
+                ControllerToPage::Notice {
+                    message: Some(p), ..
+                } => Some(p),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            said.contains(&&Phrase::EntryNotBelieved { position: next }),
+            "{said:?}"
+        );
+        assert_eq!(fseen.logged.len(), 1, "{:?}", fseen.logged);
+        assert!(
+            fseen.logged[0].contains(&format!("position {next}")),
+            "the log says which entry and why: {}",
+            fseen.logged[0]
+        );
+        assert_eq!(f.projection().expect("following").position, next);
     }
 }
 

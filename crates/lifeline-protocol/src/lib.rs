@@ -785,6 +785,24 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
+impl DecodeError {
+    /// What the page is told of a message of its own this worker refused;
+    /// the decoder's words (`Display`) are for the worker's log.
+    pub fn page_phrase(&self) -> Phrase {
+        match self {
+            DecodeError::TooLarge { bytes } => Phrase::PageMessageTooLarge {
+                bytes: *bytes as u64,
+                max: MAX_MESSAGE_BYTES as u64,
+            },
+            DecodeError::Malformed { .. } => Phrase::PageMessageRejected,
+            DecodeError::VersionMismatch { theirs } => Phrase::PageOtherBuild {
+                theirs: *theirs,
+                ours: PROTOCOL_VERSION,
+            },
+        }
+    }
+}
+
 /// The Web Lock a runtime worker holds for its whole life. The browser
 /// releases it when the worker ends (crashed, closed itself, terminated),
 /// and not while it is merely busy: the controller waits for it to learn of
@@ -823,6 +841,30 @@ pub fn check_version(theirs: u32) -> Result<(), DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_page_message_is_worded_without_the_decoders_english() {
+        let malformed = decode::<PageToController>("{\"nope\":1}").unwrap_err();
+        assert!(matches!(malformed, DecodeError::Malformed { .. }));
+        assert_eq!(malformed.page_phrase(), Phrase::PageMessageRejected);
+        let big = "x".repeat(MAX_MESSAGE_BYTES + 1);
+        assert_eq!(
+            decode::<PageToController>(&big).unwrap_err().page_phrase(),
+            Phrase::PageMessageTooLarge {
+                bytes: MAX_MESSAGE_BYTES as u64 + 1,
+                max: MAX_MESSAGE_BYTES as u64,
+            }
+        );
+        assert_eq!(
+            check_version(PROTOCOL_VERSION - 1)
+                .unwrap_err()
+                .page_phrase(),
+            Phrase::PageOtherBuild {
+                theirs: PROTOCOL_VERSION - 1,
+                ours: PROTOCOL_VERSION,
+            }
+        );
+    }
 
     fn id<T: std::str::FromStr>(text: &str) -> T
     where

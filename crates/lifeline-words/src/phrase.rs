@@ -7,7 +7,7 @@
 use lifeline_core::agent::PlanError;
 use lifeline_core::ending::TurnEnding;
 use lifeline_core::environment::FolderAccess;
-use lifeline_core::journal::{FailureReason, ProviderFailureClass};
+use lifeline_core::journal::{FailureReason, ProviderFailureClass, RecoveryKind};
 use lifeline_core::message::RejectionKind;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{
@@ -108,6 +108,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::FolderGone { name } => f(Msg::PhFolderGone, &[name]),
         P::FoldersUnsupported => s(Msg::PhFoldersUnsupported),
         P::NotOffered => s(Msg::PhNotOffered),
+        P::Observed { kind } => s(observed(*kind)),
         P::FailedBecause { reason } => failure_reason(l, reason),
         P::Recorded { text } => text.clone(),
         P::AnotherTabInControl => s(Msg::PhAnotherTabInControl),
@@ -290,8 +291,8 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::MessageEmpty => s(Msg::PhMessageEmpty),
         P::RequestRejected { rejection, limit } => rejected(l, *rejection, *limit),
         P::NoWebLocks => s(Msg::PhNoWebLocks),
-        P::NoRandomness { detail } => f(Msg::PhNoRandomness, &[detail]),
-        P::LockFailed { detail } => f(Msg::PhLockFailed, &[detail]),
+        P::NoRandomness => s(Msg::PhNoRandomness),
+        P::LockFailed => s(Msg::PhLockFailed),
         P::SnapshotFallback { bad, loaded } => {
             f(Msg::PhSnapshotFallback, &[&num(l, *bad), &num(l, *loaded)])
         }
@@ -303,21 +304,21 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
             ),
             &[&n(*count), &num(l, *newest)],
         ),
-        P::SnapshotNotSaved { detail } => f(Msg::PhSnapshotNotSaved, &[detail]),
-        P::RecordsQuarantined { count, detail } => f(
+        P::SnapshotNotSaved { fault } => f(Msg::PhSnapshotNotSaved, &[&journal_fault(l, fault)]),
+        P::RecordsQuarantined { count } => f(
             by_count(
                 *count,
                 Msg::PhRecordsQuarantinedOne,
                 Msg::PhRecordsQuarantined,
             ),
-            &[&n(*count), detail],
+            &[&n(*count)],
         ),
         P::QuarantineNotMoved { fault } => {
             f(Msg::PhQuarantineNotMoved, &[&journal_fault(l, fault)])
         }
-        P::ReplayRefused { count, detail } => f(
+        P::ReplayRefused { count, first } => f(
             by_count(*count, Msg::PhReplayRefusedOne, Msg::PhReplayRefused),
-            &[&n(*count), detail],
+            &[&n(*count), &num(l, *first)],
         ),
         P::PersistConfirmFailed { code } => f(Msg::PhPersistConfirmFailed, &[code]),
         P::RuntimeNotJson { runtime } => f(Msg::PhRuntimeNotJson, &[runtime]),
@@ -334,12 +335,17 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         ),
         P::NoBroadcastChannel => s(Msg::PhNoBroadcastChannel),
         P::OtherBuild => s(Msg::PhOtherBuild),
-        P::BroadcastRejected { detail } => f(Msg::PhBroadcastRejected, &[detail]),
+        P::BroadcastRejected => s(Msg::PhBroadcastRejected),
         P::CatchUpFailed { fault } => f(Msg::PhCatchUpFailed, &[&journal_fault(l, fault)]),
         P::FollowGap { from, to } => f(Msg::PhFollowGap, &[&num(l, *from), &num(l, *to)]),
-        P::EntryNotBelieved { detail } => f(Msg::PhEntryNotBelieved, &[detail]),
+        P::EntryNotBelieved { position } => f(Msg::PhEntryNotBelieved, &[&num(l, *position)]),
         P::PageNotJson => s(Msg::PhPageNotJson),
-        P::PageMessageRejected { detail } => f(Msg::PhPageMessageRejected, &[detail]),
+        P::PageMessageRejected => s(Msg::PhPageMessageRejected),
+        P::PageMessageTooLarge { bytes, max } => f(
+            Msg::PhPageMessageTooLarge,
+            &[&num(l, *bytes), &num(l, *max)],
+        ),
+        P::PageOtherBuild { theirs, ours } => f(Msg::PhPageOtherBuild, &[&n(*theirs), &n(*ours)]),
         P::PortMissing => s(Msg::PhPortMissing),
         P::ExportNoJournal => s(Msg::PhExportNoJournal),
         P::Exporting => s(Msg::PhExporting),
@@ -446,6 +452,7 @@ fn cause(l: Locale, c: &FailureCause) -> String {
         FailureCause::Launch { failure } => match failure {
             LaunchFailure::WorkspaceMissing => t(l, Msg::PhWorkspaceMissingLaunch).to_owned(),
             LaunchFailure::Failed { detail } => f(Msg::PhLaunchFailed, &[detail]),
+            LaunchFailure::Refused { code } => f(Msg::PhLaunchRefused, &[code]),
             LaunchFailure::Folder { name, access } => match access {
                 FolderAccess::NeedsPermission => f(Msg::PhFolderNeedsPermissionLaunch, &[name]),
                 _ => f(Msg::PhFolderGoneLaunch, &[name]),
@@ -482,6 +489,24 @@ fn cause(l: Locale, c: &FailureCause) -> String {
 /// Why the core refused what the engine asked of it, in `l`: the kinds a
 /// person can act on in words, the rest by their code (each means the
 /// engine and its journal disagreed, and nothing was run or sent twice).
+fn observed(kind: RecoveryKind) -> Msg {
+    use RecoveryKind as K;
+    match kind {
+        K::ControllerRestart => Msg::PhObservedControllerRestart,
+        K::HostLoss => Msg::PhObservedHostLoss,
+        K::TransportLoss => Msg::PhObservedTransportLoss,
+        K::RuntimeCrash => Msg::PhObservedRuntimeCrash,
+        K::CheckpointFailure => Msg::PhObservedCheckpointFailure,
+        K::CleanupFailure => Msg::PhObservedCleanupFailure,
+        K::AckTimeout => Msg::PhObservedAckTimeout,
+        K::CancelEscalation => Msg::PhObservedCancelEscalation,
+        K::ReattachTimeout => Msg::PhObservedReattachTimeout,
+        K::RuntimeReplaced => Msg::PhObservedRuntimeReplaced,
+        K::SessionStopped => Msg::PhObservedSessionStopped,
+        K::StreamConflict => Msg::PhObservedStreamConflict,
+    }
+}
+
 fn rejected(l: Locale, kind: RejectionKind, limit: u64) -> String {
     use RejectionKind as K;
     match kind {
@@ -560,7 +585,9 @@ fn journal_fault(l: Locale, j: &JournalFault) -> String {
         JournalFault::Corrupt { detail } => f(Msg::PhJournalCorrupt, &[detail]),
         JournalFault::Invalid { detail } => f(Msg::PhJournalInvalid, &[detail]),
         JournalFault::Closed => t(l, Msg::PhJournalClosed).to_owned(),
-        JournalFault::NotRecovered { detail } => f(Msg::PhJournalNotRecovered, &[detail]),
+        JournalFault::NotRecovered { position } => {
+            f(Msg::PhJournalNotRecovered, &[&num(l, *position)])
+        }
         JournalFault::Removed => t(l, Msg::PhJournalRemoved).to_owned(),
         JournalFault::ConnectionLost => t(l, Msg::PhJournalConnectionLost).to_owned(),
         JournalFault::WriterUnreadable => t(l, Msg::PhJournalWriterUnreadable).to_owned(),

@@ -3,6 +3,7 @@ use crate::phrase::{action, outcome};
 use crate::{phrase, Locale};
 use lifeline_core::agent::PlanError;
 use lifeline_core::environment::FolderAccess;
+use lifeline_core::journal::RecoveryKind;
 use lifeline_core::message::RejectionKind;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{CredentialFailure, ProfileBlock};
@@ -246,24 +247,28 @@ fn every_phrase() -> Vec<Phrase> {
             limit: 0,
         },
         Phrase::NoWebLocks,
-        Phrase::NoRandomness { detail: s("x") },
-        Phrase::LockFailed { detail: s("x") },
+        Phrase::NoRandomness,
+        Phrase::LockFailed,
         Phrase::SnapshotFallback { bad: 4, loaded: 2 },
         Phrase::SnapshotsUnreadable {
             count: 2,
             newest: 4,
         },
-        Phrase::SnapshotNotSaved { detail: s("x") },
-        Phrase::RecordsQuarantined {
-            count: 2,
-            detail: s("position 3 in entries (bad json)"),
+        Phrase::SnapshotNotSaved {
+            fault: JournalFault::QuotaExceeded,
         },
+        Phrase::RecordsQuarantined { count: 2 },
+        Phrase::RecordsQuarantined { count: 1 },
         Phrase::QuarantineNotMoved {
             fault: JournalFault::QuotaExceeded,
         },
         Phrase::ReplayRefused {
             count: 2,
-            detail: s("x"),
+            first: 17,
+        },
+        Phrase::ReplayRefused {
+            count: 1,
+            first: 17,
         },
         Phrase::PersistConfirmFailed {
             code: s("unknown_batch"),
@@ -276,14 +281,19 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::FollowerUnreadable { count: 2 },
         Phrase::NoBroadcastChannel,
         Phrase::OtherBuild,
-        Phrase::BroadcastRejected { detail: s("x") },
+        Phrase::BroadcastRejected,
         Phrase::CatchUpFailed {
             fault: JournalFault::Closed,
         },
         Phrase::FollowGap { from: 2, to: 5 },
-        Phrase::EntryNotBelieved { detail: s("x") },
+        Phrase::EntryNotBelieved { position: 12 },
         Phrase::PageNotJson,
-        Phrase::PageMessageRejected { detail: s("x") },
+        Phrase::PageMessageRejected,
+        Phrase::PageMessageTooLarge {
+            bytes: 5_000_000,
+            max: 4_194_304,
+        },
+        Phrase::PageOtherBuild { theirs: 7, ours: 8 },
         Phrase::PortMissing,
         Phrase::ExportNoJournal,
         Phrase::Exporting,
@@ -320,6 +330,7 @@ fn every_phrase() -> Vec<Phrase> {
             detail: s("x"),
         },
     ];
+    all.extend(RecoveryKind::ALL.map(|kind| Phrase::Observed { kind }));
     for (line, verdict, reissued) in [
         ("sleep 60", Some(true), false),
         ("sleep 60", Some(false), false),
@@ -357,6 +368,9 @@ fn every_phrase() -> Vec<Phrase> {
         },
         FailureCause::Launch {
             failure: LaunchFailure::Failed { detail: s("x") },
+        },
+        FailureCause::Launch {
+            failure: LaunchFailure::Refused { code: s("busy") },
         },
         FailureCause::Launch {
             failure: LaunchFailure::Folder {
@@ -528,7 +542,7 @@ fn every_phrase() -> Vec<Phrase> {
         JournalFault::Corrupt { detail: s("x") },
         JournalFault::Invalid { detail: s("x") },
         JournalFault::Closed,
-        JournalFault::NotRecovered { detail: s("x") },
+        JournalFault::NotRecovered { position: 12 },
         JournalFault::Removed,
         JournalFault::ConnectionLost,
         JournalFault::WriterUnreadable,
@@ -759,6 +773,9 @@ fn index(p: &Phrase) -> usize {
         P::RunningLimit => 138,
         P::RuntimeAnswers => 139,
         P::StopRuntimeRefused { .. } => 140,
+        P::Observed { .. } => 141,
+        P::PageMessageTooLarge { .. } => 142,
+        P::PageOtherBuild { .. } => 143,
     }
 }
 

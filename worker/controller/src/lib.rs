@@ -67,6 +67,15 @@ pub fn run_controller() {
     });
 }
 
+fn page_rejected(e: &lifeline_protocol::DecodeError) {
+    web::log(&e.to_string());
+    notice(
+        "page-message",
+        lifeline_protocol::Level::Error,
+        e.page_phrase(),
+    );
+}
+
 fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
     if let Some(buffer) = event.data().dyn_ref::<js_sys::ArrayBuffer>() {
         return export::received_buffer(buffer.clone());
@@ -85,16 +94,7 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
     };
     let message = match lifeline_codec::decode_message::<PageToController>(&text) {
         Ok(m) => m,
-        Err(e) => {
-            notice(
-                "page-message",
-                lifeline_protocol::Level::Error,
-                lifeline_core::phrase::Phrase::PageMessageRejected {
-                    detail: e.to_string(),
-                },
-            );
-            return;
-        }
+        Err(e) => return page_rejected(&e),
     };
     match message {
         PageToController::Start {
@@ -104,14 +104,7 @@ fn page_message(shell: &Rc<Shell>, started: &Cell<bool>, event: &MessageEvent) {
             locale,
         } => {
             if let Err(e) = check_version(protocol) {
-                notice(
-                    "page-message",
-                    lifeline_protocol::Level::Error,
-                    lifeline_core::phrase::Phrase::PageMessageRejected {
-                        detail: e.to_string(),
-                    },
-                );
-                return;
+                return page_rejected(&e);
             }
             if started.replace(true) {
                 return;

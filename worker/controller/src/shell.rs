@@ -322,7 +322,10 @@ impl Shell {
         let (projection, unreadable) = self.salvage(&journal, epoch, loaded).await;
         let entropy = match random_bytes::<32>() {
             Ok(bytes) => bytes.to_vec(),
-            Err(detail) => return self.input(|e, _| e.stop(Phrase::NoRandomness { detail })),
+            Err(detail) => {
+                crate::web::log(&detail);
+                return self.input(|e, _| e.stop(Phrase::NoRandomness));
+            }
         };
         self.open_channel(false);
         self.input(|e, now| {
@@ -358,24 +361,17 @@ impl Shell {
             notice("snapshot", Level::Info, note);
         }
         if !quarantined.is_empty() {
-            let positions: Vec<String> = quarantined
-                .iter()
-                .take(8)
-                .map(|q| match q.position {
-                    Some(p) => format!("position {p} in {} ({})", q.store, q.reason),
-                    None => format!("{} key {} ({})", q.store, q.key, q.reason),
-                })
-                .collect();
+            for q in quarantined.iter().take(8) {
+                crate::web::log(&match q.position {
+                    Some(p) => format!("quarantined: position {p} in {} ({})", q.store, q.reason),
+                    None => format!("quarantined: {} key {} ({})", q.store, q.key, q.reason),
+                });
+            }
             notice(
                 "quarantine",
                 Level::Warning,
                 Phrase::RecordsQuarantined {
                     count: u32::try_from(quarantined.len()).unwrap_or(u32::MAX),
-                    detail: format!(
-                        "{}{}",
-                        positions.join("; "),
-                        if quarantined.len() > 8 { "; …" } else { "" }
-                    ),
                 },
             );
             if let Err(e) = journal.quarantine(&quarantined, epoch).await {
@@ -388,14 +384,16 @@ impl Shell {
         }
         let policy = RetentionPolicy::default();
         let (mut projection, refused) = Projection::salvage(policy, snapshot, &tail, MAX_REFUSED);
-        if !refused.is_empty() {
-            let detail: Vec<String> = refused.iter().take(8).map(|r| r.to_string()).collect();
+        if let Some(first) = refused.first() {
+            for r in refused.iter().take(8) {
+                crate::web::log(&r.to_string());
+            }
             notice(
                 "replay",
                 Level::Warning,
                 Phrase::ReplayRefused {
                     count: u32::try_from(refused.len()).unwrap_or(u32::MAX),
-                    detail: detail.join("; "),
+                    first: first.position,
                 },
             );
         }
@@ -436,6 +434,7 @@ impl Shell {
     fn execute(self: &Rc<Self>, effect: Effect) {
         match effect {
             Effect::Page(message) => self.post_changed(message),
+            Effect::Log(line) => crate::web::log(&line),
             Effect::Persist(batch) => {
                 let (Some(journal), Some(epoch)) = (self.journal(), self.epoch.get()) else {
                     return;
@@ -613,8 +612,7 @@ impl Shell {
                 let shell = self.clone();
                 spawn_local(async move {
                     let result = journal.put_snapshot(&snapshot, epoch).await;
-                    shell
-                        .input(|e, _| e.handle_snapshot_written(result.map_err(|e| e.to_string())));
+                    shell.input(|e, _| e.handle_snapshot_written(result.map_err(|e| e.fault())));
                 });
             }
             Effect::ReadOutput { view, command } => {
@@ -817,13 +815,10 @@ impl Shell {
                         shell.drain_follower_queue();
                     }
                     Ok(_) => notice("channel", Level::Warning, Phrase::OtherBuild),
-                    Err(e) => notice(
-                        "channel",
-                        Level::Warning,
-                        Phrase::BroadcastRejected {
-                            detail: e.to_string(),
-                        },
-                    ),
+                    Err(e) => {
+                        crate::web::log(&e.to_string());
+                        notice("channel", Level::Warning, Phrase::BroadcastRejected);
+                    }
                 }
             });
             channel.set_onmessage(Some(handler.as_ref().unchecked_ref()));

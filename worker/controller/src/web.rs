@@ -30,15 +30,22 @@ fn get(target: &JsValue, name: &str) -> Result<JsValue, String> {
 /// dies, which is exactly when another controller may write.
 pub async fn hold_lock_for_life(name: &str) -> Result<(), lifeline_core::phrase::Phrase> {
     use lifeline_core::phrase::Phrase;
-    let navigator =
-        get(&scope().into(), "navigator").map_err(|detail| Phrase::LockFailed { detail })?;
-    let locks = get(&navigator, "locks").map_err(|detail| Phrase::LockFailed { detail })?;
+    let failed = |detail: String| {
+        log(&detail);
+        Phrase::LockFailed
+    };
+    let navigator = get(&scope().into(), "navigator").map_err(failed)?;
+    let locks = get(&navigator, "locks").map_err(failed)?;
     if locks.is_undefined() {
         return Err(Phrase::NoWebLocks);
     }
-    hold_lock(name, &locks)
-        .await
-        .map_err(|detail| Phrase::LockFailed { detail })
+    hold_lock(name, &locks).await.map_err(failed)
+}
+
+/// A line in the browser console, for a developer: what went wrong in
+/// the core's or the browser's own words, beside the phrase the page shows.
+pub fn log(line: &str) {
+    web_sys::console::warn_1(&JsValue::from_str(line));
 }
 
 async fn hold_lock(name: &str, locks: &JsValue) -> Result<(), String> {
