@@ -521,6 +521,17 @@ impl Sessions {
         for record in records {
             s.fold(record);
         }
+        // A choice made while a start or a turn was under way waited in
+        // memory; what is durable says the same: the execution ran with
+        // another profile than the one now selected. (An execution recorded
+        // without its profile is taken to have run with the selected one.)
+        for e in s.entries.values_mut() {
+            e.switch_pending = e
+                .binding
+                .as_ref()
+                .and_then(|b| b.profile.as_ref())
+                .is_some_and(|p| p.id != e.selected);
+        }
         s
     }
 

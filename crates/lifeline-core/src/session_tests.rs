@@ -265,6 +265,54 @@ fn ac2_resume_rejoins_the_retained_execution_without_a_new_workspace() {
         .any(|r| matches!(r, SessionRecord::ExecutionRejoined { attempt, .. } if *attempt == a)));
 }
 
+/// A profile chosen while a session ran and then the page reloaded: the
+/// choice is durable, the pending switch was not. Folded, the records say
+/// it: the execution ran with another profile than the one selected, so
+/// the next message starts with the selected one instead of resuming.
+#[test]
+fn a_profile_chosen_before_a_reload_applies_to_the_next_message_after_it() {
+    let mut w = World::new();
+    let p = profile(1, 1, &[]);
+    w.launch_with(&p, None, 1);
+    w.s.select_profile(sid(1), pid(2)).unwrap();
+    w.take();
+    let records = w.records();
+    let mut s = Sessions::recover(b"reloaded", &records);
+    assert!(s.switch_pending(sid(1)), "{records:?}");
+    s.submit_prompt(sid(1), turn(2), T0).unwrap();
+    let effects = s.drain_effects();
+    assert!(
+        effects.iter().any(
+            |e| matches!(e, SessionEffect::LookupProfile { profile, .. } if *profile == pid(2))
+        ),
+        "a launch with the chosen profile: {effects:?}"
+    );
+
+    // Chosen before the execution started with it: nothing is pending, and
+    // a message resumes the execution it ran in.
+    let mut w = World::new();
+    w.s.select_profile(sid(1), pid(2)).unwrap();
+    w.launch_with(&profile(2, 1, &[]), None, 1);
+    let records = w.records();
+    let mut s = Sessions::recover(b"reloaded", &records);
+    assert!(!s.switch_pending(sid(1)));
+    s.submit_prompt(sid(1), turn(2), T0).unwrap();
+    let effects = s.drain_effects();
+    assert!(
+        effects.iter().any(
+            |e| matches!(e, SessionEffect::LookupProfile { profile, .. } if *profile == pid(2))
+        ),
+        "{effects:?}"
+    );
+    assert!(
+        !effects.iter().any(|e| matches!(
+            e,
+            SessionEffect::Record(SessionRecord::ExecutionStarted { .. })
+        )),
+        "{effects:?}"
+    );
+}
+
 #[test]
 fn ac2_resume_after_controller_restart_rebuilds_from_records_and_rejoins() {
     let mut w = World::new();

@@ -221,10 +221,15 @@ impl Engine {
 /// The session a tab shows first: the one its address names, else the one
 /// opened last; never a deleted one.
 /// A new session launches with its profile; a detached one resumes on its
-/// retained workspace; any other waits for the user (or is already up).
+/// retained workspace, or launches there with the profile chosen since it
+/// ran (nobody asked to resume it: the choice is the person's last word);
+/// any other waits for the user (or is already up).
 pub(crate) fn start_or_resume(s: &mut Sessions, session: SessionId, now: Millis) {
     match s.state(session) {
         Some(SessionState::New) => {
+            let _ = s.begin(session, Purpose::Launch, None, None, now);
+        }
+        Some(SessionState::Detached) if s.switch_pending(session) => {
             let _ = s.begin(session, Purpose::Launch, None, None, now);
         }
         Some(SessionState::Detached) => {

@@ -2011,3 +2011,63 @@ mod background {
         }
     }
 }
+
+/// The page reloaded after a profile was chosen while the session ran: the
+/// automatic start brings the session up with the chosen profile on its
+/// workspace, not the recorded one (which only an explicit Resume uses).
+#[test]
+fn a_detached_session_with_a_profile_chosen_since_it_ran_starts_with_that_profile() {
+    use lifeline_core::id::{ExecutionId, RuntimeId, StartupAttemptId};
+    use lifeline_core::profile::ProfileRef;
+    use lifeline_core::session::{SessionEffect, Sessions};
+    use lifeline_core::session_record::SessionRecord;
+    use lifeline_core::{Generation, SessionId, WorkspaceId};
+    let session = SessionId::from_u128(1).unwrap();
+    let (before, chosen) = (
+        ProfileId::from_u128(0x91).unwrap(),
+        ProfileId::from_u128(0x92).unwrap(),
+    );
+    let created = SessionRecord::Created {
+        session,
+        workspace: WorkspaceId::from_u128(0x1001).unwrap(),
+        environment: lifeline_core::environment::Environment::Worker,
+        profile: before,
+    };
+    let started = |id| SessionRecord::ExecutionStarted {
+        session,
+        execution: ExecutionId::from_u128(0x51).unwrap(),
+        generation: Generation(1),
+        runtime: RuntimeId::from_u128(0x61).unwrap(),
+        attempt: StartupAttemptId::from_u128(0x71).unwrap(),
+        profile: Some(ProfileRef { id, revision: 1 }),
+        resumed_from: None,
+        note: None,
+        environment: None,
+    };
+    let selected = SessionRecord::ProfileSelected {
+        session,
+        profile: chosen,
+    };
+    let looked_up = |records: Vec<SessionRecord>| {
+        let mut s = Sessions::recover(b"reloaded", &records);
+        crate::open::start_or_resume(&mut s, session, Millis(5));
+        s.drain_effects().into_iter().find_map(|e| match e {
+            SessionEffect::LookupProfile { profile, .. } => Some(profile),
+            _ => None,
+        })
+    };
+    // Chosen while it ran: launched with the choice.
+    assert_eq!(
+        looked_up(vec![created.clone(), started(before), selected.clone()]),
+        Some(chosen)
+    );
+    // Chosen, then a start took it: resumed with the profile it ran with,
+    // which is the chosen one.
+    let mut s = Sessions::recover(b"reloaded", &[created, selected, started(chosen)]);
+    assert!(!s.switch_pending(session));
+    crate::open::start_or_resume(&mut s, session, Millis(5));
+    assert!(s
+        .drain_effects()
+        .iter()
+        .any(|e| matches!(e, SessionEffect::LookupProfile { profile, .. } if *profile == chosen)));
+}
