@@ -122,9 +122,11 @@ pub fn event_batches_durability(strict: bool) -> String {
         .to_string()
 }
 
-/// Opens a fresh journal `name`, claims it, then times writing the batches
-/// through `Journal::write_batch` (validation, encoding, the writer fence and
-/// the puts, each batch acknowledged on `complete`). Milliseconds.
+/// Opens a fresh journal `name`, claims it holding a writer lock as the
+/// controller does, then times writing the batches through
+/// `Journal::write_batch` (validation, encoding, the writer fence as the
+/// app has it and the puts, each batch acknowledged on `complete`).
+/// Milliseconds.
 #[wasm_bindgen]
 pub async fn journal_append(
     name: String,
@@ -134,7 +136,15 @@ pub async fn journal_append(
 ) -> Result<f64, JsValue> {
     let batches = event_batches(batch_size, total, strict);
     let journal = Journal::open(&name).await.map_err(fail)?;
-    let epoch = journal.claim_writer().await.map_err(fail)?;
+    // Held for the bench worker's life, like the controller's: a name of
+    // its own per run, since it is never let go.
+    thread_local!(static RUNS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
+    let run = RUNS.with(|r| r.replace(r.get() + 1));
+    let lock =
+        lifeline_store::writer_lock::WriterLock::hold_for_life(&format!("bench-writer-{run}"))
+            .await
+            .map_err(|e| JsValue::from_str(&format!("{e:?}")))?;
+    let epoch = journal.claim_writer_held(&lock).await.map_err(fail)?;
     let start = now();
     for batch in &batches {
         journal.write_batch(batch, epoch).await.map_err(fail)?;

@@ -290,13 +290,14 @@ impl Shell {
     // ----- leader --------------------------------------------------------
 
     async fn lead(self: &Rc<Self>, cause: StartCause) {
-        if let Err(e) = hold_lock_for_life(WRITER_LOCK).await {
-            return self.input(|engine, _| engine.handle_lock_failed(e));
-        }
+        let lock = match hold_lock_for_life(WRITER_LOCK).await {
+            Ok(lock) => lock,
+            Err(e) => return self.input(|engine, _| engine.handle_lock_failed(e)),
+        };
         let Some(journal) = self.journal() else {
             return;
         };
-        match journal.claim_writer().await {
+        match journal.claim_writer_held(&lock).await {
             Ok(epoch) => self.lead_as(journal, epoch, cause).await,
             Err(JournalError::WriterUnreadable) => {
                 let folded = self.fold_read_only(&journal).await;

@@ -28,53 +28,24 @@ fn get(target: &JsValue, name: &str) -> Result<JsValue, String> {
 /// Waits until this worker holds the exclusive Web Lock `name`, then keeps it
 /// for the worker's whole life: the browser releases it when the worker
 /// dies, which is exactly when another controller may write.
-pub async fn hold_lock_for_life(name: &str) -> Result<(), lifeline_core::phrase::Phrase> {
+pub async fn hold_lock_for_life(
+    name: &str,
+) -> Result<lifeline_store::writer_lock::WriterLock, lifeline_core::phrase::Phrase> {
     use lifeline_core::phrase::Phrase;
-    let failed = |detail: String| {
-        log(&detail);
-        Phrase::LockFailed
-    };
-    let navigator = get(&scope().into(), "navigator").map_err(failed)?;
-    let locks = get(&navigator, "locks").map_err(failed)?;
-    if locks.is_undefined() {
-        return Err(Phrase::NoWebLocks);
-    }
-    hold_lock(name, &locks).await.map_err(failed)
+    use lifeline_store::writer_lock::{LockError, WriterLock};
+    WriterLock::hold_for_life(name).await.map_err(|e| match e {
+        LockError::Unsupported => Phrase::NoWebLocks,
+        LockError::Failed(detail) => {
+            log(&detail);
+            Phrase::LockFailed
+        }
+    })
 }
 
 /// A line in the browser console, for a developer: what went wrong in
 /// the core's or the browser's own words, beside the phrase the page shows.
 pub fn log(line: &str) {
     web_sys::console::warn_1(&JsValue::from_str(line));
-}
-
-async fn hold_lock(name: &str, locks: &JsValue) -> Result<(), String> {
-    let request: Function = get(locks, "request")?
-        .dyn_into()
-        .map_err(|_| "navigator.locks.request is not a function".to_string())?;
-    let mut granted_resolve: Option<Function> = None;
-    let granted = Promise::new(&mut |resolve, _| granted_resolve = Some(resolve));
-    let granted_resolve = granted_resolve.ok_or("promise executor did not run")?;
-    let on_grant = Closure::<dyn FnMut(JsValue) -> JsValue>::new(move |_lock: JsValue| {
-        let _ = granted_resolve.call0(&JsValue::NULL);
-        // Never settles: the lock is held until the worker is gone.
-        JsValue::from(Promise::new(&mut |_, _| {}))
-    })
-    .into_js_value();
-    let pending: Promise = request
-        .call2(locks, &JsValue::from_str(name), &on_grant)
-        .map_err(|_| format!("requesting the lock {name} failed"))?
-        .dyn_into()
-        .map_err(|_| "navigator.locks.request returned no promise".to_string())?;
-    // The request's own promise only settles when the lock is released (or
-    // the request fails); keep a rejection from going unnoticed.
-    let on_reject = Closure::<dyn FnMut(JsValue)>::new(|_e: JsValue| {});
-    let _ = pending.catch(&on_reject);
-    on_reject.forget();
-    JsFuture::from(granted)
-        .await
-        .map_err(|_| format!("the lock {name} was not granted"))?;
-    Ok(())
 }
 
 /// Resolves once the Web Lock `name` is free, that is when whoever holds it

@@ -143,6 +143,9 @@ struct Inner {
     keys: Keys,
     /// The journal's identity, known after a claim (`meta` `id`).
     id: RefCell<Option<String>>,
+    /// The epoch claimed under the writer lock, while no other writer
+    /// record was put through this journal (see `fence`'s proof).
+    held: std::cell::Cell<Option<WriterEpoch>>,
     #[cfg(feature = "fault-injection")]
     fault: std::cell::Cell<Option<usize>>,
 }
@@ -178,6 +181,7 @@ impl Journal {
                 connection,
                 keys: Keys::new(),
                 id: RefCell::new(None),
+                held: std::cell::Cell::new(None),
                 #[cfg(feature = "fault-injection")]
                 fault: std::cell::Cell::new(None),
             }),

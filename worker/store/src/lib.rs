@@ -12,12 +12,14 @@
 //! | `idb` | the IndexedDB plumbing both share: open with migrations, requests and transactions as futures, the connection's storage events |
 //! | [`durability`] | the one place that opens transactions with a durability hint |
 //! | [`storage`] | `navigator.storage` estimate and persistence, as seen from a worker |
+//! | [`writer_lock`] | the writer's Web Lock, held for the worker's life: the proof a held claim needs |
 
 pub mod config;
 pub mod durability;
 mod idb;
 pub mod journal;
 pub mod storage;
+pub mod writer_lock;
 
 /// Fresh random bytes from the platform's CSPRNG (a worker's
 /// `crypto.getRandomValues`).

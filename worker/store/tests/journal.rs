@@ -691,6 +691,76 @@ async fn a_second_claim_supersedes_the_first_and_its_write_leaves_nothing() {
 }
 
 #[wasm_bindgen_test]
+async fn a_claim_held_under_the_writer_lock_writes_without_reading_the_fence_until_a_new_claim() {
+    use lifeline_store::writer_lock::WriterLock;
+    let name = "lifeline-test-held";
+    let mut world = World::new(name).await;
+    some_history(&mut world).await;
+    world.journal.close();
+    let lock = WriterLock::hold_for_life("lifeline-test-held-writer")
+        .await
+        .unwrap();
+    let journal = Journal::open(name).await.unwrap();
+    let held = journal.claim_writer_held(&lock).await.unwrap();
+    let batch = |position: u64, n: u128| PersistBatch {
+        v: V1,
+        batch: BatchId(position),
+        entries: vec![JournalEntry {
+            v: V1,
+            position,
+            at: Millis(5),
+            record: JournalRecord::LeaseGranted {
+                workspace: id(0xB000 + n),
+                lease: id(0xC000 + n),
+            },
+        }],
+        artifacts: vec![],
+        purge: None,
+    };
+    let next = world.written.len() as u64 + 1;
+    journal.write_batch(&batch(next, 1), held).await.unwrap();
+    // Only a writer without the lock could move the epoch; one that did
+    // anyway (here: another connection of this test) is not seen, because
+    // the held claim no longer reads the fence — which is why a claim is
+    // held only by the worker the browser granted the lock to.
+    raw_put(
+        name,
+        store::META,
+        &[object(&[
+            ("key", "writer".into()),
+            ("epoch", "seven".into()),
+        ])],
+    )
+    .await;
+    journal
+        .write_batch(&batch(next + 1, 2), held)
+        .await
+        .unwrap();
+    journal
+        .put_snapshot(&world.controller.snapshot(), held)
+        .await
+        .unwrap();
+    assert_eq!(journal.load().await.unwrap().last_position, next + 1);
+    // A claim through this journal that is not held (a repair) ends the
+    // trust: writes under the held epoch read the fence again, and it is
+    // no longer theirs.
+    let repaired = journal.repair_writer(1_000_000).await.unwrap();
+    assert_eq!(
+        journal
+            .write_batch(&batch(next + 2, 3), held)
+            .await
+            .unwrap_err(),
+        JournalError::Superseded
+    );
+    journal
+        .write_batch(&batch(next + 2, 3), repaired)
+        .await
+        .unwrap();
+    assert_eq!(journal.load().await.unwrap().last_position, next + 2);
+    journal.close();
+}
+
+#[wasm_bindgen_test]
 async fn a_write_to_a_journal_nobody_claimed_is_refused() {
     let name = "lifeline-test-unclaimed";
     delete_db(name).await;

@@ -2,6 +2,27 @@
 //! journal by raising the epoch in `meta` `writer`; every write transaction
 //! reads it first and aborts itself when it is no longer its own, so a
 //! superseded controller cannot write even one record after the claim.
+//!
+//! Except under a held claim ([`Journal::claim_writer_held`]), where the
+//! read is skipped because the epoch cannot have moved:
+//!
+//! 1. The `writer` record is written only by [`Journal::claim_writer`]
+//!    and [`Journal::repair_writer`] (both through `put_writer`), and the
+//!    controller calls them only once it holds the writer Web Lock
+//!    (`lead` in the controller's shell: no lock, no claim).
+//! 2. A [`WriterLock`] exists only once the browser granted that exclusive
+//!    lock, and it is never released while the worker lives: no other
+//!    worker of the origin holds it meanwhile, so no other controller
+//!    claims or repairs.
+//! 3. The database cannot be swapped underneath: deleting or upgrading it
+//!    closes this connection first, and every later call fails as
+//!    `Removed`, `ConnectionLost` or `VersionChange` (`usable`).
+//! 4. Any `put_writer` through this journal forgets the held claim, so a
+//!    repair or a second claim in this worker falls back to reading.
+//!
+//! So from the held claim's commit until the worker ends, the stored epoch
+//! is the held one, and a transaction that reads it learns nothing. Without
+//! Web Locks the controller does not lead at all (`Phrase::NoWebLocks`).
 
 use std::cell::Cell;
 use std::fmt;
@@ -14,6 +35,7 @@ use web_sys::{IdbObjectStore, IdbTransaction};
 use super::schema::{set, store, Keys, MAX_SAFE_INTEGER};
 use super::{Durability, Journal, JournalError};
 use crate::idb::{self, Tx};
+use crate::writer_lock::WriterLock;
 
 /// The `meta` key of the writer fence.
 const WRITER_KEY: &str = "writer";
@@ -63,6 +85,16 @@ impl Journal {
         self.put_writer(tx, &meta, next).await
     }
 
+    /// [`Journal::claim_writer`] by a worker that holds the writer lock
+    /// for the rest of its life: the claimed epoch cannot change while it
+    /// lives (see the module's proof), so this journal's writes under it
+    /// no longer read the fence.
+    pub async fn claim_writer_held(&self, _lock: &WriterLock) -> Result<WriterEpoch, JournalError> {
+        let epoch = self.claim_writer().await?;
+        self.inner.held.set(Some(epoch));
+        Ok(epoch)
+    }
+
     /// Puts `epoch` as the writer record and stamps the journal's identity
     /// if it has none, in `tx`; then waits for it to commit.
     async fn put_writer(
@@ -71,6 +103,9 @@ impl Journal {
         meta: &IdbObjectStore,
         epoch: u64,
     ) -> Result<WriterEpoch, JournalError> {
+        // A new writer record: whatever this journal held is no longer
+        // known to be current (point 4 of the module's proof).
+        self.inner.held.set(None);
         let keys = &self.inner.keys;
         let value = Object::new();
         set(&value, &keys.key, &JsValue::from_str(WRITER_KEY));
@@ -175,10 +210,12 @@ impl Stores<'_> {
 }
 
 impl Journal {
-    /// A readwrite transaction on `names` (which include `meta`) whose first
-    /// request is the fence for `epoch`, with each of its stores; abandoned
-    /// when any of that cannot be issued. See [`Fence::issue`] for
-    /// `commit_when_ours`.
+    /// A readwrite transaction on `names` (and `meta`, for the fence) whose
+    /// first request is the fence for `epoch`, with each of `names`'
+    /// stores; abandoned when any of that cannot be issued. Under a held
+    /// claim on `epoch` there is no fence read and no `meta` in scope.
+    /// With `commit_when_ours` the transaction commits as soon as it may
+    /// (see [`Fence::issue`] and [`Fence::all_issued`]).
     pub(super) async fn fenced<'a>(
         &self,
         what: &str,
@@ -187,15 +224,24 @@ impl Journal {
         epoch: WriterEpoch,
         commit_when_ours: bool,
     ) -> Result<(Tx, Fence, Stores<'a>), JournalError> {
-        let tx = self.readwrite(names, durability)?;
-        let issued = Fence::issue(tx.transaction(), epoch, &self.inner.keys, commit_when_ours)
-            .and_then(|fence| {
-                let mut stores = Vec::with_capacity(names.len());
-                for name in names {
-                    stores.push((*name, tx.store(name)?));
-                }
-                Ok((fence, Stores(stores)))
-            });
+        let held = self.inner.held.get() == Some(epoch);
+        let mut scope: Vec<&str> = names.to_vec();
+        if !held {
+            scope.push(store::META);
+        }
+        let tx = self.readwrite(&scope, durability)?;
+        let fence = if held {
+            Ok(Fence::Held { commit_when_ours })
+        } else {
+            Fence::issue(tx.transaction(), epoch, &self.inner.keys, commit_when_ours)
+        };
+        let issued = fence.and_then(|fence| {
+            let mut stores = Vec::with_capacity(names.len());
+            for name in names {
+                stores.push((*name, tx.store(name)?));
+            }
+            Ok((fence, Stores(stores)))
+        });
         match issued {
             Ok((fence, stores)) => Ok((tx, fence, stores)),
             Err(e) => Err(self.abandon(tx, what, &e).await),
@@ -218,10 +264,16 @@ fn epoch_of(value: &JsValue, keys: &Keys) -> Result<u64, ()> {
 
 /// The writer fence: a `meta` `writer` read whose success handler aborts the
 /// transaction when the stored epoch is not ours. It is issued with the
-/// write's own requests, without a round trip in between.
-pub(super) struct Fence {
-    verdict: Rc<Cell<u8>>,
-    _on_success: Closure<dyn FnMut()>,
+/// write's own requests, without a round trip in between. Under a held
+/// claim there is nothing to read (see the module's proof).
+pub(super) enum Fence {
+    Read {
+        verdict: Rc<Cell<u8>>,
+        _on_success: Closure<dyn FnMut()>,
+    },
+    Held {
+        commit_when_ours: bool,
+    },
 }
 
 const FENCE_PENDING: u8 = 0;
@@ -279,15 +331,30 @@ impl Fence {
             })
         };
         request.set_onsuccess(Some(on_success.as_ref().unchecked_ref()));
-        Ok(Fence {
+        Ok(Fence::Read {
             verdict,
             _on_success: on_success,
         })
     }
 
+    /// Every request of the transaction is issued: a held fence commits it
+    /// now when asked to (a read fence does from its success handler).
+    pub(super) fn all_issued(&self, tx: &Tx) {
+        if let Fence::Held {
+            commit_when_ours: true,
+        } = self
+        {
+            #[allow(deprecated)]
+            let _ = tx.transaction().commit();
+        }
+    }
+
     /// Why the fence refused the write, if it did.
     pub(super) fn refusal(&self) -> Option<JournalError> {
-        match self.verdict.get() {
+        let Fence::Read { verdict, .. } = self else {
+            return None;
+        };
+        match verdict.get() {
             FENCE_SUPERSEDED => Some(JournalError::Superseded),
             FENCE_UNREADABLE => Some(JournalError::WriterUnreadable),
             _ => None,

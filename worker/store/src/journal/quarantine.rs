@@ -30,7 +30,7 @@ impl Journal {
         epoch: WriterEpoch,
     ) -> Result<(), JournalError> {
         self.usable()?;
-        let mut names: Vec<&str> = vec![store::META, store::QUARANTINE];
+        let mut names: Vec<&str> = vec![store::QUARANTINE];
         for item in items {
             let name = store::ALL
                 .iter()

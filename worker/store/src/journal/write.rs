@@ -81,7 +81,7 @@ impl Journal {
             set(&value, &keys.data, &JsValue::from_str(&artifact.data));
             rows.push((store::ARTIFACTS, value.into()));
         }
-        let mut names: Vec<&str> = vec![store::META];
+        let mut names: Vec<&str> = Vec::with_capacity(4);
         for (name, _) in &rows {
             if !names.contains(name) {
                 names.push(name);
@@ -105,11 +105,16 @@ impl Journal {
             .fenced("write", &names, durability_for(batch), epoch, true)
             .await?;
         #[cfg(feature = "fault-injection")]
-        let (fault, meta) = (self.inner.fault.take(), stores.get(store::META));
+        let fault = self.inner.fault.take();
+        #[cfg(feature = "fault-injection")]
+        let meta = fault.map(|_| {
+            tx.store(store::META)
+                .expect("the fault hook breaks writes through `meta`: claim without holding")
+        });
         for (_i, (name, value)) in rows.iter().enumerate() {
             #[cfg(feature = "fault-injection")]
             if fault == Some(_i) {
-                inject_fault(meta, keys);
+                inject_fault(meta.as_ref(), keys);
             }
             if let Err(e) = stores.get(name).put(value) {
                 return Err(self.abandon(tx, "write", &e).await);
@@ -117,13 +122,14 @@ impl Journal {
         }
         #[cfg(feature = "fault-injection")]
         if fault.is_some_and(|f| f >= rows.len()) {
-            inject_fault(meta, keys);
+            inject_fault(meta.as_ref(), keys);
         }
         if let Some(purge) = &batch.purge {
             if let Err(e) = remove(&stores, purge, keys) {
                 return Err(self.abandon(tx, "write", &e).await);
             }
         }
+        fence.all_issued(&tx);
         self.finish("write", tx, Some(&fence)).await
     }
 
@@ -165,7 +171,7 @@ impl Journal {
         let (tx, fence, stores) = self
             .fenced(
                 "snapshot",
-                &[store::SNAPSHOTS, store::META],
+                &[store::SNAPSHOTS],
                 Durability::Relaxed,
                 epoch,
                 false,
@@ -238,7 +244,10 @@ fn remove(
 /// A second `add` of one key: a request that fails inside the transaction
 /// and aborts it, as a full disk or a corrupt store would.
 #[cfg(feature = "fault-injection")]
-fn inject_fault(meta: &web_sys::IdbObjectStore, keys: &super::schema::Keys) {
+fn inject_fault(meta: Option<&web_sys::IdbObjectStore>, keys: &super::schema::Keys) {
+    let Some(meta) = meta else {
+        return;
+    };
     let value = Object::new();
     set(&value, &keys.key, &JsValue::from_str("injected-fault"));
     let _ = meta.add(&value);
