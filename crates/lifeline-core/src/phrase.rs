@@ -297,8 +297,9 @@ pub enum Phrase {
         bytes: u64,
         limit: u64,
     },
+    /// Writes keep failing (`fault`: the last failure); a message waits.
     JournalDegraded {
-        detail: String,
+        fault: JournalFault,
     },
     Plan {
         error: PlanError,
@@ -831,8 +832,8 @@ impl fmt::Display for Phrase {
             P::MessageTooLong { bytes, limit } => {
                 write!(f, "the message is {bytes} bytes; the limit is {limit}")
             }
-            P::JournalDegraded { detail } => {
-                write!(f, "the journal cannot be written: {detail}")
+            P::JournalDegraded { fault } => {
+                write!(f, "the journal cannot be written: {fault}")
             }
             P::Plan { error } => error.fmt(f),
             P::SessionStoppedResend => f.write_str(
@@ -1421,7 +1422,7 @@ phrase_wire! {
     78 => NoKeyForCommands,
     79 => ProfileInvalid { invalid },
     80 => MessageTooLong { bytes, limit },
-    81 => JournalDegraded { detail },
+    81 => JournalDegraded { fault },
     82 => Plan { error },
     83 => SessionStoppedResend,
     84 => NoSessionToSend,

@@ -342,6 +342,7 @@ impl Engine {
                         deltas,
                     });
                 }
+                self.persist_fault = None;
                 // Cleared once when writes succeed again, not every batch.
                 if std::mem::take(&mut self.quota_noticed) {
                     self.clear_notice("quota");
@@ -370,6 +371,7 @@ impl Engine {
                     if let Some(core) = self.core.as_mut() {
                         let _ = core.handle_persist_failed(batch.batch, &detail, now);
                     }
+                    self.persist_fault = Some(fault.clone());
                     let key = if fault == JournalFault::QuotaExceeded {
                         self.quota_noticed = true;
                         "quota"

@@ -210,6 +210,9 @@ pub struct Engine {
     restart: Option<RestartTally>,
     /// A quota notice is on the page and must be cleared when writes succeed.
     quota_noticed: bool,
+    /// Why the last write failed, while none has succeeded since: what a
+    /// message refused for a degraded journal is told.
+    persist_fault: Option<lifeline_core::phrase::JournalFault>,
     /// Every notice the page shows now, one per key (a newer one replaces
     /// it): a change of language words them anew, and an informational
     /// one ends at its timer.
@@ -268,6 +271,7 @@ impl Engine {
             card_inputs: None,
             restart: None,
             quota_noticed: false,
+            persist_fault: None,
             notices: Vec::new(),
             last_snapshot: 0,
             snapshotting: false,

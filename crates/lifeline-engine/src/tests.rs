@@ -2071,3 +2071,50 @@ fn a_detached_session_with_a_profile_chosen_since_it_ran_starts_with_that_profil
         .iter()
         .any(|e| matches!(e, SessionEffect::LookupProfile { profile, .. } if *profile == chosen)));
 }
+
+/// Writes keep failing for want of room: a message is refused, and the
+/// refusal names why the journal cannot be written (the store's fault, not
+/// its English).
+#[test]
+fn a_message_to_a_journal_that_keeps_failing_is_refused_with_the_fault() {
+    use crate::StoreFailure;
+    use lifeline_core::phrase::JournalFault;
+    let (mut e, mut page) = leader();
+    // A write the journal has no room for.
+    let session = e.session().expect("a session is open");
+    e.handle_rename_session(session, "renamed".into(), Millis(3));
+    let mut now = 4;
+    for _ in 0..10_000 {
+        let Some(effect) = e.poll_effect() else {
+            break;
+        };
+        now += 1;
+        match effect {
+            Effect::Persist(batch) => e.handle_persisted(
+                batch,
+                Err(StoreFailure {
+                    fault: JournalFault::QuotaExceeded,
+                    detail: "QuotaExceededError".into(),
+                }),
+                Millis(now),
+            ),
+            // Retries come at once; the journal stays full.
+            Effect::SetTimer { key, at } => e.handle_timer(key, Millis(at.0.max(now))),
+            Effect::Page(message) => page.push(message),
+            _ => {}
+        }
+        if e.core.as_ref().is_some_and(|c| c.degraded().is_some()) {
+            break;
+        }
+    }
+    assert!(e.core.as_ref().is_some_and(|c| c.degraded().is_some()));
+    let second = TurnId::from_u128(0x82).expect("a valid id");
+    e.handle_prompt(second, "$ echo two".into(), Millis(now + 1));
+    settle(&mut e, &mut page);
+    assert_eq!(
+        refused(&page, second),
+        Some(&Phrase::JournalDegraded {
+            fault: JournalFault::QuotaExceeded
+        })
+    );
+}

@@ -162,10 +162,13 @@ impl Engine {
                 limit: limit as u64,
             });
         }
-        let degraded = self.core.as_ref().and_then(|c| c.degraded());
-        degraded.map(|d| Phrase::JournalDegraded {
-            detail: d.to_string(),
-        })
+        let degraded = self.core.as_ref().is_some_and(|c| c.degraded().is_some());
+        // The core is degraded only after failed writes, each of which set
+        // the fault.
+        self.persist_fault
+            .clone()
+            .filter(|_| degraded)
+            .map(|fault| Phrase::JournalDegraded { fault })
     }
 
     /// Stop: cancels a start in progress, else whatever the turn waits for

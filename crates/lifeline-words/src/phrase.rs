@@ -283,7 +283,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::MessageTooLong { bytes: b, limit } => {
             f(Msg::PhMessageTooLong, &[&bytes(l, *b), &bytes(l, *limit)])
         }
-        P::JournalDegraded { detail } => f(Msg::PhJournalDegraded, &[detail]),
+        P::JournalDegraded { fault } => f(Msg::PhJournalDegraded, &[&journal_fault(l, fault)]),
         P::Plan { error } => plan_error(l, error),
         P::SessionStoppedResend => s(Msg::PhSessionStoppedResend),
         P::NoSessionToSend => s(Msg::PhNoSessionToSend),

@@ -205,7 +205,9 @@ fn every_phrase() -> Vec<Phrase> {
             bytes: 300_000,
             limit: 262_144,
         },
-        Phrase::JournalDegraded { detail: s("x") },
+        Phrase::JournalDegraded {
+            fault: JournalFault::QuotaExceeded,
+        },
         Phrase::Plan {
             error: PlanError::Empty,
         },

@@ -117,7 +117,7 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
                 KEY,
                 Level::Error,
                 Phrase::ExportHandOff {
-                    detail: format!("{e:?}"),
+                    detail: lifeline_store::exception_name(&e),
                 },
             );
         }
@@ -273,7 +273,7 @@ pub fn save_output(session: SessionId, file_name: String, bytes: &[u8]) {
             "output",
             Level::Error,
             Phrase::ExportHandOff {
-                detail: format!("{e:?}"),
+                detail: lifeline_store::exception_name(&e),
             },
         );
     }

@@ -21,6 +21,10 @@ pub mod journal;
 pub mod storage;
 pub mod writer_lock;
 
+/// The name of a thrown exception (`DataCloneError`, `QuotaExceededError`,
+/// …), never its message or stack: for a phrase's detail.
+pub use idb::exception_name;
+
 /// Fresh random bytes from the platform's CSPRNG (a worker's
 /// `crypto.getRandomValues`).
 pub fn random_bytes<const N: usize>() -> Result<[u8; N], String> {
