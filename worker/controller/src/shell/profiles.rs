@@ -185,23 +185,22 @@ async fn save(config: &ConfigStore, input: ProfileInput) -> Result<String, Phras
             ..input.budget
         },
     };
-    if let Err(invalid) = profile.validate() {
-        if let Some(k) = new_key {
-            let _ = config.delete_credential(k).await;
-        }
-        return Err(Phrase::ProfileInvalid { invalid });
+    let saved = match profile.validate() {
+        Err(invalid) => Err(Phrase::ProfileInvalid { invalid }),
+        Ok(()) => config
+            .put_profile(&profile)
+            .await
+            .map_err(|e| Phrase::ProfileNotSaved { fault: e.fault() }),
+    };
+    // The key no profile refers to now: the new one if the profile was not
+    // saved, else the one it replaced. (One deletion, awaited in one place:
+    // each `.await` of the store's future compiles its own copy of it.)
+    let unreferenced = match &saved {
+        Err(_) => new_key,
+        Ok(()) => old_key.filter(|_| old_key != api_key),
+    };
+    if let Some(k) = unreferenced {
+        let _ = config.delete_credential(k).await;
     }
-    if let Err(e) = config.put_profile(&profile).await {
-        if let Some(k) = new_key {
-            let _ = config.delete_credential(k).await;
-        }
-        return Err(Phrase::ProfileNotSaved { fault: e.fault() });
-    }
-    // The replaced key is no longer referenced by anything.
-    if old_key != api_key {
-        if let Some(old) = old_key {
-            let _ = config.delete_credential(old).await;
-        }
-    }
-    Ok(profile.name)
+    saved.map(|()| profile.name)
 }
