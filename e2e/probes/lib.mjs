@@ -26,9 +26,9 @@ export async function waitOutcome(block, pattern, timeout = 30_000) {
 }
 
 /** Waits for a pattern; returns true if it appeared, false on timeout. */
-export async function appears(locator, timeout) {
+export async function appears(locator, timeout, state = 'visible') {
   try {
-    await locator.first().waitFor({ timeout });
+    await locator.first().waitFor({ timeout, state });
     return true;
   } catch (error) {
     if (error?.name === 'TimeoutError' || /Timeout/.test(String(error))) return false;

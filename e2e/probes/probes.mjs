@@ -380,7 +380,8 @@ const probe4 = {
     });
     await open(page);
     const details = page.getByRole('complementary', { name: 'Session details' });
-    await details.locator('[data-field="runtime"]').filter({ hasText: /, attached$/ }).waitFor();
+    // The details pane is a drawer now: present, not necessarily shown.
+    await details.locator('[data-field="runtime"]').filter({ hasText: /, attached$/ }).waitFor({ state: 'attached' });
     const before = await observeUi(page);
     obs(uiLine('before', before));
     const j0 = await readJournal(page);
@@ -407,7 +408,7 @@ const probe4 = {
     const noticed = await appears(page.getByText(/controller worker stopped/), 30_000);
     obs(noticed ? `restart notice after ${Date.now() - t0} ms` : 'no restart notice within 30 s');
     await waitStatus(page);
-    const attached = await appears(details.locator('[data-field="runtime"]').filter({ hasText: /, attached$/ }), 30_000);
+    const attached = await appears(details.locator('[data-field="runtime"]').filter({ hasText: /, attached$/ }), 30_000, 'attached');
     const mid = await observeUi(page);
     obs(uiLine(attached ? `runtime attached after ${Date.now() - t0} ms` : 'no runtime attached within 30 s', mid));
     obs(`runtime workers alive: ${workersEndingWith(page, '/runtime.js').length}`);
