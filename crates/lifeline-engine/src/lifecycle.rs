@@ -91,7 +91,8 @@ impl Engine {
         // workspace only when the journal confirms the old one gone). A
         // failed one waits for the user.
         if let Some(session) = self.session {
-            crate::open::start_or_resume(&mut sessions, session, now);
+            let turn_open = self.turn_open(session);
+            crate::open::start_or_resume(&mut sessions, session, turn_open, now);
         }
         self.sessions = Some(sessions);
         self.pump(now);

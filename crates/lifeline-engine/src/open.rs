@@ -180,17 +180,25 @@ impl Engine {
         self.show_live();
     }
 
+    /// Whether the journal holds a turn of `session` that has not ended.
+    pub(crate) fn turn_open(&self, session: SessionId) -> bool {
+        self.core.as_ref().is_some_and(|c| {
+            lifeline_core::agent::open_turn(c.pending_projection(), session).is_some()
+        })
+    }
+
     /// Starts the session just opened the way `start_sessions` starts the
     /// first: a new one launches, a detached one resumes on its workspace.
     fn bring_up(&mut self, session: SessionId, now: Millis) {
         // Left running without this engine's hold on it (Start fresh keeps
         // the old session's runtime): stopped first, then resumed.
         let stale = !self.active.contains(&session);
+        let turn_open = self.turn_open(session);
         self.with_sessions(|s| {
             if stale && s.state(session) == Some(&SessionState::Running) {
                 let _ = s.set_aside(session);
             }
-            start_or_resume(s, session, now);
+            start_or_resume(s, session, turn_open, now);
         });
     }
 
@@ -221,15 +229,17 @@ impl Engine {
 /// The session a tab shows first: the one its address names, else the one
 /// opened last; never a deleted one.
 /// A new session launches with its profile; a detached one resumes on its
-/// retained workspace, or launches there with the profile chosen since it
-/// ran (nobody asked to resume it: the choice is the person's last word);
-/// any other waits for the user (or is already up).
-pub(crate) fn start_or_resume(s: &mut Sessions, session: SessionId, now: Millis) {
+/// retained workspace, or, when another profile was chosen since it ran
+/// and no turn of it is open (`turn_open`: nothing to go on with), launches
+/// there with the chosen one (nobody asked to resume it); any other waits
+/// for the user (or is already up). A resumed session with a choice
+/// pending switches once its turn ends.
+pub(crate) fn start_or_resume(s: &mut Sessions, session: SessionId, turn_open: bool, now: Millis) {
     match s.state(session) {
         Some(SessionState::New) => {
             let _ = s.begin(session, Purpose::Launch, None, None, now);
         }
-        Some(SessionState::Detached) if s.switch_pending(session) => {
+        Some(SessionState::Detached) if s.switch_pending(session) && !turn_open => {
             let _ = s.begin(session, Purpose::Launch, None, None, now);
         }
         Some(SessionState::Detached) => {

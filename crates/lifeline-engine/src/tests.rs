@@ -2050,7 +2050,7 @@ fn a_detached_session_with_a_profile_chosen_since_it_ran_starts_with_that_profil
     };
     let looked_up = |records: Vec<SessionRecord>| {
         let mut s = Sessions::recover(b"reloaded", &records);
-        crate::open::start_or_resume(&mut s, session, Millis(5));
+        crate::open::start_or_resume(&mut s, session, false, Millis(5));
         s.drain_effects().into_iter().find_map(|e| match e {
             SessionEffect::LookupProfile { profile, .. } => Some(profile),
             _ => None,
@@ -2063,13 +2063,29 @@ fn a_detached_session_with_a_profile_chosen_since_it_ran_starts_with_that_profil
     );
     // Chosen, then a start took it: resumed with the profile it ran with,
     // which is the chosen one.
-    let mut s = Sessions::recover(b"reloaded", &[created, selected, started(chosen)]);
+    let mut s = Sessions::recover(
+        b"reloaded",
+        &[created.clone(), selected.clone(), started(chosen)],
+    );
     assert!(!s.switch_pending(session));
-    crate::open::start_or_resume(&mut s, session, Millis(5));
+    crate::open::start_or_resume(&mut s, session, false, Millis(5));
     assert!(s
         .drain_effects()
         .iter()
         .any(|e| matches!(e, SessionEffect::LookupProfile { profile, .. } if *profile == chosen)));
+    // Chosen while a turn ran that the journal still holds open: resumed
+    // with the profile it ran with, to go on with that turn; the choice
+    // stays pending and applies once the turn ends.
+    let mut s = Sessions::recover(b"reloaded", &[created, started(before), selected]);
+    crate::open::start_or_resume(&mut s, session, true, Millis(5));
+    assert!(s
+        .drain_effects()
+        .iter()
+        .any(|e| matches!(e, SessionEffect::LookupProfile { profile, .. } if *profile == before)));
+    assert!(
+        s.switch_pending(session),
+        "an automatic resume keeps the choice"
+    );
 }
 
 /// Writes keep failing for want of room: a message is refused, and the

@@ -385,7 +385,7 @@ impl Shell {
         }
         let policy = RetentionPolicy::default();
         let (mut projection, refused) = Projection::salvage(policy, snapshot, &tail, MAX_REFUSED);
-        if let Some(first) = refused.first() {
+        if let Some(first) = refused.iter().map(|r| r.position).min() {
             for r in refused.iter().take(8) {
                 crate::web::log(&r.to_string());
             }
@@ -394,7 +394,7 @@ impl Shell {
                 Level::Warning,
                 Phrase::ReplayRefused {
                     count: u32::try_from(refused.len()).unwrap_or(u32::MAX),
-                    first: first.position,
+                    first,
                 },
             );
         }

@@ -46,8 +46,12 @@ impl Sessions {
         let e = self.entries.get_mut(&session).expect("checked above");
         // A start takes the choice: a launch with the chosen profile, a
         // resume with the recorded one (criterion 6), which the person
-        // asked for after choosing.
-        e.switch_pending = false;
+        // asked for after choosing. An automatic resume (the app came back
+        // and rejoins what ran) was asked for by nobody: the choice stays,
+        // and applies once the resumed execution has no turn open.
+        if resume_cause != Some(ResumeCause::Automatic) {
+            e.switch_pending = false;
+        }
         e.attempt = Some(Attempt {
             id,
             purpose,
