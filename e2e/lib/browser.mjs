@@ -40,15 +40,23 @@ export async function openBrowser(viewport, options = {}) {
     ...options,
   });
   const errors = [];
+  // The workers' warnings (the controller logs what it refused and why)
+  // are kept for a failing test to print; the newest 100 are enough.
+  const warnings = [];
   context.on('weberror', (error) => errors.push(String(error.error())));
   const page = context.pages()[0] ?? (await context.newPage());
   page.on('console', (message) => {
     if (message.type() === 'error') errors.push(message.text());
+    if (message.type() === 'warning') {
+      warnings.push(message.text());
+      if (warnings.length > 100) warnings.shift();
+    }
   });
   return {
     context,
     page,
     errors,
+    warnings,
     /** The profile's folder (the bench finds the browser's processes by it). */
     profile,
     async close() {

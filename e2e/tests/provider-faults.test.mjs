@@ -52,7 +52,11 @@ async function withProfile(format, name, body, server = aimock, fields = {}) {
       // Also on the error, which the run's summary of failures prints
       // whole (CI keeps only a part of the rest of the output).
       const said = await page.locator('[role=status],[role=alert]').allInnerTexts().catch(() => []);
-      failure.page = { transcript: shown.slice(-2_000), said, records };
+      const composer = await page
+        .getByRole('textbox', { name: 'Message' })
+        .inputValue({ timeout: 1_000 })
+        .catch(() => '(no message box)');
+      failure.page = { transcript: shown.slice(-2_000), said, composer, records, warnings: browser.warnings };
       throw failure;
     }
     assert.deepEqual(browser.errors, []);

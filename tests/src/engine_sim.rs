@@ -440,11 +440,22 @@ impl EngineSim {
             },
         );
         self.clock.schedule_at(50, Ev::UserAct);
-        let end = ACTIVE_MS + QUIET_MS;
+        let mut end = ACTIVE_MS + QUIET_MS;
+        let mut drained = false;
         let mut steps = 0u64;
         while let Some((at, ev)) = self.clock.pop() {
             if at > end {
-                break;
+                // A local model's load that hangs ends by the engine's own
+                // stall timer, which is longer than the quiet phase: the
+                // run goes on until it has fired. In a
+                // session the person left, or whose runtime failed in the
+                // background, nobody presses Stop (seeds 4159, 14046 and
+                // 23984 of 40,000).
+                if drained || !self.load_hung() {
+                    break;
+                }
+                drained = true;
+                end = at + lifeline_engine::retry::LOAD_STALL_MS + 2_000;
             }
             steps += 1;
             if steps > 2_000_000 {
@@ -472,6 +483,17 @@ impl EngineSim {
             }
             Err(text)
         }
+    }
+
+    /// A request of the leader's waits on a local model's load that hangs.
+    fn load_hung(&self) -> bool {
+        self.leader.as_ref().is_some_and(|e| {
+            e.live_requests().any(|l| {
+                self.fetches
+                    .get(&l)
+                    .is_some_and(|f| f.hangs && f.read > 0 && f.chunks != u8::MAX)
+            })
+        })
     }
 
     // ----- the leader's effects ---------------------------------------------
@@ -2103,8 +2125,9 @@ impl EngineSim {
             .copied()
             .collect();
         if running.len() > MAX_RUNNING_SESSIONS {
+            let states: Vec<_> = running.iter().map(|s| (*s, sessions.state(*s))).collect();
             self.violation(format!(
-                "{} sessions hold a runtime, more than {MAX_RUNNING_SESSIONS}: {running:?}",
+                "{} sessions hold a runtime, more than {MAX_RUNNING_SESSIONS}: {states:?}",
                 running.len()
             ));
         }
@@ -2213,15 +2236,25 @@ impl EngineSim {
         }
         // Every prompt the page sent was recorded once and its turn ended,
         // or it was refused visibly.
-        // Prompts waiting in the open session's queue are held visibly (the
-        // status line counts them) behind a card that offers a way on.
+        // Prompts waiting in a session's queue are held visibly (opening it,
+        // the status line counts them) behind a card that offers a way on.
+        // Not only the open session's: a session left working in the
+        // background keeps its queue when its runtime is lost, for Resume
+        // (seed 16429 of 20,000).
         let queued: BTreeSet<TurnId> = self
             .leader
             .as_ref()
-            .and_then(|e| Some(e.sessions()?.trace(e.session()?)?.queued))
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
+            .and_then(|e| {
+                let sessions = e.sessions()?;
+                Some(
+                    p.sessions
+                        .keys()
+                        .filter_map(|id| sessions.trace(*id))
+                        .flat_map(|t| t.queued)
+                        .collect(),
+                )
+            })
+            .unwrap_or_default();
         let mut recorded: BTreeMap<&str, u32> = BTreeMap::new();
         for t in p.turns.values() {
             *recorded.entry(t.prompt.as_str()).or_default() += 1;

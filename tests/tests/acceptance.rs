@@ -1308,6 +1308,50 @@ fn built_in_agent_runs_planned_commands_in_order_and_stops_at_the_first_failure(
     assert_eq!(lifeline_core::agent::next_step(&p, turn), None);
 }
 
+/// Stop is pressed while `command` runs, and the runtime finishes it
+/// before the cancel reaches it (the cancel goes out once it is durable).
+fn finish_before_the_cancel_arrives(w: &mut World, s: Started, command: CommandId) {
+    w.hold_persist = true;
+    let (_, r) = w.request(|request| ClientRequest::Cancel {
+        request,
+        command,
+        generation: s.generation,
+    });
+    r.expect("cancel accepted");
+    w.exit(s.runtime, command, 0);
+    w.hold_persist = false;
+    w.settle();
+    let c = w.c().projection().command(command).cloned().unwrap();
+    assert!(
+        c.stop_requested() && c.outcome == Outcome::Completed,
+        "{:?}",
+        c.outcome
+    );
+}
+
+/// Stop raced a command's end: the runtime finished it before the cancel
+/// reached it. The command stays completed, and the plan goes no further.
+#[test]
+fn a_command_that_finishes_after_stop_ends_the_built_in_turn() {
+    let mut w = World::new();
+    let s = w.start_runtime(id(0x3003));
+    open_session(&mut w, s);
+    let turn: TurnId = id(0x7003);
+    record_turn(&mut w, turn, "please\n$ echo a\n$ echo b");
+    let first = waiting_on(drive(&mut w, s, turn));
+    finish_before_the_cancel_arrives(&mut w, s, first);
+    let step = drive(&mut w, s, turn);
+    let Some(lifeline_core::agent::Step::Finish { status, reply }) = step else {
+        panic!("the turn should end after Stop, got {step:?}");
+    };
+    assert_eq!(status, TurnStatus::Cancelled);
+    assert!(reply.contains("`echo a` completed"), "{reply}");
+    assert!(reply.contains("1 later command was not run"), "{reply}");
+    let p = w.replayed();
+    assert_eq!(p.commands.len(), 1, "`echo b` was never admitted");
+    assert_eq!(p.command(first).unwrap().outcome, Outcome::Completed);
+}
+
 #[test]
 fn host_loss_mid_turn_interrupts_it_and_nothing_runs_again() {
     let mut w = World::new();
@@ -1957,6 +2001,40 @@ fn a_model_sessions_tool_results_survive_leaving_the_recent_window() {
         matches!(&conversation[2], ModelMessage::ToolResult { content, .. } if content.starts_with("out-0\n")),
         "{:?}",
         conversation[2]
+    );
+}
+
+/// Stop raced a tool command's end: the model is not asked again (found
+/// by the engine simulation, seed 23427 of 40,000).
+#[test]
+fn a_tool_command_that_finishes_after_stop_ends_the_model_turn() {
+    let (mut w, s) = model_world(10);
+    let turn: TurnId = id(0x720a);
+    record_model_turn(&mut w, turn, "list", AgentBudget::default());
+    drive_model(&mut w, s, turn, None);
+    let pr1: ProviderRequestId = id(0xa0a1);
+    send_request(&mut w, pr1, turn, 1);
+    let call = tool_call(
+        "c1",
+        "run_command",
+        serde_json::json!({ "command": "echo x" }),
+    );
+    reply(&mut w, pr1, "", vec![call], (1, 1)).unwrap();
+    assert_eq!(drive_model(&mut w, s, turn, None), Some(ModelStep::Wait));
+    let command = command_with_key(&mut w, tool_key(turn, pr1, 0));
+    finish_before_the_cancel_arrives(&mut w, s, command);
+    assert_eq!(
+        drive_model(&mut w, s, turn, None),
+        Some(ModelStep::Finish {
+            status: TurnStatus::Cancelled,
+            reply: TurnEnding::StoppedBetweenSteps.to_string(),
+            ending: Some(TurnEnding::StoppedBetweenSteps),
+        })
+    );
+    assert_eq!(
+        provider_requests_in_journal(&w),
+        1,
+        "the model was not asked again"
     );
 }
 

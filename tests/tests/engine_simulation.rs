@@ -90,3 +90,18 @@ fn engine_simulation_seeds() {
         assert!(n > 0, "no {name} in {seeds} seeds");
     }
 }
+
+/// Seeds past CI's 10,000 that once failed, run in every CI run so their
+/// fixes stay fixed (docs/simulation.md, finding 15).
+const FOUND_BEYOND_CI: [u64; 10] = [
+    10910, 13737, 14046, 15256, 16429, 23427, 23984, 26437, 33229, 33471,
+];
+
+#[test]
+fn engine_simulation_found_seeds() {
+    let failures: Vec<String> = FOUND_BEYOND_CI
+        .iter()
+        .filter_map(|seed| EngineSim::new(*seed, false).run().err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+}

@@ -154,6 +154,8 @@ pub fn next_step(projection: &Projection, turn: TurnId) -> Option<Step> {
             r.generation == c.binding.generation && r.status == RuntimeStatus::Current
         });
         let status = match c.outcome {
+            // Stop raced the command's end: the plan goes no further.
+            Outcome::Completed if c.stop_requested() => Some(TurnStatus::Cancelled),
             Outcome::Completed => None,
             Outcome::Failed | Outcome::TimedOut => Some(TurnStatus::Failed),
             Outcome::Cancelled => Some(TurnStatus::Cancelled),

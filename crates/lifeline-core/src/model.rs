@@ -270,10 +270,12 @@ enum CallState {
     /// The command is not admitted yet.
     NotAdmitted(String),
     Pending,
-    /// Settled with a result the model gets back.
+    /// Settled with a result the model gets back; `stopped` when Stop
+    /// was pressed while it ran (it ended before the cancel reached it).
     Settled {
         content: String,
         is_error: bool,
+        stopped: bool,
     },
     /// The user cancelled the command.
     Cancelled(String),
@@ -313,6 +315,7 @@ fn call_state(
         Outcome::Completed | Outcome::Failed | Outcome::TimedOut => CallState::Settled {
             content: tool_result_content(projection, command),
             is_error: c.outcome != Outcome::Completed,
+            stopped: c.stop_requested(),
         },
         Outcome::Cancelled => CallState::Cancelled(line),
         Outcome::Lost | Outcome::MayHaveStarted => CallState::Uncertain(line, c.outcome),
@@ -389,7 +392,9 @@ fn tool_result_content(projection: &Projection, command: CommandId) -> String {
 fn unrun_result(state: &CallState) -> (String, bool) {
     match state {
         CallState::Refused(message) => (message.clone(), true),
-        CallState::Settled { content, is_error } => (content.clone(), *is_error),
+        CallState::Settled {
+            content, is_error, ..
+        } => (content.clone(), *is_error),
         CallState::Cancelled(_) => ("[cancelled by the user]".into(), true),
         CallState::Uncertain(_, outcome) => (
             format!(
@@ -622,6 +627,16 @@ pub fn next_model_step(
                 commands += 1;
             }
             match state {
+                // Stop raced the command's end: no next step (found by the
+                // engine simulation, seed 23427 of 40,000: the turn asked
+                // the model again after Stop, and a local model's load
+                // then held it open).
+                CallState::Settled { stopped: true, .. } => {
+                    return Some(ended(
+                        TurnStatus::Cancelled,
+                        TurnEnding::StoppedBetweenSteps,
+                    ))
+                }
                 CallState::Refused(_) | CallState::Settled { .. } => {}
                 CallState::NotAdmitted(line) => {
                     if let Some(reason) =

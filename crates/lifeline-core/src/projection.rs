@@ -228,6 +228,15 @@ const SETTLED_DEDUP_WINDOW: usize = 1;
 const MAX_EVIDENCE_PER_COMMAND: usize = 32;
 
 impl CommandView {
+    /// The person asked for this command to stop (Stop), whatever it
+    /// then did: a command that finished before the cancel reached it
+    /// still ends its turn, which must not go on to its next step.
+    pub fn stop_requested(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.reason == crate::outcome::CancelReason::User)
+    }
+
     /// Leaves the recent window: events go; their text stays only if
     /// `keep_text`.
     fn settle(&mut self, keep_text: bool) {

@@ -1360,6 +1360,53 @@ fn selecting_another_profile_relaunches_between_turns_on_the_same_workspace() {
 }
 
 #[test]
+fn a_profile_chosen_while_the_turn_ran_starts_nothing_in_a_left_or_failed_session() {
+    let starts = |effects: &[SessionEffect]| {
+        effects
+            .iter()
+            .any(|e| matches!(e, SessionEffect::LookupProfile { .. }))
+    };
+    // Left for another (Start fresh): the turn's end stops its runtime by
+    // its captured identity, and the choice waits for its next start.
+    let mut w = World::new();
+    w.launch_with(&profile(1, 1, &[]), Some(turn(1)), 1);
+    w.s.select_profile(sid(1), pid(2)).unwrap();
+    w.take();
+    w.s.handle_left_turn_finished(sid(1), turn(1), exec(1), Generation(1), None, T0);
+    let effects = w.take();
+    assert!(!starts(&effects), "{effects:?}");
+    assert!(effects.iter().any(|e| matches!(
+        e,
+        SessionEffect::TerminateRuntime { execution, .. } if *execution == exec(1)
+    )));
+    assert_eq!(w.trace().state, SessionState::Detached);
+    assert!(w.s.switch_pending(sid(1)));
+    // Its runtime lost while the turn ran: the session waits for the
+    // person, who sees the failure; the turn's end starts nothing.
+    let mut w = World::new();
+    w.launch_with(&profile(1, 1, &[]), Some(turn(1)), 1);
+    w.s.select_profile(sid(1), pid(2)).unwrap();
+    let lost = FailureCause::AgentFailed {
+        detail: "lost".into(),
+    };
+    w.s.handle_execution_failed(sid(1), exec(1), Generation(1), lost, T0);
+    w.take();
+    w.s.handle_turn_finished(sid(1), turn(1), exec(1), Generation(1), None, T0);
+    let effects = w.take();
+    assert!(!starts(&effects), "{effects:?}");
+    assert!(matches!(w.trace().state, SessionState::Failed(_)));
+    // The next message starts it with the chosen profile.
+    assert!(matches!(
+        w.s.submit_prompt(sid(1), turn(2), T0),
+        Ok(PromptDisposition::Starting { .. })
+    ));
+    assert!(w
+        .take()
+        .iter()
+        .any(|e| matches!(e, SessionEffect::LookupProfile { profile, .. } if *profile == pid(2))));
+}
+
+#[test]
 fn r007_controller_shutdown_mid_attempt_forgets_it_and_replays_no_prompt() {
     // Attempt ownership is process-local: a controller that dies during a
     // start leaves only durable records behind, and the prompt that started

@@ -443,9 +443,10 @@ impl Engine {
             return;
         };
         self.with_sessions(|s| {
-            s.handle_turn_finished(session, turn, execution, generation, failure, now);
             if left {
-                let _ = s.set_aside(session);
+                s.handle_left_turn_finished(session, turn, execution, generation, failure, now)
+            } else {
+                s.handle_turn_finished(session, turn, execution, generation, failure, now)
             }
         });
     }

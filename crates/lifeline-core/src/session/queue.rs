@@ -123,6 +123,42 @@ impl Sessions {
         failure: Option<String>,
         now: Millis,
     ) -> Handled {
+        self.end_turn(session, turn, execution, generation, failure, true, now)
+    }
+
+    /// A turn of a session the person left for another (Start fresh,
+    /// another environment) ended: nothing more starts there — not a
+    /// profile chosen while the turn ran, not a queued prompt — and its
+    /// idle runtime stops by its captured identity. The choice stays
+    /// pending for the session's next start. Found by the engine
+    /// simulation (seed 10910 of 20,000): the left session launched with
+    /// the chosen profile in the background, a fourth runtime past the
+    /// running limit.
+    pub fn handle_left_turn_finished(
+        &mut self,
+        session: SessionId,
+        turn: TurnId,
+        execution: ExecutionId,
+        generation: Generation,
+        failure: Option<String>,
+        now: Millis,
+    ) -> Handled {
+        let handled = self.end_turn(session, turn, execution, generation, failure, false, now);
+        let _ = self.set_aside(session);
+        handled
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn end_turn(
+        &mut self,
+        session: SessionId,
+        turn: TurnId,
+        execution: ExecutionId,
+        generation: Generation,
+        failure: Option<String>,
+        go_on: bool,
+        now: Millis,
+    ) -> Handled {
         let Some(e) = self.entries.get_mut(&session) else {
             return Handled::Stale;
         };
@@ -140,10 +176,15 @@ impl Sessions {
             self.execution_failed(session, FailureCause::AgentFailed { detail }, now);
             return Handled::Applied;
         }
+        if !go_on {
+            return Handled::Applied;
+        }
         // A profile chosen while the turn ran applies now, before the next
-        // message (Refusal::TurnRunning said so).
+        // message (Refusal::TurnRunning said so), in a session that still
+        // runs; a stopped one takes it at its next start (submit_prompt).
         if current
             && e.switch_pending
+            && e.state == SessionState::Running
             && self
                 .begin(session, Purpose::Launch, None, None, now)
                 .is_ok()
