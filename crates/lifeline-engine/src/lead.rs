@@ -259,6 +259,12 @@ impl Engine {
             })
             .unwrap_or_default();
         self.core = None;
+        // Nothing starts once nothing can be recorded: the sessions were
+        // this leadership's (leading again rebuilds them from the journal).
+        // Found by the engine simulation (seed 141009 of 150,000): with
+        // the writer record damaged, opening a session resumed it, a
+        // fourth runtime past the running limit that no record would show.
+        self.sessions = None;
         self.attempt_timers.clear();
         self.effects.push_back(Effect::CancelTimers);
         if close {

@@ -46,6 +46,7 @@ mod output;
 pub mod retry;
 mod room;
 mod runtimes;
+pub mod salvage;
 mod status;
 mod turn;
 

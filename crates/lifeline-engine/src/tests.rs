@@ -878,6 +878,16 @@ pub(super) mod waiting_request {
         /// [`World::restart`], with `before` told to the new engine while
         /// it still reads the journal.
         pub fn restart_with(&mut self, before: impl FnOnce(&mut Engine)) {
+            self.restart_around(before, |_| {});
+        }
+
+        /// [`World::restart_with`], with `led` told to the new engine once
+        /// it leads, before its sessions are up (the profile store unread).
+        pub fn restart_around(
+            &mut self,
+            before: impl FnOnce(&mut Engine),
+            led: impl FnOnce(&mut Engine),
+        ) {
             let (projection, refused) =
                 Projection::salvage(RetentionPolicy::default(), None, &self.journal, 64);
             assert!(refused.is_empty(), "the journal replays: {refused:?}");
@@ -894,6 +904,7 @@ pub(super) mod waiting_request {
                 },
                 self.now,
             );
+            led(&mut e);
             self.e = e;
             self.rt = None;
             self.timers.clear();
@@ -984,6 +995,71 @@ pub(super) mod waiting_request {
                 .is_some_and(|s| s.archived);
             assert!(archived, "the running session was archived");
         }
+    }
+
+    /// Recovery from a damaged journal says how many values were set
+    /// aside and from which position the fold stopped believing, worded;
+    /// which ones and why go to the log, never what they held.
+    #[test]
+    fn recovery_says_what_it_set_aside_and_where_it_stopped_believing() {
+        use crate::salvage::{salvage, Reader, SetAside};
+        use lifeline_core::journal::JournalRecord;
+        let mut w = World::new();
+        w.prompt_as(0x51);
+        let journal = w.journal.clone();
+        let last = journal.last().expect("entries").position;
+        let turn = journal
+            .iter()
+            .position(|e| matches!(e.record, JournalRecord::TurnRecorded { .. }))
+            .expect("the turn was recorded");
+        let mut damaged = journal.clone();
+        let lost = damaged.remove(turn).position;
+        let set_aside = [SetAside {
+            place: "journal",
+            key: "[41]",
+            position: Some(lost),
+            reason: "not a journal entry",
+        }];
+        let s = salvage(None, &damaged, &set_aside, last, Reader::Leader);
+        let refused = s
+            .notices
+            .iter()
+            .find_map(|(key, _, p)| match p {
+                Phrase::ReplayRefused { count, first } if *key == "replay" => {
+                    Some((*count, *first))
+                }
+                _ => None,
+            })
+            .expect("what was refused is said");
+        assert!(refused.0 >= 1 && refused.1 > lost, "{refused:?}");
+        assert!(s
+            .notices
+            .iter()
+            .any(|(_, _, p)| *p == Phrase::RecordsQuarantined { count: 1 }));
+        assert_eq!(s.unreadable, 1 + refused.0);
+        assert_eq!(s.projection.position, last, "no position is written over");
+        assert!(
+            s.logs[0].contains(&format!("position {lost}")),
+            "{:?}",
+            s.logs
+        );
+        assert!(
+            s.logs.iter().any(|l| l.starts_with("refused:")),
+            "{:?}",
+            s.logs
+        );
+        assert!(
+            !s.logs.iter().any(|l| l.contains("hello")),
+            "no prompt text"
+        );
+        // A follower cannot repair: it says how much it could not read.
+        let f = salvage(None, &damaged, &set_aside, last, Reader::Follower);
+        let said: Vec<&Phrase> = f.notices.iter().map(|(_, _, p)| p).collect();
+        assert_eq!(said, [&Phrase::FollowerUnreadable { count: 1 }]);
+        // A journal read whole: nothing to say.
+        let clean = salvage(None, &journal, &[], last, Reader::Leader);
+        assert!(clean.notices.is_empty() && clean.logs.is_empty());
+        assert_eq!(clean.unreadable, 0);
     }
 
     /// Stop while the session's runtime starts: the start is cancelled,
@@ -1619,6 +1695,78 @@ pub(super) mod waiting_request {
         );
         let card = w.e.card().expect("a card");
         assert_eq!(card.summary, Phrase::SummaryAgentFailed);
+    }
+
+    /// Stop pressed while recovery still reads the profile store (no
+    /// session is up yet) stops the open turn all the same. Found by the
+    /// engine simulation (seed 92699 of 150,000): the press was dropped,
+    /// and the turn went on once its session was resumed.
+    #[test]
+    fn stop_before_the_sessions_are_up_stops_the_open_turn() {
+        use lifeline_core::journal::{JournalRecord, ToolCallRecord};
+        let mut w = World::new();
+        let (_, request) = w.prompt_as(0x5e2);
+        // The model asks for a command, which runs on the session's runtime.
+        let call = ToolCallRecord {
+            id: "c1".into(),
+            name: "run_command".into(),
+            arguments: r#"{"command":"sleep 9"}"#.into(),
+        };
+        w.e.handle_provider_outcome(
+            request,
+            Ok(crate::ProviderReply {
+                text: String::new(),
+                tool_calls: vec![call],
+                stop: "tool_calls".into(),
+                input_tokens: 1,
+                output_tokens: 1,
+            }),
+            w.now,
+        );
+        w.settle();
+        let now = w.now;
+        w.restart_around(|_| {}, |e| e.handle_stop(now));
+        let cancelled = w.journal.iter().any(|e| {
+            matches!(
+                e.record,
+                JournalRecord::CancelRequested {
+                    reason: lifeline_core::CancelReason::User,
+                    ..
+                }
+            )
+        });
+        assert!(cancelled, "Stop asked for the command to stop");
+    }
+
+    /// A journal that can no longer be written (its writer record damaged)
+    /// starts nothing: opening a session shows it and resumes nothing.
+    /// Found by the engine simulation (seed 141009 of 150,000): the resume
+    /// was a fourth runtime past the running limit.
+    #[test]
+    fn a_read_only_journal_starts_no_session() {
+        let mut w = World::new();
+        let first = w.e.session().expect("a session is open");
+        w.e.handle_new_session(w.now);
+        w.settle();
+        let batch = lifeline_core::PersistBatch {
+            v: lifeline_core::V1,
+            batch: lifeline_core::BatchId(u64::MAX),
+            entries: Vec::new(),
+            artifacts: Vec::new(),
+            purge: None,
+        };
+        let damaged = crate::StoreFailure {
+            fault: JournalFault::WriterUnreadable,
+            detail: "damaged".into(),
+        };
+        w.e.handle_persisted(batch, Err(damaged), w.now);
+        w.settle();
+        let runtime = w.rt.as_ref().map(|r| r.0);
+        w.e.handle_open_session(first, w.now);
+        w.settle();
+        assert_eq!(w.e.session(), Some(first), "shown");
+        assert_eq!(w.rt.as_ref().map(|r| r.0), runtime, "nothing spawned");
+        assert!(w.e.sessions().is_none(), "no session machine runs");
     }
 
     /// A profile chosen while the session's runtime still starts (with the

@@ -16,9 +16,9 @@ use std::rc::Rc;
 
 use lifeline_core::phrase::Phrase;
 use lifeline_core::{
-    Generation, JournalEntry, Millis, PortId, Projection, ProviderRequestId, RetentionPolicy,
-    RuntimeId, StartCause,
+    Generation, JournalEntry, Millis, PortId, Projection, ProviderRequestId, RuntimeId, StartCause,
 };
+use lifeline_engine::salvage::{salvage, Reader, SetAside};
 use lifeline_engine::{Effect, Ended, Engine, Recovered, Slots, StoreFailure, TimerKey};
 use lifeline_protocol::{encode, Broadcast, ControllerToPage, Level, Role, PROTOCOL_VERSION};
 use wasm_bindgen::{prelude::*, JsCast};
@@ -38,9 +38,6 @@ const WRITER_LOCK: &str = "lifeline-writer";
 const CHANNEL: &str = "lifeline-journal";
 /// Entries a follower reads per round trip when it fills a gap.
 const GAP_READ: usize = 10_000;
-/// How many contradicting entries recovery sets aside before it stops.
-const MAX_REFUSED: usize = 64;
-
 pub fn post(message: ControllerToPage) {
     post_worded(&crate::words::word(message));
 }
@@ -268,23 +265,36 @@ impl Shell {
     /// cannot write), saying how many values could not be read.
     async fn fold_read_only(&self, journal: &Journal) -> Result<Projection, JournalError> {
         let loaded = journal.load().await?;
-        if !loaded.quarantined.is_empty() {
-            notice(
-                "quarantine",
-                Level::Warning,
-                Phrase::FollowerUnreadable {
-                    count: u32::try_from(loaded.quarantined.len()).unwrap_or(u32::MAX),
-                },
-            );
-        }
-        let (mut projection, _) = Projection::salvage(
-            RetentionPolicy::default(),
+        Ok(self.fold(loaded, Reader::Follower).0)
+    }
+
+    /// Folds what was read, carrying out what `salvage` says about what
+    /// could not be.
+    fn fold(&self, loaded: Loaded, reader: Reader) -> (Projection, u32) {
+        let set_aside: Vec<SetAside<'_>> = loaded
+            .quarantined
+            .iter()
+            .map(|q| SetAside {
+                place: &q.store,
+                key: &q.key,
+                position: q.position,
+                reason: &q.reason,
+            })
+            .collect();
+        let salvaged = salvage(
             loaded.snapshot,
             &loaded.tail,
-            MAX_REFUSED,
+            &set_aside,
+            loaded.last_position,
+            reader,
         );
-        projection.position = projection.position.max(loaded.last_position);
-        Ok(projection)
+        for line in &salvaged.logs {
+            crate::web::log(line);
+        }
+        for (key, level, phrase) in salvaged.notices {
+            notice(key, level, phrase);
+        }
+        (salvaged.projection, salvaged.unreadable)
     }
 
     // ----- leader --------------------------------------------------------
@@ -349,33 +359,13 @@ impl Shell {
         &self,
         journal: &Journal,
         epoch: WriterEpoch,
-        loaded: Loaded,
+        mut loaded: Loaded,
     ) -> (Projection, u32) {
-        let Loaded {
-            snapshot,
-            snapshot_note,
-            tail,
-            quarantined,
-            last_position,
-        } = loaded;
-        if let Some(note) = snapshot_note {
+        if let Some(note) = loaded.snapshot_note.take() {
             notice("snapshot", Level::Info, note);
         }
-        if !quarantined.is_empty() {
-            for q in quarantined.iter().take(8) {
-                crate::web::log(&match q.position {
-                    Some(p) => format!("quarantined: position {p} in {} ({})", q.store, q.reason),
-                    None => format!("quarantined: {} key {} ({})", q.store, q.key, q.reason),
-                });
-            }
-            notice(
-                "quarantine",
-                Level::Warning,
-                Phrase::RecordsQuarantined {
-                    count: u32::try_from(quarantined.len()).unwrap_or(u32::MAX),
-                },
-            );
-            if let Err(e) = journal.quarantine(&quarantined, epoch).await {
+        if !loaded.quarantined.is_empty() {
+            if let Err(e) = journal.quarantine(&loaded.quarantined, epoch).await {
                 notice(
                     "quarantine-move",
                     Level::Warning,
@@ -383,25 +373,7 @@ impl Shell {
                 );
             }
         }
-        let policy = RetentionPolicy::default();
-        let (mut projection, refused) = Projection::salvage(policy, snapshot, &tail, MAX_REFUSED);
-        if let Some(first) = refused.iter().map(|r| r.position).min() {
-            for r in refused.iter().take(8) {
-                crate::web::log(&r.to_string());
-            }
-            notice(
-                "replay",
-                Level::Warning,
-                Phrase::ReplayRefused {
-                    count: u32::try_from(refused.len()).unwrap_or(u32::MAX),
-                    first,
-                },
-            );
-        }
-        // Positions held by unreadable records are never written over.
-        projection.position = projection.position.max(last_position);
-        let unreadable = u32::try_from(quarantined.len() + refused.len()).unwrap_or(u32::MAX);
-        (projection, unreadable)
+        self.fold(loaded, Reader::Leader)
     }
 
     /// Opens the profile store and makes sure the default profile exists,
