@@ -4,6 +4,8 @@
 //! leader hand-over, runtime and controller crashes, and storage faults.
 //!
 //! * `LIFELINE_ENGINE_SEEDS=<n>` — how many seeds (default 10 000).
+//! * `LIFELINE_ENGINE_FIRST=<s>` — the first seed (default 0), to go on
+//!   past seeds already run.
 //! * `LIFELINE_ENGINE_SEED=<s>` — run only seed `s` and print its trace.
 
 use lifeline_tests::engine_sim::{EngineCoverage, EngineSim};
@@ -26,6 +28,7 @@ fn engine_simulation_seeds() {
         println!("seed {seed} passed: {:?}", sim.coverage());
         return;
     }
+    let first = env_u64("LIFELINE_ENGINE_FIRST").unwrap_or(0);
     let seeds = env_u64("LIFELINE_ENGINE_SEEDS").unwrap_or(10_000);
     let start = Instant::now();
     let workers = std::thread::available_parallelism()
@@ -37,8 +40,8 @@ fn engine_simulation_seeds() {
                 let mut coverage = EngineCoverage::default();
                 let mut failures = Vec::new();
                 let mut model = 0u64;
-                let mut seed = w;
-                while seed < seeds {
+                let mut seed = first + w;
+                while seed < first + seeds {
                     let mut sim = EngineSim::new(seed, false);
                     model += u64::from(sim.model_turns());
                     match sim.run() {

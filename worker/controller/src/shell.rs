@@ -466,7 +466,7 @@ impl Shell {
                 let weak = Rc::downgrade(self);
                 spawn_local(async move {
                     let name = lifeline_protocol::runtime_life_lock(runtime, generation);
-                    if crate::web::wait_for_release(&name).await.is_ok() {
+                    if lifeline_locks::wait_for_release(&name).await.is_ok() {
                         if let Some(shell) = weak.upgrade() {
                             shell.input(|e, now| {
                                 e.handle_worker_ended(

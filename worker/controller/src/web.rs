@@ -1,10 +1,8 @@
-//! Small browser primitives the shell needs and web-sys does not give
-//! without unstable flags: Web Locks, timers, randomness, the clock.
+//! Small browser primitives the shell needs: the writer's Web Lock (from
+//! `lifeline-locks`, through the store), timers, randomness, the clock.
 
-use js_sys::{Function, Promise, Reflect};
 use lifeline_core::Millis;
 use wasm_bindgen::{prelude::*, JsCast};
-use wasm_bindgen_futures::JsFuture;
 use web_sys::DedicatedWorkerGlobalScope;
 
 pub fn scope() -> DedicatedWorkerGlobalScope {
@@ -21,10 +19,6 @@ pub fn random_u128() -> Result<u128, String> {
     Ok(u128::from_be_bytes(random_bytes::<16>()?).max(1))
 }
 
-fn get(target: &JsValue, name: &str) -> Result<JsValue, String> {
-    Reflect::get(target, &JsValue::from_str(name)).map_err(|_| format!("{name} is unreadable"))
-}
-
 /// Waits until this worker holds the exclusive Web Lock `name`, then keeps it
 /// for the worker's whole life: the browser releases it when the worker
 /// dies, which is exactly when another controller may write.
@@ -32,7 +26,8 @@ pub async fn hold_lock_for_life(
     name: &str,
 ) -> Result<lifeline_store::writer_lock::WriterLock, lifeline_core::phrase::Phrase> {
     use lifeline_core::phrase::Phrase;
-    use lifeline_store::writer_lock::{LockError, WriterLock};
+    use lifeline_locks::LockError;
+    use lifeline_store::writer_lock::WriterLock;
     WriterLock::hold_for_life(name).await.map_err(|e| match e {
         LockError::Unsupported => Phrase::NoWebLocks,
         LockError::Failed(detail) => {
@@ -46,34 +41,6 @@ pub async fn hold_lock_for_life(
 /// the core's or the browser's own words, beside the phrase the page shows.
 pub fn log(line: &str) {
     web_sys::console::warn_1(&JsValue::from_str(line));
-}
-
-/// Resolves once the Web Lock `name` is free, that is when whoever holds it
-/// let go or died; it is given back at once. Errors if there are no Web
-/// Locks.
-pub async fn wait_for_release(name: &str) -> Result<(), String> {
-    let navigator = get(&scope().into(), "navigator")?;
-    let locks = get(&navigator, "locks")?;
-    if locks.is_undefined() {
-        return Err("no Web Locks".into());
-    }
-    let request: Function = get(&locks, "request")?
-        .dyn_into()
-        .map_err(|_| "navigator.locks.request is not a function".to_string())?;
-    let on_grant = Closure::<dyn FnMut(JsValue) -> JsValue>::new(|_lock: JsValue| {
-        // Returning releases it: nothing is held, only the moment counts.
-        JsValue::UNDEFINED
-    })
-    .into_js_value();
-    let pending: Promise = request
-        .call2(&locks, &JsValue::from_str(name), &on_grant)
-        .map_err(|_| format!("requesting the lock {name} failed"))?
-        .dyn_into()
-        .map_err(|_| "navigator.locks.request returned no promise".to_string())?;
-    JsFuture::from(pending)
-        .await
-        .map(|_| ())
-        .map_err(|_| format!("the lock {name} was not granted"))
 }
 
 /// A one-shot timer that owns its callback and frees it once it has run,

@@ -21,7 +21,6 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 /// The workspace host lives in its own crate, shared with the controller
 /// (workspace-only access); re-exported under its old path.
 pub use lifeline_opfs as opfs;
-mod life;
 pub mod process;
 
 use std::cell::{Cell, RefCell};
@@ -137,7 +136,7 @@ impl Worker {
             // Held before there is a runtime to say hello, so a controller
             // that waits for it after the hello waits for this worker's end.
             // Without Web Locks the controller has heartbeats only.
-            let _ = life::hold(&lifeline_protocol::runtime_life_lock(
+            let _ = lifeline_locks::hold_for_life(&lifeline_protocol::runtime_life_lock(
                 identity.runtime,
                 identity.generation,
             ))
