@@ -2038,6 +2038,39 @@ fn a_tool_command_that_finishes_after_stop_ends_the_model_turn() {
     );
 }
 
+/// Stop during a model turn cancels every command of the session still on
+/// its way, not the first one found: here the turn's tool command and
+/// another (a turn left open when its execution failed admits its own).
+/// Found by the engine simulation (seed 390639 of 400,000): Stop cancelled
+/// the other command, and the turn's own ran on, and so did the turn.
+#[test]
+fn stop_in_a_model_turn_cancels_every_command_of_the_session_on_its_way() {
+    use lifeline_core::stop::{plan, StopPlan};
+    let (mut w, s) = model_world(11);
+    let other = w.admit(id(0xf3), w.binding(s, "sleep 5")).unwrap().0;
+    let turn: TurnId = id(0x720b);
+    record_model_turn(&mut w, turn, "list", AgentBudget::default());
+    drive_model(&mut w, s, turn, None);
+    let pr1: ProviderRequestId = id(0xa0b1);
+    send_request(&mut w, pr1, turn, 1);
+    let call = tool_call(
+        "c1",
+        "run_command",
+        serde_json::json!({ "command": "echo x" }),
+    );
+    reply(&mut w, pr1, "", vec![call], (1, 1)).unwrap();
+    assert_eq!(drive_model(&mut w, s, turn, None), Some(ModelStep::Wait));
+    let tool = command_with_key(&mut w, tool_key(turn, pr1, 0));
+    let p = w.c().pending_projection().clone();
+    let StopPlan::Cancel(mut cancelled) = plan(&p, id(SESSION), None, w.now) else {
+        panic!("Stop cancels the commands on their way");
+    };
+    cancelled.sort();
+    let mut both = vec![(other, s.generation), (tool, s.generation)];
+    both.sort();
+    assert_eq!(cancelled, both);
+}
+
 #[test]
 fn model_tool_call_is_admitted_once_under_its_derived_key_and_its_result_goes_back() {
     let (mut w, s) = model_world(1);

@@ -55,38 +55,47 @@ pub fn plan(
         };
     };
     let step = next_turn_step(projection, turn, None, now);
-    let waiting = match &step {
-        Some(TurnStep::BuiltIn(Step::Wait { command })) => Some(*command),
-        // A model turn waits on whichever of its tool commands is open.
-        _ if projection
-            .turns
-            .get(&turn)
-            .is_some_and(|t| t.agent.is_model()) =>
-        {
-            projection
-                .commands
-                .values()
-                // Only one still on its way: an uncertain or undispatched
-                // command will not end by a cancel, and must not hold Stop
-                // (found by the engine simulation).
-                .find(|c| {
-                    c.binding.session == session
-                        && matches!(
-                            c.outcome,
-                            Outcome::Admitted | Outcome::Dispatched | Outcome::Running
-                        )
-                })
-                .map(|c| c.command)
-        }
-        _ => None,
+    let model = projection
+        .turns
+        .get(&turn)
+        .is_some_and(|t| t.agent.is_model());
+    let waiting: Vec<&crate::projection::CommandView> = match &step {
+        Some(TurnStep::BuiltIn(Step::Wait { command })) => match projection.command(*command) {
+            Some(c) => vec![c],
+            // Admitted but not in the projection yet: nothing to cancel.
+            None => return StopPlan::Nothing,
+        },
+        // A model turn waits on its tool commands still on their way, and
+        // Stop ends everything the session runs: every command of the
+        // session on its way is cancelled, not the first one found (found
+        // by the engine simulation, seed 390639 of 400,000: Stop cancelled
+        // a re-issue, and the turn's own command ran on, and so did the
+        // turn). An uncertain or undispatched command will not end by a
+        // cancel, and must not hold Stop.
+        _ if model => projection
+            .commands
+            .values()
+            .filter(|c| {
+                c.binding.session == session
+                    && matches!(
+                        c.outcome,
+                        Outcome::Admitted | Outcome::Dispatched | Outcome::Running
+                    )
+            })
+            .collect(),
+        _ => Vec::new(),
     };
-    if let Some(command) = waiting {
-        return match projection.command(command) {
-            Some(c) if c.cancel.is_none() => {
-                StopPlan::Cancel(vec![(command, c.binding.generation)])
-            }
-            // Already being cancelled: the turn ends when the command does.
-            _ => StopPlan::Nothing,
+    if !waiting.is_empty() {
+        let cancel: Vec<(CommandId, Generation)> = waiting
+            .iter()
+            .filter(|c| c.cancel.is_none())
+            .map(|c| (c.command, c.binding.generation))
+            .collect();
+        // Already being cancelled: the turn ends when they do.
+        return if cancel.is_empty() {
+            StopPlan::Nothing
+        } else {
+            StopPlan::Cancel(cancel)
         };
     }
     let Some(t) = projection.turns.get(&turn) else {

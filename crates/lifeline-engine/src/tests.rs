@@ -1901,6 +1901,32 @@ pub(super) mod waiting_request {
     /// The connect and idle timeouts end the request with what the app
     /// knows: which wait ran out, and for how many seconds, from the
     /// profile's own budget.
+    /// A request keeps the timeouts it was sent with when its session
+    /// fails meanwhile (its runtime lost): the profile's 5 s wait for a
+    /// response, not the default. Found by the engine simulation (seed
+    /// 191386 of 400,000): the wait became 60 s, and the session's next
+    /// turn waited behind it.
+    #[test]
+    fn a_request_keeps_its_timeouts_when_its_session_fails() {
+        use lifeline_core::journal::FailureReason as R;
+        let mut profile = model_profile();
+        profile.budget.connect_timeout_ms = 5_000;
+        let mut w = World::with(profile);
+        let (_, request) = w.prompt_as(0x7ea3);
+        let (runtime, generation, port, _) = *w.rt.as_ref().expect("the runtime came up");
+        w.e.handle_worker_ended(runtime, generation, port, crate::Ended::PortClosed, w.now);
+        w.settle();
+        assert_eq!(w.e.live_request(), Some(request), "the request goes on");
+        let (key, at) = w.provider_timer.take().expect("a provider timer");
+        w.at(at.0);
+        w.e.handle_timer(key, w.now);
+        w.settle();
+        assert_eq!(
+            recorded_reason(&w, request),
+            Some(R::NoResponseWithin { seconds: 5 })
+        );
+    }
+
     #[test]
     fn each_timeout_records_which_wait_ran_out_and_for_how_long() {
         use lifeline_core::journal::FailureReason as R;

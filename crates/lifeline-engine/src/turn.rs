@@ -44,6 +44,12 @@ pub(crate) struct Live {
     pub wait: Wait,
     /// What each attempt sends (empty until it is sent).
     pub conversation: Vec<ModelMessage>,
+    /// The timeouts it was sent with, which hold until it ends: its
+    /// session may fail meanwhile and no longer hold a profile (found by
+    /// the engine simulation, seed 191386 of 400,000: the 3 s wait for a
+    /// response became the default 60 s, and the session's next turn
+    /// waited behind it).
+    pub budget: lifeline_core::profile::AgentBudget,
 }
 
 pub(crate) use crate::retry::Wait;
@@ -684,6 +690,10 @@ impl Engine {
                 first_sent: now,
                 wait: Wait::Nothing,
                 conversation: Vec::new(),
+                budget: self
+                    .active
+                    .get(&session)
+                    .map_or_else(Default::default, |a| a.prepared.budget),
             },
         );
         self.conversations.insert(id, conversation);
@@ -752,14 +762,14 @@ impl Engine {
                     a.prepared.provider.clone(),
                     a.prepared.api_key.clone(),
                     a.prepared.capabilities.tools.clone(),
-                    a.prepared.budget.connect_timeout_ms,
+                    a.prepared.budget,
                 )
             });
         let Some(l) = self.live.get_mut(&session) else {
             return;
         };
         let id = l.request;
-        let Some((provider, api_key, tools, connect_ms)) = call else {
+        let Some((provider, api_key, tools, budget)) = call else {
             return self.handle_provider_outcome(
                 id,
                 Err(because(
@@ -771,6 +781,8 @@ impl Engine {
                 now,
             );
         };
+        let connect_ms = budget.connect_timeout_ms;
+        l.budget = budget;
         l.sent = true;
         l.attempt += 1;
         l.preview.clear();
@@ -952,10 +964,11 @@ impl Engine {
 
     /// The budget of `session`'s execution (the default one if this
     /// engine holds none).
+    /// The live request's timeouts.
     fn budget(&self, session: SessionId) -> lifeline_core::profile::AgentBudget {
-        self.active
+        self.live
             .get(&session)
-            .map_or_else(Default::default, |a| a.prepared.budget)
+            .map_or_else(Default::default, |l| l.budget)
     }
 
     /// [`TimerKey::Provider`] fired: whatever deadline the live request has
