@@ -451,10 +451,9 @@ impl EngineSim {
             if at > end {
                 // A local model's load that hangs ends by the engine's own
                 // stall timer, which is longer than the quiet phase: the
-                // run goes on until it has fired. In a
-                // session the person left, or whose runtime failed in the
-                // background, nobody presses Stop (seeds 4159, 14046 and
-                // 23984 of 40,000).
+                // run goes on until it has fired. In a session the person
+                // left, or whose runtime failed in the background, nobody
+                // presses Stop (seeds 4159, 14046 and 23984 of 40,000).
                 if drained || !self.load_hung() {
                     break;
                 }

@@ -8,7 +8,8 @@
 //! * a provider request in flight (streaming or stalled) is aborted at once;
 //!   its partial text is kept and recorded as stopped by the user;
 //! * a command the turn waits for is cancelled, by its exact identity and
-//!   generation (a cancel already asked for is not asked again);
+//!   generation (a cancel already asked for is not asked again); in a
+//!   model turn every command of the session still on its way is;
 //! * a turn with nothing in flight ends as cancelled, saying what did not run;
 //! * with no turn, the user's running re-issues are cancelled.
 
@@ -69,7 +70,8 @@ pub fn plan(
         // Stop ends everything the session runs: every command of the
         // session on its way is cancelled, not the first one found (found
         // by the engine simulation, seed 390639 of 400,000: Stop cancelled
-        // a re-issue, and the turn's own command ran on, and so did the
+        // the command of an older turn, one left open when its execution
+        // failed, and this turn's own command ran on, and so did the
         // turn). An uncertain or undispatched command will not end by a
         // cancel, and must not hold Stop.
         _ if model => projection

@@ -962,9 +962,8 @@ impl Engine {
             .map(|(s, _)| *s)
     }
 
-    /// The budget of `session`'s execution (the default one if this
-    /// engine holds none).
-    /// The live request's timeouts.
+    /// The timeouts of `session`'s live request (the default ones if it
+    /// has none).
     fn budget(&self, session: SessionId) -> lifeline_core::profile::AgentBudget {
         self.live
             .get(&session)

@@ -38,6 +38,7 @@ const WRITER_LOCK: &str = "lifeline-writer";
 const CHANNEL: &str = "lifeline-journal";
 /// Entries a follower reads per round trip when it fills a gap.
 const GAP_READ: usize = 10_000;
+
 pub fn post(message: ControllerToPage) {
     post_worded(&crate::words::word(message));
 }
