@@ -199,8 +199,16 @@ struct Fetch {
     read: u64,
     /// The load stops reading after its first report and never reports
     /// again (llama.cpp stuck on a file): only the user's Stop, or the
-    /// engine's two-minute bound past this run's end, ends it.
+    /// engine's two-minute bound (the run goes on until it has fired),
+    /// ends it.
     hangs: bool,
+}
+
+impl Fetch {
+    /// Stuck in its load now: it reported once, and has not ended.
+    fn hung(&self) -> bool {
+        self.hangs && self.read > 0 && self.chunks != u8::MAX
+    }
 }
 
 struct SimRuntime {
@@ -491,11 +499,8 @@ impl EngineSim {
     /// A request of the leader's waits on a local model's load that hangs.
     fn load_hung(&self) -> bool {
         self.leader.as_ref().is_some_and(|e| {
-            e.live_requests().any(|l| {
-                self.fetches
-                    .get(&l)
-                    .is_some_and(|f| f.hangs && f.read > 0 && f.chunks != u8::MAX)
-            })
+            e.live_requests()
+                .any(|l| self.fetches.get(&l).is_some_and(Fetch::hung))
         })
     }
 
@@ -1836,7 +1841,7 @@ impl EngineSim {
         });
         let hung = live
             .and_then(|l| self.fetches.get(&l))
-            .is_some_and(|f| f.hangs && f.read > 0 && f.chunks != u8::MAX);
+            .is_some_and(Fetch::hung);
         if !hung {
             let why = e.controller().map(|c| {
                 let p = c.pending_projection();

@@ -2004,24 +2004,34 @@ fn a_model_sessions_tool_results_survive_leaving_the_recent_window() {
     );
 }
 
+/// A model turn `turn` whose first request `request` asked for one tool
+/// command, admitted and waited on: that command.
+fn running_tool_command(
+    w: &mut World,
+    s: Started,
+    turn: TurnId,
+    request: ProviderRequestId,
+) -> CommandId {
+    record_model_turn(w, turn, "list", AgentBudget::default());
+    drive_model(w, s, turn, None);
+    send_request(w, request, turn, 1);
+    let call = tool_call(
+        "c1",
+        "run_command",
+        serde_json::json!({ "command": "echo x" }),
+    );
+    reply(w, request, "", vec![call], (1, 1)).unwrap();
+    assert_eq!(drive_model(w, s, turn, None), Some(ModelStep::Wait));
+    command_with_key(w, tool_key(turn, request, 0))
+}
+
 /// Stop raced a tool command's end: the model is not asked again (found
 /// by the engine simulation, seed 23427 of 40,000).
 #[test]
 fn a_tool_command_that_finishes_after_stop_ends_the_model_turn() {
     let (mut w, s) = model_world(10);
     let turn: TurnId = id(0x720a);
-    record_model_turn(&mut w, turn, "list", AgentBudget::default());
-    drive_model(&mut w, s, turn, None);
-    let pr1: ProviderRequestId = id(0xa0a1);
-    send_request(&mut w, pr1, turn, 1);
-    let call = tool_call(
-        "c1",
-        "run_command",
-        serde_json::json!({ "command": "echo x" }),
-    );
-    reply(&mut w, pr1, "", vec![call], (1, 1)).unwrap();
-    assert_eq!(drive_model(&mut w, s, turn, None), Some(ModelStep::Wait));
-    let command = command_with_key(&mut w, tool_key(turn, pr1, 0));
+    let command = running_tool_command(&mut w, s, turn, id(0xa0a1));
     finish_before_the_cancel_arrives(&mut w, s, command);
     assert_eq!(
         drive_model(&mut w, s, turn, None),
@@ -2049,18 +2059,7 @@ fn stop_in_a_model_turn_cancels_every_command_of_the_session_on_its_way() {
     let (mut w, s) = model_world(11);
     let other = w.admit(id(0xf3), w.binding(s, "sleep 5")).unwrap().0;
     let turn: TurnId = id(0x720b);
-    record_model_turn(&mut w, turn, "list", AgentBudget::default());
-    drive_model(&mut w, s, turn, None);
-    let pr1: ProviderRequestId = id(0xa0b1);
-    send_request(&mut w, pr1, turn, 1);
-    let call = tool_call(
-        "c1",
-        "run_command",
-        serde_json::json!({ "command": "echo x" }),
-    );
-    reply(&mut w, pr1, "", vec![call], (1, 1)).unwrap();
-    assert_eq!(drive_model(&mut w, s, turn, None), Some(ModelStep::Wait));
-    let tool = command_with_key(&mut w, tool_key(turn, pr1, 0));
+    let tool = running_tool_command(&mut w, s, turn, id(0xa0b1));
     let p = w.c().pending_projection().clone();
     let StopPlan::Cancel(mut cancelled) = plan(&p, id(SESSION), None, w.now) else {
         panic!("Stop cancels the commands on their way");

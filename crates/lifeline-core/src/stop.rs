@@ -45,21 +45,12 @@ pub fn plan(
         return StopPlan::AbortRequest(request);
     }
     let Some(turn) = agent::open_turn(projection, session) else {
-        let running: Vec<(CommandId, Generation)> = agent::running_reissues(projection, session)
-            .filter(|c| c.cancel.is_none())
-            .map(|c| (c.command, c.binding.generation))
-            .collect();
-        return if running.is_empty() {
-            StopPlan::Nothing
-        } else {
-            StopPlan::Cancel(running)
-        };
+        return cancel(agent::running_reissues(projection, session));
+    };
+    let Some(t) = projection.turns.get(&turn) else {
+        return StopPlan::Nothing;
     };
     let step = next_turn_step(projection, turn, None, now);
-    let model = projection
-        .turns
-        .get(&turn)
-        .is_some_and(|t| t.agent.is_model());
     let waiting: Vec<&crate::projection::CommandView> = match &step {
         Some(TurnStep::BuiltIn(Step::Wait { command })) => match projection.command(*command) {
             Some(c) => vec![c],
@@ -74,7 +65,7 @@ pub fn plan(
         // failed, and this turn's own command ran on, and so did the
         // turn). An uncertain or undispatched command will not end by a
         // cancel, and must not hold Stop.
-        _ if model => projection
+        _ if t.agent.is_model() => projection
             .commands
             .values()
             .filter(|c| {
@@ -88,21 +79,9 @@ pub fn plan(
         _ => Vec::new(),
     };
     if !waiting.is_empty() {
-        let cancel: Vec<(CommandId, Generation)> = waiting
-            .iter()
-            .filter(|c| c.cancel.is_none())
-            .map(|c| (c.command, c.binding.generation))
-            .collect();
-        // Already being cancelled: the turn ends when they do.
-        return if cancel.is_empty() {
-            StopPlan::Nothing
-        } else {
-            StopPlan::Cancel(cancel)
-        };
+        // Those already being cancelled end the turn when they end.
+        return cancel(waiting.into_iter());
     }
-    let Some(t) = projection.turns.get(&turn) else {
-        return StopPlan::Nothing;
-    };
     let ending = match step {
         Some(TurnStep::BuiltIn(Step::Admit { index, line })) => TurnEnding::StoppedBefore {
             line,
@@ -111,4 +90,18 @@ pub fn plan(
         _ => TurnEnding::StoppedBetweenSteps,
     };
     StopPlan::FinishTurn { turn, ending }
+}
+
+/// Cancels those of `commands` not already being cancelled (a cancel is
+/// never asked twice), each by identity and generation.
+fn cancel<'a>(commands: impl Iterator<Item = &'a crate::projection::CommandView>) -> StopPlan {
+    let cancel: Vec<(CommandId, Generation)> = commands
+        .filter(|c| c.cancel.is_none())
+        .map(|c| (c.command, c.binding.generation))
+        .collect();
+    if cancel.is_empty() {
+        StopPlan::Nothing
+    } else {
+        StopPlan::Cancel(cancel)
+    }
 }

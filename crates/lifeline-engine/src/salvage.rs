@@ -13,7 +13,7 @@ use lifeline_protocol::Level;
 
 /// The most refused entries one fold reports; the rest are counted only
 /// by the log's last line.
-pub const MAX_REFUSED: usize = 64;
+const MAX_REFUSED: usize = 64;
 
 /// The most values the log names one by one.
 const MAX_LOGGED: usize = 8;
