@@ -69,6 +69,60 @@ async function damageWriterRecord(page) {
   );
 }
 
+/** Cuts the stored JSON of the `events` value whose text holds `marker`,
+ * as a torn write or a disk error would leave it: the value is still there,
+ * but it no longer reads as a journal entry. */
+async function damageEvent(page, marker) {
+  await page.evaluate(
+    ([name, marker]) =>
+      new Promise((resolve, reject) => {
+        const open = indexedDB.open(name);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          const tx = db.transaction('events', 'readwrite');
+          const store = tx.objectStore('events');
+          const all = store.getAll();
+          all.onsuccess = () => {
+            const value = all.result.find((v) => v.json.includes(marker));
+            if (!value) return tx.abort();
+            value.json = value.json.slice(0, 40);
+            store.put(value);
+          };
+          tx.oncomplete = () => {
+            db.close();
+            resolve();
+          };
+          tx.onabort = () => reject(tx.error ?? new Error(`no stored event holds ${marker}`));
+        };
+      }),
+    [DATABASE, marker],
+  );
+}
+
+/** What the quarantine store holds, and how many `events` values are left. */
+async function quarantine(page) {
+  return page.evaluate(
+    (name) =>
+      new Promise((resolve, reject) => {
+        const open = indexedDB.open(name);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const db = open.result;
+          const tx = db.transaction(['quarantine', 'events'], 'readonly');
+          const held = tx.objectStore('quarantine').getAll();
+          const events = tx.objectStore('events').count();
+          tx.oncomplete = () => {
+            db.close();
+            resolve({ held: held.result, events: events.result });
+          };
+          tx.onabort = () => reject(tx.error);
+        };
+      }),
+    DATABASE,
+  );
+}
+
 for (const [name, viewport] of Object.entries(VIEWPORTS)) {
   const phone = viewport.width < 640;
 
@@ -137,6 +191,58 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         assert.equal(await command(page, 'echo kept once').count(), 0);
         await send(page, '$ echo fresh');
         await completed(page, 'echo fresh');
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('an unreadable journal entry: set aside in quarantine, said, the rest loads and work goes on', async () => {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        await send(page, '$ echo first');
+        await completed(page, 'echo first');
+        await send(page, '$ echo second');
+        await completed(page, 'echo second');
+        const before = await quarantine(page);
+        assert.deepEqual(before.held, []);
+
+        // The output event of the second command.
+        await damageEvent(page, '"inline":"second\\n"');
+        await page.reload();
+        await waitConnected(page);
+
+        const notices = page.locator('.notices');
+        await notices.getByText('1 journal record could not be read and was set aside in quarantine, where it is kept; the rest of the history loaded').waitFor();
+        // What came after it in the same command cannot be believed either.
+        await notices.getByText(/journal entries, the first at position \d+, could not be replayed and are not believed; they stay in the journal/).waitFor();
+        await completed(page, 'echo first');
+        await command(page, 'echo first').getByText('first', { exact: true }).waitFor();
+        // Its record says it completed; its row says why it shows no output.
+        await command(page, 'echo second')
+          .getByText(/some of this command's records could not be read back from the journal/)
+          .waitFor();
+        assert.equal(await command(page, 'echo first').locator('.evidence').count(), 0);
+
+        // Moved, not deleted: kept whole with the reason, out of the journal.
+        const after = await quarantine(page);
+        assert.equal(after.held.length, 1);
+        assert.equal(after.held[0].store, 'events');
+        assert.match(after.held[0].reason, /not a readable journal entry/);
+        assert.equal(after.held[0].value.json.length, 40);
+        assert.equal(after.events, before.events - 1);
+
+        // The journal goes on writing after the hole, and what it writes loads.
+        await send(page, '$ echo third');
+        await completed(page, 'echo third');
+        await page.reload();
+        await waitConnected(page);
+        await completed(page, 'echo third');
+        await completed(page, 'echo first');
+        assert.equal((await quarantine(page)).held.length, 1, 'set aside once');
         assert.deepEqual(browser.errors, []);
       } finally {
         await browser.close();

@@ -1562,7 +1562,7 @@ impl Sim {
                         runtime,
                         session: self.session,
                         working_directory: "/".into(),
-                        capabilities: BTreeSet::new(),
+                        capabilities: Default::default(),
                         budget: Budget {
                             deadline: Millis(deadline),
                             max_output_bytes: *krng.pick(&[4, 1 << 20]),

@@ -3,6 +3,7 @@
 //! (`lifeline_shell::run`) over an in-memory workspace and read the result
 //! back, so the quoting is proven exact rather than assumed.
 
+use lifeline_core::flat::FlatSet;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
@@ -104,7 +105,7 @@ fn sh(host: &MemHost, line: &str) -> (i32, String, String) {
     (status, out, err)
 }
 
-fn all_tools() -> BTreeSet<Tool> {
+fn all_tools() -> FlatSet<Tool> {
     Tool::ALL.into_iter().collect()
 }
 
@@ -221,7 +222,7 @@ fn run_command_is_passed_as_is_and_quote_is_one_word() {
 #[test]
 fn bad_tool_calls_map_to_clear_errors_not_commands() {
     let tools = all_tools();
-    let e = |name: &str, args: &str, tools: &BTreeSet<Tool>| {
+    let e = |name: &str, args: &str, tools: &FlatSet<Tool>| {
         tool_line(
             &ToolCallRecord {
                 id: "c".into(),
@@ -233,7 +234,7 @@ fn bad_tool_calls_map_to_clear_errors_not_commands() {
         .unwrap_err()
     };
     assert!(e("delete_everything", "{}", &tools).contains("unknown tool `delete_everything`"));
-    let only_read: BTreeSet<Tool> = [Tool::ReadFile].into_iter().collect();
+    let only_read: FlatSet<Tool> = [Tool::ReadFile].into_iter().collect();
     assert!(e("write_file", r#"{"path":"a","content":"b"}"#, &only_read).contains("not enabled"));
     assert!(e("read_file", "{not json", &tools).contains("not valid JSON"));
     assert!(e("read_file", "[1]", &tools).contains("JSON object"));

@@ -6,8 +6,8 @@
 //! Reusing a key with any of those changed is refused and the field is named,
 //! because silently returning the old command would run the wrong thing.
 
+use crate::flat::FlatSet;
 use core::fmt;
-use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +29,7 @@ pub struct Binding {
     /// Absolute path inside the workspace ("/", "/src").
     pub working_directory: String,
     /// Capability names the runtime may use for this command ("fs.write", "js").
-    pub capabilities: BTreeSet<String>,
+    pub capabilities: FlatSet<String>,
     pub budget: Budget,
     pub command_line: String,
 }

@@ -20,7 +20,7 @@
 //! written into the live journal.
 
 use core::fmt;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::flat::{FlatMap, FlatSet};
 
@@ -81,7 +81,10 @@ struct Members {
     commands: FlatMap<CommandId, Option<TurnId>>,
     /// Idempotency keys of planned commands and tool calls, to their turn.
     keys: BTreeMap<IdempotencyKey, TurnId>,
-    digests: BTreeSet<Digest>,
+    /// Artifacts the session's events name, in the order met; sorted and
+    /// without repeats once the scan is finished (a sorted vector, because
+    /// a `BTreeSet` of digests would compile one more copy of the tree).
+    digests: Vec<Digest>,
 }
 
 fn members(entries: &[JournalEntry], session: SessionId) -> Members {
@@ -162,7 +165,7 @@ impl Scan {
                 JournalRecord::Event(ev) if m.commands.contains_key(&ev.command) => {
                     if let RetainedBody::Stdout(c) | RetainedBody::Stderr(c) = &ev.body {
                         if let Some(a) = &c.artifact {
-                            m.digests.insert(a.digest);
+                            m.digests.push(a.digest);
                         }
                     }
                 }
@@ -172,6 +175,8 @@ impl Scan {
     }
 
     pub fn finish(mut self) -> Selection {
+        self.m.digests.sort_unstable();
+        self.m.digests.dedup();
         let workspace = self.m.workspace;
         self.m.leases = self
             .granted
@@ -219,7 +224,7 @@ impl Selection {
 
     /// The artifacts the session's lines name, to put in the archive.
     pub fn artifact_digests(&self) -> Vec<Digest> {
-        self.members.digests.iter().copied().collect()
+        self.members.digests.clone()
     }
 }
 
@@ -279,7 +284,7 @@ fn columns(m: &Members, e: &JournalEntry, session: SessionId) -> Option<ExportLi
         }
         JournalRecord::ArtifactStored { digest, .. } => {
             artifact = Some(*digest);
-            m.digests.contains(digest)
+            m.digests.binary_search(digest).is_ok()
         }
         JournalRecord::Recovery(r) => {
             text = Some(r.observed.clone());
@@ -430,8 +435,7 @@ pub fn export_lines(entries: &[JournalEntry], session: SessionId) -> Vec<String>
 
 /// The artifacts the session's lines name, to put in the archive.
 pub fn artifact_digests(entries: &[JournalEntry], session: SessionId) -> Vec<Digest> {
-    let m = members(entries, session);
-    m.digests.into_iter().collect()
+    members(entries, session).digests
 }
 
 /// A suggested download name.
@@ -743,11 +747,12 @@ pub fn bundle(lines: &[String], artifacts: &[(Digest, String)], mtime: u64) -> V
 }
 
 /// `session.jsonl` out of an archive, and the artifacts that match their
-/// digest (a mismatching one is an error: the archive was altered).
-pub fn unbundle(bytes: &[u8]) -> Result<(String, BTreeMap<Digest, String>), ImportError> {
+/// digest, in archive order (a mismatching one is an error: the archive
+/// was altered).
+pub fn unbundle(bytes: &[u8]) -> Result<(String, Vec<(Digest, String)>), ImportError> {
     let files = untar(bytes)?;
     let mut jsonl = None;
-    let mut artifacts = BTreeMap::new();
+    let mut artifacts = Vec::new();
     for (name, data) in files {
         let name = name.trim_start_matches("./");
         if name == SESSION_FILE || name.ends_with(&format!("/{SESSION_FILE}")) {
@@ -764,7 +769,7 @@ pub fn unbundle(bytes: &[u8]) -> Result<(String, BTreeMap<Digest, String>), Impo
                     "artifact {digest} does not match its content"
                 )));
             }
-            artifacts.insert(digest, String::from_utf8_lossy(data).into_owned());
+            artifacts.push((digest, String::from_utf8_lossy(data).into_owned()));
         }
     }
     let jsonl = jsonl.ok_or_else(|| ImportError::Archive(format!("it holds no {SESSION_FILE}")))?;

@@ -11,10 +11,11 @@ use crate::event::{retain_output, EventRecord, TerminalResult};
 use crate::id::{EventSeq, Generation};
 use crate::journal::{AckSource, TurnAgent, TurnStatus};
 use crate::outcome::{Outcome, OutcomeEvent, TerminalStatus};
+use crate::phrase::Phrase;
 use crate::profile::{launch_environment, AgentBudget, EnvValue, EnvVar, ProfileRef, Secret};
 use crate::session::Environment;
 use crate::session_record::SessionRecord;
-use crate::view::session_deltas;
+use crate::view::{session_deltas, ViewDelta};
 
 const PLANTED: &str = "sk-lifeline-PLANTED-export-5c1d";
 
@@ -252,8 +253,6 @@ fn a_session_export_holds_its_entries_and_no_other_sessions() {
 #[test]
 fn a_turn_the_core_ended_crosses_to_the_page_and_the_export_as_its_ending() {
     use crate::ending::TurnEnding;
-    use crate::phrase::Phrase;
-    use crate::view::ViewDelta;
     let mut j = J::default();
     let session = j.session(0x3000, "ended", &["echo a"], "a\n");
     let turn: TurnId = id(0x3100);
@@ -629,4 +628,47 @@ fn a_model_turn_carries_the_tokens_of_its_replies_to_the_page() {
     // Before any reply the turn has none.
     let first = Projection::rebuild(policy, &j.entries[..j.entries.len() - 4]).unwrap();
     assert_eq!(tokens(&session_deltas(&first, a)), vec![(0, 0)]);
+}
+
+/// A settled command whose events did not all replay (one was set aside
+/// as unreadable, and the terminal event after the hole was refused)
+/// still shows the outcome its own record gives, and its row says why it
+/// has no output and no exit status. A command read whole says nothing.
+#[test]
+fn a_command_whose_events_did_not_replay_says_so_on_its_row() {
+    let mut j = J::default();
+    let session = j.session(0x900, "holes", &["echo a"], "a\n");
+    let row = |p: &Projection| {
+        session_deltas(p, session)
+            .into_iter()
+            .find_map(|d| match d {
+                ViewDelta::Command {
+                    outcome,
+                    exit_code,
+                    evidence,
+                    ..
+                } => Some((outcome, exit_code, evidence)),
+                _ => None,
+            })
+            .expect("the command's row")
+    };
+    let policy = RetentionPolicy::default();
+    let whole = Projection::rebuild(policy, &j.entries).unwrap();
+    assert_eq!(row(&whole), (Outcome::Completed, Some(0), None));
+
+    let is_event = |e: &JournalEntry, terminal: bool| match &e.record {
+        JournalRecord::Event(ev) => matches!(ev.body, RetainedBody::Terminal(_)) == terminal,
+        _ => false,
+    };
+    for terminal in [false, true] {
+        let mut damaged = j.entries.clone();
+        damaged.retain(|e| !is_event(e, terminal));
+        let (p, refused) = Projection::salvage(policy, None, &damaged, 64);
+        assert!(!refused.is_empty(), "the hole is reported");
+        assert_eq!(
+            row(&p),
+            (Outcome::Completed, None, Some(Phrase::EventsUnreadable)),
+            "terminal event lost: {terminal}"
+        );
+    }
 }

@@ -18,7 +18,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use litemap::LiteMap;
-use serde::de::{MapAccess, Visitor};
+use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use litemap::Entry;
@@ -198,8 +198,9 @@ impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for F
 }
 
 /// An ordered set as one sorted vector: [`FlatMap`]'s set, for the same
-/// keys (time-ordered identities). Not serialised: sets in records stay
-/// `BTreeSet`s.
+/// keys (time-ordered identities) and for the few small sets records
+/// carry (a binding's capabilities, a profile's tools), whose serde form is
+/// `BTreeSet`'s: a sorted array, read in any order, duplicates dropped.
 #[derive(Clone, PartialEq, Eq)]
 pub struct FlatSet<K>(FlatMap<K, ()>);
 
@@ -282,6 +283,41 @@ impl<K> IntoIterator for FlatSet<K> {
     }
 }
 
+impl<'a, K> IntoIterator for &'a FlatSet<K> {
+    type Item = &'a K;
+    type IntoIter = std::iter::Map<Pairs<'a, K, ()>, fn((&'a K, &'a ())) -> &'a K>;
+    fn into_iter(self) -> Self::IntoIter {
+        let key: fn((&'a K, &'a ())) -> &'a K = |(k, _)| k;
+        self.0.iter().map(key)
+    }
+}
+
+impl<K: Serialize> Serialize for FlatSet<K> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de, K: Ord + Deserialize<'de>> Deserialize<'de> for FlatSet<K> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Keys<K>(PhantomData<fn() -> K>);
+        impl<'de, K: Ord + Deserialize<'de>> Visitor<'de> for Keys<K> {
+            type Value = FlatSet<K>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut set = FlatSet::new();
+                while let Some(k) = access.next_element()? {
+                    set.insert(k);
+                }
+                Ok(set)
+            }
+        }
+        deserializer.deserialize_seq(Keys(PhantomData))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,5 +390,18 @@ mod tests {
         assert!(set.remove(&1));
         assert_eq!(set.iter().copied().collect::<Vec<_>>(), [2, 3, 5]);
         assert_eq!((set.first(), set.last()), (Some(&2), Some(&5)));
+    }
+
+    #[test]
+    fn a_set_has_btree_sets_serde_form() {
+        let tree: std::collections::BTreeSet<String> = ["b", "a"].map(String::from).into();
+        let flat: FlatSet<String> = ["b", "a"].map(String::from).into_iter().collect();
+        assert_eq!(
+            serde_json::to_string(&flat).unwrap(),
+            serde_json::to_string(&tree).unwrap()
+        );
+        // Written in any order, with a duplicate, as a BTreeSet would read it.
+        let back: FlatSet<String> = serde_json::from_str(r#"["b","a","b"]"#).unwrap();
+        assert_eq!(back, flat);
     }
 }

@@ -5,9 +5,9 @@
 //! writes all of it (entries keyed by position, artifacts keyed by digest, so
 //! a retried write is idempotent) in one transaction and reports back.
 
+use crate::flat::FlatSet;
 use crate::wire::{Arg, Reader, Wire, WireError};
 use core::fmt;
-use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -383,7 +383,7 @@ pub enum TurnAgent {
         provider: String,
         model: String,
         budget: AgentBudget,
-        tools: BTreeSet<Tool>,
+        tools: FlatSet<Tool>,
     },
 }
 }

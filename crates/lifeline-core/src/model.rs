@@ -24,7 +24,7 @@
 //!
 //! [`JournalRecord::ProviderRequested`]: crate::journal::JournalRecord::ProviderRequested
 
-use std::collections::BTreeSet;
+use crate::flat::FlatSet;
 
 use sha2::{Digest as _, Sha256};
 
@@ -156,7 +156,7 @@ fn path_operand(path: &str) -> String {
 
 /// Maps a tool call to the command line that carries it out, or to the
 /// error text the model gets back instead (nothing is run then).
-pub fn tool_line(call: &ToolCallRecord, enabled: &BTreeSet<Tool>) -> Result<String, String> {
+pub fn tool_line(call: &ToolCallRecord, enabled: &FlatSet<Tool>) -> Result<String, String> {
     let Some(tool) = Tool::ALL.into_iter().find(|t| t.name() == call.name) else {
         let names: Vec<&str> = Tool::ALL.iter().map(|t| t.name()).collect();
         return Err(format!(
@@ -292,7 +292,7 @@ fn call_state(
 ) -> (CallState, Option<CommandId>) {
     let enabled = match &turn.agent {
         TurnAgent::Model { tools, .. } => tools.clone(),
-        TurnAgent::BuiltIn => BTreeSet::new(),
+        TurnAgent::BuiltIn => FlatSet::new(),
     };
     let line = match tool_line(call, &enabled) {
         Ok(line) => line,

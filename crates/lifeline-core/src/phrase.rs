@@ -448,6 +448,9 @@ pub enum Phrase {
     OutputMissing {
         missing: u32,
     },
+    /// The runtime reported the command finished, but its terminal event
+    /// (and any event after a hole) did not replay from the journal.
+    EventsUnreadable,
     /// A local model is loading for the running turn: `read` of its file's
     /// `total` bytes, `seconds` since the load began.
     LocalModelLoading {
@@ -1029,6 +1032,9 @@ impl fmt::Display for Phrase {
                 f,
                 "the full output cannot be shown: {missing} of its stored parts are missing from storage"
             ),
+            P::EventsUnreadable => f.write_str(
+                "some of this command's records could not be read back from the journal: its output and exit status are not shown (the notices say which records)",
+            ),
             P::LocalModelLoading {
                 read,
                 total,
@@ -1482,6 +1488,7 @@ phrase_wire! {
     139 => PageOtherBuild { theirs, ours },
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
+    162 => EventsUnreadable,
     200 => LocalModelRefused { detail },
     201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
     202 => LocalModelLoading { read, total, seconds },

@@ -11,7 +11,7 @@
 //! records the identity and revision it launched with ([`ProfileRef`]), and a
 //! resume looks that identity up again to get its *current* environment.
 
-use std::collections::BTreeSet;
+use crate::flat::FlatSet;
 
 use serde::{Deserialize, Serialize};
 
@@ -324,7 +324,7 @@ impl Tool {
 /// What an agent using this profile may do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Capabilities {
-    pub tools: BTreeSet<Tool>,
+    pub tools: FlatSet<Tool>,
     /// Whether the `js` command may evaluate JavaScript in the runtime.
     pub js: bool,
 }
@@ -340,8 +340,8 @@ impl Default for Capabilities {
 
 impl Capabilities {
     /// The capability strings a command binding carries.
-    pub fn command_capabilities(&self) -> BTreeSet<String> {
-        let mut caps: BTreeSet<String> = ["fs.read", "fs.write"]
+    pub fn command_capabilities(&self) -> FlatSet<String> {
+        let mut caps: FlatSet<String> = ["fs.read", "fs.write"]
             .into_iter()
             .map(String::from)
             .collect();
@@ -668,7 +668,7 @@ impl Profile {
         if self.env.len() > limits::MAX_ENV_VARS {
             return Err(I::TooManyEnv);
         }
-        let mut names = BTreeSet::new();
+        let mut names = FlatSet::new();
         for var in &self.env {
             let n = &var.name;
             let valid = !n.is_empty()

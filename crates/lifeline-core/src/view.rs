@@ -16,7 +16,7 @@ use crate::event::RetainedBody;
 use crate::id::{CommandId, EventSeq, Generation, Millis, ProviderRequestId, SessionId, TurnId};
 use crate::journal::{JournalEntry, JournalRecord, ProviderFailureClass, TurnStatus};
 use crate::model::tool_key;
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, OutcomeEvent};
 use crate::phrase::Phrase;
 use crate::projection::{CommandView, Projection, ProviderOutcome, TurnView};
 use crate::render::{mark_output, marked_markdown};
@@ -576,19 +576,35 @@ fn turn_of(projection: &Projection, c: &CommandView) -> Option<TurnId> {
     })
 }
 
+/// The runtime's terminal event is recorded in the same batch as the
+/// outcome it settles, and before it: a command whose outcome came from one
+/// but that holds none lost it (and whatever followed a hole in its
+/// events) to a record that could not be read.
+fn events_unreadable(c: &CommandView) -> bool {
+    c.terminal.is_none()
+        && c.history
+            .last()
+            .is_some_and(|s| matches!(s.event, OutcomeEvent::Finished(_)))
+}
+
 fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
     let exit_code = c.terminal.as_ref().and_then(|e| match &e.body {
         RetainedBody::Terminal(t) => t.exit_code,
         _ => None,
     });
-    let evidence = c.evidence.last().and_then(|stamp| {
-        projection
-            .evidence
-            .iter()
-            .rev()
-            .find(|e| e.stamp == *stamp)
-            .map(|e| Phrase::Observed { kind: e.kind })
-    });
+    // Said first: it is why the row shows no output and no exit status.
+    let evidence = if events_unreadable(c) {
+        Some(Phrase::EventsUnreadable)
+    } else {
+        c.evidence.last().and_then(|stamp| {
+            projection
+                .evidence
+                .iter()
+                .rev()
+                .find(|e| e.stamp == *stamp)
+                .map(|e| Phrase::Observed { kind: e.kind })
+        })
+    };
     ViewDelta::Command {
         session: c.binding.session,
         turn: turn_of(projection, c),

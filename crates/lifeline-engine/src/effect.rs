@@ -4,9 +4,8 @@
 //! a provider request), so an answer that arrives late is matched against
 //! the engine's current state and dropped when it no longer applies.
 
-use std::collections::BTreeSet;
-
 use lifeline_core::environment::FolderAccess;
+use lifeline_core::flat::FlatSet;
 use lifeline_core::journal::FailureReason;
 use lifeline_core::phrase::JournalFault;
 use lifeline_core::profile::{Provider, Secret, Tool};
@@ -109,7 +108,7 @@ pub enum Effect {
         provider: Provider,
         api_key: Option<Secret>,
         conversation: Vec<ModelMessage>,
-        tools: BTreeSet<Tool>,
+        tools: FlatSet<Tool>,
     },
     /// Abort that request's fetch now.
     Abort(ProviderRequestId),

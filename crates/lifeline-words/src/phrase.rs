@@ -150,6 +150,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         ),
         P::OutputUnavailable => s(Msg::PhOutputUnavailable),
         P::OutputMissing { missing } => f(Msg::PhOutputMissing, &[&n(*missing)]),
+        P::EventsUnreadable => s(Msg::PhEventsUnreadable),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(

@@ -101,6 +101,7 @@ fn every_phrase() -> Vec<Phrase> {
         },
         Phrase::OutputUnavailable,
         Phrase::OutputMissing { missing: 2 },
+        Phrase::EventsUnreadable,
         Phrase::NoMessagesYet,
         Phrase::TurnsRepliesLost { turns: 3, lost: 1 },
         Phrase::TurnsSomeUnreadable { turns: 3 },
@@ -778,6 +779,7 @@ fn index(p: &Phrase) -> usize {
         P::Observed { .. } => 141,
         P::PageMessageTooLarge { .. } => 142,
         P::PageOtherBuild { .. } => 143,
+        P::EventsUnreadable => 144,
     }
 }
 

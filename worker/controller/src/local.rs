@@ -15,7 +15,6 @@ use lifeline_protocol::ControllerToPage;
 use lifeline_provider::gguf::{read_header, GgufError};
 use lifeline_provider::local::{chatml_prompt, ToolCallParser};
 use lifeline_provider::StopReason;
-use std::collections::BTreeSet;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStream, ReadableStreamDefaultReader};
@@ -45,7 +44,7 @@ pub async fn send(
     file: &LocalFile,
     sampling: &Sampling,
     messages: &[ModelMessage],
-    tools: &BTreeSet<Tool>,
+    tools: &lifeline_core::flat::FlatSet<Tool>,
     abort: &AbortController,
     mut on_bytes: impl FnMut(),
     mut on_text: impl FnMut(&str),

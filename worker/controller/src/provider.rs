@@ -8,6 +8,7 @@
 //! asked for, where the exchange failed), and the engine decides.
 
 use js_sys::{Reflect, Uint8Array};
+use lifeline_core::flat::FlatSet;
 use lifeline_core::journal::ToolCallRecord;
 use lifeline_core::model::ModelMessage;
 use lifeline_core::profile::{Provider, Secret, Tool};
@@ -19,7 +20,6 @@ use lifeline_provider::{
     build_request, Conversation, Endpoint, Message, ProviderKind, Reply, StreamDecoder,
     StreamEvent, ToolCall, ToolName, WaitHeaders,
 };
-use std::collections::BTreeSet;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, Response};
@@ -40,7 +40,7 @@ pub async fn send(
     provider: &Provider,
     api_key: Option<&Secret>,
     messages: &[ModelMessage],
-    tools: &BTreeSet<Tool>,
+    tools: &FlatSet<Tool>,
     abort: &AbortController,
     on_bytes: impl FnMut(),
     on_text: impl FnMut(&str),
@@ -103,7 +103,7 @@ fn endpoint(kind: ProviderKind, base_url: &str, model: &str) -> Endpoint {
     }
 }
 
-pub(crate) fn tool_names(tools: &std::collections::BTreeSet<Tool>) -> Vec<ToolName> {
+pub(crate) fn tool_names(tools: &FlatSet<Tool>) -> Vec<ToolName> {
     tools
         .iter()
         .map(|t| match t {

@@ -649,7 +649,7 @@ impl Shell {
         provider: lifeline_core::profile::Provider,
         api_key: Option<lifeline_core::profile::Secret>,
         conversation: Vec<lifeline_core::ModelMessage>,
-        tools: std::collections::BTreeSet<lifeline_core::profile::Tool>,
+        tools: lifeline_core::flat::FlatSet<lifeline_core::profile::Tool>,
     ) {
         let Ok(abort) = AbortController::new() else {
             return self.input(|e, now| {

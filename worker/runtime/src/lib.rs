@@ -276,7 +276,8 @@ impl Worker {
                     let Some(workspace) = self.workspace.borrow().clone() else {
                         continue;
                     };
-                    let capabilities: BTreeSet<String> = binding.capabilities.clone();
+                    let capabilities: BTreeSet<String> =
+                        binding.capabilities.iter().cloned().collect();
                     let process = Process::new(command);
                     self.processes.borrow_mut().insert(command, process.clone());
                     let env = self.env.borrow().clone();
