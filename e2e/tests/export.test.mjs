@@ -156,6 +156,14 @@ describe('evidence export and import (1280×800)', () => {
       await log.getByText('Imported evidence (read-only)').waitFor({ state: 'detached' });
       assert.equal(await log.getByRole('group', { name: /^Command: / }).count(), 0, 'this profile ran nothing');
       assert.equal(await page.getByRole('button', { name: 'Send' }).isDisabled(), false);
+      // A file that is not an archive is refused by what is wrong with it,
+      // in the page's words (the parser's go to the worker's log).
+      await page.getByLabel('Import evidence').setInputFiles({
+        name: 'notes.tar',
+        mimeType: 'application/x-tar',
+        buffer: Buffer.from('these are notes, not an archive'),
+      });
+      await page.getByText('Import of notes.tar failed: it is not a Lifeline evidence archive', { exact: true }).waitFor();
       assert.deepEqual(other.errors, []);
     } finally {
       await other.close();

@@ -227,7 +227,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         });
         await dialog
           .getByRole('status')
-          .getByText('this file cannot be used as a local model: this file is not a GGUF model', { exact: false })
+          .getByText('this file cannot be used as a local model: it is not a GGUF model', { exact: true })
           .waitFor({ timeout: 30_000 });
         await dialog.getByRole('button', { name: 'Save profile' }).click();
         await dialog.getByText('Choose a GGUF model file.').waitFor();

@@ -464,6 +464,46 @@ pub enum ImportError {
     Session(String),
 }
 
+/// What a person is told of an import that failed: which way the file is
+/// not an evidence archive this build reads. The parser's own words
+/// (`ImportError`'s `Display`) go to the worker's log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImportFault {
+    NotAnArchive,
+    TooManyLines {
+        limit: u64,
+    },
+    LineTooLong {
+        line: u64,
+        bytes: u64,
+        limit: u64,
+    },
+    /// The line is not an export line, or its record fails the checks.
+    BadLine {
+        line: u64,
+    },
+    /// No line opens a session, or lines name different sessions.
+    NoSession,
+}
+
+impl ImportError {
+    pub fn fault(&self) -> ImportFault {
+        match self {
+            ImportError::Archive(_) => ImportFault::NotAnArchive,
+            ImportError::TooManyLines { limit } => ImportFault::TooManyLines {
+                limit: *limit as u64,
+            },
+            ImportError::LineTooLong { line, bytes } => ImportFault::LineTooLong {
+                line: *line as u64,
+                bytes: *bytes as u64,
+                limit: MAX_LINE_BYTES as u64,
+            },
+            ImportError::Line { line, .. } => ImportFault::BadLine { line: *line as u64 },
+            ImportError::Session(_) => ImportFault::NoSession,
+        }
+    }
+}
+
 impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

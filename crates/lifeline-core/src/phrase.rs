@@ -19,6 +19,7 @@ use crate::action::Action;
 use crate::agent::PlanError;
 use crate::ending::TurnEnding;
 use crate::environment::FolderAccess;
+use crate::export::ImportFault;
 use crate::id::{
     CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
 };
@@ -26,7 +27,7 @@ use crate::journal::{FailureReason, ProviderFailureClass, RecoveryKind};
 use crate::message::{Rejection, RejectionKind};
 use crate::outcome::Outcome;
 use crate::profile::{
-    CredentialFailure, InvalidProfile, LocalFile, ProfileBlock, Provider, Sampling,
+    CredentialFailure, InvalidProfile, LocalFile, ModelFileFault, ProfileBlock, Provider, Sampling,
 };
 use crate::session::Refusal;
 use crate::session_record::{FailureCause, LaunchFailure, LoadError, RuntimeEnd};
@@ -412,7 +413,7 @@ pub enum Phrase {
     },
     ImportFailed {
         file: String,
-        detail: String,
+        fault: ImportFault,
     },
     // ---- turn endings ----
     /// The core, not the agent, ended a turn.
@@ -431,7 +432,7 @@ pub enum Phrase {
     },
     /// A file picked for a local model profile that cannot be one.
     LocalModelRefused {
-        detail: String,
+        fault: ModelFileFault,
     },
     /// A local model file's header facts, as the profile form shows them.
     LocalModelFacts {
@@ -1000,7 +1001,23 @@ impl fmt::Display for Phrase {
                 f,
                 "Import failed: {file} arrived with {got} of {expected} bytes."
             ),
-            P::ImportFailed { file, detail } => write!(f, "Import of {file} failed: {detail}"),
+            P::ImportFailed { file, fault } => {
+                use crate::export::ImportFault as F;
+                write!(f, "Import of {file} failed: ")?;
+                match fault {
+                    F::NotAnArchive => f.write_str("it is not a Lifeline evidence archive"),
+                    F::TooManyLines { limit } => {
+                        write!(f, "it has more than {limit} lines, the most this build imports")
+                    }
+                    F::LineTooLong { line, bytes, limit } => {
+                        write!(f, "line {line} is {bytes} bytes; the limit is {limit}")
+                    }
+                    F::BadLine { line } => {
+                        write!(f, "line {line} is not a record this build can read")
+                    }
+                    F::NoSession => f.write_str("its lines do not open exactly one session"),
+                }
+            }
             P::TurnEnded { ending } => write!(f, "{ending}"),
             P::RetryRateLimited { seconds } => {
                 write!(f, "rate limited — retrying in {seconds} s")
@@ -1011,8 +1028,21 @@ impl fmt::Display for Phrase {
             P::RetryNotConnected { seconds } => {
                 write!(f, "could not connect — retrying in {seconds} s")
             }
-            P::LocalModelRefused { detail } => {
-                write!(f, "this file cannot be used as a local model: {detail}")
+            P::LocalModelRefused { fault } => {
+                use crate::profile::ModelFileFault as F;
+                f.write_str("this file cannot be used as a local model: ")?;
+                match fault {
+                    F::NotGguf => f.write_str("it is not a GGUF model"),
+                    F::Version { version } => {
+                        write!(f, "GGUF version {version} is not supported (2 and 3 are)")
+                    }
+                    F::Truncated => f.write_str("it ends inside its GGUF header"),
+                    F::Damaged => f.write_str("its GGUF header is damaged"),
+                    F::NoArchitecture => f.write_str("its GGUF header names no model architecture"),
+                    F::Unreadable { detail } => {
+                        write!(f, "the browser could not read or keep it ({detail})")
+                    }
+                }
             }
             P::LocalModelFacts {
                 name,
@@ -1211,6 +1241,21 @@ nested!(RecoveryKind {
     9 => RuntimeReplaced,
     10 => SessionStopped,
     11 => StreamConflict,
+});
+nested!(ImportFault {
+    0 => NotAnArchive,
+    1 => TooManyLines { limit },
+    2 => LineTooLong { line, bytes, limit },
+    3 => BadLine { line },
+    4 => NoSession,
+});
+nested!(ModelFileFault {
+    0 => NotGguf,
+    1 => Version { version },
+    2 => Truncated,
+    3 => Damaged,
+    4 => NoArchitecture,
+    5 => Unreadable { detail },
 });
 nested!(StoredKind {
     0 => Profiles,
@@ -1466,7 +1511,7 @@ phrase_wire! {
     117 => ImportTooLarge { file, bytes, limit },
     118 => UnaskedFile,
     119 => ImportTruncated { file, got, expected },
-    120 => ImportFailed { file, detail },
+    120 => ImportFailed { file, fault },
     121 => FolderGone { name },
     122 => FoldersUnsupported,
     123 => AnotherTabInControl,
@@ -1489,7 +1534,7 @@ phrase_wire! {
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
     162 => EventsUnreadable,
-    200 => LocalModelRefused { detail },
+    200 => LocalModelRefused { fault },
     201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
     202 => LocalModelLoading { read, total, seconds },
 }

@@ -887,3 +887,21 @@ pub fn launch_environment(
 #[cfg(test)]
 #[path = "profile_tests.rs"]
 mod tests;
+
+/// Why a file picked for a local model profile cannot be one, as a person
+/// is told it (the header reader's own words go to the worker's log).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelFileFault {
+    /// It does not start with the GGUF magic.
+    NotGguf,
+    /// A GGUF version this build does not read.
+    Version { version: u32 },
+    /// The file ends inside its header.
+    Truncated,
+    /// The header contradicts itself.
+    Damaged,
+    /// The header names no model architecture.
+    NoArchitecture,
+    /// The browser could not read or keep the file (the exception's name).
+    Unreadable { detail: String },
+}

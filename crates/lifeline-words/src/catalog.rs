@@ -151,6 +151,12 @@ catalog! {
     PhRetryOverloaded => "the provider is overloaded — retrying in {0} s", "der Anbieter ist überlastet — neuer Versuch in {0} s";
     PhRetryNotConnected => "could not connect — retrying in {0} s", "keine Verbindung — neuer Versuch in {0} s";
     PhLocalModelRefused => "this file cannot be used as a local model: {0}", "diese Datei kann nicht als lokales Modell dienen: {0}";
+    PhModelNotGguf => "it is not a GGUF model", "sie ist kein GGUF-Modell";
+    PhModelVersion => "GGUF version {0} is not supported (2 and 3 are)", "GGUF-Version {0} wird nicht unterstützt (2 und 3 schon)";
+    PhModelTruncated => "it ends inside its GGUF header", "sie endet mitten in ihrem GGUF-Kopf";
+    PhModelDamaged => "its GGUF header is damaged", "ihr GGUF-Kopf ist beschädigt";
+    PhModelNoArchitecture => "its GGUF header names no model architecture", "ihr GGUF-Kopf nennt keine Modellarchitektur";
+    PhModelUnreadable => "the browser could not read or keep it ({0})", "der Browser konnte sie nicht lesen oder ablegen ({0})";
     PhLocalModelFacts => "{0}: {1} bytes, {2}, {3} parameters, trained context {4} tokens; loaded with a context of {5} tokens", "{0}: {1} Bytes, {2}, {3} Parameter, trainierter Kontext {4} Token; geladen mit einem Kontext von {5} Token";
     PhLocalModelLoading => "loading the local model: {0} of {1} bytes, {2} s", "lokales Modell wird geladen: {0} von {1} Bytes, {2} s";
     PhFolderNeedsPermissionLaunch => "the browser needs your permission again to use the folder “{0}”; press Resume and allow it", "der Browser braucht erneut deine Erlaubnis, um den Ordner „{0}“ zu verwenden; drücke Fortsetzen und erlaube es";
@@ -357,6 +363,11 @@ catalog! {
     PhUnaskedFile => "The page sent a file nobody asked for; it was ignored.", "Die Seite hat eine Datei gesendet, die niemand angefordert hat; sie wurde ignoriert.";
     PhImportTruncated => "Import failed: {0} arrived with {1} of {2}.", "Import fehlgeschlagen: {0} kam mit {1} von {2} an.";
     PhImportFailed => "Import of {0} failed: {1}", "Import von {0} fehlgeschlagen: {1}";
+    PhImportNotAnArchive => "it is not a Lifeline evidence archive", "es ist kein Lifeline-Beweisarchiv";
+    PhImportTooManyLines => "it has more than {0} lines, the most this build imports", "es hat mehr als {0} Zeilen, mehr als dieser Build importiert";
+    PhImportLineTooLong => "line {0} is {1} bytes; the limit is {2}", "Zeile {0} hat {1} Bytes; die Grenze ist {2}";
+    PhImportBadLine => "line {0} is not a record this build can read", "Zeile {0} ist kein Eintrag, den dieser Build lesen kann";
+    PhImportNoSession => "its lines do not open exactly one session", "seine Zeilen eröffnen nicht genau eine Sitzung";
     EndStoppedBeforeOne => "Stopped before `{0}` ran; 1 planned command was not run.", "Angehalten, bevor `{0}` lief; 1 geplanter Befehl wurde nicht ausgeführt.";
     EndStoppedBeforeMany => "Stopped before `{0}` ran; {1} planned commands were not run.", "Angehalten, bevor `{0}` lief; {1} geplante Befehle wurden nicht ausgeführt.";
     EndBetweenSteps => "Stopped before the agent's next step.", "Vor dem nächsten Schritt des Agenten angehalten.";

@@ -7,11 +7,12 @@
 use lifeline_core::agent::PlanError;
 use lifeline_core::ending::TurnEnding;
 use lifeline_core::environment::FolderAccess;
+use lifeline_core::export::ImportFault;
 use lifeline_core::journal::{FailureReason, ProviderFailureClass, RecoveryKind};
 use lifeline_core::message::RejectionKind;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{
-    limits as profile_limits, CredentialFailure, InvalidProfile, ProfileBlock,
+    limits as profile_limits, CredentialFailure, InvalidProfile, ModelFileFault, ProfileBlock,
 };
 use lifeline_core::recovery::Action;
 use lifeline_core::schema::limits;
@@ -121,7 +122,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::RetryRateLimited { seconds } => f(Msg::PhRetryRateLimited, &[&n(*seconds)]),
         P::RetryOverloaded { seconds } => f(Msg::PhRetryOverloaded, &[&n(*seconds)]),
         P::RetryNotConnected { seconds } => f(Msg::PhRetryNotConnected, &[&n(*seconds)]),
-        P::LocalModelRefused { detail } => f(Msg::PhLocalModelRefused, &[detail]),
+        P::LocalModelRefused { fault } => model_file(l, fault),
         P::LocalModelFacts {
             name,
             bytes,
@@ -378,7 +379,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
             Msg::PhImportTruncated,
             &[file, &bytes(l, *got), &bytes(l, *expected)],
         ),
-        P::ImportFailed { file, detail } => f(Msg::PhImportFailed, &[file, detail]),
+        P::ImportFailed { file, fault } => import_failed(l, file, fault),
         P::TurnEnded { ending } => turn_ending(l, ending),
     }
 }
@@ -490,6 +491,36 @@ fn cause(l: Locale, c: &FailureCause) -> String {
 /// Why the core refused what the engine asked of it, in `l`: the kinds a
 /// person can act on in words, the rest by their code (each means the
 /// engine and its journal disagreed, and nothing was run or sent twice).
+fn model_file(l: Locale, fault: &ModelFileFault) -> String {
+    use ModelFileFault as F;
+    let (msg, arg) = match fault {
+        F::NotGguf => (Msg::PhModelNotGguf, String::new()),
+        F::Version { version } => (Msg::PhModelVersion, version.to_string()),
+        F::Truncated => (Msg::PhModelTruncated, String::new()),
+        F::Damaged => (Msg::PhModelDamaged, String::new()),
+        F::NoArchitecture => (Msg::PhModelNoArchitecture, String::new()),
+        F::Unreadable { detail } => (Msg::PhModelUnreadable, detail.clone()),
+    };
+    let why = tf_in(l, msg, &[&arg]);
+    tf_in(l, Msg::PhLocalModelRefused, &[&why])
+}
+
+fn import_failed(l: Locale, file: &str, fault: &ImportFault) -> String {
+    use ImportFault as F;
+    let (msg, args) = match fault {
+        F::NotAnArchive => (Msg::PhImportNotAnArchive, [0; 3]),
+        F::TooManyLines { limit } => (Msg::PhImportTooManyLines, [*limit, 0, 0]),
+        F::LineTooLong { line, bytes, limit } => {
+            (Msg::PhImportLineTooLong, [*line, *bytes, *limit])
+        }
+        F::BadLine { line } => (Msg::PhImportBadLine, [*line, 0, 0]),
+        F::NoSession => (Msg::PhImportNoSession, [0; 3]),
+    };
+    let [a, b, c] = args.map(|n| num(l, n));
+    let why = tf_in(l, msg, &[&a, &b, &c]);
+    tf_in(l, Msg::PhImportFailed, &[file, &why])
+}
+
 fn observed(kind: RecoveryKind) -> Msg {
     use RecoveryKind as K;
     match kind {

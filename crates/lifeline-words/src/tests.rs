@@ -85,7 +85,6 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::RetryRateLimited { seconds: 3 },
         Phrase::RetryOverloaded { seconds: 3 },
         Phrase::RetryNotConnected { seconds: 3 },
-        Phrase::LocalModelRefused { detail: s("x") },
         Phrase::LocalModelFacts {
             name: s("tiny.gguf"),
             bytes: 269_120,
@@ -328,12 +327,42 @@ fn every_phrase() -> Vec<Phrase> {
             got: 10,
             expected: 20,
         },
-        Phrase::ImportFailed {
-            file: s("a.tar"),
-            detail: s("x"),
-        },
     ];
     all.extend(RecoveryKind::ALL.map(|kind| Phrase::Observed { kind }));
+    {
+        use lifeline_core::export::ImportFault as F;
+        all.extend(
+            [
+                F::NotAnArchive,
+                F::TooManyLines { limit: 100_000 },
+                F::LineTooLong {
+                    line: 3,
+                    bytes: 9_000_000,
+                    limit: 8_392_704,
+                },
+                F::BadLine { line: 3 },
+                F::NoSession,
+            ]
+            .map(|fault| Phrase::ImportFailed {
+                file: s("a.tar"),
+                fault,
+            }),
+        );
+        use lifeline_core::profile::ModelFileFault as M;
+        all.extend(
+            [
+                M::NotGguf,
+                M::Version { version: 1 },
+                M::Truncated,
+                M::Damaged,
+                M::NoArchitecture,
+                M::Unreadable {
+                    detail: s("NotReadableError"),
+                },
+            ]
+            .map(|fault| Phrase::LocalModelRefused { fault }),
+        );
+    }
     for (line, verdict, reissued) in [
         ("sleep 60", Some(true), false),
         ("sleep 60", Some(false), false),

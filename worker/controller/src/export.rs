@@ -174,14 +174,17 @@ pub fn received_buffer(buffer: ArrayBuffer) {
             send_view(&file_name, session, &title, deltas);
             clear_notice(KEY);
         }
-        Err(e) => notice(
-            KEY,
-            Level::Error,
-            Phrase::ImportFailed {
-                file: file_name,
-                detail: e.to_string(),
-            },
-        ),
+        Err(e) => {
+            crate::web::log(&e.to_string());
+            notice(
+                KEY,
+                Level::Error,
+                Phrase::ImportFailed {
+                    file: file_name,
+                    fault: e.fault(),
+                },
+            );
+        }
     }
 }
 

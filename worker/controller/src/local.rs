@@ -8,7 +8,7 @@
 use js_sys::{Function, Object, Promise, Reflect};
 use lifeline_core::model::ModelMessage;
 use lifeline_core::phrase::Phrase;
-use lifeline_core::profile::{LocalFile, LocalModel, Sampling, Tool};
+use lifeline_core::profile::{LocalFile, LocalModel, ModelFileFault, Sampling, Tool};
 use lifeline_engine::failure::{local_failed, unsent, Unsent};
 use lifeline_engine::ProviderReply;
 use lifeline_protocol::ControllerToPage;
@@ -185,7 +185,7 @@ pub fn import(file: JsValue) {
                 let said = Phrase::local_model_facts(&model.file, &model.sampling);
                 (Some(model.provider()), said, model.sampling.texts())
             }
-            Err(detail) => (None, Phrase::LocalModelRefused { detail }, Vec::new()),
+            Err(fault) => (None, Phrase::LocalModelRefused { fault }, Vec::new()),
         };
         post(ControllerToPage::LocalModel {
             provider,
@@ -195,11 +195,25 @@ pub fn import(file: JsValue) {
     });
 }
 
-async fn imported(file: &JsValue) -> Result<LocalFile, String> {
-    let js = |e: JsValue| {
-        get(&e, "message")
+/// What a person is told of a header the reader refused; its `Display`
+/// is for the log.
+fn model_file_fault(e: &GgufError) -> ModelFileFault {
+    match e {
+        GgufError::NotGguf => ModelFileFault::NotGguf,
+        GgufError::Version(version) => ModelFileFault::Version { version: *version },
+        GgufError::Truncated { .. } => ModelFileFault::Truncated,
+        GgufError::Malformed(_) => ModelFileFault::Damaged,
+        GgufError::NoArchitecture => ModelFileFault::NoArchitecture,
+    }
+}
+
+async fn imported(file: &JsValue) -> Result<LocalFile, ModelFileFault> {
+    // The browser's own message where it gives one, else the exception's
+    // name: words from outside, not ours.
+    let js = |e: JsValue| ModelFileFault::Unreadable {
+        detail: get(&e, "message")
             .as_string()
-            .unwrap_or_else(|| "the browser could not read the file".into())
+            .unwrap_or_else(|| lifeline_store::exception_name(&e)),
     };
     let module = module().await.map_err(js)?;
     let name = get(file, "name").as_string().unwrap_or_default();
@@ -219,7 +233,10 @@ async fn imported(file: &JsValue) -> Result<LocalFile, String> {
             {
                 want = need.max(want * 4).min(MAX_HEADER_BYTES);
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => {
+                crate::web::log(&e.to_string());
+                return Err(model_file_fault(&e));
+            }
         }
     };
     let mut id = [0u8; 6];
