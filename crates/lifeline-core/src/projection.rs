@@ -899,7 +899,7 @@ impl Projection {
                 }
             }
             refused.extend(missing);
-            refused.sort_by_key(|r| r.position);
+            refused.sort_unstable_by_key(|r| r.position);
             return (p, refused);
         }
     }
@@ -953,7 +953,7 @@ impl Projection {
             .filter(|c| c.binding.runtime == runtime && c.binding.generation == generation)
             .map(|c| (c.admitted_position, c.command))
             .collect();
-        v.sort();
+        v.sort_unstable();
         v.into_iter().map(|(_, c)| c).collect()
     }
 

@@ -206,7 +206,7 @@ pub fn inspect(
             }),
         })
         .collect();
-    uncertain_commands.sort_by_key(|u| u.command);
+    uncertain_commands.sort_unstable_by_key(|u| u.command);
     let turns: Vec<TurnId> = projection
         .sessions
         .get(&session)

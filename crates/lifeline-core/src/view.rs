@@ -348,7 +348,7 @@ pub fn session_deltas(projection: &Projection, session: SessionId) -> Vec<ViewDe
         .values()
         .filter(|c| c.binding.session == session && c.reissue_of.is_some())
         .collect();
-    loose.sort_by_key(|c| c.admitted_position);
+    loose.sort_unstable_by_key(|c| c.admitted_position);
     for c in loose {
         push_command(projection, c.command, &mut out);
     }
@@ -806,7 +806,7 @@ pub fn session_list(projection: &Projection) -> Vec<SessionItem> {
         .filter(|s| !s.deleted)
         .map(|s| session_item(projection, s))
         .collect();
-    list.sort_by(|a, b| {
+    list.sort_unstable_by(|a, b| {
         b.active_at
             .cmp(&a.active_at)
             .then(b.session.cmp(&a.session))

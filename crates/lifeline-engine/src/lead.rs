@@ -536,7 +536,7 @@ impl Engine {
         let Some(mut p) = self.fold.take() else {
             return;
         };
-        entries.sort_by_key(|e| e.position);
+        entries.sort_unstable_by_key(|e| e.position);
         let mut applied = Vec::new();
         for e in entries {
             if e.position <= p.position {

@@ -489,7 +489,7 @@ impl StreamDecoder {
 
     fn complete_openai_calls(&mut self) -> Result<(), StreamErrorKind> {
         let mut pending = std::mem::take(&mut self.pending_calls);
-        pending.sort_by_key(|call| call.index);
+        pending.sort_unstable_by_key(|call| call.index);
         for call in pending {
             if call.name.is_empty() {
                 return Err(StreamErrorKind::Malformed {

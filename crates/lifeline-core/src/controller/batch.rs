@@ -195,7 +195,7 @@ impl Controller {
                         _ => None,
                     })
                     .collect();
-                commands.sort();
+                commands.sort_unstable();
                 commands.dedup();
                 (f.failures, commands, f.batch.entries.len())
             }

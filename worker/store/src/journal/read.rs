@@ -228,7 +228,7 @@ impl Journal {
         }
 
         // Four sorted runs: the sort is close to linear on them.
-        entries.sort_by_key(|e| e.position);
+        entries.sort_unstable_by_key(|e| e.position);
         let mut merged: Vec<JournalEntry> = Vec::with_capacity(entries.len());
         for entry in entries {
             if merged
@@ -264,7 +264,7 @@ impl Journal {
             };
             quarantined.retain(|q| q.position.is_none_or(|p| (p as f64) <= reached));
         }
-        quarantined.sort_by_key(|q| q.position.unwrap_or(u64::MAX));
+        quarantined.sort_unstable_by_key(|q| q.position.unwrap_or(u64::MAX));
         Ok(Tail {
             entries: merged,
             quarantined,
