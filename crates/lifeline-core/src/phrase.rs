@@ -1175,6 +1175,8 @@ id_arg!(
 nested!(ProfileBlock {
     0 => Unreadable { detail },
     1 => OtherOwner { owner },
+    2 => Store { fault },
+    3 => Invalid { invalid },
 });
 nested!(InvalidProfile {
     0 => OtherOwner { owner },
@@ -1280,6 +1282,13 @@ nested!(StoreFault {
 nested!(CredentialFailure {
     0 => Missing,
     1 => Unreadable { detail },
+    2 => Store { fault },
+    3 => Malformed { reason },
+    4 => KeyGone,
+    5 => KeyDamaged,
+    6 => NoCrypto { detail },
+    7 => Undecryptable,
+    8 => NotText,
 });
 nested!(FolderAccess {
     0 => Granted,

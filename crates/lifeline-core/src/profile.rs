@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::tag_first::tag_first;
 
 use crate::id::{CredentialId, ProfileId};
+use crate::store_fault::StoreFault;
 
 /// The executor that owns profiles created in this browser. A profile with
 /// another owner (imported, or written by a newer build) is never used.
@@ -739,17 +740,35 @@ pub enum ProfileLookup {
     Found(Profile),
     /// The store answered and has no such profile: it was deleted.
     Deleted,
-    /// The store could not answer, or the record does not decode or validate.
+    /// The store could not answer, or the record does not decode (a
+    /// `Corrupt` fault, with the decoder's reason).
     Failed {
-        detail: String,
+        fault: StoreFault,
     },
 }
 
-/// Why a profile lookup blocks a resume (criterion 7).
+/// Why a profile lookup blocks a resume (criterion 7). Recorded as the
+/// session's failure cause; the typed reasons are stored in the compact
+/// wire form (`crate::wire`), which costs no derived decoder per variant.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ProfileBlock {
-    Unreadable { detail: String },
-    OtherOwner { owner: String },
+    /// Recorded before the reasons were typed: the store's English.
+    Unreadable {
+        detail: String,
+    },
+    OtherOwner {
+        owner: String,
+    },
+    /// The profile store could not answer, or the record does not decode.
+    Store {
+        #[serde(with = "crate::wire::as_arg")]
+        fault: StoreFault,
+    },
+    /// The stored profile fails validation.
+    Invalid {
+        #[serde(with = "crate::wire::as_arg")]
+        invalid: InvalidProfile,
+    },
 }
 
 impl core::fmt::Display for ProfileBlock {
@@ -762,6 +781,14 @@ impl core::fmt::Display for ProfileBlock {
             ProfileBlock::OtherOwner { owner } => write!(
                 f,
                 "the profile recorded for this session belongs to {owner:?}; it is not used here. Delete it in Profiles to resume without it"
+            ),
+            ProfileBlock::Store { fault } => write!(
+                f,
+                "the profile recorded for this session could not be read ({fault}); open Profiles to repair or delete it, then resume"
+            ),
+            ProfileBlock::Invalid { invalid } => write!(
+                f,
+                "the profile recorded for this session could not be read ({invalid}); open Profiles to repair or delete it, then resume"
             ),
         }
     }
@@ -815,16 +842,12 @@ pub fn resolve_for_resume(
                 budget: p.budget,
                 note: None,
             }),
-            // Recorded as the session's failure cause: the journal keeps
-            // the English, as it keeps every recorded detail.
-            Err(e) => Err(ProfileBlock::Unreadable {
-                detail: e.to_string(),
-            }),
+            Err(invalid) => Err(ProfileBlock::Invalid { invalid }),
         },
         ProfileLookup::Deleted => Ok(without(Some(
             "the profile this session ran with was deleted; it resumes without that profile's environment variables".into(),
         ))),
-        ProfileLookup::Failed { detail } => Err(ProfileBlock::Unreadable { detail }),
+        ProfileLookup::Failed { fault } => Err(ProfileBlock::Store { fault }),
     }
 }
 
@@ -849,10 +872,59 @@ impl core::fmt::Debug for Secret {
 }
 
 /// Why a credential could not be resolved at the launch checkpoint.
+/// Recorded as the session's failure cause; the page words each reason.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CredentialFailure {
     Missing,
-    Unreadable { detail: String },
+    /// Recorded before the reasons were typed: the store's English.
+    Unreadable {
+        detail: String,
+    },
+    /// The store could not be read.
+    Store {
+        #[serde(with = "crate::wire::as_arg")]
+        fault: StoreFault,
+    },
+    /// The stored record is malformed; `reason` names the field that is
+    /// wrong (never what it holds).
+    Malformed {
+        reason: String,
+    },
+    /// The wrapping key is gone.
+    KeyGone,
+    /// The wrapping key's record is damaged.
+    KeyDamaged,
+    /// WebCrypto is missing or refused (the exception's name).
+    NoCrypto {
+        detail: String,
+    },
+    /// The ciphertext does not authenticate under the key: encrypted under
+    /// an earlier key, or altered.
+    Undecryptable,
+    /// The decrypted bytes are not text.
+    NotText,
+}
+
+impl core::fmt::Display for CredentialFailure {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use CredentialFailure as C;
+        match self {
+            C::Missing => f.write_str("it is missing"),
+            C::Unreadable { detail } => f.write_str(detail),
+            C::Store { fault } => fault.fmt(f),
+            C::Malformed { reason } => write!(f, "the stored credential record is malformed ({reason})"),
+            C::KeyGone => f.write_str("the encryption key is gone"),
+            C::KeyDamaged => f.write_str("the encryption key record is damaged"),
+            C::NoCrypto { detail } => write!(
+                f,
+                "the browser's WebCrypto is not available ({detail}); the credential cannot be decrypted here"
+            ),
+            C::Undecryptable => f.write_str(
+                "the stored credential could not be decrypted: it was encrypted under an earlier key, or the record was altered",
+            ),
+            C::NotText => f.write_str("the decrypted credential is not text"),
+        }
+    }
 }
 
 /// The environment a runtime starts with: runtime-set names first, then the

@@ -251,3 +251,67 @@ fn a_refusal_names_the_setting_and_its_bound_not_english() {
         "the profile belongs to \"elsewhere\", not this browser"
     );
 }
+
+/// A profile or credential failure is recorded as the session's failure
+/// cause. Those recorded before the reasons were typed (the store's
+/// English) read as they were; the typed ones are stored compactly and
+/// read back whole, and an unknown reason is an error, not a panic.
+#[test]
+fn blocked_profiles_and_unreadable_credentials_are_recorded_by_reason() {
+    use crate::session_record::FailureCause;
+    use crate::store_fault::StoreFault;
+    let old = ProfileBlock::Unreadable {
+        detail: "the profile store connection was closed by this tab".into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&old).unwrap(),
+        r#"{"Unreadable":{"detail":"the profile store connection was closed by this tab"}}"#,
+        "the form earlier builds wrote"
+    );
+    let credential = CredentialId::from_u128(7).unwrap();
+    let causes = [
+        FailureCause::ProfileBlocked { block: old },
+        FailureCause::ProfileBlocked {
+            block: ProfileBlock::Store {
+                fault: StoreFault::TooMany {
+                    what: crate::store_fault::StoredKind::Profiles,
+                    max: 256,
+                },
+            },
+        },
+        FailureCause::ProfileBlocked {
+            block: ProfileBlock::Invalid {
+                invalid: InvalidProfile::OtherOwner {
+                    owner: "elsewhere".into(),
+                },
+            },
+        },
+        FailureCause::Credential {
+            credential,
+            failure: CredentialFailure::Unreadable { detail: "x".into() },
+        },
+        FailureCause::Credential {
+            credential,
+            failure: CredentialFailure::Store {
+                fault: StoreFault::Corrupt {
+                    detail: "not an object".into(),
+                },
+            },
+        },
+        FailureCause::Credential {
+            credential,
+            failure: CredentialFailure::Undecryptable,
+        },
+    ];
+    for cause in causes {
+        let text = serde_json::to_string(&cause).unwrap();
+        let back: FailureCause = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, cause, "{text}");
+    }
+    let typed = serde_json::to_string(&ProfileBlock::Store {
+        fault: StoreFault::Blocked,
+    })
+    .unwrap();
+    assert_eq!(typed, r#"{"Store":{"fault":[0,[],[2],[]]}}"#);
+    assert!(serde_json::from_str::<ProfileBlock>(r#"{"Store":{"fault":[0,[],[99],[]]}}"#).is_err());
+}

@@ -237,7 +237,9 @@ fn a_late_success_of_an_old_attempt_cannot_clear_a_newer_failure() {
     f.sessions.handle_profile(
         newer,
         ProfileLookup::Failed {
-            detail: "unreadable".into(),
+            fault: crate::store_fault::StoreFault::Corrupt {
+                detail: "unreadable".into(),
+            },
         },
         T0,
     );

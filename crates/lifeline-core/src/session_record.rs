@@ -209,9 +209,9 @@ impl core::fmt::Display for FailureCause {
                     f,
                     "credential {credential} that this session needs is missing; add the key again in Profiles, then resume"
                 ),
-                CredentialFailure::Unreadable { detail } => write!(
+                failure => write!(
                     f,
-                    "credential {credential} could not be read ({detail}); enter the key again in Profiles, then resume"
+                    "credential {credential} could not be read ({failure}); enter the key again in Profiles, then resume"
                 ),
             },
             FailureCause::Launch { failure: LaunchFailure::WorkspaceMissing } => f.write_str(

@@ -669,7 +669,9 @@ fn ac7_other_lookup_failures_and_other_owners_block_resume() {
     foreign.owner = "another-executor".into();
     for lookup in [
         ProfileLookup::Failed {
-            detail: "store unavailable".into(),
+            fault: crate::store_fault::StoreFault::Unavailable {
+                detail: "store unavailable".into(),
+            },
         },
         ProfileLookup::Found(foreign),
     ] {

@@ -150,6 +150,31 @@ macro_rules! nested {
 
 pub(crate) use nested;
 
+/// `#[serde(with = "crate::wire::as_arg")]`: a field of a derived record
+/// stored in the wire form, `[0, [texts], [numbers], [nested]]`, so that a
+/// typed reason costs one small generic function instead of a derived
+/// decoder per variant.
+pub(crate) mod as_arg {
+    use super::{Arg, Reader, Wire};
+    use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T: Arg, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut w = Wire(0, Vec::new(), Vec::new(), Vec::new());
+        value.put(&mut w);
+        w.serialize(serializer)
+    }
+
+    pub fn deserialize<'de, T: Arg, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+        let Wire(_, s, n, p) = Wire::deserialize(deserializer)?;
+        T::take(&mut Reader {
+            s: s.into_iter(),
+            n: n.into_iter(),
+            p: p.into_iter(),
+        })
+        .map_err(D::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::journal::{FailureReason, JournalRecord, ProviderFailureClass};

@@ -207,6 +207,13 @@ catalog! {
     PhProfileOtherOwner => "the profile recorded for this session belongs to \"{0}\"; it is not used here. Delete it in Profiles to resume without it", "das für diese Sitzung aufgezeichnete Profil gehört „{0}“; es wird hier nicht verwendet. Lösche es in Profile, um ohne es fortzusetzen";
     PhProfileDeleted => "the selected profile was deleted; choose another profile for this session", "das gewählte Profil wurde gelöscht; wähle ein anderes Profil für diese Sitzung";
     PhCredentialMissing => "credential {0} that this session needs is missing; add the key again in Profiles, then resume", "der Schlüssel {0}, den diese Sitzung braucht, fehlt; füge ihn in Profile erneut hinzu und setze dann fort";
+    PhCredMissingReason => "it is missing", "er fehlt";
+    PhCredMalformed => "the stored credential record is malformed ({0})", "der gespeicherte Schlüsseleintrag ist fehlerhaft ({0})";
+    PhCredKeyGone => "the encryption key is gone", "der Verschlüsselungsschlüssel ist nicht mehr da";
+    PhCredKeyDamaged => "the encryption key record is damaged", "der Eintrag des Verschlüsselungsschlüssels ist beschädigt";
+    PhCredNoCrypto => "the browser's WebCrypto is not available ({0}); the credential cannot be decrypted here", "WebCrypto ist in diesem Browser nicht verfügbar ({0}); der Schlüssel kann hier nicht entschlüsselt werden";
+    PhCredUndecryptable => "the stored credential could not be decrypted: it was encrypted under an earlier key, or the record was altered", "der gespeicherte Schlüssel konnte nicht entschlüsselt werden: er wurde mit einem früheren Schlüssel verschlüsselt, oder der Eintrag wurde verändert";
+    PhCredNotText => "the decrypted credential is not text", "der entschlüsselte Schlüssel ist kein Text";
     PhCredentialUnreadable => "credential {0} could not be read ({1}); enter the key again in Profiles, then resume", "der Schlüssel {0} ist unlesbar ({1}); gib ihn in Profile erneut ein und setze dann fort";
     PhWorkspaceMissingLaunch => "the session's workspace is gone from this browser's storage; it was not recreated. Start fresh to continue in a new workspace", "der Arbeitsbereich der Sitzung fehlt im Speicher dieses Browsers; er wurde nicht neu angelegt. Starte neu, um in einem neuen Arbeitsbereich weiterzumachen";
     PhLaunchFailed => "the runtime could not start: {0}", "die Runtime konnte nicht starten: {0}";

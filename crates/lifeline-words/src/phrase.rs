@@ -432,6 +432,24 @@ fn owned(l: Locale, msg: Msg) -> String {
     t(l, msg).to_owned()
 }
 
+/// Why a credential could not be read, in `l` (the store's English for
+/// one recorded before the reasons were typed).
+fn credential_reason(l: Locale, failure: &CredentialFailure) -> String {
+    use CredentialFailure as C;
+    let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
+    match failure {
+        C::Missing => owned(l, Msg::PhCredMissingReason),
+        C::Unreadable { detail } => detail.clone(),
+        C::Store { fault } => store_fault(l, fault),
+        C::Malformed { reason } => f(Msg::PhCredMalformed, &[reason]),
+        C::KeyGone => owned(l, Msg::PhCredKeyGone),
+        C::KeyDamaged => owned(l, Msg::PhCredKeyDamaged),
+        C::NoCrypto { detail } => f(Msg::PhCredNoCrypto, &[detail]),
+        C::Undecryptable => owned(l, Msg::PhCredUndecryptable),
+        C::NotText => owned(l, Msg::PhCredNotText),
+    }
+}
+
 /// A durable failure cause, in `l`.
 fn cause(l: Locale, c: &FailureCause) -> String {
     let f = |msg: Msg, args: &[&str]| tf_in(l, msg, args);
@@ -439,6 +457,10 @@ fn cause(l: Locale, c: &FailureCause) -> String {
         FailureCause::ProfileBlocked { block } => match block {
             ProfileBlock::Unreadable { detail } => f(Msg::PhProfileUnreadable, &[detail]),
             ProfileBlock::OtherOwner { owner } => f(Msg::PhProfileOtherOwner, &[owner]),
+            ProfileBlock::Store { fault } => f(Msg::PhProfileUnreadable, &[&store_fault(l, fault)]),
+            ProfileBlock::Invalid { invalid } => {
+                f(Msg::PhProfileUnreadable, &[&invalid_profile(l, invalid)])
+            }
         },
         FailureCause::ProfileDeleted => t(l, Msg::PhProfileDeleted).to_owned(),
         FailureCause::Credential {
@@ -446,9 +468,9 @@ fn cause(l: Locale, c: &FailureCause) -> String {
             failure,
         } => match failure {
             CredentialFailure::Missing => f(Msg::PhCredentialMissing, &[&credential.to_string()]),
-            CredentialFailure::Unreadable { detail } => f(
+            failure => f(
                 Msg::PhCredentialUnreadable,
-                &[&credential.to_string(), detail],
+                &[&credential.to_string(), &credential_reason(l, failure)],
             ),
         },
         FailureCause::Launch { failure } => match failure {

@@ -6,7 +6,7 @@ use lifeline_core::environment::FolderAccess;
 use lifeline_core::journal::RecoveryKind;
 use lifeline_core::message::RejectionKind;
 use lifeline_core::phrase::{JournalFault, Phrase};
-use lifeline_core::profile::{CredentialFailure, ProfileBlock};
+use lifeline_core::profile::{CredentialFailure, InvalidProfile, ProfileBlock};
 use lifeline_core::recovery::Action;
 use lifeline_core::session::Refusal;
 use lifeline_core::session_record::{FailureCause, LaunchFailure, LoadError};
@@ -395,6 +395,16 @@ fn every_phrase() -> Vec<Phrase> {
             credential,
             failure: CredentialFailure::Unreadable { detail: s("x") },
         },
+        FailureCause::ProfileBlocked {
+            block: ProfileBlock::Store {
+                fault: StoreFault::Blocked,
+            },
+        },
+        FailureCause::ProfileBlocked {
+            block: ProfileBlock::Invalid {
+                invalid: InvalidProfile::Name,
+            },
+        },
         FailureCause::Launch {
             failure: LaunchFailure::WorkspaceMissing,
         },
@@ -464,6 +474,24 @@ fn every_phrase() -> Vec<Phrase> {
         },
     ];
     all.extend(causes.into_iter().map(|cause| Phrase::Cause { cause }));
+    for failure in [
+        CredentialFailure::Store {
+            fault: StoreFault::QuotaExceeded,
+        },
+        CredentialFailure::Malformed { reason: s("iv") },
+        CredentialFailure::KeyGone,
+        CredentialFailure::KeyDamaged,
+        CredentialFailure::NoCrypto { detail: s("x") },
+        CredentialFailure::Undecryptable,
+        CredentialFailure::NotText,
+    ] {
+        all.push(Phrase::Cause {
+            cause: FailureCause::Credential {
+                credential,
+                failure,
+            },
+        });
+    }
     {
         use lifeline_core::journal::FailureReason as R;
         let d = || s("llama.cpp said so");

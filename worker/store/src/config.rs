@@ -35,7 +35,7 @@ use web_sys::{IdbDatabase, IdbObjectStore, IdbObjectStoreParameters, IdbRequest,
 
 use crate::durability::Durability;
 use crate::idb::{self, truncated, Connection, Ended};
-pub use credentials::{CREDENTIAL_KEY_NAME, KEY_GONE, UNDECRYPTABLE};
+pub use credentials::CREDENTIAL_KEY_NAME;
 
 pub const DATABASE_NAME: &str = "lifeline-config";
 

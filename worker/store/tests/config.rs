@@ -11,11 +11,10 @@ use lifeline_core::profile::{
     resolve_for_resume, AgentBudget, Capabilities, CredentialFailure, EnvValue, EnvVar, Profile,
     ProfileBlock, ProfileLookup, Provider, Secret, Tool, OWNER,
 };
-use lifeline_core::store_fault::StoredKind;
+use lifeline_core::store_fault::{StoreFault, StoredKind};
 use lifeline_core::{CredentialId, ProfileId};
 use lifeline_store::config::{
-    limits, store, ConfigError, ConfigStore, CREDENTIAL_KEY_NAME, KEY_GONE, SCHEMA_VERSION,
-    UNDECRYPTABLE,
+    limits, store, ConfigError, ConfigStore, CREDENTIAL_KEY_NAME, SCHEMA_VERSION,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -110,11 +109,11 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-fn unreadable_detail(result: Result<Secret, CredentialFailure>) -> String {
+fn malformed_reason(result: Result<Secret, CredentialFailure>) -> String {
     match result {
-        Err(CredentialFailure::Unreadable { detail }) => detail,
-        Err(other) => panic!("expected Unreadable, got {other:?}"),
-        Ok(_) => panic!("expected Unreadable, the secret was returned"),
+        Err(CredentialFailure::Malformed { reason }) => reason,
+        Err(other) => panic!("expected Malformed, got {other:?}"),
+        Ok(_) => panic!("expected Malformed, the secret was returned"),
     }
 }
 
@@ -191,13 +190,13 @@ async fn another_tab_upgrading_closes_our_connection_and_tells_us() {
         Err(ConfigError::VersionChange)
     );
     match config.lookup_profile(pid(1)).await {
-        ProfileLookup::Failed { detail } => assert!(detail.contains("reload"), "{detail}"),
+        ProfileLookup::Failed { fault } => assert_eq!(fault, StoreFault::VersionChange),
         other => panic!("a closed store must not answer Deleted: {other:?}"),
     }
     assert_eq!(
         config.resolve_credential(cid(1)).await,
-        Err(CredentialFailure::Unreadable {
-            detail: ConfigError::VersionChange.to_string()
+        Err(CredentialFailure::Store {
+            fault: StoreFault::VersionChange
         })
     );
     newer.close();
@@ -401,7 +400,9 @@ async fn a_corrupt_profile_record_fails_lookup_and_is_listed_as_an_error() {
 
     for (profile_id, _) in &junk {
         match config.lookup_profile(*profile_id).await {
-            ProfileLookup::Failed { detail } => {
+            ProfileLookup::Failed {
+                fault: StoreFault::Corrupt { detail },
+            } => {
                 assert!(!detail.contains(PLANTED), "{detail}");
                 assert!(!detail.is_empty());
             }
@@ -414,7 +415,12 @@ async fn a_corrupt_profile_record_fails_lookup_and_is_listed_as_an_error() {
         config.lookup_profile(pid(2)).await,
     )
     .unwrap_err();
-    assert!(matches!(blocked, ProfileBlock::Unreadable { .. }));
+    assert!(matches!(
+        blocked,
+        ProfileBlock::Store {
+            fault: StoreFault::Corrupt { .. }
+        }
+    ));
 
     let listed = config.list_profiles().await.unwrap();
     assert_eq!(listed.len(), 1 + junk.len() + 1, "nothing dropped silently");
@@ -735,8 +741,8 @@ async fn a_ciphertext_moved_to_another_record_does_not_decrypt() {
 
     for n in [1, 2] {
         assert_eq!(
-            unreadable_detail(config.resolve_credential(cid(n)).await),
-            UNDECRYPTABLE
+            config.resolve_credential(cid(n)).await,
+            Err(CredentialFailure::Undecryptable)
         );
     }
     // Copied (not swapped) into a third record: the same.
@@ -746,8 +752,8 @@ async fn a_ciphertext_moved_to_another_record_does_not_decrypt() {
     set_field(&copy, "id", &cid(3).to_string().into());
     raw_put(name, store::CREDENTIALS, &[copy]).await;
     assert_eq!(
-        unreadable_detail(config.resolve_credential(cid(3)).await),
-        UNDECRYPTABLE
+        config.resolve_credential(cid(3)).await,
+        Err(CredentialFailure::Undecryptable)
     );
     finish(config, name).await;
 }
@@ -762,11 +768,9 @@ async fn a_lost_key_makes_credentials_unreadable_and_is_only_replaced_by_a_write
         .unwrap();
     raw_delete(name, store::KEYS, CREDENTIAL_KEY_NAME).await;
 
-    let detail = unreadable_detail(config.resolve_credential(cid(1)).await);
-    assert_eq!(detail, KEY_GONE);
     assert_eq!(
-        detail,
-        "the encryption key is gone; enter the key again in Profiles"
+        config.resolve_credential(cid(1)).await,
+        Err(CredentialFailure::KeyGone)
     );
     // Resolving generated nothing.
     assert_eq!(raw_count(name, store::KEYS).await, 0);
@@ -787,8 +791,8 @@ async fn a_lost_key_makes_credentials_unreadable_and_is_only_replaced_by_a_write
         "new-secret"
     );
     assert_eq!(
-        unreadable_detail(config.resolve_credential(cid(1)).await),
-        UNDECRYPTABLE
+        config.resolve_credential(cid(1)).await,
+        Err(CredentialFailure::Undecryptable)
     );
     // Entering it again repairs it.
     config
@@ -865,12 +869,8 @@ async fn a_malformed_credential_record_is_unreadable_with_the_reason() {
         (14, "newer Lifeline"),
     ];
     for (n, reason) in expect {
-        let detail = unreadable_detail(config.resolve_credential(cid(n)).await);
+        let detail = malformed_reason(config.resolve_credential(cid(n)).await);
         assert!(detail.contains(reason), "{n}: {detail}");
-        assert!(
-            detail.contains("enter the key again in Profiles"),
-            "{detail}"
-        );
         assert!(!detail.contains(PLANTED));
     }
     // A bad label does not stop the secret from resolving, but the label

@@ -143,11 +143,11 @@ impl Sessions {
                     self.fail(session, FailureCause::ProfileDeleted, now);
                     return;
                 }
-                ProfileLookup::Failed { detail } => {
+                ProfileLookup::Failed { fault } => {
                     self.fail(
                         session,
                         FailureCause::ProfileBlocked {
-                            block: ProfileBlock::Unreadable { detail },
+                            block: ProfileBlock::Store { fault },
                         },
                         now,
                     );

@@ -16,10 +16,10 @@
 //!
 //! **A lost key is never replaced for reading.** If the `keys` record is gone
 //! (part of the site's storage was cleared) while credentials remain, they
-//! resolve as `Unreadable` with [`KEY_GONE`]. Only writing a credential
-//! generates a new key; credentials encrypted under the old one then stay
-//! `Unreadable` (they fail authentication under the new key) until the user
-//! enters them again.
+//! resolve as `KeyGone`. Only writing a credential generates a new key;
+//! credentials encrypted under the old one then stay `Undecryptable` (they
+//! fail authentication under the new key) until the user enters them
+//! again.
 
 use js_sys::{Array, ArrayBuffer, Object, Reflect, Uint8Array};
 use lifeline_core::profile::{CredentialFailure, Secret};
@@ -37,13 +37,6 @@ use crate::idb::{self, exception_name};
 
 /// The `keys` record that holds the credentials' wrapping key.
 pub const CREDENTIAL_KEY_NAME: &str = "credentials";
-
-/// What [`ConfigStore::resolve_credential`] says when the wrapping key is
-/// gone. Shown to the user as it is.
-pub const KEY_GONE: &str = "the encryption key is gone; enter the key again in Profiles";
-
-/// What it says when a ciphertext does not authenticate under the key.
-pub const UNDECRYPTABLE: &str = "the stored credential could not be decrypted: it was encrypted under an earlier key, or the record was altered; enter the key again in Profiles";
 
 impl ConfigStore {
     /// Encrypts `secret` and stores it as credential `id` with `label`,
@@ -159,38 +152,27 @@ impl ConfigStore {
 
     /// The launch checkpoint: the only function that decrypts.
     ///
-    /// `Missing` when there is no such credential record; `Unreadable` when
-    /// the store cannot be read, the record is malformed, the wrapping key is
-    /// gone ([`KEY_GONE`]) or damaged, or the ciphertext does not
-    /// authenticate ([`UNDECRYPTABLE`]). Never generates a key.
+    /// `Missing` when there is no such credential record; otherwise the
+    /// typed reason it cannot be read: the store, a malformed record, the
+    /// wrapping key gone or damaged, no WebCrypto, a ciphertext that does
+    /// not authenticate, bytes that are not text. Never generates a key.
     pub async fn resolve_credential(&self, id: CredentialId) -> Result<Secret, CredentialFailure> {
-        let unreadable = |detail: String| CredentialFailure::Unreadable { detail };
+        use CredentialFailure as C;
         let id_text = id.to_string();
         let (record, key) = self
             .read_credential_and_key(&id_text)
             .await
-            .map_err(|e| unreadable(e.to_string()))?;
+            .map_err(|e| C::Store { fault: e.fault() })?;
         if record.is_undefined() {
-            return Err(CredentialFailure::Missing);
+            return Err(C::Missing);
         }
-        let (iv, ciphertext) = read_sealed(&record, &id_text).map_err(|reason| {
-            unreadable(format!(
-                "the stored credential record is malformed ({reason}); enter the key again in Profiles"
-            ))
-        })?;
+        let (iv, ciphertext) =
+            read_sealed(&record, &id_text).map_err(|reason| C::Malformed { reason })?;
         if key.is_undefined() {
-            return Err(unreadable(KEY_GONE.into()));
+            return Err(C::KeyGone);
         }
-        let key = usable_key(&key).ok_or_else(|| {
-            unreadable(
-                "the encryption key record is damaged; enter the key again in Profiles".into(),
-            )
-        })?;
-        let crypto = crypto().map_err(|e| {
-            unreadable(format!(
-                "the browser's WebCrypto is not available ({e}); the credential cannot be decrypted here"
-            ))
-        })?;
+        let key = usable_key(&key).ok_or(C::KeyDamaged)?;
+        let crypto = crypto().map_err(|detail| C::NoCrypto { detail })?;
         let params = gcm_params(&iv, &id_text);
         let plain =
             match crypto
@@ -200,17 +182,13 @@ impl ConfigStore {
                 Ok(p) => JsFuture::from(p).await,
                 Err(e) => Err(e),
             }
-            .map_err(|_| unreadable(UNDECRYPTABLE.into()))?;
+            .map_err(|_| C::Undecryptable)?;
         let plain = plain
             .dyn_into::<ArrayBuffer>()
-            .map_err(|_| unreadable(UNDECRYPTABLE.into()))?;
+            .map_err(|_| C::Undecryptable)?;
         String::from_utf8(Uint8Array::new(&plain).to_vec())
             .map(Secret::new)
-            .map_err(|_| {
-                unreadable(
-                    "the decrypted credential is not text; enter the key again in Profiles".into(),
-                )
-            })
+            .map_err(|_| C::NotText)
     }
 
     /// The credential record and the wrapping key, read in one transaction.

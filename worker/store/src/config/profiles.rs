@@ -18,7 +18,7 @@
 
 use js_sys::Array;
 use lifeline_core::profile::{Profile, ProfileLookup, OWNER};
-use lifeline_core::store_fault::StoredKind;
+use lifeline_core::store_fault::{StoreFault, StoredKind};
 use lifeline_core::ProfileId;
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -84,19 +84,21 @@ impl ConfigStore {
             .read_one("read profile", store::PROFILES, |s| s.get(&key))
             .await
         {
-            Err(e) => ProfileLookup::Failed {
-                detail: e.to_string(),
-            },
+            Err(e) => ProfileLookup::Failed { fault: e.fault() },
             Ok(value) if value.is_undefined() => ProfileLookup::Deleted,
             Ok(value) => match read_profile(&value) {
                 Ok(profile) if profile.id == id => ProfileLookup::Found(profile),
                 Ok(profile) => ProfileLookup::Failed {
-                    detail: format!(
-                        "the record stored as profile {id} is profile {}",
-                        profile.id
-                    ),
+                    fault: StoreFault::Corrupt {
+                        detail: format!(
+                            "the record stored as profile {id} is profile {}",
+                            profile.id
+                        ),
+                    },
                 },
-                Err(detail) => ProfileLookup::Failed { detail },
+                Err(detail) => ProfileLookup::Failed {
+                    fault: StoreFault::Corrupt { detail },
+                },
             },
         }
     }
