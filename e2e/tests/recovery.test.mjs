@@ -145,6 +145,36 @@ describe('controller restart while the page lives (1280×800)', () => {
 });
 
 describe('two tabs (1280×800)', () => {
+  test('a follower ignores a broadcast it cannot read, says so, and keeps following', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const first = browser.page;
+      await first.goto(BASE_URL);
+      await waitConnected(first);
+      const second = await browser.context.newPage();
+      await second.goto(BASE_URL);
+      await second.getByRole('status').filter({ hasText: 'Following another tab (read-only)' }).waitFor();
+
+      // What a broken or hostile tab of the same origin could post.
+      await first.evaluate(() => {
+        const channel = new BroadcastChannel('lifeline-journal');
+        channel.postMessage('{"Entries":{"protocol":');
+        channel.close();
+      });
+      await second
+        .locator('.notices')
+        .getByText('a message from another tab could not be read; it was ignored')
+        .waitFor();
+
+      await send(first, '$ echo after');
+      await waitOutcome(command(second, 'echo after'), 'completed');
+      await command(second, 'echo after').locator('pre').filter({ hasText: 'after' }).waitFor();
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+
   test('the second tab follows live, then takes over when the first closes', async () => {
     const browser = await openBrowser(VIEWPORTS.desktop);
     try {
