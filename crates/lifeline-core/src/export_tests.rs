@@ -664,7 +664,29 @@ fn a_command_whose_events_did_not_replay_says_so_on_its_row() {
         let mut damaged = j.entries.clone();
         damaged.retain(|e| !is_event(e, terminal));
         let (p, refused) = Projection::salvage(policy, None, &damaged, 64);
-        assert!(!refused.is_empty(), "the hole is reported");
+        let hole = j
+            .entries
+            .iter()
+            .find(|e| is_event(e, terminal))
+            .expect("the event")
+            .position;
+        // The hole is reported as missing, and only the hole: an entry
+        // after it that is there but refused is reported as refused.
+        let missing: Vec<String> = refused
+            .iter()
+            .filter(|r| r.detail.contains("missing"))
+            .map(|r| r.to_string())
+            .collect();
+        assert_eq!(
+            missing,
+            [format!(
+                "journal entry at position {hole} cannot be replayed: entry {hole} is missing"
+            )]
+        );
+        assert!(
+            terminal || refused.iter().any(|r| r.position == hole + 1),
+            "the terminal event after the hole is refused: {refused:?}"
+        );
         assert_eq!(
             row(&p),
             (Outcome::Completed, None, Some(Phrase::EventsUnreadable)),

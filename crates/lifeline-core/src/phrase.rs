@@ -908,9 +908,9 @@ impl fmt::Display for Phrase {
             }
             P::ReplayRefused { count, first } => {
                 if *count == 1 {
-                    write!(f, "the journal entry at position {first} could not be replayed and is not believed; it stays in the journal")
+                    write!(f, "the journal entry at position {first} is missing or could not be replayed, and is not believed; nothing was deleted")
                 } else {
-                    write!(f, "{count} journal entries, the first at position {first}, could not be replayed and are not believed; they stay in the journal")
+                    write!(f, "{count} journal entries, the first at position {first}, are missing or could not be replayed, and are not believed; nothing was deleted")
                 }
             }
             P::PersistConfirmFailed { code } => write!(

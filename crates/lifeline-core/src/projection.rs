@@ -861,27 +861,35 @@ impl Projection {
         'fold: loop {
             let mut p = start.clone();
             let mut missing = Vec::new();
+            // The position the next entry should hold. A refused entry is
+            // there, only not believed: it is reported as refused, never as
+            // missing, and the gap after it starts past it.
+            let mut expected = start.position + 1;
             for e in entries.iter().filter(|e| e.position > start.position) {
                 if e.position >= stop_at {
                     break;
                 }
-                if e.position <= p.position || refused.iter().any(|r| r.position == e.position) {
+                if e.position < expected {
                     continue;
                 }
-                if e.position != p.position + 1 {
-                    let known = refused.iter().any(|r| r.position == p.position + 1);
-                    if !known {
-                        missing.push(ReplayError {
-                            position: p.position + 1,
-                            detail: format!(
-                                "entries {} to {} are missing",
-                                p.position + 1,
-                                e.position - 1
-                            ),
-                        });
-                    }
-                    p.position = e.position - 1;
+                if e.position != expected {
+                    let last = e.position - 1;
+                    missing.push(ReplayError {
+                        position: expected,
+                        detail: if last == expected {
+                            format!("entry {expected} is missing")
+                        } else {
+                            format!("entries {expected} to {last} are missing")
+                        },
+                    });
                 }
+                if refused.iter().any(|r| r.position == e.position) {
+                    expected = e.position + 1;
+                    continue;
+                }
+                // Bridged: the fold goes on after what is missing or refused.
+                p.position = e.position - 1;
+                expected = e.position + 1;
                 if let Err(err) = p.apply(e) {
                     if refused.len() >= max_refused {
                         stop_at = err.position;

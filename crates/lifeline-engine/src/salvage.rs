@@ -78,8 +78,17 @@ pub fn salvage(
         };
         notices.push(("quarantine", Level::Warning, phrase));
     }
-    let (mut projection, refused) =
+    let (mut projection, mut refused) =
         Projection::salvage(RetentionPolicy::default(), snapshot, tail, MAX_REFUSED);
+    // A value set aside now leaves its position empty: the quarantine
+    // notice has said so, and the replay's notice does not count it again.
+    refused.retain(|r| {
+        let set_aside_now = set_aside.iter().any(|s| s.position == Some(r.position));
+        let stored = tail
+            .binary_search_by_key(&r.position, |e| e.position)
+            .is_ok();
+        stored || !set_aside_now
+    });
     // A follower cannot repair what it cannot read; the leader's card says
     // what is missing, and its notice where the fold stopped believing.
     if let (Reader::Leader, Some(first)) = (reader, refused.iter().map(|r| r.position).min()) {
