@@ -144,16 +144,22 @@ describe('controller restart while the page lives (1280×800)', () => {
   });
 });
 
+/** The browser's first tab leading, and a second one following it. */
+async function twoTabs(browser) {
+  const first = browser.page;
+  await first.goto(BASE_URL);
+  await waitConnected(first);
+  const second = await browser.context.newPage();
+  await second.goto(BASE_URL);
+  await second.getByRole('status').filter({ hasText: 'Following another tab (read-only)' }).waitFor();
+  return { first, second };
+}
+
 describe('two tabs (1280×800)', () => {
   test('a follower ignores a broadcast it cannot read, says so, and keeps following', async () => {
     const browser = await openBrowser(VIEWPORTS.desktop);
     try {
-      const first = browser.page;
-      await first.goto(BASE_URL);
-      await waitConnected(first);
-      const second = await browser.context.newPage();
-      await second.goto(BASE_URL);
-      await second.getByRole('status').filter({ hasText: 'Following another tab (read-only)' }).waitFor();
+      const { first, second } = await twoTabs(browser);
 
       // What a broken or hostile tab of the same origin could post.
       await first.evaluate(() => {
@@ -178,12 +184,7 @@ describe('two tabs (1280×800)', () => {
   test('the second tab follows live, then takes over when the first closes', async () => {
     const browser = await openBrowser(VIEWPORTS.desktop);
     try {
-      const first = browser.page;
-      await first.goto(BASE_URL);
-      await waitConnected(first);
-      const second = await browser.context.newPage();
-      await second.goto(BASE_URL);
-      await second.getByRole('status').filter({ hasText: 'Following another tab (read-only)' }).waitFor();
+      const { first, second } = await twoTabs(browser);
       assert.equal(await second.getByRole('button', { name: 'Send' }).isDisabled(), true);
 
       await send(first, '$ echo one; sleep 60');
