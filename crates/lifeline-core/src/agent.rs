@@ -191,6 +191,21 @@ pub fn next_step(projection: &Projection, turn: TurnId) -> Option<Step> {
     })
 }
 
+/// A session's unfinished turns, oldest first. More than one is open when
+/// a turn was left open by an execution that failed while it ran and the
+/// person went on (a resume, another profile) with a new one.
+pub fn open_turns(
+    projection: &Projection,
+    session: crate::id::SessionId,
+) -> impl Iterator<Item = TurnId> + '_ {
+    projection
+        .sessions
+        .get(&session)
+        .into_iter()
+        .flat_map(|s| s.turns.iter().copied())
+        .filter(|t| projection.turns.get(t).is_some_and(|t| t.end.is_none()))
+}
+
 /// The turn the agent is working on in a session: its newest unfinished one.
 pub fn open_turn(projection: &Projection, session: crate::id::SessionId) -> Option<TurnId> {
     let s = projection.sessions.get(&session)?;

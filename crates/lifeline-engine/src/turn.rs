@@ -555,6 +555,34 @@ impl Engine {
         let Some(turn) = agent::open_turn(p, session) else {
             return self.switch_when_idle(session, now);
         };
+        // An older turn left open behind the newest is not driven on, but
+        // it still ends once its own last step has (found by the engine
+        // simulation, seed 1879968 of 1,900,000: Stop ended such a turn's
+        // request, a queued message became the newest turn in the same
+        // batch, and the stopped turn stayed open for 18 s).
+        let older = agent::open_turns(p, session)
+            .filter(|t| *t != turn)
+            .find_map(|t| {
+                let own = self
+                    .live
+                    .get(&session)
+                    .filter(|l| l.turn == t)
+                    .map(|l| l.request);
+                match lifeline_core::model::next_turn_step(p, t, own, now)? {
+                    TurnStep::BuiltIn(agent::Step::Finish { status, reply }) => {
+                        Some((t, status, reply, None))
+                    }
+                    TurnStep::Model(ModelStep::Finish {
+                        status,
+                        reply,
+                        ending,
+                    }) => Some((t, status, reply, ending)),
+                    _ => None,
+                }
+            });
+        if let Some((t, status, reply, ending)) = older {
+            return self.finish(t, status, reply, ending, now);
+        }
         let Some(step) = lifeline_core::model::next_turn_step(p, turn, live, now) else {
             return false;
         };
