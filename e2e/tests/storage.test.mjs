@@ -47,81 +47,56 @@ async function deleteJournal(page) {
   );
 }
 
-/** Writes an undecodable writer epoch into `meta` with raw IndexedDB. */
-async function damageWriterRecord(page) {
-  await page.evaluate(
-    (name) =>
-      new Promise((resolve, reject) => {
-        const open = indexedDB.open(name);
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          const tx = db.transaction('meta', 'readwrite');
-          tx.objectStore('meta').put({ key: 'writer', epoch: 'not a number' });
-          tx.oncomplete = () => {
-            db.close();
-            resolve();
-          };
-          tx.onabort = () => reject(tx.error);
-        };
-      }),
-    DATABASE,
-  );
-}
-
-/** Cuts the stored JSON of the `events` value whose text holds `marker`,
- * as a torn write or a disk error would leave it: the value is still there,
- * but it no longer reads as a journal entry. */
-async function damageEvent(page, marker) {
-  await page.evaluate(
-    ([name, marker]) =>
-      new Promise((resolve, reject) => {
-        const open = indexedDB.open(name);
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const db = open.result;
-          const tx = db.transaction('events', 'readwrite');
-          const store = tx.objectStore('events');
-          const all = store.getAll();
-          all.onsuccess = () => {
-            const value = all.result.find((v) => v.json.includes(marker));
-            if (!value) return tx.abort();
-            value.json = value.json.slice(0, 40);
-            store.put(value);
-          };
-          tx.oncomplete = () => {
-            db.close();
-            resolve();
-          };
-          tx.onabort = () => reject(tx.error ?? new Error(`no stored event holds ${marker}`));
-        };
-      }),
-    [DATABASE, marker],
-  );
-}
-
-/** What the quarantine store holds, and how many `events` values are left. */
-async function quarantine(page) {
+/** Raw IndexedDB on the journal's database, as another context or a
+ * damaged disk would touch it, in one transaction. `op` names what is done
+ * (a function cannot cross into the page, so they are all here):
+ * - `damageWriter`: an undecodable writer epoch in `meta`;
+ * - `damageEvent`: the stored JSON of the `events` value whose text holds
+ *   `marker` cut short, as a torn write leaves it (the value is still there
+ *   but no longer reads as a journal entry);
+ * - `quarantine`: what the quarantine store holds, and how many `events`
+ *   values are left. */
+async function rawJournal(page, op, marker) {
   return page.evaluate(
-    (name) =>
+    ([name, op, marker]) =>
       new Promise((resolve, reject) => {
         const open = indexedDB.open(name);
         open.onerror = () => reject(open.error);
         open.onsuccess = () => {
           const db = open.result;
-          const tx = db.transaction(['quarantine', 'events'], 'readonly');
-          const held = tx.objectStore('quarantine').getAll();
-          const events = tx.objectStore('events').count();
+          const stores = { damageWriter: ['meta'], damageEvent: ['events'], quarantine: ['quarantine', 'events'] }[op];
+          const tx = db.transaction(stores, op === 'quarantine' ? 'readonly' : 'readwrite');
+          let result = () => null;
+          if (op === 'damageWriter') {
+            tx.objectStore('meta').put({ key: 'writer', epoch: 'not a number' });
+          } else if (op === 'damageEvent') {
+            const store = tx.objectStore('events');
+            const all = store.getAll();
+            all.onsuccess = () => {
+              const value = all.result.find((v) => v.json.includes(marker));
+              if (!value) return tx.abort();
+              value.json = value.json.slice(0, 40);
+              store.put(value);
+            };
+          } else {
+            const held = tx.objectStore('quarantine').getAll();
+            const events = tx.objectStore('events').count();
+            result = () => ({ held: held.result, events: events.result });
+          }
           tx.oncomplete = () => {
             db.close();
-            resolve({ held: held.result, events: events.result });
+            resolve(result());
           };
-          tx.onabort = () => reject(tx.error);
+          tx.onabort = () => reject(tx.error ?? new Error(`${op}: no stored event holds ${marker}`));
         };
       }),
-    DATABASE,
+    [DATABASE, op, marker ?? null],
   );
 }
+
+const damageWriterRecord = (page) => rawJournal(page, 'damageWriter');
+const damageEvent = (page, marker) => rawJournal(page, 'damageEvent', marker);
+const quarantine = (page) => rawJournal(page, 'quarantine');
 
 for (const [name, viewport] of Object.entries(VIEWPORTS)) {
   const phone = viewport.width < 640;
