@@ -499,20 +499,13 @@ impl Engine {
             .filter_map(|s| agent::open_turn(p, *s).map(|t| (*s, t)))
             .filter(|(_, t)| !live.contains(t))
             .find_map(|(session, turn)| {
-                match lifeline_core::model::next_turn_step(p, turn, None, now) {
-                    Some(TurnStep::BuiltIn(agent::Step::Finish { status, reply })) => {
-                        Some((turn, status, reply, None))
-                    }
-                    Some(TurnStep::Model(ModelStep::Finish {
-                        status,
-                        reply,
-                        ending,
-                    })) => Some((turn, status, reply, ending)),
+                match ending_of(lifeline_core::model::next_turn_step(p, turn, None, now)) {
+                    Some((status, reply, ending)) => Some((turn, status, reply, ending)),
                     // A command still on its way ends it later; a lost
                     // reply, an uncertain command or a step not taken
                     // ends it now (nothing more will run in a left session).
-                    _ if running_in(p, session) => None,
-                    _ => Some((
+                    None if running_in(p, session) => None,
+                    None => Some((
                         turn,
                         TurnStatus::Interrupted,
                         TurnEnding::SessionLeft.to_string(),
@@ -568,19 +561,9 @@ impl Engine {
                     .get(&session)
                     .filter(|l| l.turn == t)
                     .map(|l| l.request);
-                match lifeline_core::model::next_turn_step(p, t, own, now)? {
-                    TurnStep::BuiltIn(agent::Step::Finish { status, reply }) => {
-                        Some((t, status, reply, None))
-                    }
-                    TurnStep::Model(ModelStep::Finish {
-                        status,
-                        reply,
-                        ending,
-                    }) => Some((t, status, reply, ending)),
-                    _ => None,
-                }
+                ending_of(lifeline_core::model::next_turn_step(p, t, own, now)).map(|e| (t, e))
             });
-        if let Some((t, status, reply, ending)) = older {
+        if let Some((t, (status, reply, ending))) = older {
             return self.finish(t, status, reply, ending, now);
         }
         let Some(step) = lifeline_core::model::next_turn_step(p, turn, live, now) else {
@@ -1200,5 +1183,18 @@ impl Engine {
             self.rejected(&rejection);
         }
         self.pump(now);
+    }
+}
+
+/// How a turn ends, when its next step is to end it.
+fn ending_of(step: Option<TurnStep>) -> Option<(TurnStatus, String, Option<TurnEnding>)> {
+    match step? {
+        TurnStep::BuiltIn(agent::Step::Finish { status, reply }) => Some((status, reply, None)),
+        TurnStep::Model(ModelStep::Finish {
+            status,
+            reply,
+            ending,
+        }) => Some((status, reply, ending)),
+        _ => None,
     }
 }
