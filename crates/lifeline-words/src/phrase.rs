@@ -510,9 +510,7 @@ fn cause(l: Locale, c: &FailureCause) -> String {
     }
 }
 
-/// Why the core refused what the engine asked of it, in `l`: the kinds a
-/// person can act on in words, the rest by their code (each means the
-/// engine and its journal disagreed, and nothing was run or sent twice).
+/// A file refused as a local model, in `l`: what is wrong with it.
 fn model_file(l: Locale, fault: &ModelFileFault) -> String {
     use ModelFileFault as F;
     let (msg, arg) = match fault {
@@ -527,6 +525,8 @@ fn model_file(l: Locale, fault: &ModelFileFault) -> String {
     tf_in(l, Msg::PhLocalModelRefused, &[&why])
 }
 
+/// An evidence import that failed, in `l`: how the file is not an archive
+/// this build reads.
 fn import_failed(l: Locale, file: &str, fault: &ImportFault) -> String {
     use ImportFault as F;
     let (msg, args) = match fault {
@@ -543,6 +543,7 @@ fn import_failed(l: Locale, file: &str, fault: &ImportFault) -> String {
     tf_in(l, Msg::PhImportFailed, &[file, &why])
 }
 
+/// What a recovery procedure observed about a command, as its row says it.
 fn observed(kind: RecoveryKind) -> Msg {
     use RecoveryKind as K;
     match kind {
@@ -561,6 +562,9 @@ fn observed(kind: RecoveryKind) -> Msg {
     }
 }
 
+/// Why the core refused what the engine asked of it, in `l`: the kinds a
+/// person can act on in words, the rest by their code (each means the
+/// engine and its journal disagreed, and nothing was run or sent twice).
 fn rejected(l: Locale, kind: RejectionKind, limit: u64) -> String {
     use RejectionKind as K;
     match kind {
