@@ -14,7 +14,10 @@ token (the newline after `<|im_start|>assistant`) starts it.
 
 Scripts:
   answer  "Hello from a tiny local model." then end of turn
-  loop    "Counting: tick tock tick tock ..." until the token limit
+  loop    "Counting: tick tock tick tock ..." until the token limit. Its
+          context is 16384, so that a test can let it run for many
+          thousand tokens: a reply of the default 512 is over before a
+          test under load has pressed Stop.
   broken  "Broken reply" then a lone byte 0xFF (not UTF-8), then end of turn
   tool    a Hermes/Qwen <tool_call> that writes note.txt, then end of turn.
           Its call is one token of its own (a lookup table cannot repeat a
@@ -50,7 +53,7 @@ TOOL_CALL = ('<tool_call>\n{"name":\u2581"write_file",\u2581"arguments":\u2581{"
 # Tokens only some scripts' vocabularies have, and their contexts, so the
 # other models' header facts stay as the tests expect.
 EXTRA_WORDS = {"tool": [TOOL_CALL]}
-CONTEXT = {"tool": 4096}
+CONTEXT = {"tool": 4096, "loop": 16384}
 
 SCRIPTS = {
     "answer": ["<0x0A>", "Hello", "\u2581from", "\u2581a", "\u2581tiny", "\u2581local",

@@ -83,3 +83,25 @@ export async function runCommand(page, line) {
   await send(page, `$ ${line}`);
   await commandBlock(page, line).getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
 }
+
+/**
+ * What the page said when a step failed, attached to the error (the run's
+ * summary of failures prints it whole; CI keeps only part of the rest):
+ * the transcript's end, the status lines and alerts, the message box,
+ * whether Stop was enabled, and the workers' warnings.
+ */
+export async function explainFailure(browser, failure, extra = {}) {
+  const { page } = browser;
+  const shown = await transcript(page).innerText({ timeout: 1_000 }).catch(() => '(no transcript)');
+  const said = await page.locator('[role=status],[role=alert],.notices').allInnerTexts().catch(() => []);
+  const composer = await page
+    .getByRole('textbox', { name: 'Message' })
+    .inputValue({ timeout: 1_000 })
+    .catch(() => '(no message box)');
+  const stopEnabled = await page
+    .getByRole('button', { name: 'Stop' })
+    .isEnabled({ timeout: 1_000 })
+    .catch(() => '(no Stop button)');
+  failure.page = { transcript: shown.slice(-2_000), said, composer, stopEnabled, warnings: browser.warnings, ...extra };
+  return failure;
+}

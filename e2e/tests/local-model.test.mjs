@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, openApp, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
-import { card, send, streaming, transcript } from '../lib/ui.mjs';
+import { card, explainFailure, send, streaming, transcript } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 
 const ANSWER = 'Hello from a tiny local model.';
@@ -31,6 +31,11 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/** The loop model's reply, long enough that Stop or a reload comes while it
+ * is still being generated, on a machine under load too (the default of
+ * 512 tokens was over before a loaded CI machine had pressed Stop). */
+const LONG_REPLY = { context: 16384, maxTokens: 16000 };
+
 const dialogOf = (page) => page.getByRole('dialog', { name: 'Profiles' });
 
 /** Fills the form for a local profile with `file` (a path or a buffer). */
@@ -44,8 +49,9 @@ async function pickModel(page, name, file) {
 }
 
 /** Saves a local profile with the tiny `script` model and uses it, with
- * the `tools` given (and a step budget of `maxSteps`). */
-async function useLocalModel(page, name, script, { tools = [], maxSteps } = {}) {
+ * the `tools` given (and a step budget of `maxSteps`, a context of
+ * `context` tokens and replies of up to `maxTokens`). */
+async function useLocalModel(page, name, script, { tools = [], maxSteps, context, maxTokens } = {}) {
   const dialog = await pickModel(page, name, model(script));
   await dialog.getByText(/llama, [\d,]+ parameters, trained context [\d,]+ tokens/).waitFor({ timeout: 30_000 });
   // The tools' description alone is over 2,000 tokens of a character-level
@@ -56,6 +62,8 @@ async function useLocalModel(page, name, script, { tools = [], maxSteps } = {}) 
     else await box.uncheck();
   }
   if (maxSteps) await dialog.getByLabel('Max steps', { exact: true }).fill(String(maxSteps));
+  if (context) await dialog.getByLabel('Context size (tokens)', { exact: true }).fill(String(context));
+  if (maxTokens) await dialog.getByLabel('Max reply tokens', { exact: true }).fill(String(maxTokens));
   await dialog.getByRole('button', { name: 'Save profile' }).click();
   const item = dialog.getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: name });
   await item.getByRole('button', { name: 'Use for this session' }).click();
@@ -240,12 +248,14 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const browser = await openApp(viewport);
       try {
         const { page } = browser;
-        await useLocalModel(page, 'Tiny loop', 'loop');
+        await useLocalModel(page, 'Tiny loop', 'loop', LONG_REPLY);
         await send(page, 'Count.');
         await streaming(page).getByText(/Counting: tick tock/).waitFor({ timeout: 60_000 });
         await page.getByRole('button', { name: 'Stop' }).click();
         await transcript(page).getByText(/stopped|cancelled/i).last().waitFor({ timeout: 10_000 });
         await transcript(page).getByText(/Counting: tick/).last().waitFor();
+      } catch (failure) {
+        throw await explainFailure(browser, failure);
       } finally {
         await browser.close();
       }
@@ -268,7 +278,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const browser = await openApp(viewport);
       try {
         const { page } = browser;
-        await useLocalModel(page, 'Tiny loop', 'loop');
+        await useLocalModel(page, 'Tiny loop', 'loop', LONG_REPLY);
         await send(page, 'Count.');
         await streaming(page).getByText(/Counting: tick tock/).waitFor({ timeout: 60_000 });
         await page.reload();
