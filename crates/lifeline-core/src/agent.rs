@@ -191,13 +191,14 @@ pub fn next_step(projection: &Projection, turn: TurnId) -> Option<Step> {
     })
 }
 
-/// A session's unfinished turns, oldest first. More than one is open when
+/// A session's unfinished turns, oldest first (and newest first from the
+/// back, without walking the rest). More than one is open when
 /// a turn was left open by an execution that failed while it ran and the
 /// person went on (a resume, another profile) with a new one.
 pub fn open_turns(
     projection: &Projection,
     session: crate::id::SessionId,
-) -> impl Iterator<Item = TurnId> + '_ {
+) -> impl DoubleEndedIterator<Item = TurnId> + '_ {
     projection
         .sessions
         .get(&session)
@@ -208,12 +209,7 @@ pub fn open_turns(
 
 /// The turn the agent is working on in a session: its newest unfinished one.
 pub fn open_turn(projection: &Projection, session: crate::id::SessionId) -> Option<TurnId> {
-    let s = projection.sessions.get(&session)?;
-    s.turns
-        .iter()
-        .rev()
-        .copied()
-        .find(|t| projection.turns.get(t).is_some_and(|t| t.end.is_none()))
+    open_turns(projection, session).next_back()
 }
 
 /// Re-issued commands of a session that have not ended: work the user

@@ -1898,9 +1898,6 @@ pub(super) mod waiting_request {
         }
     }
 
-    /// The connect and idle timeouts end the request with what the app
-    /// knows: which wait ran out, and for how many seconds, from the
-    /// profile's own budget.
     /// A request keeps the timeouts it was sent with when its session
     /// fails meanwhile (its runtime lost): the profile's 5 s wait for a
     /// response, not the default. Found by the engine simulation (seed
@@ -1927,6 +1924,9 @@ pub(super) mod waiting_request {
         );
     }
 
+    /// The connect and idle timeouts end the request with what the app
+    /// knows: which wait ran out, and for how many seconds, from the
+    /// profile's own budget.
     #[test]
     fn each_timeout_records_which_wait_ran_out_and_for_how_long() {
         use lifeline_core::journal::FailureReason as R;
