@@ -9,7 +9,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { VIEWPORTS, openApp } from '../lib/browser.mjs';
-import { addProfile, send, streaming, transcript } from '../lib/ui.mjs';
+import { addProfile, explainFailure, send, streaming, transcript } from '../lib/ui.mjs';
 import { startAimock } from '../lib/aimock.mjs';
 import { providerRecords } from '../lib/journal.mjs';
 import { startStubProvider, HELLO_TEXT, PARTIAL_TEXT } from '../lib/stub-provider.mjs';
@@ -49,15 +49,7 @@ async function withProfile(format, name, body, server = aimock, fields = {}) {
       const shown = await transcript(page).innerText().catch(() => '(no transcript)');
       const records = await providerRecords(page).catch(() => []);
       console.log(`transcript:\n${shown}\nprovider records: ${JSON.stringify(records)}`);
-      // Also on the error, which the run's summary of failures prints
-      // whole (CI keeps only a part of the rest of the output).
-      const said = await page.locator('[role=status],[role=alert]').allInnerTexts().catch(() => []);
-      const composer = await page
-        .getByRole('textbox', { name: 'Message' })
-        .inputValue({ timeout: 1_000 })
-        .catch(() => '(no message box)');
-      failure.page = { transcript: shown.slice(-2_000), said, composer, records, warnings: browser.warnings };
-      throw failure;
+      throw await explainFailure(browser, failure, { records });
     }
     assert.deepEqual(browser.errors, []);
   } finally {
