@@ -55,6 +55,13 @@ export async function addProfile(page, { name, provider, baseUrl, model, key, id
   await chosen?.(dialog);
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
+  // A session that already ran starts a new execution with the profile:
+  // "(selected)" came in the same status as that start, and while it runs
+  // the old runtime is let go (the line says Connecting… for a moment and
+  // Send is disabled). Waiting for the start to end, not only for a
+  // Connected that may still be the old runtime's, keeps a message sent
+  // next from meeting that moment.
+  await page.locator('.lifecycle:not([data-state="starting"])').waitFor({ state: 'attached' });
   await waitConnected(page);
 }
 
