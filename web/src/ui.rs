@@ -175,10 +175,11 @@ impl Ui {
                     // died or is dialing back is shown on its own (beside
                     // the composer, in the details) while that is settled.
                     let settled = s.lifecycle.as_ref().is_some_and(|l| {
-                        matches!(
-                            l.state.as_str(),
-                            "running" | "failed" | "cancelled" | "archived"
-                        )
+                        l.relaunch
+                            || matches!(
+                                l.state.as_str(),
+                                "running" | "failed" | "cancelled" | "archived"
+                            )
                     });
                     if settled || s.runtime.as_ref().is_some_and(|r| r.attached) {
                         Connection::Connected

@@ -26,7 +26,7 @@ use crate::outcome::Outcome;
 use crate::phrase::Phrase;
 use crate::projection::{Projection, RuntimeStatus};
 use crate::session::{SessionState, Sessions, Trace};
-use crate::session_record::{FailureCause, SessionRecord};
+use crate::session_record::{FailureCause, Purpose, SessionRecord};
 
 /// The five things that can survive or not (reference 000).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -563,6 +563,19 @@ pub fn card(
         Some(SessionState::Cancelling { .. }) => Some(Phrase::BusyCancelling),
         _ => None,
     };
+    // A launch (a session's first start, or a new execution with a chosen
+    // profile) is no recovery: it alone brings no card, which would say
+    // "Recovering" for as long as a model loads. The lifecycle line beside
+    // the composer says the session starts. A resume, or a start beside
+    // something to recover, keeps the card and its busy state.
+    let recovering_start = busy.is_some()
+        && !matches!(
+            state,
+            Some(SessionState::Starting {
+                purpose: Purpose::Launch,
+                ..
+            })
+        );
     let legacy_interrupted = trace.is_none()
         && projection.sessions.get(&session).is_some_and(|s| {
             s.turns.iter().any(|t| {
@@ -576,7 +589,7 @@ pub fn card(
     if !stopped
         && open_uncertain.is_empty()
         && report.uncertain_requests.is_empty()
-        && busy.is_none()
+        && !recovering_start
         && !inspecting
         && !legacy_interrupted
         && !archived

@@ -273,6 +273,28 @@ fn a_late_success_of_an_old_attempt_cannot_clear_a_newer_failure() {
 }
 
 #[test]
+fn a_launch_alone_brings_no_card() {
+    let mut f = Fixture::new();
+    f.sessions
+        .begin(sid(), Purpose::Launch, None, None, T0)
+        .unwrap();
+    f.flush();
+    assert_eq!(f.card(&facts()), None, "a first start is no recovery");
+    let mut f = Fixture::new();
+    f.launch(1);
+    // A chosen profile's new execution, on a session that ran.
+    f.sessions
+        .begin(sid(), Purpose::Launch, None, None, T0)
+        .unwrap();
+    f.flush();
+    assert!(matches!(
+        f.sessions.trace(sid()).map(|t| t.state),
+        Some(SessionState::Starting { .. })
+    ));
+    assert_eq!(f.card(&facts()), None, "a relaunch is no recovery");
+}
+
+#[test]
 fn automatic_and_manual_recovery_share_one_busy_state() {
     for cause in [ResumeCause::Automatic, ResumeCause::User] {
         let mut f = Fixture::new();

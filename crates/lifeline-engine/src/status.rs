@@ -3,6 +3,7 @@
 
 use lifeline_core::agent;
 use lifeline_core::session::SessionState;
+use lifeline_core::session_record::Purpose;
 use lifeline_core::Liveness;
 use lifeline_protocol::{ControllerToPage, RuntimeStatus, SessionStatus, Status};
 
@@ -80,6 +81,13 @@ impl Engine {
         };
         let status = SessionStatus {
             state: state.into(),
+            relaunch: matches!(
+                trace.state,
+                SessionState::Starting {
+                    purpose: Purpose::Launch,
+                    ..
+                }
+            ) && trace.token.is_some(),
             can_resume,
             selected_profile: s.selected_profile(session),
             execution_profile: s

@@ -36,6 +36,17 @@ fn leader() -> (Engine, Vec<ControllerToPage>) {
     (e, page)
 }
 
+/// [`leader`], with Stop pressed while its first start waits for a runtime
+/// that never comes: the start is cancelled, and the card says so (a first
+/// start alone brings none).
+fn stopped_leader() -> (Engine, Vec<ControllerToPage>) {
+    let (mut e, mut page) = leader();
+    assert_eq!(e.card(), None, "a first start is no recovery");
+    e.handle_stop(Millis(3));
+    settle(&mut e, &mut page);
+    (e, page)
+}
+
 fn profile() -> Profile {
     Profile::built_in(ProfileId::from_u128(0x9f).expect("a valid id"))
 }
@@ -102,19 +113,19 @@ fn a_lost_journal_gives_back_every_prompt_it_had_not_recorded() {
 
 #[test]
 fn an_action_the_card_does_not_offer_is_answered_with_the_cards_reason() {
-    let (mut e, mut page) = leader();
-    let card = e.card().expect("a starting session has a card");
-    let archive = card
+    let (mut e, mut page) = stopped_leader();
+    let card = e.card().expect("a cancelled session has a card");
+    let resume = card
         .actions
         .iter()
-        .find(|a| a.action == Action::Archive)
-        .expect("the card lists Archive");
-    let reason = archive
+        .find(|a| a.action == Action::Resume)
+        .expect("the card lists Resume");
+    let reason = resume
         .unavailable
         .clone()
-        .expect("nothing can be archived while it starts");
+        .expect("a session that never ran cannot be resumed");
     page.clear();
-    e.handle_recover(Action::Archive, Millis(5));
+    e.handle_recover(Action::Resume, Millis(5));
     settle(&mut e, &mut page);
     let answered = page.iter().find_map(|m| match m {
         ControllerToPage::Notice {
@@ -123,7 +134,7 @@ fn an_action_the_card_does_not_offer_is_answered_with_the_cards_reason() {
         } => Some((*action, (**reason).clone())),
         _ => None,
     });
-    assert_eq!(answered, Some((Action::Archive, reason)));
+    assert_eq!(answered, Some((Action::Resume, reason)));
 }
 
 #[test]
@@ -233,7 +244,7 @@ fn an_informational_notice_expires_and_a_later_one_under_its_key_lives_on() {
 
 #[test]
 fn the_card_the_engine_checks_says_what_the_page_is_shown() {
-    let (e, page) = leader();
+    let (e, page) = stopped_leader();
     let shown = page
         .iter()
         .rev()
@@ -241,7 +252,7 @@ fn the_card_the_engine_checks_says_what_the_page_is_shown() {
             ControllerToPage::Recovery { card } => card.clone(),
             _ => None,
         })
-        .expect("a starting session has a card");
+        .expect("a cancelled session has a card");
     let checked = e.card().expect("a card");
     // Continue from history's summary is built from the same facts as
     // `card()`; once they differed on the tab's attachment.
@@ -669,7 +680,7 @@ mod delete {
 
 #[test]
 fn a_new_language_posts_the_card_again_and_nothing_else_changes() {
-    let (mut e, _) = leader();
+    let (mut e, _) = stopped_leader();
     let card = |page: &[ControllerToPage]| {
         page.iter().rev().find_map(|m| match m {
             ControllerToPage::Recovery { card } => Some(card.clone()),

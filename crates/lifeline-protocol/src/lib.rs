@@ -299,6 +299,11 @@ pub struct SessionStatus {
     /// `new`, `starting`, `running`, `cancelling`, `cancelled`, `failed`, `archived`.
     /// What failed, and what to do, is the card's (worded by the page).
     pub state: String,
+    /// A start that replaces an execution the session ran (a chosen
+    /// profile's): the controller takes messages meanwhile, and they wait
+    /// for it, as a first start's do not need to.
+    #[serde(default)]
+    pub relaunch: bool,
     pub can_resume: bool,
     /// The profile new launches use, and the one the execution runs with.
     pub selected_profile: Option<ProfileId>,
