@@ -2,7 +2,9 @@
 // goes on with the profile it has, the page says when the new one applies,
 // and once the turn has ended the session starts again with the chosen
 // profile, so the next message goes to its model (aimock), not to the
-// built-in agent. At 1280×800 and 390×844, synchronised on what the page
+// built-in agent. A profile chosen for a session that ran and is idle
+// starts its new execution at once, and that start is no recovery: the
+// status line stays Connected and no card is shown. At 1280×800 and 390×844, synchronised on what the page
 // shows and on what aimock received.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -40,6 +42,45 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await transcript(page).getByText(REPLY).last().waitFor({ timeout: 30_000 });
         const asked = aimock.requests().filter((r) => JSON.stringify(r.body).includes(message));
         assert.equal(asked.length, 1, 'the chosen model was asked, once');
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('chosen for a session that ran, its new execution starts with the line Connected and no recovery card', async () => {
+      const message = `${vname}: the first message to the chosen model`;
+      aimock.mock.onMessage(message, { content: REPLY });
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        await send(page, '$ echo ran');
+        await commandBlock(page, 'echo ran').getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
+        // Everything the page shows from here to the new execution's end:
+        // the start replaces a runtime, and is no recovery.
+        await page.evaluate(() => {
+          const seen = (window.__switchSeen = { connecting: false, card: false, sendDisabled: false });
+          const look = () => {
+            for (const s of document.querySelectorAll('[role=status]')) {
+              if (s.textContent === 'Connecting…') seen.connecting = true;
+            }
+            { const c = document.querySelector('[role=region][aria-label=Recovery]'); if (c) seen.card = c.innerText.slice(0, 300); }
+            const box = document.querySelector('textarea[aria-label=Message]');
+            const submit = document.querySelector('form.composer button[type=submit]');
+            if (box?.value.trim() && submit?.disabled) seen.sendDisabled = true;
+          };
+          new MutationObserver(look).observe(document.body, {
+            subtree: true,
+            childList: true,
+            characterData: true,
+            attributes: true,
+          });
+        });
+        await addProfile(page, aimock.profile(`aimock ran ${vname}`, 'sk-mock'));
+        await send(page, message);
+        await transcript(page).getByText(REPLY).last().waitFor({ timeout: 30_000 });
+        const seen = await page.evaluate(() => window.__switchSeen);
+        assert.deepEqual(seen, { connecting: false, card: false, sendDisabled: false });
         assert.deepEqual(browser.errors, []);
       } finally {
         await browser.close();

@@ -102,8 +102,11 @@ pub struct Facts {
     pub attached: bool,
     /// Storage is persistent (not best-effort), and bytes used / quota.
     pub storage: Option<(bool, u64, u64)>,
-    /// The provider request streaming right now, if any.
-    pub live_request: Option<ProviderRequestId>,
+    /// The provider requests this tab holds: the one streaming now, and
+    /// any whose reply or failure is being recorded. None of them is lost
+    /// (a reply being written once showed the card "lost while streaming"
+    /// until its batch was confirmed).
+    pub owned_requests: Vec<ProviderRequestId>,
     /// Journal entries set aside as unreadable at recovery.
     pub quarantined: u32,
     /// A local folder's access, observed without prompting; `None` for the
@@ -217,7 +220,7 @@ pub fn inspect(
         .filter_map(|t| projection.turns.get(t))
         .flat_map(|t| t.requests.iter().map(move |r| (t.turn, *r)))
         .filter(|(_, r)| {
-            Some(*r) != facts.live_request
+            !facts.owned_requests.contains(r)
                 && projection
                     .provider_requests
                     .get(r)
@@ -961,7 +964,7 @@ pub fn follower_card(projection: &Projection, session: SessionId, facts: &Facts)
             t.state = SessionState::Running;
         }
     }
-    facts.live_request = projection.sessions.get(&session).and_then(|s| {
+    let live = projection.sessions.get(&session).and_then(|s| {
         s.turns
             .iter()
             .rev()
@@ -976,6 +979,7 @@ pub fn follower_card(projection: &Projection, session: SessionId, facts: &Facts)
             })
             .copied()
     });
+    facts.owned_requests = live.into_iter().collect();
     let mut card = card(projection, session, trace.as_ref(), &facts, false)?;
     for a in &mut card.actions {
         a.unavailable = Some(FOLLOWING);

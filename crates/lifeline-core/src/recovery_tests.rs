@@ -159,7 +159,7 @@ fn facts() -> Facts {
         runtime_attached: false,
         attached: true,
         storage: Some((false, 1000, 10_000)),
-        live_request: None,
+        owned_requests: Vec::new(),
         quarantined: 0,
         folder_access: None,
         no_room_to_start: false,

@@ -172,7 +172,33 @@ impl Engine {
                     && s.binding(session)
                         .is_some_and(|b| core.is_attached(b.runtime))
             });
-            facts.live_request = self.live.get(&session).map(|l| l.request);
+            facts.owned_requests = self
+                .live
+                .get(&session)
+                .map(|l| l.request)
+                .into_iter()
+                .collect();
+            // A reply or failure handed to the journal is no longer live,
+            // and not lost: it is durable once its batch is confirmed.
+            let (durable, pending) = (core.projection(), core.pending_projection());
+            if let Some(s) = pending.sessions.get(&session) {
+                let recording = s
+                    .turns
+                    .iter()
+                    .filter_map(|t| pending.turns.get(t))
+                    .flat_map(|t| t.requests.iter())
+                    .filter(|r| {
+                        pending
+                            .provider_requests
+                            .get(r)
+                            .is_some_and(|v| v.outcome.is_some())
+                            && durable
+                                .provider_requests
+                                .get(r)
+                                .is_some_and(|v| v.outcome.is_none())
+                    });
+                facts.owned_requests.extend(recording);
+            }
         }
         facts.no_room_to_start = !self.has_room(Some(session), None);
         facts.no_room_for_another = !self.has_room(None, Some(session));

@@ -1992,6 +1992,48 @@ mod background {
         w.settle();
     }
 
+    #[test]
+    fn a_reply_being_recorded_is_not_shown_as_lost() {
+        let mut w = World::new();
+        let (turn, request) = w.prompt_as(0x7e52);
+        assert_eq!(w.e.card(), None, "a streaming request is no recovery");
+        w.e.handle_provider_outcome(
+            request,
+            Ok(ProviderReply {
+                text: "done".into(),
+                tool_calls: Vec::new(),
+                stop: "stop".into(),
+                input_tokens: 1,
+                output_tokens: 1,
+            }),
+            w.now,
+        );
+        // The reply's batch is handed to the journal and not confirmed yet:
+        // the request is no longer live, and it is not lost either.
+        let mut held = Vec::new();
+        while let Some(effect) = w.e.poll_effect() {
+            match effect {
+                Effect::Persist(batch) => held.push(batch),
+                Effect::Page(message) => w.page.push(message),
+                _ => {}
+            }
+        }
+        assert!(!held.is_empty(), "the reply is being recorded");
+        assert_eq!(w.e.live_request(), None);
+        assert_eq!(w.e.card(), None, "a reply being recorded is not lost");
+        let posted = w.page.iter().rev().find_map(|m| match m {
+            ControllerToPage::Recovery { card } => Some(card.is_some()),
+            _ => None,
+        });
+        assert_ne!(posted, Some(true), "no card was posted meanwhile");
+        for batch in held {
+            w.e.handle_persisted(batch, Ok(()), w.now);
+        }
+        w.settle();
+        assert!(w.turn_ended(turn));
+        assert_eq!(w.e.card(), None);
+    }
+
     fn new_session(w: &mut World) -> lifeline_core::SessionId {
         w.e.handle_new_session(w.now);
         w.settle();
