@@ -7,7 +7,8 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
-import { startStubProvider } from '../lib/stub-provider.mjs';
+import { startStubProvider, HELLO_TEXT } from '../lib/stub-provider.mjs';
+import { addProfile } from '../lib/ui.mjs';
 
 /** With LIFELINE_SCREENSHOTS=<dir>, the screens the user guide shows
  * (docs/recovery.md) are saved there. */
@@ -131,6 +132,62 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await c.waitFor({ state: 'detached', timeout: 30_000 });
         await waitConnected(page);
         assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
+    test('a lost encryption key is said by its reason; the key entered again and Resume bring the model back', async () => {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        await addProfile(page, stub.profile(`Stub ${vname}`, 'sk-kept', 'OpenAI-compatible'));
+        await send(page, `hello before (${vname})`);
+        await transcript(page).getByText(HELLO_TEXT).last().waitFor({ timeout: 30_000 });
+        // Part of the site's storage is cleared: the credentials' wrapping
+        // key goes, the encrypted key stays.
+        await page.evaluate(
+          () =>
+            new Promise((resolve, reject) => {
+              const open = indexedDB.open('lifeline-config');
+              open.onerror = () => reject(open.error);
+              open.onsuccess = () => {
+                const tx = open.result.transaction('keys', 'readwrite');
+                tx.objectStore('keys').delete('credentials');
+                tx.oncomplete = () => {
+                  open.result.close();
+                  resolve();
+                };
+                tx.onerror = () => reject(tx.error);
+              };
+            }),
+        );
+        // The reload resumes the session, which needs its key.
+        await page.reload();
+        const c = card(page);
+        await c.getByText('A key this session needs is missing.').waitFor({ timeout: 30_000 });
+        await c.getByRole('button', { name: 'Details' }).click();
+        await c.getByText(/could not be read \(the encryption key is gone\); enter the key again in Profiles, then resume/).waitFor();
+        await noAxeViolations(page, 'the lost-key card');
+        // The way forward the card names.
+        await page.getByRole('button', { name: 'Profiles' }).click();
+        const dialog = page.getByRole('dialog', { name: 'Profiles' });
+        const item = dialog.getByRole('list', { name: 'Saved profiles' }).getByRole('listitem').filter({ hasText: `Stub ${vname}` });
+        await item.getByRole('button', { name: 'Edit' }).click();
+        await dialog.getByLabel('API key', { exact: true }).fill('sk-again');
+        await dialog.getByRole('button', { name: 'Save profile' }).click();
+        await dialog.getByText(`Saved “Stub ${vname}”.`).waitFor();
+        await page.keyboard.press('Escape');
+        await dialog.waitFor({ state: 'hidden' });
+        await c.getByRole('button', { name: 'Resume' }).click();
+        await c.waitFor({ state: 'detached', timeout: 30_000 });
+        await send(page, `hello after (${vname})`);
+        await transcript(page).getByText(HELLO_TEXT).nth(1).waitFor({ timeout: 30_000 });
+        const asked = stub.requests.filter((r) => JSON.stringify(r.body.messages).includes(`hello after (${vname})`));
+        assert.equal(asked.length, 1, 'the model was asked once, with the key entered again');
+        assert.equal(asked[0].headers.authorization, 'Bearer sk-again');
       } finally {
         await browser.close();
       }
