@@ -179,12 +179,16 @@ impl Engine {
                 .into_iter()
                 .collect();
             // A reply or failure handed to the journal is no longer live,
-            // and not lost: it is durable once its batch is confirmed.
+            // and not lost: it is durable once its batch is confirmed. Only
+            // a turn not durably ended can hold one (one lookup per turn
+            // here, at every publish; a session may hold two open turns, so
+            // the scan does not stop at the first ended one).
             let (durable, pending) = (core.projection(), core.pending_projection());
             if let Some(s) = pending.sessions.get(&session) {
                 let recording = s
                     .turns
                     .iter()
+                    .filter(|t| durable.turns.get(t).is_none_or(|v| v.end.is_none()))
                     .filter_map(|t| pending.turns.get(t))
                     .flat_map(|t| t.requests.iter())
                     .filter(|r| {
