@@ -1977,7 +1977,9 @@ mod background {
     use super::*;
     use crate::ProviderReply;
 
-    fn reply(w: &mut World, request: lifeline_core::ProviderRequestId) {
+    /// The model's whole reply, "done", handed to the engine; nothing
+    /// settled yet.
+    fn hand_reply(w: &mut World, request: lifeline_core::ProviderRequestId) {
         w.e.handle_provider_outcome(
             request,
             Ok(ProviderReply {
@@ -1989,6 +1991,10 @@ mod background {
             }),
             w.now,
         );
+    }
+
+    fn reply(w: &mut World, request: lifeline_core::ProviderRequestId) {
+        hand_reply(w, request);
         w.settle();
     }
 
@@ -1997,17 +2003,7 @@ mod background {
         let mut w = World::new();
         let (turn, request) = w.prompt_as(0x7e52);
         assert_eq!(w.e.card(), None, "a streaming request is no recovery");
-        w.e.handle_provider_outcome(
-            request,
-            Ok(ProviderReply {
-                text: "done".into(),
-                tool_calls: Vec::new(),
-                stop: "stop".into(),
-                input_tokens: 1,
-                output_tokens: 1,
-            }),
-            w.now,
-        );
+        hand_reply(&mut w, request);
         // The reply's batch is handed to the journal and not confirmed yet:
         // the request is no longer live, and it is not lost either.
         let mut held = Vec::new();
