@@ -316,6 +316,10 @@ pub struct EngineSim {
     /// fresh) or archived: its model is asked nothing more.
     left_requests: BTreeSet<ProviderRequestId>,
     fetches: BTreeMap<ProviderRequestId, Fetch>,
+    /// Provider requests a card the page was shown called lost: none of
+    /// them may ever be recorded with an outcome (a reply being written
+    /// once showed as lost until its batch was confirmed).
+    said_lost: BTreeSet<ProviderRequestId>,
     /// Prompts the page sent and has not seen recorded or refused: resent
     /// to a new leader (the controller ignores a turn it recorded).
     pending: BTreeMap<TurnId, String>,
@@ -387,6 +391,7 @@ impl EngineSim {
             left_requests: BTreeSet::new(),
             fetches: BTreeMap::new(),
             pending: BTreeMap::new(),
+            said_lost: BTreeSet::new(),
             sent: BTreeMap::new(),
             started: BTreeMap::new(),
             lines: BTreeMap::new(),
@@ -867,7 +872,13 @@ impl EngineSim {
         }
         match message {
             ControllerToPage::Status(status) => self.page.status = Some(*status),
-            ControllerToPage::Recovery { card } => self.page.card = card.map(|c| *c),
+            ControllerToPage::Recovery { card } => {
+                if let Some(c) = &card {
+                    self.said_lost
+                        .extend(c.report.uncertain_requests.iter().map(|(_, r)| *r));
+                }
+                self.page.card = card.map(|c| *c)
+            }
             ControllerToPage::Sessions { open, list } => {
                 self.page.open = open;
                 self.page.sessions = list
@@ -1700,6 +1711,20 @@ impl EngineSim {
                 }
                 JournalRecord::ProviderRetried { .. } => {
                     *self.cov.provider.entry("retry recorded").or_default() += 1;
+                }
+                JournalRecord::ProviderReplied { request, .. }
+                    if self.said_lost.contains(request) =>
+                {
+                    self.violation(format!(
+                        "the card called provider request {request} lost, and its reply was recorded"
+                    ));
+                }
+                JournalRecord::ProviderFailed { request, .. }
+                    if self.said_lost.contains(request) =>
+                {
+                    self.violation(format!(
+                        "the card called provider request {request} lost, and its failure was recorded"
+                    ));
                 }
                 JournalRecord::ProviderFailed { class, .. } => {
                     let kind = match class {
