@@ -876,6 +876,17 @@ impl EngineSim {
                 if let Some(c) = &card {
                     self.said_lost
                         .extend(c.report.uncertain_requests.iter().map(|(_, r)| *r));
+                    let writes = self
+                        .leader
+                        .as_ref()
+                        .and_then(|e| e.controller())
+                        .is_some_and(|c| c.degraded().is_none());
+                    if c.summary == lifeline_core::phrase::Phrase::SummaryUnknownFailure && writes {
+                        self.violation(
+                            "the card gave the summary of a failure whose record it could not find"
+                                .to_string(),
+                        );
+                    }
                 }
                 self.page.card = card.map(|c| *c)
             }

@@ -503,6 +503,14 @@ struct FailureRecord<'a> {
     cause: &'a FailureCause,
 }
 
+/// Whether `projection` holds the record of `session`'s failure `stamp`.
+pub fn failure_recorded(projection: &Projection, session: SessionId, stamp: ErrorStamp) -> bool {
+    projection
+        .lifecycles
+        .get(&session)
+        .is_some_and(|records| failures(records).iter().any(|f| f.stamp == stamp))
+}
+
 fn failures(records: &[SessionRecord]) -> Vec<FailureRecord<'_>> {
     records
         .iter()

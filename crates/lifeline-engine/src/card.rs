@@ -104,6 +104,20 @@ impl Engine {
         let (projection, trace, leading) = match (&self.core, &self.fold) {
             (Some(core), _) => {
                 let trace = self.sessions.as_ref().and_then(|s| s.trace(session));
+                // Durable evidence first: a failure is shown once its record
+                // is in the journal (a card built before would not find it,
+                // and say "Something stopped this session"). The card stays
+                // as it was for that batch, unless writes keep failing:
+                // then it says what it can without the record.
+                if let Some(SessionState::Failed(f)) = trace.as_ref().map(|t| &t.state) {
+                    if core.degraded().is_none()
+                        && recovery::failure_recorded(core.pending_projection(), session, f.stamp)
+                        && !recovery::failure_recorded(core.projection(), session, f.stamp)
+                    {
+                        self.card_dirty = true;
+                        return;
+                    }
+                }
                 (core.projection(), trace, true)
             }
             // A follower's trace, runtime and live request come from its

@@ -753,6 +753,10 @@ pub(super) mod waiting_request {
         timers: Vec<(TimerKey, Millis)>,
         /// The profile every session uses.
         profile: Profile,
+        /// Journal writes are handed over but not confirmed (`held`) until
+        /// [`World::release`].
+        pub hold: bool,
+        pub held: Vec<lifeline_core::PersistBatch>,
     }
 
     impl World {
@@ -783,9 +787,25 @@ pub(super) mod waiting_request {
                 journal: Vec::new(),
                 timers: Vec::new(),
                 profile,
+                hold: false,
+                held: Vec::new(),
             };
             w.settle();
             w
+        }
+
+        /// Confirms the writes held so far, one batch at a time, settling
+        /// after each (what they lead to is held again while `hold`).
+        /// Returns whether there were any.
+        pub fn release(&mut self) -> bool {
+            let held = std::mem::take(&mut self.held);
+            let any = !held.is_empty();
+            for batch in held {
+                self.journal.extend(batch.entries.iter().cloned());
+                self.e.handle_persisted(batch, Ok(()), self.now);
+                self.settle();
+            }
+            any
         }
 
         pub fn settle(&mut self) {
@@ -805,6 +825,7 @@ pub(super) mod waiting_request {
                 };
                 let e = &mut self.e;
                 match effect {
+                    Effect::Persist(batch) if self.hold => self.held.push(batch),
                     Effect::Persist(batch) => {
                         self.journal.extend(batch.entries.iter().cloned());
                         e.handle_persisted(batch, Ok(()), now)
@@ -1669,7 +1690,7 @@ pub(super) mod waiting_request {
     /// failure during the start would be dropped as stale); a refused key
     /// then fails the session, and the card says the turn failed.
     #[test]
-    fn a_model_request_waits_for_the_runtime_and_its_refusal_fails_the_session() {
+    fn a_model_request_waits_for_the_runtime_and_its_refusal_fails_the_session_once_recorded() {
         use lifeline_core::session::SessionState;
         let mut w = World::spawning(model_profile(), false);
         let session = w.e.session().expect("a session is open");
@@ -1696,7 +1717,26 @@ pub(super) mod waiting_request {
             }),
             w.now,
         );
+        // Every card the page is shown while the failure is being written
+        // names it exactly, or there is none yet: durable evidence first.
+        w.hold = true;
+        w.page.clear();
         w.settle();
+        while w.release() {}
+        w.hold = false;
+        let cards: Vec<Phrase> = w
+            .page
+            .iter()
+            .filter_map(|m| match m {
+                ControllerToPage::Recovery { card: Some(card) } => Some(card.summary.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            cards,
+            vec![Phrase::SummaryAgentFailed],
+            "cards shown: {cards:?}"
+        );
         assert_eq!(w.fetched, vec![request], "a refused key is not retried");
         assert!(w.turn_ended(turn), "the turn ended");
         assert!(
