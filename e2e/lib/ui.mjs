@@ -56,12 +56,18 @@ export async function addProfile(page, { name, provider, baseUrl, model, key, id
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'hidden' });
   // A session that already ran starts a new execution with the profile:
-  // "(selected)" came in the same status as that start, and while it runs
-  // the old runtime is let go (the line says Connecting… for a moment and
-  // Send is disabled). Waiting for the start to end, not only for a
-  // Connected that may still be the old runtime's, keeps a message sent
-  // next from meeting that moment.
+  // "(selected)" came in the same status as that start. Waiting for the
+  // start to end, not only for a Connected that may be from before it,
+  // keeps a message sent next from meeting the start.
   await page.locator('.lifecycle:not([data-state="starting"])').waitFor({ state: 'attached' });
+  await waitConnected(page);
+}
+
+/** Waits until the open session runs and the status line says Connected:
+ * after Resume, whose start waits for its runtime ("Connecting…", Send
+ * disabled), a Connected from before the start is not enough. */
+export async function waitRunning(page) {
+  await page.locator('.lifecycle[data-state="running"]').waitFor({ state: 'attached', timeout: 30_000 });
   await waitConnected(page);
 }
 
@@ -112,3 +118,33 @@ export async function explainFailure(browser, failure, extra = {}) {
   failure.page = { transcript: shown.slice(-2_000), said, composer, stopEnabled, warnings: browser.warnings, ...extra };
   return failure;
 }
+
+/** Starts recording, in the page, what it shows from now on that a test
+ * may need to know never appeared, however briefly: whether the status
+ * line said "Connecting…", every summary the recovery card had (in order,
+ * each once), and whether Send was disabled under a typed message. Read it
+ * with `watched(page)`. */
+export async function watchPage(page) {
+  await page.evaluate(() => {
+    const seen = (window.__watched = { connecting: false, summaries: [], sendDisabled: false });
+    const look = () => {
+      for (const s of document.querySelectorAll('[role=status]')) {
+        if (s.textContent === 'Connecting…') seen.connecting = true;
+      }
+      const summary = document.querySelector('[role=region][aria-label=Recovery] .recovery-summary')?.textContent;
+      if (summary && seen.summaries.at(-1) !== summary) seen.summaries.push(summary);
+      const box = document.querySelector('textarea[aria-label=Message]');
+      const submit = document.querySelector('form.composer button[type=submit]');
+      if (box?.value.trim() && submit?.disabled) seen.sendDisabled = true;
+    };
+    new MutationObserver(look).observe(document.body, {
+      subtree: true,
+      childList: true,
+      characterData: true,
+      attributes: true,
+    });
+  });
+}
+
+/** What `watchPage` recorded so far. */
+export const watched = (page) => page.evaluate(() => window.__watched);

@@ -9,7 +9,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { VIEWPORTS, openApp } from '../lib/browser.mjs';
-import { addProfile, commandBlock, send, transcript } from '../lib/ui.mjs';
+import { addProfile, commandBlock, send, transcript, watchPage, watched } from '../lib/ui.mjs';
 import { startAimock } from '../lib/aimock.mjs';
 
 const REPLY = 'The chosen model answers.';
@@ -58,29 +58,11 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await commandBlock(page, 'echo ran').getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
         // Everything the page shows from here to the new execution's end:
         // the start replaces a runtime, and is no recovery.
-        await page.evaluate(() => {
-          const seen = (window.__switchSeen = { connecting: false, card: false, sendDisabled: false });
-          const look = () => {
-            for (const s of document.querySelectorAll('[role=status]')) {
-              if (s.textContent === 'Connecting…') seen.connecting = true;
-            }
-            { const c = document.querySelector('[role=region][aria-label=Recovery]'); if (c) seen.card = c.innerText.slice(0, 300); }
-            const box = document.querySelector('textarea[aria-label=Message]');
-            const submit = document.querySelector('form.composer button[type=submit]');
-            if (box?.value.trim() && submit?.disabled) seen.sendDisabled = true;
-          };
-          new MutationObserver(look).observe(document.body, {
-            subtree: true,
-            childList: true,
-            characterData: true,
-            attributes: true,
-          });
-        });
+        await watchPage(page);
         await addProfile(page, aimock.profile(`aimock ran ${vname}`, 'sk-mock'));
         await send(page, message);
         await transcript(page).getByText(REPLY).last().waitFor({ timeout: 30_000 });
-        const seen = await page.evaluate(() => window.__switchSeen);
-        assert.deepEqual(seen, { connecting: false, card: false, sendDisabled: false });
+        assert.deepEqual(await watched(page), { connecting: false, summaries: [], sendDisabled: false });
         assert.deepEqual(browser.errors, []);
       } finally {
         await browser.close();

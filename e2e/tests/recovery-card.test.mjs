@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
 import { startStubProvider, HELLO_TEXT } from '../lib/stub-provider.mjs';
-import { addProfile } from '../lib/ui.mjs';
+import { addProfile, waitRunning, watchPage, watched } from '../lib/ui.mjs';
 
 /** With LIFELINE_SCREENSHOTS=<dir>, the screens the user guide shows
  * (docs/recovery.md) are saved there. */
@@ -70,8 +70,12 @@ async function failATurn(page) {
   await item.getByText('(selected)').waitFor();
   await page.keyboard.press('Escape');
   await waitConnected(page);
+  await watchPage(page);
   await send(page, 'hello');
   await card(page).getByText('The last turn failed. The workspace and keys are kept.').waitFor({ timeout: 30_000 });
+  // The card came once its failure was recorded, never before with a
+  // summary that could not name it.
+  assert.deepEqual((await watched(page)).summaries, ['The last turn failed. The workspace and keys are kept.']);
 }
 
 for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
@@ -183,8 +187,13 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await dialog.waitFor({ state: 'hidden' });
         await c.getByRole('button', { name: 'Resume' }).click();
         await c.waitFor({ state: 'detached', timeout: 30_000 });
+        await waitRunning(page);
+        // The first reply's text may stand in the transcript more than
+        // once (the model's step and the agent's reply): the new reply is
+        // the one past what is there now.
+        const replies = await transcript(page).getByText(HELLO_TEXT).count();
         await send(page, `hello after (${vname})`);
-        await transcript(page).getByText(HELLO_TEXT).nth(1).waitFor({ timeout: 30_000 });
+        await transcript(page).getByText(HELLO_TEXT).nth(replies).waitFor({ timeout: 30_000 });
         const asked = stub.requests.filter((r) => JSON.stringify(r.body.messages).includes(`hello after (${vname})`));
         assert.equal(asked.length, 1, 'the model was asked once, with the key entered again');
         assert.equal(asked[0].headers.authorization, 'Bearer sk-again');
@@ -278,7 +287,7 @@ describe('a runtime that dies on its own (1280×800)', () => {
       await transcript(page).getByRole('group', { name: 'Command: sleep 60' }).getByText('its runtime crashed', { exact: true }).waitFor();
       await c.getByRole('button', { name: 'Resume' }).click();
       await c.getByText('The runtime stopped. The workspace is kept.').waitFor({ state: 'detached', timeout: 30_000 });
-      await waitConnected(page);
+      await waitRunning(page);
       await send(page, '$ cat before.txt');
       await transcript(page).getByRole('group', { name: 'Command: cat before.txt' }).getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
       assert.equal(await transcript(page).getByRole('group', { name: 'Command: sleep 60' }).count(), 1, 'nothing re-ran');

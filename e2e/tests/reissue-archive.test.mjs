@@ -5,7 +5,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
-import { card, commandBlock as block, send } from '../lib/ui.mjs';
+import { card, commandBlock as block, send, waitRunning } from '../lib/ui.mjs';
 
 /** A command is running when the page reloads: it becomes uncertain. */
 async function reloadMidCommand(page, line) {
@@ -88,7 +88,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await c.getByRole('button', { name: 'Unarchive' }).click();
         await c.getByText('This session is archived').waitFor({ state: 'detached', timeout: 30_000 });
         await c.getByRole('button', { name: 'Resume' }).click();
-        await waitConnected(page);
+        await waitRunning(page);
         await send(page, '$ cat marks.txt');
         await block(page, 'cat marks.txt').getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
         assert.equal(await block(page, line).count(), 1, 'nothing re-ran');

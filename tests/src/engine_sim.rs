@@ -876,14 +876,34 @@ impl EngineSim {
                 if let Some(c) = &card {
                     self.said_lost
                         .extend(c.report.uncertain_requests.iter().map(|(_, r)| *r));
-                    let writes = self
-                        .leader
-                        .as_ref()
-                        .and_then(|e| e.controller())
-                        .is_some_and(|c| c.degraded().is_none());
-                    if c.summary == lifeline_core::phrase::Phrase::SummaryUnknownFailure && writes {
+                    // The generic summary is for a failure the journal holds
+                    // no record of (one refused while writes failed, or an
+                    // older journal's); a record being written is waited for.
+                    let recorded = self.leader.as_ref().is_some_and(|e| {
+                        let failed = e
+                            .session()
+                            .zip(e.sessions())
+                            .and_then(|(session, s)| match s.state(session) {
+                                Some(lifeline_core::session::SessionState::Failed(f)) => {
+                                    Some((session, f.stamp))
+                                }
+                                _ => None,
+                            });
+                        e.controller()
+                            .zip(failed)
+                            .is_some_and(|(core, (session, stamp))| {
+                                core.degraded().is_none()
+                                    && lifeline_core::recovery::failure_recorded(
+                                        core.pending_projection(),
+                                        session,
+                                        stamp,
+                                    )
+                            })
+                    });
+                    if c.summary == lifeline_core::phrase::Phrase::SummaryUnknownFailure && recorded
+                    {
                         self.violation(
-                            "the card gave the summary of a failure whose record it could not find"
+                            "the card gave the summary of a failure whose record it could not find, while that record was being written"
                                 .to_string(),
                         );
                     }
