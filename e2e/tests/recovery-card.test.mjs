@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
 import { startStubProvider, HELLO_TEXT } from '../lib/stub-provider.mjs';
-import { addProfile, waitRunning, watchPage, watched } from '../lib/ui.mjs';
+import { addProfile, card, send, transcript, waitRunning, watchPage, watched } from '../lib/ui.mjs';
 
 /** With LIFELINE_SCREENSHOTS=<dir>, the screens the user guide shows
  * (docs/recovery.md) are saved there. */
@@ -24,14 +24,6 @@ before(async () => {
 after(async () => {
   await stub?.close();
 });
-
-const transcript = (page) => page.getByRole('log', { name: 'Transcript' });
-const card = (page) => transcript(page).getByRole('region', { name: 'Recovery' });
-
-async function send(page, text) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
 
 async function noAxeViolations(page, where) {
   const { violations } = await new AxeBuilder({ page }).analyze();
@@ -57,19 +49,7 @@ async function assertTargets(page, min) {
 async function failATurn(page) {
   await send(page, '$ echo kept > kept.txt');
   await transcript(page).getByRole('group', { name: 'Command: echo kept > kept.txt' }).getByText('completed', { exact: true }).waitFor();
-  await page.getByRole('button', { name: 'Profiles' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Profiles' });
-  await dialog.getByLabel('Name', { exact: true }).fill('Refused key');
-  await dialog.getByLabel('Provider', { exact: true }).selectOption({ label: 'OpenAI-compatible' });
-  await dialog.getByLabel('Base URL', { exact: true }).fill(`${stub.url}/v1`);
-  await dialog.getByLabel('Model', { exact: true }).fill('stub-model');
-  await dialog.getByLabel('API key', { exact: true }).fill('bad-key');
-  await dialog.getByRole('button', { name: 'Save profile' }).click();
-  const item = dialog.getByRole('listitem').filter({ hasText: 'Refused key' });
-  await item.getByRole('button', { name: 'Use for this session' }).click();
-  await item.getByText('(selected)').waitFor();
-  await page.keyboard.press('Escape');
-  await waitConnected(page);
+  await addProfile(page, stub.profile('Refused key', 'bad-key'));
   await watchPage(page);
   await send(page, 'hello');
   await card(page).getByText('The last turn failed. The workspace and keys are kept.').waitFor({ timeout: 30_000 });

@@ -2043,18 +2043,12 @@ mod background {
         let mut w = World::new();
         let (turn, request) = w.prompt_as(0x7e52);
         assert_eq!(w.e.card(), None, "a streaming request is no recovery");
-        hand_reply(&mut w, request);
         // The reply's batch is handed to the journal and not confirmed yet:
         // the request is no longer live, and it is not lost either.
-        let mut held = Vec::new();
-        while let Some(effect) = w.e.poll_effect() {
-            match effect {
-                Effect::Persist(batch) => held.push(batch),
-                Effect::Page(message) => w.page.push(message),
-                _ => {}
-            }
-        }
-        assert!(!held.is_empty(), "the reply is being recorded");
+        w.hold = true;
+        hand_reply(&mut w, request);
+        w.settle();
+        assert!(!w.held.is_empty(), "the reply is being recorded");
         assert_eq!(w.e.live_request(), None);
         assert_eq!(w.e.card(), None, "a reply being recorded is not lost");
         let posted = w.page.iter().rev().find_map(|m| match m {
@@ -2062,10 +2056,8 @@ mod background {
             _ => None,
         });
         assert_ne!(posted, Some(true), "no card was posted meanwhile");
-        for batch in held {
-            w.e.handle_persisted(batch, Ok(()), w.now);
-        }
-        w.settle();
+        w.hold = false;
+        w.release();
         assert!(w.turn_ended(turn));
         assert_eq!(w.e.card(), None);
     }
