@@ -622,10 +622,10 @@ async fn sleep<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result<i32, Abor
         io.err("missing operand");
         return Ok(1);
     }
-    let mut total_ms = 0f64;
+    let mut total_us = 0u64;
     for arg in args {
-        match parse_interval(arg) {
-            Some(ms) => total_ms += ms,
+        match interval_us(arg) {
+            Some(us) => total_us = total_us.saturating_add(us),
             None => {
                 io.err(&format!("invalid time interval '{arg}'"));
                 return Ok(1);
@@ -633,26 +633,42 @@ async fn sleep<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result<i32, Abor
         }
     }
     io.flush().await?;
-    // `as` saturates, and the host splits waits longer than its timer allows.
-    io.host.sleep(total_ms.round() as u64).await;
+    // Rounded to the millisecond; the host splits waits longer than its
+    // timer allows.
+    io.host.sleep(total_us.saturating_add(500) / 1000).await;
     Ok(0)
 }
 
-/// `1.5`, `2s`, `0.5m`, `1h`, `1d` in milliseconds.
-fn parse_interval(text: &str) -> Option<f64> {
-    let (number, unit) = match text.char_indices().last()? {
-        (at, 's') => (&text[..at], 1e3),
-        (at, 'm') => (&text[..at], 60e3),
-        (at, 'h') => (&text[..at], 3600e3),
-        (at, 'd') => (&text[..at], 86400e3),
-        _ => (text, 1e3),
+/// `1.5`, `2s`, `0.5m`, `1h`, `1d` in microseconds (saturating), computed
+/// in decimal: digits past the microsecond do not count.
+fn interval_us(text: &str) -> Option<u64> {
+    let (number, unit_us): (&str, u128) = match text.char_indices().last()? {
+        (at, 's') => (&text[..at], 1_000_000),
+        (at, 'm') => (&text[..at], 60_000_000),
+        (at, 'h') => (&text[..at], 3_600_000_000),
+        (at, 'd') => (&text[..at], 86_400_000_000),
+        _ => (text, 1_000_000),
     };
-    if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |part: &str| part.chars().all(|c| c.is_ascii_digit());
+    if whole.len() + fraction.len() == 0 || !digits(whole) || !digits(fraction) {
         return None;
     }
-    let value: f64 = number.parse().ok()?;
-    let ms = value * unit;
-    ms.is_finite().then_some(ms)
+    let mut us: u128 = 0;
+    for c in whole.chars() {
+        us = us
+            .saturating_mul(10)
+            .saturating_add(u128::from(c.to_digit(10)?));
+    }
+    us = us.saturating_mul(unit_us);
+    // Each decimal is worth a tenth of the one before it; those worth less
+    // than a microsecond add nothing.
+    let mut place = unit_us;
+    for c in fraction.chars().take(12) {
+        place /= 10;
+        us = us.saturating_add(place * u128::from(c.to_digit(10)?));
+    }
+    Some(u64::try_from(us).unwrap_or(u64::MAX))
 }
 
 async fn env<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result<i32, Abort> {
@@ -661,7 +677,7 @@ async fn env<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result<i32, Abort>
         return Ok(125);
     }
     let mut text = String::new();
-    for (name, value) in &io.ctx.env {
+    for (name, value) in io.ctx.env.iter() {
         text.push_str(name);
         text.push('=');
         text.push_str(value);
@@ -706,7 +722,7 @@ async fn sha256sum<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result<i32, 
 }
 
 async fn js<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result<i32, Abort> {
-    if !io.ctx.capabilities.contains("js") {
+    if !io.ctx.capabilities.iter().any(|c| c == "js") {
         io.err("not allowed by this profile's capabilities");
         return Ok(126);
     }

@@ -64,13 +64,14 @@ mod io;
 mod opts;
 mod parse;
 mod path;
+mod pattern;
 mod text;
 
 pub use commands::BUILTINS;
 pub use host::{DirEntry, EntryKind, FsError, Host};
 pub use path::{WorkspacePath, MAX_NAME_LEN, MAX_PATH_LEN};
 
-use std::collections::{BTreeMap, BTreeSet};
+pub use litemap::LiteMap;
 
 /// Bounds on everything the shell holds in memory or loops over, so a hostile
 /// or mistaken command line fails with a clear message instead of exhausting
@@ -116,17 +117,19 @@ pub struct Context {
     /// Where relative paths start.
     pub cwd: WorkspacePath,
     /// The profile's environment variables, what `$NAME` and `env` see.
-    pub env: BTreeMap<String, String>,
+    /// A sorted vector, not a `BTreeMap`: a few dozen names at most, and
+    /// no B-tree code in the runtime's module.
+    pub env: LiteMap<String, String>,
     /// What the profile allows beyond the workspace; `"js"` enables `js`.
-    pub capabilities: BTreeSet<String>,
+    pub capabilities: Vec<String>,
 }
 
 impl Default for Context {
     fn default() -> Self {
         Context {
             cwd: WorkspacePath::root(),
-            env: BTreeMap::new(),
-            capabilities: BTreeSet::new(),
+            env: LiteMap::new_vec(),
+            capabilities: Vec::new(),
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::io::{Abort, Io};
 use crate::opts::{opts, opts_or_return};
+use crate::pattern::{self, Syntax};
 use crate::Host;
 
 /// Standard input's name in headers and prefixes, as GNU prints it.
@@ -217,79 +218,6 @@ pub(crate) async fn wc<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result<i
     Ok(status)
 }
 
-/// GNU grep's default syntax is POSIX basic regular expressions, where
-/// `( ) { } | + ?` are literal unless escaped; `regex-lite` speaks the
-/// extended syntax, so translate.
-fn basic_to_extended(pattern: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(pattern.len() + 8);
-    let mut chars = pattern.chars().peekable();
-    let mut at_start = true;
-    while let Some(c) = chars.next() {
-        let was_start = at_start;
-        at_start = false;
-        match c {
-            '\\' => match chars.next() {
-                Some(c @ ('(' | '|')) => {
-                    out.push(c);
-                    at_start = true;
-                }
-                Some(c @ (')' | '{' | '}' | '+' | '?')) => out.push(c),
-                Some(c) => {
-                    out.push('\\');
-                    out.push(c);
-                }
-                None => return Err("trailing backslash (\\)".into()),
-            },
-            '(' | ')' | '{' | '}' | '|' | '+' | '?' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '*' if was_start => out.push_str("\\*"),
-            '[' => {
-                out.push('[');
-                bracket(&mut chars, &mut out)?;
-            }
-            c => out.push(c),
-        }
-    }
-    Ok(out)
-}
-
-/// Copies a POSIX bracket expression (after its `[`) where a backslash and a
-/// `[` that does not start `[:class:]` are literal.
-fn bracket(
-    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
-    out: &mut String,
-) -> Result<(), String> {
-    if chars.next_if_eq(&'^').is_some() {
-        out.push('^');
-    }
-    if chars.next_if_eq(&']').is_some() {
-        out.push_str("\\]");
-    }
-    while let Some(c) = chars.next() {
-        match c {
-            ']' => {
-                out.push(']');
-                return Ok(());
-            }
-            '\\' => out.push_str("\\\\"),
-            '[' if chars.peek() == Some(&':') => {
-                out.push('[');
-                for c in chars.by_ref() {
-                    out.push(c);
-                    if c == ']' {
-                        break;
-                    }
-                }
-            }
-            '[' => out.push_str("\\["),
-            c => out.push(c),
-        }
-    }
-    Err("unmatched [, [^, [:, [., or [=".into())
-}
-
 pub(crate) async fn grep<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result<i32, Abort> {
     let usage = "grep [-icnqvlwFE] [-e PATTERN] PATTERN [FILE]...";
     let parsed = opts_or_return!(io, args, "ivncqFElwHh", "e", usage, 2);
@@ -302,32 +230,19 @@ pub(crate) async fn grep<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result
             return Ok(2);
         }
     };
-    let translated = if parsed.has('F') {
-        Ok(regex_lite::escape(&pattern))
+    let syntax = if parsed.has('F') {
+        Syntax::Fixed
     } else if parsed.has('E') {
-        Ok(pattern.clone())
+        Syntax::Extended
     } else {
-        basic_to_extended(&pattern)
+        Syntax::Basic
     };
-    let mut expression = match translated {
-        Ok(expression) => expression,
-        Err(message) => {
-            io.err(&message);
-            return Ok(2);
-        }
-    };
-    if parsed.has('w') {
-        expression = format!(r"\b(?:{expression})\b");
-    }
-    let regex = match regex_lite::RegexBuilder::new(&expression)
-        .case_insensitive(parsed.has('i'))
-        .size_limit(1 << 20)
-        .build()
+    let regex = match pattern::to_ecmascript(&pattern, syntax, parsed.has('w'))
+        .and_then(|source| io.host.regex(&source, parsed.has('i')))
     {
         Ok(regex) => regex,
-        Err(error) => {
-            let first = error.to_string();
-            let first = first.lines().next().unwrap_or("").to_string();
+        Err(reason) => {
+            let first = reason.lines().next().unwrap_or("");
             io.err(&format!("invalid regular expression '{pattern}': {first}"));
             return Ok(2);
         }
@@ -361,7 +276,7 @@ pub(crate) async fn grep<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result
         if !data.is_empty() {
             for (index, line) in body.split(|&b| b == b'\n').enumerate() {
                 io.tick().await?;
-                if regex.is_match(&String::from_utf8_lossy(line)) == invert {
+                if io.host.is_match(&regex, &String::from_utf8_lossy(line)) == invert {
                     continue;
                 }
                 count += 1;
@@ -437,65 +352,73 @@ pub(crate) async fn seq<H: Host>(io: &mut Io<'_, H>, args: &[String]) -> Result<
         text.split_once('.')
             .map_or(0, |(_, fraction)| fraction.len())
     };
+    // Decimal arithmetic in units of the finest operand, so `seq 0 0.1 1`
+    // reaches 1.0 exactly; printed with the first and step's precision, as
+    // GNU seq prints them.
     let precision = decimals(first).max(decimals(step));
+    let scale = precision.max(decimals(last));
+    let (Some(mut value), Some(step), Some(last), Some(unit), Some(shown)) = (
+        fixed(first, scale),
+        fixed(step, scale),
+        fixed(last, scale),
+        10i128.checked_pow((scale - precision) as u32),
+        10u128.checked_pow(precision as u32),
+    ) else {
+        io.err("argument out of range");
+        return Ok(1);
+    };
+    if step == 0 {
+        io.err(&format!(
+            "invalid Zero increment value: '{}'",
+            args[args.len() - 2]
+        ));
+        return Ok(1);
+    }
     let mut text = String::new();
-    let integers = [first, step, last].iter().all(|t| !t.contains('.'));
-    if integers {
-        let parse = |t: &str| t.parse::<i128>().ok();
-        let (Some(mut value), Some(step), Some(last)) = (parse(first), parse(step), parse(last))
-        else {
-            io.err("argument out of range");
-            return Ok(1);
-        };
-        if step == 0 {
-            io.err(&format!(
-                "invalid Zero increment value: '{}'",
-                args[args.len() - 2]
-            ));
-            return Ok(1);
+    while (step > 0 && value <= last) || (step < 0 && value >= last) {
+        push_fixed(&mut text, value / unit, precision, shown);
+        text.push('\n');
+        if text.len() >= 8 * 1024 {
+            io.out_str(&std::mem::take(&mut text)).await?;
         }
-        while (step > 0 && value <= last) || (step < 0 && value >= last) {
-            text.push_str(&value.to_string());
-            text.push('\n');
-            if text.len() >= 8 * 1024 {
-                io.out_str(&std::mem::take(&mut text)).await?;
-            }
-            io.tick().await?;
-            match value.checked_add(step) {
-                Some(next) => value = next,
-                None => break,
-            }
-        }
-    } else {
-        let parse = |t: &str| t.parse::<f64>().ok().filter(|v| v.is_finite());
-        let (Some(start), Some(step), Some(last)) = (parse(first), parse(step), parse(last)) else {
-            io.err("argument out of range");
-            return Ok(1);
-        };
-        if step == 0.0 {
-            io.err(&format!(
-                "invalid Zero increment value: '{}'",
-                args[args.len() - 2]
-            ));
-            return Ok(1);
-        }
-        // Computing each term from the start avoids accumulating rounding error.
-        let mut index = 0f64;
-        loop {
-            let value = start + index * step;
-            if (step > 0.0 && value > last + step.abs() * 1e-9)
-                || (step < 0.0 && value < last - step.abs() * 1e-9)
-            {
-                break;
-            }
-            text.push_str(&format!("{value:.precision$}\n"));
-            if text.len() >= 8 * 1024 {
-                io.out_str(&std::mem::take(&mut text)).await?;
-            }
-            io.tick().await?;
-            index += 1.0;
+        io.tick().await?;
+        match value.checked_add(step) {
+            Some(next) => value = next,
+            None => break,
         }
     }
     io.out_str(&text).await?;
     Ok(0)
+}
+
+/// A decimal operand (already checked: a sign, digits, at most one point)
+/// in units of `10^-scale`; `None` when it does not fit.
+fn fixed(text: &str, scale: usize) -> Option<i128> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let mut value: i128 = 0;
+    let padding = std::iter::repeat_n('0', scale.checked_sub(fraction.len())?);
+    for c in whole.chars().chain(fraction.chars()).chain(padding) {
+        value = value
+            .checked_mul(10)?
+            .checked_add(i128::from(c.to_digit(10)?))?;
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// `value` units of `10^-precision` (`shown` is `10^precision`), written
+/// with that many decimals.
+fn push_fixed(text: &mut String, value: i128, precision: usize, shown: u128) {
+    use std::fmt::Write;
+    let sign = if value < 0 { "-" } else { "" };
+    let magnitude = value.unsigned_abs();
+    let _ = if precision == 0 {
+        write!(text, "{sign}{magnitude}")
+    } else {
+        let (whole, fraction) = (magnitude / shown, magnitude % shown);
+        write!(text, "{sign}{whole}.{fraction:0precision$}")
+    };
 }

@@ -62,7 +62,7 @@ proptest! {
         host.file("/f", "one\ntwo\n").file("/d/e", "x");
         let mut ctx = Context::default();
         ctx.env.insert("X".into(), "a b".into());
-        ctx.capabilities.insert("js".into());
+        ctx.capabilities.push("js".into());
         for text in [line.as_str(), raw.as_str()] {
             let mut out = |_: lifeline_shell::Stream, _: &str| {};
             // Endless commands (`seq 1 99999999999`) are cancelled by dropping.

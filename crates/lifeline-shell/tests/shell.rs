@@ -608,6 +608,63 @@ fn wc_matches_gnu_columns() {
     assert_eq!(out, "2 f1\n");
 }
 
+/// The patterns people and models write for GNU grep, compiled by the
+/// host's ECMAScript engine: the same lines match as with GNU grep.
+#[test]
+fn grep_reads_patterns_as_gnu_grep_does() {
+    let host = MemHost::new();
+    host.file(
+        "/f",
+        "aa bb\nabab\nthe then\nother\nx{1}\n2026-12-05\n[tag] \\path\ncaf\u{e9} \u{1f600}\n",
+    );
+    // A back reference, as in GNU grep.
+    assert_eq!(ok(&host, r"grep '\(ab\)\1' f"), "abab\n");
+    assert_eq!(ok(&host, r"grep -E '(a)\1 (b)\2' f"), "aa bb\n");
+    // `\<` and `\>` are word edges.
+    assert_eq!(ok(&host, r"grep '\<the\>' f"), "the then\n");
+    assert_eq!(ok(&host, r"grep -c 'the\>' f"), "1\n");
+    // Intervals: operators when escaped (basic) or valid (extended).
+    assert_eq!(ok(&host, r"grep '[0-9]\{4\}-' f"), "2026-12-05\n");
+    assert_eq!(
+        ok(&host, "grep -E '^[[:digit:]]{4}(-[[:digit:]]{2}){2}$' f"),
+        "2026-12-05\n"
+    );
+    assert_eq!(ok(&host, "grep 'x{1}' f"), "x{1}\n");
+    assert_eq!(ok(&host, "grep -E 'x{' f"), "x{1}\n");
+    // A backslash inside brackets is literal; `[` in a bracket too.
+    assert_eq!(ok(&host, r"grep '[\]p' f"), "[tag] \\path\n");
+    assert_eq!(ok(&host, r"grep -F '[tag] \p' f"), "[tag] \\path\n");
+    assert_eq!(ok(&host, "grep '^[[]t' f"), "[tag] \\path\n");
+    // A leading `*` is literal; `.` is one character, even outside ASCII.
+    assert_eq!(sh(&host, "grep '*a' f").status, 1);
+    assert_eq!(ok(&host, "grep -c 'caf. .$' f"), "1\n");
+    assert_eq!(ok(&host, "grep -i 'CAF\u{c9}' f"), "caf\u{e9} \u{1f600}\n");
+    assert_eq!(ok(&host, "grep -w -c the f"), "1\n");
+    // What no engine can read is said, with exit status 2.
+    for (line, start) in [
+        (
+            "grep '[[:nope:]]' f",
+            "grep: invalid regular expression '[[:nope:]]': invalid character class",
+        ),
+        (
+            r"grep 'a\{x\}' f",
+            "grep: invalid regular expression 'a\\{x\\}': invalid content of \\{\\}",
+        ),
+        (
+            "grep '[abc' f",
+            "grep: invalid regular expression '[abc': unmatched [",
+        ),
+    ] {
+        let outcome = sh(&host, line);
+        assert_eq!(outcome.status, 2, "{line}");
+        assert!(
+            outcome.stderr.starts_with(start),
+            "{line}: {}",
+            outcome.stderr
+        );
+    }
+}
+
 #[test]
 fn grep_flags_and_exit_statuses() {
     let host = MemHost::new();
@@ -667,6 +724,18 @@ fn seq_counts_like_gnu() {
     assert_eq!(ok(&host, "seq -2 -1"), "-2\n-1\n");
     assert_eq!(ok(&host, "seq 5 1"), "");
     assert_eq!(ok(&host, "seq 0 0.5 1.5"), "0.0\n0.5\n1.0\n1.5\n");
+    // Decimal, not binary, arithmetic: the last term is reached exactly.
+    assert_eq!(ok(&host, "seq 0 0.1 0.3"), "0.0\n0.1\n0.2\n0.3\n");
+    assert_eq!(ok(&host, "seq -1 0.25 -0.5"), "-1.00\n-0.75\n-0.50\n");
+    assert_eq!(ok(&host, "seq 1 2.5"), "1\n2\n");
+    assert_eq!(ok(&host, "seq 0.05 0.1 0.27"), "0.05\n0.15\n0.25\n");
+    assert_eq!(ok(&host, "seq 3 -1.5 0"), "3.0\n1.5\n0.0\n");
+    fails(
+        &host,
+        &format!("seq 1{}", "0".repeat(40)),
+        1,
+        "seq: argument out of range\n",
+    );
     fails(
         &host,
         "seq 1 0 5",
@@ -688,7 +757,12 @@ fn sleep_really_asks_the_host_to_wait() {
     ok(&host, "sleep 0.2");
     ok(&host, "sleep 1.5m; sleep 2s 1");
     ok(&host, "sleep 0");
-    assert_eq!(*host.sleeps.borrow(), vec![200, 90_000, 3_000, 0]);
+    ok(&host, "sleep .5 0.0004 1.0005");
+    ok(&host, "sleep 99999999999999999999999d");
+    assert_eq!(
+        *host.sleeps.borrow(),
+        vec![200, 90_000, 3_000, 0, 1_501, u64::MAX / 1000]
+    );
     fails(
         &host,
         "sleep abc",

@@ -46,10 +46,17 @@ impl Profile {
 /// messages already took 45 KB back out of the UI. That is debt: a compact
 /// codec for the journal and the rest of the page protocol is the way back
 /// down, not further raises.
+///
+/// The runtime's budget is issue 15's target, 120 KB, since grep's
+/// patterns are compiled by the browser's own `RegExp` (regex-lite was
+/// about 21 KB gzip of the module), `seq` and `sleep` count in decimal
+/// instead of linking float parsing and formatting, and the shell's
+/// environment is a sorted vector instead of a B-tree: 154.9 → about 116.
+/// The page's and the controller's targets (200 and 250 KB) are not met.
 pub const MODULES: [(&str, u64); 3] = [
     ("lifeline_web", 330 * 1024),
     ("lifeline_controller", 500 * 1024),
-    ("lifeline_runtime", 190 * 1024),
+    ("lifeline_runtime", 120 * 1024),
 ];
 
 pub struct WasmSize {

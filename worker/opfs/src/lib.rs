@@ -387,6 +387,30 @@ impl Host for OpfsWorkspace {
         }
         Ok(js_text(&value))
     }
+
+    type Regex = js_sys::RegExp;
+
+    fn regex(&self, source: &str, ignore_case: bool) -> Result<js_sys::RegExp, String> {
+        let flags = if ignore_case { "iu" } else { "u" };
+        regexp(source, flags).map_err(|error| {
+            // "Invalid regular expression: /(/u: Unterminated group": the
+            // caller names the pattern already.
+            let text = js_text(&error);
+            text.rsplit(": ").next().unwrap_or(&text).to_string()
+        })
+    }
+
+    fn is_match(&self, regex: &js_sys::RegExp, line: &str) -> bool {
+        regex.test(line)
+    }
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `RegExp(source, flags)`, with its `SyntaxError` caught (js_sys's
+    /// constructor binding would throw through the module).
+    #[wasm_bindgen(catch, js_name = RegExp)]
+    fn regexp(source: &str, flags: &str) -> Result<js_sys::RegExp, JsValue>;
 }
 
 /// Cancels a pending timer when the sleep is dropped, so a cancelled

@@ -23,8 +23,8 @@ static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_all
 pub use lifeline_opfs as opfs;
 pub mod process;
 
+use lifeline_shell::LiteMap;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use lifeline_core::{
@@ -97,9 +97,9 @@ pub(crate) struct Worker {
     waiting_port: RefCell<Option<MessagePort>>,
     processes: RefCell<lifeline_core::flat::FlatMap<lifeline_core::CommandId, Rc<Process>>>,
     heartbeat: RefCell<Option<Timeout>>,
-    env: RefCell<BTreeMap<String, String>>,
+    env: RefCell<LiteMap<String, String>>,
     /// The names the runtime sets itself, which a profile cannot replace.
-    own_env: RefCell<std::collections::BTreeSet<String>>,
+    own_env: RefCell<Vec<String>>,
     pumping: Cell<bool>,
 }
 
@@ -116,7 +116,7 @@ impl Worker {
             return;
         }
         self.workspace_id.set(Some(workspace));
-        let mut env = BTreeMap::new();
+        let mut env = LiteMap::new_vec();
         env.insert("HOME".to_string(), "/".to_string());
         env.insert("LIFELINE_WORKSPACE".to_string(), workspace.to_string());
         env.insert("LIFELINE_RUNTIME".to_string(), identity.runtime.to_string());
@@ -128,7 +128,7 @@ impl Worker {
         // checkpoint; the names the runtime sets itself take precedence.
         *self.own_env.borrow_mut() = env.keys().cloned().collect();
         for (name, value) in launch_env {
-            env.entry(name).or_insert(value.0);
+            let _ = env.try_insert(name, value.0);
         }
         *self.env.borrow_mut() = env;
         let worker = self.clone();
@@ -186,7 +186,7 @@ impl Worker {
         let own = self.own_env.borrow();
         env.retain(|name, _| own.contains(name));
         for (name, value) in launch_env {
-            env.entry(name).or_insert(value.0);
+            let _ = env.try_insert(name, value.0);
         }
     }
 
@@ -276,8 +276,7 @@ impl Worker {
                     let Some(workspace) = self.workspace.borrow().clone() else {
                         continue;
                     };
-                    let capabilities: BTreeSet<String> =
-                        binding.capabilities.iter().cloned().collect();
+                    let capabilities = binding.capabilities.iter().cloned().collect();
                     let process = Process::new(command);
                     self.processes.borrow_mut().insert(command, process.clone());
                     let env = self.env.borrow().clone();
@@ -328,7 +327,7 @@ pub fn run_runtime() {
         waiting_port: RefCell::new(None),
         processes: RefCell::new(lifeline_core::flat::FlatMap::new()),
         heartbeat: RefCell::new(None),
-        env: RefCell::new(BTreeMap::new()),
+        env: RefCell::new(LiteMap::new_vec()),
         own_env: RefCell::new(Default::default()),
         pumping: Cell::new(false),
     });

@@ -8,8 +8,8 @@
 //! buffer), the process is paused at its next yield instead of output being
 //! dropped: nothing a command prints is lost.
 
+use lifeline_shell::LiteMap;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -65,8 +65,8 @@ impl Process {
         worker: Rc<Worker>,
         workspace: Rc<OpfsWorkspace>,
         binding: Binding,
-        env: BTreeMap<String, String>,
-        capabilities: BTreeSet<String>,
+        env: LiteMap<String, String>,
+        capabilities: Vec<String>,
     ) {
         let process = self.clone();
         spawn_local(async move {
@@ -272,5 +272,12 @@ impl Host for ProcessHost {
     }
     async fn eval_js(&self, source: &str) -> Result<String, String> {
         self.workspace.eval_js(source).await
+    }
+    type Regex = js_sys::RegExp;
+    fn regex(&self, source: &str, ignore_case: bool) -> Result<js_sys::RegExp, String> {
+        self.workspace.regex(source, ignore_case)
+    }
+    fn is_match(&self, regex: &js_sys::RegExp, line: &str) -> bool {
+        self.workspace.is_match(regex, line)
     }
 }

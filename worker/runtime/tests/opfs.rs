@@ -3,7 +3,6 @@
 
 use lifeline_runtime::opfs::OpfsWorkspace;
 use lifeline_shell::{run, Context, EntryKind, FsError, Host, Stream, WorkspacePath};
-use std::collections::BTreeSet;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
@@ -160,6 +159,52 @@ async fn the_shell_runs_against_opfs() {
     );
 }
 
+/// grep's patterns are compiled by the browser's own `RegExp`: the lines
+/// the native tests expect (over `regress`, the same ECMAScript semantics)
+/// match here too, and a pattern no engine reads is named with its reason.
+#[wasm_bindgen_test]
+async fn grep_matches_with_the_browsers_regexp() {
+    let ws = fresh("grep").await;
+    let out = sh(
+        &ws,
+        "echo 'aa bb' > f; echo abab >> f; echo 'the then' >> f; \
+         echo 'x{1}' >> f; echo 2026-12-05 >> f; echo 'caf\u{e9} \u{1f600}' >> f",
+    )
+    .await;
+    assert_eq!((out.status, out.stderr.as_str()), (0, ""));
+    for (line, expected) in [
+        (r"grep '\(ab\)\1' f", "abab\n"),
+        (r"grep -E '(a)\1 (b)\2' f", "aa bb\n"),
+        (r"grep '\<the\>' f", "the then\n"),
+        (r"grep '[0-9]\{4\}-' f", "2026-12-05\n"),
+        (
+            "grep -E '^[[:digit:]]{4}(-[[:digit:]]{2}){2}$' f",
+            "2026-12-05\n",
+        ),
+        ("grep 'x{1}' f", "x{1}\n"),
+        ("grep -E 'x{' f", "x{1}\n"),
+        ("grep -c 'caf. .$' f", "1\n"),
+        ("grep -i 'CAF\u{c9}' f", "caf\u{e9} \u{1f600}\n"),
+        ("grep -w -c the f", "1\n"),
+        ("grep -F -c '{1}' f", "1\n"),
+    ] {
+        let out = sh(&ws, line).await;
+        assert_eq!(
+            (out.status, out.stdout.as_str(), out.stderr.as_str()),
+            (0, expected, ""),
+            "{line}"
+        );
+    }
+    let out = sh(&ws, "grep -E 'a(' f").await;
+    assert_eq!(
+        (out.status, out.stderr.as_str()),
+        (
+            2,
+            "grep: invalid regular expression 'a(': Unterminated group\n"
+        )
+    );
+}
+
 #[wasm_bindgen_test]
 async fn big_output_streams_and_yields_through_real_macrotasks() {
     let ws = fresh("stream").await;
@@ -189,7 +234,7 @@ async fn js_evaluates_only_with_the_capability() {
     let denied = sh(&ws, "js 1+1").await;
     assert_eq!(denied.status, 126);
     let ctx = Context {
-        capabilities: BTreeSet::from(["js".to_string()]),
+        capabilities: vec!["js".to_string()],
         ..Context::default()
     };
     let out = sh_with(&ws, &ctx, "js '[1, 2].map(x => x * 2).join(\",\")'").await;

@@ -120,6 +120,14 @@ impl MemHost {
 }
 
 impl Host for MemHost {
+    type Regex = regress::Regex;
+    fn regex(&self, source: &str, ignore_case: bool) -> Result<regress::Regex, String> {
+        let flags = if ignore_case { "iu" } else { "u" };
+        regress::Regex::with_flags(source, flags).map_err(|e| e.to_string())
+    }
+    fn is_match(&self, regex: &regress::Regex, line: &str) -> bool {
+        regex.find(line).is_some()
+    }
     async fn read(&self, path: &WorkspacePath, max_len: u64) -> Result<Vec<u8>, FsError> {
         match self.node(path) {
             Some(Node::File(data)) if data.len() as u64 > max_len => Err(FsError::TooLarge),
