@@ -28,6 +28,11 @@ export async function uncertainAfterReload(page, line) {
   return item;
 }
 
+/** Waits until a command's block shows `outcome` (a text or a pattern). */
+export async function waitOutcome(block, outcome, timeout = 30_000) {
+  await block.getByText(outcome, { exact: true }).first().waitFor({ timeout });
+}
+
 export async function send(page, text) {
   await page.getByRole('textbox', { name: 'Message' }).fill(text);
   await page.getByRole('button', { name: 'Send' }).click();

@@ -10,6 +10,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { card, send, transcript } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 
 /** With LIFELINE_SCREENSHOTS=<dir>, the screens the user guide shows
@@ -19,8 +20,6 @@ async function shot(page, name) {
   if (dir) await page.screenshot({ path: `${dir}/${name}.png` });
 }
 
-const transcript = (page) => page.getByRole('log', { name: 'Transcript' });
-const card = (page) => transcript(page).getByRole('region', { name: 'Recovery' });
 const environment = (page) => page.getByRole('combobox', { name: 'Environment' });
 
 async function replacePicker(context) {
@@ -55,11 +54,6 @@ async function readFolderFile(page, name) {
       return null;
     }
   }, name);
-}
-
-async function send(page, text) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
 }
 
 async function completed(page, line) {

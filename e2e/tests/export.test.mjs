@@ -10,18 +10,10 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { send, transcript } from '../lib/ui.mjs';
 
 const KEY = 'sk-lifeline-PLANTED-export-90e1d4';
 const PYTHON = process.env.LIFELINE_DUCKDB_PYTHON ?? 'python3';
-
-function transcript(page) {
-  return page.getByRole('log', { name: 'Transcript' });
-}
-
-async function send(page, text) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
 
 /** Saves a profile with an API key (not selected: the built-in agent runs). */
 async function plantKey(page) {

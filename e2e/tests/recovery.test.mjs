@@ -5,25 +5,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { commandBlock, send, waitOutcome } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 
 const UNCERTAIN = /^(may have started|lost)$/;
-
-async function send(page, text) {
-  const box = page.getByRole('textbox', { name: 'Message' });
-  await box.fill(text);
-  const send = page.getByRole('button', { name: 'Send' });
-  await send.click();
-}
-
-function command(page, line) {
-  return page.getByRole('log', { name: 'Transcript' }).getByRole('group', { name: `Command: ${line}` });
-}
-
-async function waitOutcome(block, pattern, timeout = 30_000) {
-  await block.getByText(pattern, { exact: true }).first().waitFor({ timeout });
-}
-
 
 for (const [name, viewport] of Object.entries(VIEWPORTS)) {
   describe(`host loss at ${viewport.width}×${viewport.height} (${name})`, () => {
@@ -34,20 +19,20 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         await page.goto(BASE_URL);
         await waitConnected(page);
         await send(page, '$ echo start >> marks.txt\n$ sleep 30');
-        await waitOutcome(command(page, 'echo start >> marks.txt'), 'completed');
-        await waitOutcome(command(page, 'sleep 30'), 'running');
+        await waitOutcome(commandBlock(page, 'echo start >> marks.txt'), 'completed');
+        await waitOutcome(commandBlock(page, 'sleep 30'), 'running');
 
         await page.reload();
         await waitConnected(page);
-        await waitOutcome(command(page, 'sleep 30'), UNCERTAIN);
-        await waitOutcome(command(page, 'echo start >> marks.txt'), 'completed');
+        await waitOutcome(commandBlock(page, 'sleep 30'), UNCERTAIN);
+        await waitOutcome(commandBlock(page, 'echo start >> marks.txt'), 'completed');
         // The turn ends as interrupted; only then is "nothing re-ran" a fact.
         await page
           .getByRole('log', { name: 'Transcript' })
           .getByText(/did not run it again/)
           .first()
           .waitFor();
-        assert.equal(await command(page, 'sleep 30').count(), 1, 'one block for sleep, not a rerun');
+        assert.equal(await commandBlock(page, 'sleep 30').count(), 1, 'one block for sleep, not a rerun');
         assert.deepEqual(await readWorkspaceFile(page, 'marks.txt'), ['start\n']);
         assert.deepEqual(browser.errors, []);
       } finally {
@@ -67,12 +52,12 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         const outs = Array.from({ length: 20 }, (_, i) => `out-${String(i).padStart(2, '0')}`);
         const lines = outs.map((o) => `echo ${o}`);
         await send(page, lines.map((l) => `$ ${l}`).join('\n'));
-        await waitOutcome(command(page, lines[19]), 'completed');
+        await waitOutcome(commandBlock(page, lines[19]), 'completed');
 
         await page.reload();
         await waitConnected(page);
         for (const [i, line] of lines.entries()) {
-          const block = command(page, line);
+          const block = commandBlock(page, line);
           await waitOutcome(block, 'completed');
           await block.locator('pre.output').filter({ hasText: outs[i] }).waitFor();
         }
@@ -96,7 +81,7 @@ describe('controller restart while the page lives (1280×800)', () => {
       const count = 30;
       const line = Array.from({ length: count }, (_, i) => `echo ${i + 1}; sleep 0.2`).join('; ');
       await send(page, `$ ${line}`);
-      const block = command(page, line);
+      const block = commandBlock(page, line);
       await waitOutcome(block, 'running');
       await block.locator('pre').filter({ hasText: /\b3\b/ }).first().waitFor();
 
@@ -128,7 +113,7 @@ describe('controller restart while the page lives (1280×800)', () => {
       await page.goto(BASE_URL);
       await waitConnected(page);
       await send(page, '$ echo done');
-      await waitOutcome(command(page, 'echo done'), 'completed');
+      await waitOutcome(commandBlock(page, 'echo done'), 'completed');
       const controller = page.workers().find((w) => w.url().includes('controller'));
       assert.ok(controller, 'the controller worker is visible to the test');
       await controller.evaluate(() => setTimeout(() => self.close(), 0));
@@ -173,8 +158,8 @@ describe('two tabs (1280×800)', () => {
         .waitFor();
 
       await send(first, '$ echo after');
-      await waitOutcome(command(second, 'echo after'), 'completed');
-      await command(second, 'echo after').locator('pre').filter({ hasText: 'after' }).waitFor();
+      await waitOutcome(commandBlock(second, 'echo after'), 'completed');
+      await commandBlock(second, 'echo after').locator('pre').filter({ hasText: 'after' }).waitFor();
       assert.deepEqual(browser.errors, []);
     } finally {
       await browser.close();
@@ -188,14 +173,14 @@ describe('two tabs (1280×800)', () => {
       assert.equal(await second.getByRole('button', { name: 'Send' }).isDisabled(), true);
 
       await send(first, '$ echo one; sleep 60');
-      const followed = command(second, 'echo one; sleep 60');
+      const followed = commandBlock(second, 'echo one; sleep 60');
       await waitOutcome(followed, 'running');
       await followed.locator('pre').filter({ hasText: 'one' }).waitFor();
 
       await first.close();
       await waitConnected(second);
       await waitOutcome(followed, UNCERTAIN);
-      assert.equal(await command(second, 'echo one; sleep 60').count(), 1);
+      assert.equal(await commandBlock(second, 'echo one; sleep 60').count(), 1);
       assert.equal((await followed.locator('pre').first().textContent()).match(/one/g).length, 1);
       await second.getByRole('log', { name: 'Transcript' }).getByText(/did not run it again/).first().waitFor();
       assert.deepEqual(browser.errors, []);

@@ -10,22 +10,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { commandBlock, send, waitOutcome } from '../lib/ui.mjs';
 
 /** The longest a dead runtime may go unnoticed (issue 12). */
 const DETECT_MS = 2_000;
-
-async function send(page, text) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
-
-function command(page, line) {
-  return page.getByRole('log', { name: 'Transcript' }).getByRole('group', { name: `Command: ${line}` });
-}
-
-async function waitOutcome(block, text, timeout = 30_000) {
-  await block.getByText(text, { exact: true }).first().waitFor({ timeout });
-}
 
 function runtimeWorker(page) {
   const workers = page.workers().filter((w) => w.url().includes('runtime'));
@@ -81,7 +69,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         await page.goto(BASE_URL);
         await waitConnected(page);
         await send(page, '$ sleep 30');
-        const block = command(page, 'sleep 30');
+        const block = commandBlock(page, 'sleep 30');
         await waitOutcome(block, 'running');
         const connection = await watchConnection(page);
 
@@ -120,7 +108,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         await page.goto(BASE_URL);
         await waitConnected(page);
         await send(page, '$ sleep 60');
-        const block = command(page, 'sleep 60');
+        const block = commandBlock(page, 'sleep 60');
         await waitOutcome(block, 'running');
 
         const runtime = runtimeWorker(page);
@@ -163,7 +151,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         await page.goto(BASE_URL);
         await waitConnected(page);
         await send(page, '$ sleep 3');
-        const block = command(page, 'sleep 3');
+        const block = commandBlock(page, 'sleep 3');
         await waitOutcome(block, 'running');
 
         // Any script in the page can reach the controller worker; it forges

@@ -5,24 +5,12 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { commandBlock, send } from '../lib/ui.mjs';
 
 const DATABASE = 'lifeline';
 
-function transcript(page) {
-  return page.getByRole('log', { name: 'Transcript' });
-}
-
-function command(page, line) {
-  return transcript(page).getByRole('group', { name: `Command: ${line}` });
-}
-
 async function completed(page, line) {
-  await command(page, line).getByText('completed', { exact: true }).first().waitFor({ timeout: 30_000 });
-}
-
-async function send(page, text) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
+  await commandBlock(page, line).getByText('completed', { exact: true }).first().waitFor({ timeout: 30_000 });
 }
 
 /** Connected again after a way on was taken (the status line said "Not connected" before). */
@@ -134,13 +122,13 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         assert.equal(await box.inputValue(), '$ echo after', 'the message waited in the box');
         await page.getByRole('button', { name: 'Send' }).click();
         await completed(page, 'echo after');
-        assert.equal(await command(page, 'echo before').count(), 0, 'the wiped history is not shown as if it were kept');
+        assert.equal(await commandBlock(page, 'echo before').count(), 0, 'the wiped history is not shown as if it were kept');
 
         // Recorded in the new journal: a reload shows it.
         await page.reload();
         await waitConnected(page);
         await completed(page, 'echo after');
-        assert.equal(await command(page, 'echo after').count(), 1);
+        assert.equal(await commandBlock(page, 'echo after').count(), 1);
       } finally {
         await browser.close();
       }
@@ -163,7 +151,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
         await page.reload();
         await waitConnected(page);
         await page.getByText(/The history Lifeline stored in this browser before is gone/).waitFor();
-        assert.equal(await command(page, 'echo kept once').count(), 0);
+        assert.equal(await commandBlock(page, 'echo kept once').count(), 0);
         await send(page, '$ echo fresh');
         await completed(page, 'echo fresh');
         assert.deepEqual(browser.errors, []);
@@ -198,12 +186,12 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
           .getByText(/^the journal entry at position \d+ is missing or could not be replayed, and is not believed; nothing was deleted$/)
           .waitFor();
         await completed(page, 'echo first');
-        await command(page, 'echo first').getByText('first', { exact: true }).waitFor();
+        await commandBlock(page, 'echo first').getByText('first', { exact: true }).waitFor();
         // Its record says it completed; its row says why it shows no output.
-        await command(page, 'echo second')
+        await commandBlock(page, 'echo second')
           .getByText(/some of this command's records could not be read back from the journal/)
           .waitFor();
-        assert.equal(await command(page, 'echo first').locator('.evidence').count(), 0);
+        assert.equal(await commandBlock(page, 'echo first').locator('.evidence').count(), 0);
 
         // Moved, not deleted: kept whole with the reason, out of the journal.
         const after = await quarantine(page);

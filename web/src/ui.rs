@@ -167,21 +167,12 @@ impl Ui {
             None => Connection::Connecting,
             Some(Role::Follower) => Connection::Following,
             Some(Role::Leader) => match status {
+                // The controller says when it takes messages
+                // (`SessionStatus::takes_messages`); a runtime that went
+                // silent, died or is dialing back is shown on its own,
+                // beside the composer and in the details.
                 Some(s) if s.role == Role::Leader && s.writer => {
-                    // Only a session's first start waits for its runtime.
-                    // Once it ran, the line is about the controller, which
-                    // is there and takes messages: a stopped session is
-                    // resumed by a message, and a runtime that went silent,
-                    // died or is dialing back is shown on its own (beside
-                    // the composer, in the details) while that is settled.
-                    let settled = s.lifecycle.as_ref().is_some_and(|l| {
-                        l.relaunch
-                            || matches!(
-                                l.state.as_str(),
-                                "running" | "failed" | "cancelled" | "archived"
-                            )
-                    });
-                    if settled || s.runtime.as_ref().is_some_and(|r| r.attached) {
+                    if s.lifecycle.as_ref().is_some_and(|l| l.takes_messages) {
                         Connection::Connected
                     } else {
                         Connection::Connecting

@@ -13,7 +13,7 @@ impl Engine {
     /// Says where things stand, after every input; unchanged lines are
     /// dropped by the shell, which compares what it would send.
     pub(crate) fn publish_status(&mut self) {
-        let (lifecycle, starting) = self.lifecycle_status();
+        let (mut lifecycle, starting) = self.lifecycle_status();
         let (writer, runtime, busy, position) = match (&self.core, &self.fold) {
             (Some(core), _) if self.stopped.is_none() => {
                 let p = core.projection();
@@ -45,6 +45,9 @@ impl Engine {
                 (false, None, busy, fold.as_ref().map_or(0, |p| p.position))
             }
         };
+        if let (Some(l), Some(r)) = (lifecycle.as_mut(), runtime.as_ref()) {
+            l.takes_messages |= r.attached;
+        }
         let status = Status {
             role: self.role,
             writer,
@@ -81,13 +84,18 @@ impl Engine {
         };
         let status = SessionStatus {
             state: state.into(),
-            relaunch: matches!(
-                trace.state,
+            // Whether its runtime is attached is added by the caller.
+            takes_messages: match trace.state {
+                SessionState::Running
+                | SessionState::Failed(_)
+                | SessionState::Cancelled
+                | SessionState::Archived => true,
                 SessionState::Starting {
                     purpose: Purpose::Launch,
                     ..
-                }
-            ) && trace.token.is_some(),
+                } => trace.token.is_some(),
+                _ => false,
+            },
             can_resume,
             selected_profile: s.selected_profile(session),
             execution_profile: s

@@ -1820,6 +1820,57 @@ pub(super) mod waiting_request {
         assert!(w.e.sessions().is_none(), "no session machine runs");
     }
 
+    /// What the status line is told about taking messages, status by
+    /// status since `from`.
+    fn takes_messages(w: &World, from: usize) -> Vec<(String, bool)> {
+        w.page[from..]
+            .iter()
+            .filter_map(|m| match m {
+                ControllerToPage::Status(s) => s.lifecycle.as_ref(),
+                _ => None,
+            })
+            .map(|l| (l.state.clone(), l.takes_messages))
+            .collect()
+    }
+
+    /// The status line says Connected when the controller takes messages
+    /// for the session: a first start waits for its runtime; a session that
+    /// ran keeps taking them while a chosen profile's start replaces its
+    /// execution (a message sent meanwhile waits for that start).
+    #[test]
+    fn only_a_first_start_waits_for_its_runtime_to_take_messages() {
+        let mut w = World::spawning(profile(), false);
+        let first = *w.spawned.last().expect("its runtime was spawned");
+        let starting = takes_messages(&w, 0);
+        assert!(!starting.is_empty());
+        assert!(
+            starting.iter().all(|(_, takes)| !takes),
+            "a first start waits: {starting:?}"
+        );
+        let up = w.page.len();
+        w.come_up(first);
+        assert_eq!(
+            takes_messages(&w, up).last(),
+            Some(&("running".to_string(), true))
+        );
+        let mut other = profile();
+        other.id = ProfileId::from_u128(0xa2).expect("a valid id");
+        w.profile = other.clone();
+        w.answer_spawns = false;
+        let switch = w.page.len();
+        w.e.handle_select_profile(other.id, w.now);
+        w.settle();
+        let relaunch = takes_messages(&w, switch);
+        assert!(
+            relaunch.iter().any(|(state, _)| state == "starting"),
+            "the chosen profile starts a new execution: {relaunch:?}"
+        );
+        assert!(
+            relaunch.iter().all(|(_, takes)| *takes),
+            "a session that ran takes messages throughout: {relaunch:?}"
+        );
+    }
+
     /// A profile chosen while the session's runtime still starts (with the
     /// profile it had) applies before any message runs: the start ends,
     /// then the session starts again with the chosen profile, and a message

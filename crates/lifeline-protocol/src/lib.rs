@@ -299,11 +299,14 @@ pub struct SessionStatus {
     /// `new`, `starting`, `running`, `cancelling`, `cancelled`, `failed`, `archived`.
     /// What failed, and what to do, is the card's (worded by the page).
     pub state: String,
-    /// A start that replaces an execution the session ran (a chosen
-    /// profile's): the controller takes messages meanwhile, and they wait
-    /// for it, as a first start's do not need to.
+    /// The controller takes messages for this session now, and the status
+    /// line says Connected: the session ran (it is running, failed,
+    /// cancelled or archived, or a start replaces an execution it ran: a
+    /// chosen profile's), or its runtime is attached. Only a first start
+    /// waits for its runtime. A message sent while a start runs waits for
+    /// it.
     #[serde(default)]
-    pub relaunch: bool,
+    pub takes_messages: bool,
     pub can_resume: bool,
     /// The profile new launches use, and the one the execution runs with.
     pub selected_profile: Option<ProfileId>,
