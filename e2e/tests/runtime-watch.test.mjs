@@ -143,6 +143,38 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       }
     });
 
+    test('a grep pattern that backtracks without end is "not responding" until stopped, and the session goes on', async () => {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        // grep's patterns run on the browser's RegExp, which backtracks:
+        // this one takes about 2^40 steps over a line of 40 `a`s.
+        const write = `echo ${'a'.repeat(40)} > a.txt`;
+        await send(page, `$ ${write}`);
+        await waitOutcome(commandBlock(page, write), 'completed');
+        const line = "grep -E '(a+)+b' a.txt";
+        await send(page, `$ ${line}`);
+        const block = commandBlock(page, line);
+        const alert = page.getByRole('alert').filter({ hasText: 'The runtime is not responding.' });
+        await alert.waitFor({ timeout: 10_000 });
+        await waitOutcome(block, 'running', 1_000);
+        assert.equal(await block.getByText('lost', { exact: true }).count(), 0);
+
+        await alert.getByRole('button', { name: 'Stop runtime' }).click();
+        await waitOutcome(block, 'lost', 10_000);
+        await alert.waitFor({ state: 'detached' });
+        // A message resumes the session on a new runtime, with the file.
+        await send(page, '$ grep -c a a.txt');
+        await waitOutcome(commandBlock(page, 'grep -c a a.txt'), 'completed');
+        await commandBlock(page, 'grep -c a a.txt').getByText(/^1$/m).first().waitFor();
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
     test('a RuntimeExited posted to the controller from the page leaves the running command running', async () => {
       const browser = await openBrowser(viewport);
       try {
