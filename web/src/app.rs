@@ -19,7 +19,20 @@ pub fn App() -> impl IntoView {
         transcript::init(ui.transcript, owner);
     }
     io::start(ui);
-    io::register_service_worker(ui.offline);
+    // The service worker's install downloads the whole bundle again (its
+    // precache), beside the first visit's own loads: registered once the
+    // status line has settled, it no longer delays "Connected".
+    let registered = StoredValue::new(false);
+    Effect::new(move |_| {
+        let settled = !matches!(
+            ui.connection(),
+            Connection::Connecting | Connection::Recovering
+        );
+        if settled && !registered.get_value() {
+            registered.set_value(true);
+            io::register_service_worker(ui.offline);
+        }
+    });
     crate::sessions::watch_address();
 
     // Only phone and tablet widths hide these panes; on desktop CSS shows them
