@@ -85,10 +85,17 @@ pub fn dist_dir() -> PathBuf {
 /// builder's absolute registry path (about a hundred of them in the UI):
 /// mapped to the crate's own relative path, the bundle is smaller and says
 /// nothing about the machine that built it. Flags the caller set stay.
+///
+/// `--cfg erase_components`: Leptos then returns every `#[component]`'s
+/// view type-erased (`AnyView`), so a component's view code is compiled
+/// once instead of once per place that nests it: the page's module 317.6 →
+/// 304.2 KB gzip, with the same behaviour (every test layer passes). The
+/// workers do not use Leptos.
 pub(crate) fn release_rustflags() -> String {
     let mut flags: Vec<String> = std::env::var("RUSTFLAGS")
         .map(|f| f.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
+    flags.extend(["--cfg".to_owned(), "erase_components".to_owned()]);
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")));
