@@ -86,6 +86,8 @@ pub trait Host {
     /// Evaluates JavaScript; the value's string form, or the thrown error's
     /// message. Only reached when the profile grants the `js` capability.
     async fn eval_js(&self, source: &str) -> Result<String, String>;
+    /// What [`Host::regex`] compiles to.
+    type Regex;
     /// A regular expression compiled from ECMAScript source with the `u`
     /// flag, and `i` for `ignore_case` (the browser's `RegExp`); the error
     /// is the engine's reason. The host brings the engine so that the
@@ -93,6 +95,4 @@ pub trait Host {
     fn regex(&self, source: &str, ignore_case: bool) -> Result<Self::Regex, String>;
     /// Whether `regex` matches anywhere in `line`.
     fn is_match(&self, regex: &Self::Regex, line: &str) -> bool;
-    /// What [`Host::regex`] compiles to.
-    type Regex;
 }
