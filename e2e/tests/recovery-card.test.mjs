@@ -165,9 +165,13 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await dialog.getByText(`Saved “Stub ${vname}”.`).waitFor();
         await page.keyboard.press('Escape');
         await dialog.waitFor({ state: 'hidden' });
+        await watchPage(page);
         await c.getByRole('button', { name: 'Resume' }).click();
         await c.waitFor({ state: 'detached', timeout: 30_000 });
         await waitRunning(page);
+        // A resume the person asked for is no first start: the status line
+        // stays Connected while its runtime starts.
+        assert.equal((await watched(page)).connecting, false, 'the status line said "Connecting…" during the resume');
         // The first reply's text may stand in the transcript more than
         // once (the model's step and the agent's reply): the new reply is
         // the one past what is there now.

@@ -404,6 +404,8 @@ pub struct Trace {
     pub queued: Vec<TurnId>,
     /// A chosen profile waits for the start or turn under way to end.
     pub switch_pending: bool,
+    /// What led to the resume under way, if one is.
+    pub resume_cause: Option<ResumeCause>,
 }
 
 /// What the launch checkpoint produced: everything an execution runs with,
@@ -699,6 +701,7 @@ impl Sessions {
             owner: e.attempt.as_ref().map(|a| a.id),
             queued: e.queue.iter().copied().collect(),
             switch_pending: e.switch_pending,
+            resume_cause: e.attempt.as_ref().and_then(|a| a.resume_cause),
         })
     }
 

@@ -3,7 +3,7 @@
 
 use lifeline_core::agent;
 use lifeline_core::session::SessionState;
-use lifeline_core::session_record::Purpose;
+use lifeline_core::session_record::{Purpose, ResumeCause};
 use lifeline_core::Liveness;
 use lifeline_protocol::{ControllerToPage, RuntimeStatus, SessionStatus, Status};
 
@@ -94,6 +94,17 @@ impl Engine {
                     purpose: Purpose::Launch,
                     ..
                 } => trace.token.is_some(),
+                // A resume the person asked for, by Resume or a message,
+                // in a page that was taking them; the resume a controller
+                // starts by itself (after a reload) is this page's first
+                // start.
+                SessionState::Starting {
+                    purpose: Purpose::Resume,
+                    ..
+                } => matches!(
+                    trace.resume_cause,
+                    Some(ResumeCause::User | ResumeCause::Prompt)
+                ),
                 _ => false,
             },
             can_resume,

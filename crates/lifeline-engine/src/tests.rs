@@ -1871,6 +1871,50 @@ pub(super) mod waiting_request {
         );
     }
 
+    /// The resume a controller starts by itself (restarted, it finds its
+    /// session bound and rejoins the runtime) is that controller's first
+    /// start: the status line waits for the runtime.
+    #[test]
+    fn the_resume_a_controller_starts_by_itself_waits_for_its_runtime() {
+        let mut w = World::with(profile());
+        w.answer_spawns = false;
+        let restart = w.page.len();
+        w.restart();
+        let rejoining = takes_messages(&w, restart);
+        assert!(
+            rejoining.iter().any(|(state, _)| state == "starting"),
+            "the restarted controller resumes: {rejoining:?}"
+        );
+        assert!(
+            rejoining.iter().all(|(_, takes)| !takes),
+            "it waits for the runtime: {rejoining:?}"
+        );
+    }
+
+    /// A resume the person asks for (Resume on the card) keeps the status
+    /// line Connected while its runtime starts, as a relaunch does.
+    #[test]
+    fn a_resume_the_person_asks_for_keeps_taking_messages() {
+        let mut w = World::with(profile());
+        let (runtime, generation, port, _) = *w.rt.as_ref().expect("the runtime came up");
+        w.e.handle_worker_ended(runtime, generation, port, crate::Ended::PortClosed, w.now);
+        w.settle();
+        w.answer_spawns = false;
+        let resume = w.page.len();
+        w.e.handle_recover(Action::Resume, w.now);
+        w.settle();
+        assert!(!w.spawned.is_empty(), "the resume launched a runtime");
+        let resuming = takes_messages(&w, resume);
+        assert!(
+            resuming.iter().any(|(state, _)| state == "starting"),
+            "the resume starts: {resuming:?}"
+        );
+        assert!(
+            resuming.iter().all(|(_, takes)| *takes),
+            "a resume asked for takes messages throughout: {resuming:?}"
+        );
+    }
+
     /// A profile chosen while the session's runtime still starts (with the
     /// profile it had) applies before any message runs: the start ends,
     /// then the session starts again with the chosen profile, and a message

@@ -301,10 +301,12 @@ pub struct SessionStatus {
     pub state: String,
     /// The controller takes messages for this session now, and the status
     /// line says Connected: the session ran (it is running, failed,
-    /// cancelled or archived, or a start replaces an execution it ran: a
-    /// chosen profile's), or its runtime is attached. Only a first start
-    /// waits for its runtime. A message sent while a start runs waits for
-    /// it.
+    /// cancelled or archived; a start replaces an execution it ran, a
+    /// chosen profile's; or a resume the person asked for, by Resume or a
+    /// message, runs), or its runtime is attached. Only a page's first
+    /// start waits for its runtime: a session's first launch, or the
+    /// resume a controller starts by itself after a reload. A message sent
+    /// while a start runs waits for it.
     #[serde(default)]
     pub takes_messages: bool,
     pub can_resume: bool,
