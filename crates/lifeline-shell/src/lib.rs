@@ -38,6 +38,11 @@
 //! - `cp` and `mv` are built from read, write and remove; `mv` copies then
 //!   deletes, so an interruption can leave both copies (never neither).
 //! - Names sort by bytes (the C locale).
+//! - grep's patterns (GNU basic, `-E`, `-F`) are translated to ECMAScript
+//!   and compiled by the host's engine ([`Host::regex`]: the browser's
+//!   `RegExp`), so back references work and POSIX classes are ASCII. That
+//!   engine backtracks: a pathological pattern can keep the runtime busy,
+//!   which the page then shows as not responding, with Stop runtime.
 //!
 //! # Bytes inside, text outside
 //!
