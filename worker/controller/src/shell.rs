@@ -13,6 +13,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::task::{Poll, Waker};
 
 use lifeline_core::phrase::Phrase;
 use lifeline_core::{
@@ -25,7 +26,7 @@ use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{AbortController, BroadcastChannel, Event, MessageEvent, MessagePort};
 
-use crate::config::ConfigStore;
+use crate::config::{ConfigError, ConfigStore};
 use crate::journal::{database_exists, Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
 use crate::web::{hold_lock_for_life, now, random_bytes, scope, Timeout};
 
@@ -95,6 +96,8 @@ pub struct Shell {
     journal: RefCell<Option<Rc<Journal>>>,
     epoch: Cell<Option<WriterEpoch>>,
     config: RefCell<Option<Rc<ConfigStore>>>,
+    /// The profile store being opened beside the journal (see `start`).
+    config_opening: RefCell<Option<EarlyConfig>>,
     ports: RefCell<Slots<PortId, Port>>,
     timers: RefCell<Slots<TimerKey, Timeout>>,
     aborts: RefCell<Slots<ProviderRequestId, AbortController>>,
@@ -108,6 +111,10 @@ pub struct Shell {
 
 pub type Shared = Rc<Shell>;
 
+/// An open of the profile store under way: its result once it is in, and
+/// who waits for it meanwhile.
+type EarlyConfig = Rc<RefCell<(Option<Result<ConfigStore, ConfigError>>, Option<Waker>)>>;
+
 impl Shell {
     pub fn new() -> Shared {
         let entropy = random_bytes::<32>().map(|b| b.to_vec()).unwrap_or_default();
@@ -116,6 +123,7 @@ impl Shell {
             journal: RefCell::new(None),
             epoch: Cell::new(None),
             config: RefCell::new(None),
+            config_opening: RefCell::new(None),
             ports: RefCell::new(Slots::new()),
             timers: RefCell::new(Slots::new()),
             aborts: RefCell::new(Slots::new()),
@@ -193,6 +201,10 @@ impl Shell {
 
     pub fn start(self: &Rc<Self>, role: Role, cause: StartCause) {
         self.input(|e, _| e.handle_start(role));
+        // Both roles read the profile store right after the journal (a
+        // leader's session launches with its profile): opened meanwhile,
+        // not after it, it is off a first visit's path to Connected.
+        self.open_config_early();
         let shell = self.clone();
         spawn_local(async move {
             if shell.open_journal().await.is_err() {
@@ -377,10 +389,45 @@ impl Shell {
         self.fold(loaded, Reader::Leader)
     }
 
+    fn open_config_early(&self) {
+        let early: EarlyConfig = Rc::new(RefCell::new((None, None)));
+        let filled = early.clone();
+        spawn_local(async move {
+            let opened = ConfigStore::open().await;
+            let waiting = {
+                let mut slot = filled.borrow_mut();
+                slot.0 = Some(opened);
+                slot.1.take()
+            };
+            if let Some(waker) = waiting {
+                waker.wake();
+            }
+        });
+        *self.config_opening.borrow_mut() = Some(early);
+    }
+
+    /// The profile store: the one opened beside the journal, or a new open.
+    async fn open_config(&self) -> Result<ConfigStore, ConfigError> {
+        let Some(early) = self.config_opening.borrow_mut().take() else {
+            return ConfigStore::open().await;
+        };
+        std::future::poll_fn(|cx| {
+            let mut slot = early.borrow_mut();
+            match slot.0.take() {
+                Some(opened) => Poll::Ready(opened),
+                None => {
+                    slot.1 = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+        .await
+    }
+
     /// Opens the profile store and makes sure the default profile exists,
     /// then brings the engine's sessions up.
     async fn open_profiles(self: &Rc<Self>) {
-        let config = match ConfigStore::open().await {
+        let config = match self.open_config().await {
             Ok(c) => Rc::new(c),
             Err(e) => {
                 let reason = Phrase::ProfilesCannotOpen { fault: e.fault() };
@@ -760,7 +807,7 @@ impl Shell {
             Err(err) => return self.input(|e, _| e.stop(journal_fault(&err))),
         };
         // Reads only: whether the keys the session's profile names exist.
-        if let Ok(config) = ConfigStore::open().await {
+        if let Ok(config) = self.open_config().await {
             if self.config.borrow().is_none() {
                 *self.config.borrow_mut() = Some(Rc::new(config));
             }
