@@ -408,7 +408,9 @@ impl Shell {
 
     /// The profile store: the one opened beside the journal, or a new open.
     async fn open_config(&self) -> Result<ConfigStore, ConfigError> {
-        let Some(early) = self.config_opening.borrow_mut().take() else {
+        // Taken first, so that no borrow of the cell is held across an await.
+        let early = self.config_opening.borrow_mut().take();
+        let Some(early) = early else {
             return ConfigStore::open().await;
         };
         std::future::poll_fn(|cx| {
