@@ -1833,6 +1833,17 @@ pub(super) mod waiting_request {
             .collect()
     }
 
+    /// Since `from`, the session started, and every status said `takes`.
+    #[track_caller]
+    fn a_start_that_takes_messages(w: &World, from: usize, takes: bool, why: &str) {
+        let said = takes_messages(w, from);
+        assert!(
+            said.iter().any(|(state, _)| state == "starting"),
+            "it starts: {said:?}"
+        );
+        assert!(said.iter().all(|(_, t)| *t == takes), "{why}: {said:?}");
+    }
+
     /// The status line says Connected when the controller takes messages
     /// for the session: a first start waits for its runtime; a session that
     /// ran keeps taking them while a chosen profile's start replaces its
@@ -1860,14 +1871,11 @@ pub(super) mod waiting_request {
         let switch = w.page.len();
         w.e.handle_select_profile(other.id, w.now);
         w.settle();
-        let relaunch = takes_messages(&w, switch);
-        assert!(
-            relaunch.iter().any(|(state, _)| state == "starting"),
-            "the chosen profile starts a new execution: {relaunch:?}"
-        );
-        assert!(
-            relaunch.iter().all(|(_, takes)| *takes),
-            "a session that ran takes messages throughout: {relaunch:?}"
+        a_start_that_takes_messages(
+            &w,
+            switch,
+            true,
+            "a session that ran takes messages throughout its relaunch",
         );
     }
 
@@ -1880,15 +1888,7 @@ pub(super) mod waiting_request {
         w.answer_spawns = false;
         let restart = w.page.len();
         w.restart();
-        let rejoining = takes_messages(&w, restart);
-        assert!(
-            rejoining.iter().any(|(state, _)| state == "starting"),
-            "the restarted controller resumes: {rejoining:?}"
-        );
-        assert!(
-            rejoining.iter().all(|(_, takes)| !takes),
-            "it waits for the runtime: {rejoining:?}"
-        );
+        a_start_that_takes_messages(&w, restart, false, "it waits for the runtime");
     }
 
     /// A resume the person asks for (Resume on the card) keeps the status
@@ -1904,14 +1904,11 @@ pub(super) mod waiting_request {
         w.e.handle_recover(Action::Resume, w.now);
         w.settle();
         assert!(!w.spawned.is_empty(), "the resume launched a runtime");
-        let resuming = takes_messages(&w, resume);
-        assert!(
-            resuming.iter().any(|(state, _)| state == "starting"),
-            "the resume starts: {resuming:?}"
-        );
-        assert!(
-            resuming.iter().all(|(_, takes)| *takes),
-            "a resume asked for takes messages throughout: {resuming:?}"
+        a_start_that_takes_messages(
+            &w,
+            resume,
+            true,
+            "a resume asked for takes messages throughout",
         );
     }
 
