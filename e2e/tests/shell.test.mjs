@@ -63,6 +63,31 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
   });
 }
 
+describe('first visit', () => {
+  test('the service worker registers once the status line has settled, not while the app loads', async () => {
+    // Its install downloads the whole bundle again; begun at mount, it
+    // competed with the first visit's own loads on the way to Connected.
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page } = browser;
+      await page.addInitScript(() => {
+        const register = ServiceWorkerContainer.prototype.register;
+        ServiceWorkerContainer.prototype.register = function (...args) {
+          window.__statusAtRegister = [...document.querySelectorAll('[role=status]')].map((s) => s.textContent);
+          return register.apply(this, args);
+        };
+      });
+      await page.goto(BASE_URL);
+      await waitServiceWorkerReady(page);
+      const status = await page.evaluate(() => window.__statusAtRegister);
+      assert.ok(status?.includes('Connected'), `the status line said ${JSON.stringify(status)} when it registered`);
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
 describe('installable PWA', () => {
   let browser;
   before(async () => {
