@@ -159,12 +159,27 @@ async function outputGroup(page) {
         });
         window.__observer.observe({ type: 'longtask', buffered: false });
       });
-      const started = Date.now();
       await app.getByRole('textbox', { name: 'Message' }).fill(`$ ${line}`);
+      // Both ends in the page's own clock, the end taken by a
+      // MutationObserver the moment the block's outcome reads "completed":
+      // Playwright's own wait polls every 500 ms after its first few tries,
+      // which rounded a 0.45 s run up to 0.9 s.
+      await app.evaluate((label) => {
+        window.__output = { sent: performance.now() };
+        const outcome = `[role=group][aria-label="${CSS.escape(label)}"] .outcome`;
+        const observer = new MutationObserver(() => {
+          if (document.querySelector(outcome)?.dataset.outcome === 'completed') {
+            window.__output.completed = performance.now();
+            observer.disconnect();
+          }
+        });
+        observer.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-outcome'] });
+      }, `Command: ${line}`);
       await app.getByRole('button', { name: 'Send' }).click();
       const block = app.getByRole('group', { name: `Command: ${line}` });
-      await block.getByText('completed', { exact: true }).waitFor({ timeout: 300_000 });
-      const seconds = (Date.now() - started) / 1000;
+      await app.waitForFunction(() => window.__output.completed !== undefined, null, { timeout: 300_000 });
+      await block.getByText('completed', { exact: true }).waitFor();
+      const seconds = await app.evaluate(() => (window.__output.completed - window.__output.sent) / 1000);
       const longest = await app.evaluate(() => window.__longest);
       const bytes = await app.evaluate((n) => {
         let total = 0;
