@@ -18,8 +18,6 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use js_sys::Promise;
 use lifeline_core::{Binding, CommandId, ProcessOutput, RuntimeError};
 use lifeline_shell::{DirEntry, EntryKind, FsError, Host, Stream, WorkspacePath};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use crate::opfs::OpfsWorkspace;
@@ -222,70 +220,6 @@ impl<F: Future<Output = i32>> Future for Killable<F> {
     }
 }
 
-/// Lets every task already queued run (port messages, timers, a kill), then
-/// resumes. Not `setTimeout(0)`: a timer set from a timer's continuation is
-/// clamped to 4 ms once nested five deep, and a command that yields after
-/// every 64 KiB spent most of its time there (8.9 MB of `seq`: about 140
-/// yields). A message to a port of this worker's own is a task of its own,
-/// not a timer, so nothing clamps it.
-pub async fn next_task() {
-    let promise = Promise::new(&mut |resolve, _| {
-        let posted = NEXT_TASK.with(|next| next.as_ref().is_some_and(|n| n.post(resolve.clone())));
-        if !posted {
-            let _ =
-                crate::scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-        }
-    });
-    let _ = JsFuture::from(promise).await;
-}
-
-thread_local! {
-    static NEXT_TASK: Option<NextTask> = NextTask::new();
-}
-
-/// The port [`next_task`] posts to and the resumptions waiting on it, in
-/// order (a port delivers its messages in order, so the front one is due).
-struct NextTask {
-    channel: web_sys::MessageChannel,
-    waiting: Rc<RefCell<std::collections::VecDeque<js_sys::Function>>>,
-    _on_message: Closure<dyn FnMut()>,
-}
-
-impl NextTask {
-    fn new() -> Option<NextTask> {
-        let channel = web_sys::MessageChannel::new().ok()?;
-        let waiting: Rc<RefCell<std::collections::VecDeque<js_sys::Function>>> = Rc::default();
-        let due = waiting.clone();
-        let on_message = Closure::<dyn FnMut()>::new(move || {
-            let resume = due.borrow_mut().pop_front();
-            if let Some(resume) = resume {
-                let _ = resume.call0(&JsValue::UNDEFINED);
-            }
-        });
-        channel
-            .port1()
-            .set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        Some(NextTask {
-            channel,
-            waiting,
-            _on_message: on_message,
-        })
-    }
-
-    fn post(&self, resume: js_sys::Function) -> bool {
-        if self
-            .channel
-            .port2()
-            .post_message(&JsValue::UNDEFINED)
-            .is_err()
-        {
-            return false;
-        }
-        self.waiting.borrow_mut().push_back(resume);
-        true
-    }
-}
-
 pub async fn sleep_ms(ms: u64) {
     let promise = Promise::new(&mut |resolve, _| {
         let _ = crate::scope().set_timeout_with_callback_and_timeout_and_arguments_0(
@@ -328,7 +262,10 @@ impl Host for ProcessHost {
     async fn yield_now(&self) {
         // Let timers, port messages and kills run; pause while the
         // controller has not confirmed enough of what was already printed.
-        next_task().await;
+        // The workspace's yield is a port message, not `setTimeout(0)`,
+        // which Chromium clamps to 4 ms once nested: with it, a command
+        // yielding after every 64 KiB spent most of its time waiting.
+        self.workspace.yield_now().await;
         for _ in 0..6_000 {
             if self.process.pending_bytes.get() <= PAUSE_ABOVE_BYTES || self.process.killed.get() {
                 break;

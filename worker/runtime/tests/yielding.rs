@@ -1,19 +1,27 @@
-//! `process::next_task`, the turn a running command gives the worker after
-//! every 64 KiB of output: it must let what is already queued run (the
-//! controller's acknowledgements, a kill) and resume every waiter, in order.
+//! `Host::yield_now` on the OPFS workspace, the turn a running command gives
+//! the runtime worker after every 64 KiB of output: it must let what is
+//! already queued run (the controller's acknowledgements, a kill) and resume
+//! every waiter, in order.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use lifeline_runtime::process::next_task;
+use lifeline_runtime::opfs::OpfsWorkspace;
+use lifeline_shell::Host;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
+async fn workspace(label: &str) -> OpfsWorkspace {
+    let id = format!("test-yield-{label}-{}", js_sys::Math::random().to_bits());
+    OpfsWorkspace::open(&id).await.unwrap()
+}
+
 #[wasm_bindgen_test]
 async fn a_message_already_queued_is_handled_before_the_command_resumes() {
+    let host = workspace("queued").await;
     let channel = web_sys::MessageChannel::new().unwrap();
     let handled = Rc::new(Cell::new(false));
     let seen = handled.clone();
@@ -23,7 +31,7 @@ async fn a_message_already_queued_is_handled_before_the_command_resumes() {
         .set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     channel.port2().post_message(&JsValue::UNDEFINED).unwrap();
     assert!(!handled.get(), "a message is a task of its own");
-    next_task().await;
+    host.yield_now().await;
     assert!(
         handled.get(),
         "the queued message ran before the resumption"
@@ -32,11 +40,12 @@ async fn a_message_already_queued_is_handled_before_the_command_resumes() {
 
 #[wasm_bindgen_test]
 async fn every_waiter_resumes_in_the_order_it_yielded() {
+    let host = Rc::new(workspace("order").await);
     let order = Rc::new(RefCell::new(Vec::new()));
     let waiters = (0..64).map(|i| {
-        let order = order.clone();
+        let (host, order) = (host.clone(), order.clone());
         async move {
-            next_task().await;
+            host.yield_now().await;
             order.borrow_mut().push(i);
         }
     });
