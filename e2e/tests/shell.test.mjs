@@ -64,6 +64,33 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
 }
 
 describe('first visit', () => {
+  test('the first render waits until the controller has its Start', async () => {
+    // Rendered first, the page's mount is one long task during which the
+    // controller, ready and waiting, cannot be told to start.
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page } = browser;
+      await page.addInitScript(() => {
+        const post = Worker.prototype.postMessage;
+        Worker.prototype.postMessage = function (message, ...rest) {
+          if (typeof message === 'string' && message.startsWith('{"start":')) window.__startAt ??= performance.now();
+          return post.call(this, message, ...rest);
+        };
+        new MutationObserver(() => {
+          if (document.querySelector('.shell')) window.__shellAt ??= performance.now();
+        }).observe(document, { subtree: true, childList: true });
+      });
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      const { startAt, shellAt } = await page.evaluate(() => ({ startAt: window.__startAt, shellAt: window.__shellAt }));
+      assert.ok(startAt !== undefined && shellAt !== undefined, `Start at ${startAt}, first render at ${shellAt}`);
+      assert.ok(startAt <= shellAt, `the page rendered at ${shellAt} ms, before it sent the Start at ${startAt} ms`);
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+
   test('the service worker registers once the status line has settled, not while the app loads', async () => {
     // Its install downloads the whole bundle again; begun at mount, it
     // competed with the first visit's own loads on the way to Connected.

@@ -30,7 +30,13 @@ pub fn App() -> impl IntoView {
         );
         if settled && !registered.get_value() {
             registered.set_value(true);
-            io::register_service_worker(ui.offline);
+            // In a task of its own: the status line shows the settled state
+            // first (this effect may run before the one writing the line).
+            let offline = ui.offline;
+            set_timeout(
+                move || io::register_service_worker(offline),
+                std::time::Duration::ZERO,
+            );
         }
     });
     crate::sessions::watch_address();
@@ -49,7 +55,27 @@ pub fn App() -> impl IntoView {
         details_open.set(false);
     };
 
-    view! {
+    // The first render waits until the controller has its Start (or cannot
+    // get one, or FIRST_RENDER_WAIT_MS have passed). Rendered at once, it
+    // is one task of 60-100 ms on a first visit, during which the page
+    // cannot hand the controller the Start it waits on: the controller's
+    // recovery then runs beside the render instead of after it.
+    // Set once: setting it again would render everything again.
+    let shown = RwSignal::new(false);
+    let show = move || {
+        if !shown.get_untracked() {
+            shown.set(true);
+        }
+    };
+    Effect::new(move |_| {
+        if ui.started.get() || matches!(ui.connection(), Connection::Failed(_)) {
+            show();
+        }
+    });
+    set_timeout(show, std::time::Duration::from_millis(FIRST_RENDER_WAIT_MS));
+
+    move || {
+        shown.get().then(|| view! {
         // Escape closes whichever drawer is open (focus is inside the page
         // while one is: opening it moved focus into it).
         <div
@@ -102,8 +128,12 @@ pub fn App() -> impl IntoView {
         </div>
         // Outside the shell: its Escape closes the dialog, not a drawer.
         <crate::sessions::DeleteDialog s=ui.sessions />
+    })
     }
 }
+
+/// The longest the first render waits for the controller's Start.
+const FIRST_RENDER_WAIT_MS: u64 = 250;
 
 /// A drawer's focus: opening it moves focus into it (to its close button),
 /// closing it by any way (its button, Escape, a tap outside) returns focus
