@@ -91,6 +91,27 @@ describe('first visit', () => {
     }
   });
 
+  test('the Profiles dialog is built when it first opens, not with the page', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page } = browser;
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      assert.equal(await page.locator('form.profile-form').count(), 0, 'the form was built with the page');
+      await page.getByRole('button', { name: 'Profiles' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Profiles' });
+      await dialog.getByRole('textbox', { name: 'Name' }).waitFor();
+      await dialog.getByRole('button', { name: 'Close' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+      await page.getByRole('button', { name: 'Profiles' }).click();
+      await dialog.getByRole('textbox', { name: 'Name' }).waitFor();
+      assert.equal(await page.locator('form.profile-form').count(), 1, 'built once');
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+
   test('the service worker registers once the status line has settled, not while the app loads', async () => {
     // Its install downloads the whole bundle again; begun at mount, it
     // competed with the first visit's own loads on the way to Connected.

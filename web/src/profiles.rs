@@ -803,8 +803,15 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
         }
     });
 
+    // Its content is built the first time it opens: built with the page,
+    // it was a fifth of a first visit's render, for a dialog most visits
+    // never open.
+    let opened = RwSignal::new(false);
     let open = move |_| {
         said.set(String::new());
+        if !opened.get_untracked() {
+            opened.set(true);
+        }
         if let Some(d) = dialog.get_untracked() {
             if !d.open() {
                 let _ = d.show_modal();
@@ -857,9 +864,11 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
                 </button>
             </div>
             <p class="dialog-said" role="status">{move || said.get()}</p>
-            <ProfileErrors ui />
-            <ProfileList ui form said />
-            <ProfileForm form said pending_save notices=ui.notices />
+            {move || opened.get().then(|| view! {
+                <ProfileErrors ui />
+                <ProfileList ui form said />
+                <ProfileForm form said pending_save notices=ui.notices />
+            })}
         </dialog>
     }
 }
