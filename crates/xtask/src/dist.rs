@@ -138,17 +138,7 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
             Profile::Dev => "debug",
         });
     for (name, _) in MODULES {
-        let mut command = Command::new(bindgen.join("wasm-bindgen"));
-        command
-            .arg(wasm_dir.join(format!("{name}.wasm")))
-            .args(["--target", "web", "--no-typescript", "--out-dir"])
-            .arg(&out);
-        if profile == Profile::Release {
-            // Names are for profiling a names-kept build; the producers
-            // section only says which compilers ran.
-            command.args(["--remove-name-section", "--remove-producers-section"]);
-        }
-        run_command(&mut command)?;
+        bindgen_module(&bindgen, &wasm_dir, name, &out, profile == Profile::Release)?;
     }
 
     copy_tree(&root().join("web/static"), &out)?;
@@ -193,6 +183,44 @@ fn copy_wllama(out: &Path) -> Result<(), String> {
             .map_err(|e| format!("cannot copy @wllama/wllama's {from}: {e}"))?;
     }
     Ok(())
+}
+
+/// wasm-bindgen for one module into `out`; `strip` drops the function
+/// names (kept only for profiling) and the producers section (which only
+/// says which compilers ran).
+fn bindgen_module(
+    bindgen: &Path,
+    wasm_dir: &Path,
+    name: &str,
+    out: &Path,
+    strip: bool,
+) -> Result<(), String> {
+    let mut command = Command::new(bindgen.join("wasm-bindgen"));
+    command
+        .arg(wasm_dir.join(format!("{name}.wasm")))
+        .args(["--target", "web", "--no-typescript", "--out-dir"])
+        .arg(out);
+    if strip {
+        command.args(["--remove-name-section", "--remove-producers-section"]);
+    }
+    run_command(&mut command)
+}
+
+/// A copy of a release `bundle` whose modules keep their function names,
+/// in target/trace-dist, for a CPU profile that says which function ran.
+pub fn names_kept(bundle: &Bundle) -> Result<PathBuf, String> {
+    let out = root().join("target/trace-dist");
+    if out.exists() {
+        std::fs::remove_dir_all(&out).map_err(|e| format!("cannot clear {out:?}: {e}"))?;
+    }
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {out:?}: {e}"))?;
+    copy_tree(&bundle.dir, &out)?;
+    let bindgen = tools::ensure_wasm_bindgen()?;
+    let wasm_dir = root().join("target/wasm32-unknown-unknown/release");
+    for (name, _) in MODULES {
+        bindgen_module(&bindgen, &wasm_dir, name, &out, false)?;
+    }
+    Ok(out)
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {

@@ -14,6 +14,7 @@ mod serve;
 mod soak;
 mod test;
 mod tools;
+mod trace;
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -31,6 +32,9 @@ commands:
                              against the whole native suite (simulation with N seeds, default 2000)
   soak [--cycles N] [--seed N] [--self-test]
                              build and run the crash soak in headless Chromium (default 50 cycles)
+  trace [first-visit|send|output]
+                             build with function names kept, trace one flow with the CPU profiler on
+                             every thread, and print where each thread spent its time
 ";
 
 fn main() -> ExitCode {
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
         Some("probe") => probe::run(&args[1..]),
         Some("mutants") => mutants::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
+        Some("trace") => trace::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
