@@ -76,59 +76,59 @@ pub fn App() -> impl IntoView {
 
     move || {
         shown.get().then(|| view! {
-        // Escape closes whichever drawer is open (focus is inside the page
-        // while one is: opening it moved focus into it).
-        <div
-            on:keydown=move |event: web_sys::KeyboardEvent| {
-                if event.key() == "Escape" && any_open() {
-                    close_all();
+            // Escape closes whichever drawer is open (focus is inside the page
+            // while one is: opening it moved focus into it).
+            <div
+                on:keydown=move |event: web_sys::KeyboardEvent| {
+                    if event.key() == "Escape" && any_open() {
+                        close_all();
+                    }
                 }
-            }
-            class="shell"
-            class:sessions-open=move || sessions_open.get()
-            class:details-open=move || details_open.get()
-        >
-            <header class="topbar">
-                <button
-                    type="button"
-                    class="pane-toggle sessions-toggle"
-                    node_ref=sessions_toggle
-                    aria-controls="sessions"
-                    aria-expanded=move || sessions_open.get().to_string()
-                    on:click=move |_| sessions_open.update(|open| *open = !*open)
-                >
-                    {text(Msg::Sessions)}
-                </button>
-                <h1>"Lifeline"</h1>
-                <ConnectionStatus ui />
-                <Profiles ui />
-                // On a phone it reads "Details"; its name stays the pane's.
-                <button
-                    type="button"
-                    class="pane-toggle details-toggle"
-                    node_ref=details_toggle
-                    aria-controls="details"
-                    aria-label=text(Msg::SessionDetails)
-                    aria-expanded=move || details_open.get().to_string()
-                    on:click=move |_| details_open.update(|open| *open = !*open)
-                >
-                    <span class="long">{text(Msg::SessionDetails)}</span>
-                    <span class="short">{text(Msg::Details)}</span>
-                </button>
-            </header>
-            // A tap outside an open drawer closes it.
-            <div class="scrim" hidden=move || !any_open() on:click=move |_| close_all()></div>
-            <crate::sessions::SessionList ui open=sessions_open />
-            <main class="chat">
-                <Notices ui />
-                <Transcript ui />
-                <Composer ui />
-            </main>
-            <DetailsPane ui open=details_open />
-        </div>
-        // Outside the shell: its Escape closes the dialog, not a drawer.
-        <crate::sessions::DeleteDialog s=ui.sessions />
-    })
+                class="shell"
+                class:sessions-open=move || sessions_open.get()
+                class:details-open=move || details_open.get()
+            >
+                <header class="topbar">
+                    <button
+                        type="button"
+                        class="pane-toggle sessions-toggle"
+                        node_ref=sessions_toggle
+                        aria-controls="sessions"
+                        aria-expanded=move || sessions_open.get().to_string()
+                        on:click=move |_| sessions_open.update(|open| *open = !*open)
+                    >
+                        {text(Msg::Sessions)}
+                    </button>
+                    <h1>"Lifeline"</h1>
+                    <ConnectionStatus ui />
+                    <Profiles ui />
+                    // On a phone it reads "Details"; its name stays the pane's.
+                    <button
+                        type="button"
+                        class="pane-toggle details-toggle"
+                        node_ref=details_toggle
+                        aria-controls="details"
+                        aria-label=text(Msg::SessionDetails)
+                        aria-expanded=move || details_open.get().to_string()
+                        on:click=move |_| details_open.update(|open| *open = !*open)
+                    >
+                        <span class="long">{text(Msg::SessionDetails)}</span>
+                        <span class="short">{text(Msg::Details)}</span>
+                    </button>
+                </header>
+                // A tap outside an open drawer closes it.
+                <div class="scrim" hidden=move || !any_open() on:click=move |_| close_all()></div>
+                <crate::sessions::SessionList ui open=sessions_open />
+                <main class="chat">
+                    <Notices ui />
+                    <Transcript ui />
+                    <Composer ui />
+                </main>
+                <DetailsPane ui open=details_open />
+            </div>
+            // Outside the shell: its Escape closes the dialog, not a drawer.
+            <crate::sessions::DeleteDialog s=ui.sessions />
+        })
     }
 }
 
