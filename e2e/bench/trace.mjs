@@ -67,7 +67,7 @@ try {
     await page.getByRole('button', { name: 'Send' }).click();
     await page.waitForFunction(() => window.__at.completed !== undefined, null, { timeout: 300_000 });
   }
-  marks = await page.evaluate(() => ({ ...window.__at, origin: performance.timeOrigin }));
+  marks = await page.evaluate(() => window.__at);
   trace = JSON.parse((await browser.stopTracing()).toString('utf8'));
 } finally {
   await browser.close();
@@ -79,9 +79,6 @@ const threads = new Map();
 for (const e of events) {
   if (e.ph === 'M' && e.name === 'thread_name') threads.set(`${e.pid}:${e.tid}`, e.args.name);
 }
-// Trace time is microseconds on the browser's monotonic clock, which is
-// also what `performance.timeOrigin` counts from (in ms, as epoch time on
-// some builds): anchor on the first profile's start instead, and say so.
 const profiles = new Map();
 for (const e of events) {
   if (e.name === 'Profile') {
@@ -99,6 +96,8 @@ for (const e of events) {
 // (the warm-up page, browser internals) are left out.
 const app = new Set([...threads].filter(([, name]) => name.startsWith('DedicatedWorker')).map(([key]) => key.split(':')[0]));
 for (const [key, p] of profiles) if (!app.has(p.thread.split(':')[0])) profiles.delete(key);
+// The trace's clock is not the page's: times below count from the first
+// profiled sample.
 const t0 = Math.min(...[...profiles.values()].map((p) => p.start));
 const SLICE = Number(process.env.TRACE_SLICE_MS ?? (flow === 'output' ? 50 : 20));
 const TOP = Number(process.env.TRACE_TOP ?? 12);
