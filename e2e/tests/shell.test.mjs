@@ -64,11 +64,13 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
 }
 
 /** A fresh profile's first visit: `script`, if given, runs in the page
- * before the app's own; then `check(page)`, and no console errors. */
-async function firstVisit(script, check) {
+ * before the app's own, and `prepare(browser)` before the page loads;
+ * then `check(page)`, and no console errors. */
+async function firstVisit(script, check, prepare) {
   const browser = await openBrowser(VIEWPORTS.desktop);
   try {
     if (script) await browser.page.addInitScript(script);
+    await prepare?.(browser);
     await browser.page.goto(BASE_URL);
     await check(browser.page);
     assert.deepEqual(browser.errors, []);
@@ -112,6 +114,23 @@ describe('first visit', () => {
       }
       assert.equal(await page.locator('form.profile-form').count(), 1, 'built once');
     });
+  });
+
+  test('a controller that cannot load: the page still shows itself and says why', async () => {
+    // The first render waits for the controller's Start; one that never
+    // comes must not leave the page blank.
+    const missing = (browser) =>
+      browser.context.route('**/controller.js', (route) => route.fulfill({ status: 404, body: 'gone' }));
+    await firstVisit(
+      null,
+      async (page) => {
+        const status = page.getByRole('status').filter({ hasText: /^Not connected: / });
+        await status.waitFor();
+        assert.match(await status.textContent(), /controller worker stopped/);
+        await page.getByRole('textbox', { name: 'Message' }).waitFor();
+      },
+      missing,
+    );
   });
 
   test('the service worker registers once the status line has settled, not while the app loads', async () => {
