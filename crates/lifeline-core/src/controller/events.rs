@@ -50,6 +50,9 @@ impl Controller {
                 .command(s.command)
                 .map_or(EventSeq::ZERO, |c| c.last_seq);
             if s.last_seq > working_last {
+                // Asked again on every heartbeat that shows the runtime ahead:
+                // the retry, should an earlier answer have been lost.
+                self.ask_resend(runtime, s.command, working_last);
                 self.send(
                     runtime,
                     ControllerToRuntime::Resend {
@@ -72,6 +75,20 @@ impl Controller {
                 );
             }
         }
+    }
+
+    /// Whether the events after `after` of `command` may be asked for: not
+    /// if this link already asked for exactly that tail (see
+    /// [`super::link::Link::resend_asked`]). Records the ask.
+    fn ask_resend(&mut self, runtime: RuntimeId, command: CommandId, after: EventSeq) -> bool {
+        let Some(link) = self.links.get_mut(&runtime) else {
+            return true;
+        };
+        if link.resend_asked.get(&command) == Some(&after) {
+            return false;
+        }
+        link.resend_asked.insert(command, after);
+        true
     }
 
     pub(super) fn event(
@@ -127,15 +144,17 @@ impl Controller {
             };
         }
         if seq != last.next() {
-            self.send(
-                runtime,
-                ControllerToRuntime::Resend {
+            if self.ask_resend(runtime, command, last) {
+                self.send(
                     runtime,
-                    generation,
-                    command,
-                    after: last,
-                },
-            );
+                    ControllerToRuntime::Resend {
+                        runtime,
+                        generation,
+                        command,
+                        after: last,
+                    },
+                );
+            }
             return Err(ControllerError::SequenceGap {
                 command,
                 expected: last.next(),

@@ -100,15 +100,7 @@ impl Controller {
                 for (runtime, generation, status, requested) in &runtimes {
                     match status {
                         RuntimeStatus::Current => {
-                            self.links.insert(
-                                *runtime,
-                                Link {
-                                    generation: *generation,
-                                    attached: false,
-                                    last_heard: now,
-                                    terminate_attempts: 0,
-                                },
-                            );
+                            self.links.insert(*runtime, Link::new(*generation, now));
                             self.defer(ControllerEffect::SetTimer {
                                 timer: TimerId::ReattachDeadline {
                                     runtime: *runtime,

@@ -40,12 +40,10 @@ impl Controller {
             .filter_map(|c| self.unchanged(c))
             .collect();
         let attempts = {
-            let link = self.links.entry(runtime).or_insert(Link {
-                generation,
-                attached: false,
-                last_heard: now,
-                terminate_attempts: 0,
-            });
+            let link = self
+                .links
+                .entry(runtime)
+                .or_insert_with(|| Link::new(generation, now));
             link.terminate_attempts += 1;
             link.terminate_attempts
         };
@@ -168,7 +166,7 @@ impl Controller {
         let rref = self.runtime_ref(runtime);
         self.evidence(now, kind, rref, observed, outcomes);
         if let Some(link) = self.links.get_mut(&runtime) {
-            link.attached = false;
+            link.set_attached(false);
         }
         self.defer(ControllerEffect::TerminateRuntime {
             runtime,
