@@ -6,7 +6,7 @@ use crate::i18n::{self, text, tf, tr, Msg};
 use crate::io;
 use crate::profiles::Profiles;
 use crate::transcript;
-use crate::ui::{Connection, NoticeItem, Offline, Persist, Ui};
+use crate::ui::{set_if_changed, Connection, NoticeItem, Offline, Persist, Ui};
 use crate::worded::JournalStatus;
 use leptos::prelude::*;
 use lifeline_protocol::{Level, PageToController, Role};
@@ -62,11 +62,7 @@ pub fn App() -> impl IntoView {
     // recovery then runs beside the render instead of after it.
     // Set once: setting it again would render everything again.
     let shown = RwSignal::new(false);
-    let show = move || {
-        if !shown.get_untracked() {
-            shown.set(true);
-        }
-    };
+    let show = move || set_if_changed(shown, true);
     Effect::new(move |_| {
         if ui.started.get() || matches!(ui.connection(), Connection::Failed(_)) {
             show();

@@ -10,7 +10,7 @@
 
 use crate::i18n::{self, t, text, tf, tf_in, tr, Locale, Msg};
 use crate::io;
-use crate::ui::{NoticeItem, Ui};
+use crate::ui::{set_if_changed, NoticeItem, Ui};
 use crate::worded::ProfileSummary;
 use leptos::html;
 use leptos::prelude::*;
@@ -809,9 +809,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
     let opened = RwSignal::new(false);
     let open = move |_| {
         said.set(String::new());
-        if !opened.get_untracked() {
-            opened.set(true);
-        }
+        set_if_changed(opened, true);
         if let Some(d) = dialog.get_untracked() {
             if !d.open() {
                 let _ = d.show_modal();

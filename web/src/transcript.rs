@@ -13,6 +13,7 @@
 //! here is the controller's, copied from the delta.
 
 use crate::i18n::{self, text, tf, tr, Msg};
+use crate::ui::set_if_changed;
 use crate::worded::ViewDelta;
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
@@ -608,12 +609,6 @@ impl Model {
         if window().request_animation_frame(&callback).is_ok() {
             self.frame_requested = true;
         }
-    }
-}
-
-fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
-    if signal.with_untracked(|v| *v != value) {
-        signal.set(value);
     }
 }
 

@@ -223,6 +223,14 @@ impl Ui {
 /// storage notice: a preference of this browser, not a fact of the journal.
 const STORAGE_NOTICE_KEY: &str = "lifeline.storage-notice-dismissed";
 
+/// Sets `signal` only if `value` differs: a set notifies every reader,
+/// equal or not.
+pub fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
+    if signal.with_untracked(|v| *v != value) {
+        signal.set(value);
+    }
+}
+
 fn local_storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok().flatten()
 }

@@ -8,6 +8,7 @@ use super::runtimes::{RuntimeKey, RuntimeSlot};
 use super::{describe, download, error_detail, now, spawn_worker, with_host, Host};
 use crate::i18n::{self, Msg};
 use crate::transcript;
+use crate::ui::set_if_changed;
 use crate::worded::{ControllerToPage, JournalStatus, Status};
 use leptos::prelude::*;
 use lifeline_core::{StartCause, TurnId};
@@ -185,13 +186,7 @@ impl Host {
             }
             ControllerToPage::Status(status) => {
                 self.journal_seen(&status);
-                if self
-                    .ui
-                    .status
-                    .with_untracked(|s| s.as_ref() != Some(&*status))
-                {
-                    self.ui.status.set(Some(*status));
-                }
+                set_if_changed(self.ui.status, Some(*status));
             }
             ControllerToPage::SpawnRuntime {
                 identity,
