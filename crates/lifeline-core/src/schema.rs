@@ -184,9 +184,18 @@ pub fn precheck<T: Schema>(bytes: &[u8]) -> Result<(), SchemaError> {
             max: T::MAX_BYTES,
         });
     }
-    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+    opens_object(
+        T::NAME,
+        bytes.iter().copied().find(|b| !b.is_ascii_whitespace()),
+    )
+}
+
+/// The second half of [`precheck`], for a reader that found the first
+/// character that is not whitespace itself: it must open an object.
+pub fn opens_object(schema: &str, first: Option<u8>) -> Result<(), SchemaError> {
+    if first != Some(b'{') {
         return Err(SchemaError::Malformed {
-            schema: T::NAME.to_string(),
+            schema: schema.to_string(),
             detail: "expected a JSON object".to_string(),
         });
     }

@@ -2,7 +2,8 @@
 //! journal and the workers read in production against what the native
 //! tests and the simulation read.
 
-use lifeline_codec::{decode_message, decode_record};
+use js_sys::JsString;
+use lifeline_codec::{decode_message, decode_record, decode_stored};
 use lifeline_core::schema::{decode, encode, Schema, SchemaError};
 use lifeline_core::{CommandRecord, EventRecord, JournalEntry, RecoveryEvidence};
 use lifeline_protocol::{DecodeError, PageToController, MAX_MESSAGE_BYTES};
@@ -144,5 +145,42 @@ fn limits_hold_before_any_parsing() {
     assert!(matches!(
         decode_message::<PageToController>("{\"type\":\"nonsense\"}"),
         Err(DecodeError::Malformed { .. })
+    ));
+}
+
+/// The journal's reader decodes the string IndexedDB gave back without
+/// copying it into wasm first: it must accept and refuse exactly what the
+/// text decoder does, near the size limit and with text that is not ASCII
+/// too (where UTF-16 units and UTF-8 bytes differ).
+#[wasm_bindgen_test]
+fn a_stored_string_decodes_like_its_text() {
+    let max = lifeline_core::schema::limits::MAX_RECORD_BYTES;
+    let cases = [
+        ENTRY.to_string(),
+        format!(" \n\t{ENTRY}"),
+        ENTRY.replace("lease_granted", "no_such_record"),
+        ENTRY.replace(r#""v":1,"#, r#""v":2,"#),
+        ENTRY.replace(r#""position":7"#, r#""position":"seven""#),
+        "[1]".to_string(),
+        "  {not json".to_string(),
+        String::new(),
+        "   ".to_string(),
+        // Within the limit in bytes, but more than a third of it in units:
+        // read through the exact path, and accepted.
+        format!("{ENTRY}{}", " ".repeat(max / 3)),
+        // Within the limit in units, over it in bytes (three each).
+        format!("{ENTRY}{}", "\u{2028}".repeat(max / 3 + 1)),
+        // Over it in units.
+        format!("{ENTRY}{}", " ".repeat(max)),
+    ];
+    for text in &cases {
+        let stored = decode_stored::<JournalEntry>(&JsString::from(text.as_str()));
+        let record = decode_record::<JournalEntry>(text);
+        assert_eq!(stored, record, "{}", &text[..text.len().min(80)]);
+    }
+    assert!(decode_stored::<JournalEntry>(&JsString::from(ENTRY)).is_ok());
+    assert!(matches!(
+        decode_stored::<JournalEntry>(&JsString::from(cases[10].as_str())),
+        Err(SchemaError::TooLarge { .. })
     ));
 }

@@ -6,8 +6,8 @@
 //! store for its kind). A value that fails is reported as [`Quarantined`] and
 //! skipped; the rest loads. Reasons never quote record contents.
 
-use js_sys::{Array, Reflect};
-use lifeline_codec::decode_record as decode;
+use js_sys::{Array, JsString, Reflect};
+use lifeline_codec::decode_stored as decode;
 use lifeline_core::phrase::Phrase;
 use lifeline_core::schema::SchemaError;
 use lifeline_core::{Digest, JournalEntry, JournalRecord, ProjectionSnapshot};
@@ -398,10 +398,7 @@ fn read_entry(
             "its position field is not a journal position".into(),
         ));
     };
-    let Some(json) = Reflect::get(value, &keys.json)
-        .ok()
-        .and_then(|j| j.as_string())
-    else {
+    let Some(json) = json_of(value, keys) else {
         return Err(refuse("it has no json field".into()));
     };
     let entry: JournalEntry = decode(&json).map_err(|e| refuse(reason_for(&e)))?;
@@ -436,6 +433,11 @@ fn read_entry(
     Ok(entry)
 }
 
+/// A stored value's JSON text, left in JavaScript for `JSON.parse`.
+fn json_of(value: &JsValue, keys: &Keys) -> Option<JsString> {
+    Reflect::get(value, &keys.json).ok()?.dyn_into().ok()
+}
+
 fn read_snapshot(
     key: &JsValue,
     value: &JsValue,
@@ -451,10 +453,7 @@ fn read_snapshot(
         position,
         reason,
     };
-    let Some(json) = Reflect::get(value, &keys.json)
-        .ok()
-        .and_then(|j| j.as_string())
-    else {
+    let Some(json) = json_of(value, keys) else {
         return Err(refuse("it has no json field".into()));
     };
     let snapshot: ProjectionSnapshot = decode(&json).map_err(|e| refuse(reason_for(&e)))?;
