@@ -71,6 +71,7 @@ pub mod id;
 pub mod journal;
 pub mod message;
 pub mod model;
+pub mod order;
 pub mod outcome;
 pub mod phrase;
 pub mod profile;

@@ -907,7 +907,7 @@ impl Projection {
                 }
             }
             refused.extend(missing);
-            refused.sort_unstable_by_key(|r| r.position);
+            crate::order::by_key(&mut refused, |r| r.position.into());
             return (p, refused);
         }
     }
@@ -955,14 +955,13 @@ impl Projection {
 
     /// Commands bound to one runtime generation, in admission order.
     pub fn commands_on(&self, runtime: RuntimeId, generation: Generation) -> Vec<CommandId> {
-        let mut v: Vec<(u64, CommandId)> = self
+        let mut v: Vec<&CommandView> = self
             .commands
             .values()
             .filter(|c| c.binding.runtime == runtime && c.binding.generation == generation)
-            .map(|c| (c.admitted_position, c.command))
             .collect();
-        v.sort_unstable();
-        v.into_iter().map(|(_, c)| c).collect()
+        crate::order::by_key(&mut v, |c| c.admitted_position.into());
+        v.into_iter().map(|c| c.command).collect()
     }
 
     /// Whether step `step` of `turn` may be requested now: the turn is an

@@ -209,7 +209,7 @@ pub fn inspect(
             }),
         })
         .collect();
-    uncertain_commands.sort_unstable_by_key(|u| u.command);
+    crate::order::by_key(&mut uncertain_commands, |u| u.command.as_u128());
     let turns: Vec<TurnId> = projection
         .sessions
         .get(&session)

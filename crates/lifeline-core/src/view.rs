@@ -348,7 +348,7 @@ pub fn session_deltas(projection: &Projection, session: SessionId) -> Vec<ViewDe
         .values()
         .filter(|c| c.binding.session == session && c.reissue_of.is_some())
         .collect();
-    loose.sort_unstable_by_key(|c| c.admitted_position);
+    crate::order::by_key(&mut loose, |c| c.admitted_position.into());
     for c in loose {
         push_command(projection, c.command, &mut out);
     }
@@ -806,11 +806,10 @@ pub fn session_list(projection: &Projection) -> Vec<SessionItem> {
         .filter(|s| !s.deleted)
         .map(|s| session_item(projection, s))
         .collect();
-    list.sort_unstable_by(|a, b| {
-        b.active_at
-            .cmp(&a.active_at)
-            .then(b.session.cmp(&a.session))
-    });
+    // Newest activity first, ties newest session first: the second key
+    // sorted first, since the sort keeps the order of equal keys.
+    crate::order::by_key_descending(&mut list, |s| s.session.as_u128());
+    crate::order::by_key_descending(&mut list, |s| s.active_at.into());
     list
 }
 

@@ -536,7 +536,7 @@ impl Engine {
         let Some(mut p) = self.fold.take() else {
             return;
         };
-        entries.sort_unstable_by_key(|e| e.position);
+        lifeline_core::order::by_key(&mut entries, |e| e.position.into());
         let mut applied = Vec::new();
         for e in entries {
             if e.position <= p.position {

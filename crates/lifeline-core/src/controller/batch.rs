@@ -195,8 +195,7 @@ impl Controller {
                         _ => None,
                     })
                     .collect();
-                commands.sort_unstable();
-                commands.dedup();
+                crate::order::dedup_by_key(&mut commands, |c| c.as_u128());
                 (f.failures, commands, f.batch.entries.len())
             }
             _ => return Err(ControllerError::UnknownBatch { batch }),

@@ -227,8 +227,7 @@ impl Journal {
             }
         }
 
-        // Four sorted runs: the sort is close to linear on them.
-        entries.sort_unstable_by_key(|e| e.position);
+        lifeline_core::order::by_key(&mut entries, |e| e.position.into());
         let mut merged: Vec<JournalEntry> = Vec::with_capacity(entries.len());
         for entry in entries {
             if merged
@@ -264,7 +263,7 @@ impl Journal {
             };
             quarantined.retain(|q| q.position.is_none_or(|p| (p as f64) <= reached));
         }
-        quarantined.sort_unstable_by_key(|q| q.position.unwrap_or(u64::MAX));
+        lifeline_core::order::by_key(&mut quarantined, |q| q.position.unwrap_or(u64::MAX).into());
         Ok(Tail {
             entries: merged,
             quarantined,
