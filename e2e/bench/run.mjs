@@ -76,23 +76,34 @@ async function recoveryGroup(page) {
   const sizes = (process.env.RECOVERY_SIZES || '1000,10000,100000').split(',').map(Number);
   const rows = [];
   const data = [];
+  const preparedFor = new Map();
   for (const events of sizes) {
     const name = `bench-recovery-${events}`;
-    const prepared = await page.evaluate((task) => window.benchTask(task), {
+    preparedFor.set(events, await page.evaluate((task) => window.benchTask(task), {
       kind: 'recovery-prepare',
       name,
       events,
-    });
-    const runs = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      runs.push(
+    }));
+  }
+  // Rounds alternate between the sizes, so that whatever else the machine
+  // does at one moment weighs on every size alike, not on one of them.
+  const measured = new Map(sizes.map((events) => [events, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const events of sizes) {
+      measured.get(events).push(
         await page.evaluate((task) => window.benchTask(task, { fresh: true }), {
           kind: 'recovery-measure',
-          name,
+          name: `bench-recovery-${events}`,
         }),
       );
     }
-    await page.evaluate((task) => window.benchTask(task), { kind: 'delete', name });
+  }
+  for (const events of sizes) {
+    await page.evaluate((task) => window.benchTask(task), { kind: 'delete', name: `bench-recovery-${events}` });
+  }
+  for (const events of sizes) {
+    const runs = measured.get(events);
+    const prepared = preparedFor.get(events);
     const med = (k) => median(runs.map((r) => r[k]));
     const last = runs[runs.length - 1];
     data.push({ events, prepared, runs });
