@@ -266,6 +266,8 @@ pub struct EngineCoverage {
     pub follower_applied: u64,
     /// Settled commands' output read back from the journal for a view.
     pub outputs_read: u64,
+    /// Commands kept small (`Projection::settled`) when a run ended.
+    pub kept_small: u64,
 }
 
 impl EngineCoverage {
@@ -279,6 +281,7 @@ impl EngineCoverage {
         self.commands_started += other.commands_started;
         self.follower_applied += other.follower_applied;
         self.outputs_read += other.outputs_read;
+        self.kept_small += other.kept_small;
         for (k, v) in &other.actions {
             *self.actions.entry(k).or_default() += v;
         }
@@ -2231,6 +2234,9 @@ impl EngineSim {
     }
 
     fn check_end(&mut self) {
+        if let Some(p) = self.leader.as_ref().and_then(|e| e.projection()) {
+            self.cov.kept_small += p.settled.len() as u64;
+        }
         // A profile chosen while a start or a turn was under way applied
         // once it ended: no idle running session still waits to switch.
         let waiting: Vec<_> = self

@@ -1537,16 +1537,15 @@ fn settled_commands_beyond_the_recent_window_keep_no_output_and_read_it_when_sho
         commands.push(c);
     }
     let p = w.replayed();
-    let oldest = p.command(commands[0]).unwrap();
-    let settled = oldest
-        .settled
-        .as_ref()
-        .expect("the oldest command is collapsed");
-    assert!(oldest.events.is_empty());
-    // Its output stays in the journal only: the snapshot does not grow with it.
-    assert!(settled.in_journal && settled.stdout.is_empty() && settled.stderr.is_empty());
-    let through = settled.through;
-    assert_eq!(through.next(), oldest.terminal.as_ref().unwrap().seq);
+    // Settled for good, its turn ended: kept small, its output in the
+    // journal only, so the snapshot does not grow with it.
+    assert!(p.command(commands[0]).is_none());
+    let oldest = p
+        .settled_command(commands[0])
+        .expect("the oldest command is kept small");
+    let through = oldest.through();
+    assert_eq!(through.next(), oldest.last_seq);
+    assert_eq!(oldest.line, "echo 0");
     let newest = p.command(*commands.last().unwrap()).unwrap();
     assert!(newest.settled.is_none() && newest.events.len() as u64 == through.0);
     assert_eq!(p.recently_settled.len(), window);
@@ -1556,14 +1555,10 @@ fn settled_commands_beyond_the_recent_window_keep_no_output_and_read_it_when_sho
             if *command == commands[0] && stdout.is_empty())
     };
     assert!(session_deltas(&p, id(SESSION)).iter().any(loading));
-    let events: Vec<EventRecord> = w
-        .journal
-        .iter()
-        .filter_map(|e| match &e.record {
-            JournalRecord::Event(ev) if ev.command == commands[0] => Some(ev.clone()),
-            _ => None,
-        })
-        .collect();
+    assert!(session_deltas(&p, id(SESSION)).iter().any(|d| matches!(d,
+        ViewDelta::Command { command, line, outcome: Outcome::Completed, exit_code: Some(0), turn: Some(_), .. }
+            if *command == commands[0] && line == "echo 0")));
+    let events = events_of(&w, commands[0]);
     assert!(matches!(output_read(&p, commands[0], Ok(&events)),
         Some(ViewDelta::Settled { stdout, read: OutputRead::Shown, not_shown: 0, .. }) if stdout == "out 0\nmore\n"));
     assert!(matches!(
@@ -1578,21 +1573,8 @@ fn settled_commands_beyond_the_recent_window_keep_no_output_and_read_it_when_sho
         output_read(&p, *commands.last().unwrap(), Ok(&events)),
         None
     );
-    // A snapshot written before this change (the collapsed text inline, no
-    // `in_journal`) still reads and shows its text without a read.
-    let mut old = p.snapshot();
-    for (n, c) in commands.iter().enumerate() {
-        let c = old.projection.commands.get_mut(c).unwrap();
-        if let Some(s) = c.settled.as_mut() {
-            s.in_journal = false;
-            s.stdout = format!("out {n}\nmore\n");
-        }
-    }
-    let bytes = lifeline_core::schema::encode(&old).unwrap();
-    assert!(!String::from_utf8_lossy(&bytes).contains("in_journal"));
-    let old: ProjectionSnapshot = lifeline_core::schema::decode(&bytes).unwrap();
-    assert!(session_deltas(&old.projection, id(SESSION)).iter().any(|d| matches!(d,
-        ViewDelta::Settled { command, stdout, read: OutputRead::Shown, .. } if *command == commands[0] && stdout == "out 0\nmore\n")));
+    // Joining its stream: every event is a gap here (the journal has them),
+    // and the outcome is said.
     let (_, r) = w.request(|request| ClientRequest::Join {
         request,
         cursor: Cursor {
@@ -1603,13 +1585,217 @@ fn settled_commands_beyond_the_recent_window_keep_no_output_and_read_it_when_sho
     });
     r.unwrap();
     assert!(w.inbox.iter().any(|(_, m)| matches!(m,
-        ClientMessage::Gap { command, to, .. } if *command == commands[0] && *to == through)));
+        ClientMessage::Gap { command, to, .. } if *command == commands[0] && *to == through.next())));
+    assert!(w.inbox.iter().any(|(_, m)| matches!(m,
+        ClientMessage::Joined { command, outcome: Outcome::Completed, .. } if *command == commands[0])));
     // The same fold from a snapshot gives the same projection.
     let snapshot = Projection::rebuild(w.config.retention, &w.journal[..w.journal.len() / 2])
         .unwrap()
         .snapshot();
     let resumed = Projection::from_snapshot(snapshot, &w.journal).unwrap();
     assert_eq!(resumed, p);
+}
+
+/// A command kept small still answers for itself: its key admits it again
+/// only with the same binding, its runtime's resend of its terminal event
+/// is told durable and a different one is a conflict, a cancel finds it
+/// settled, and it is not re-issued.
+#[test]
+fn a_command_kept_small_still_answers_for_its_key_its_events_and_cancels() {
+    let mut w = World::new();
+    let window = w.config.retention.settled_with_events;
+    let s = w.start_runtime(id(0x300a));
+    open_session(&mut w, s);
+    let mut commands = Vec::new();
+    for n in 0..window + 2 {
+        let turn: TurnId = id(0x7500 + n as u128);
+        record_turn(&mut w, turn, &format!("$ echo {n}"));
+        let c = waiting_on(drive(&mut w, s, turn));
+        w.stdout(s.runtime, c, &format!("out {n}\n"));
+        w.exit(s.runtime, c, 0);
+        drive(&mut w, s, turn);
+        commands.push(c);
+    }
+    let c = commands[0];
+    let small = w
+        .c()
+        .projection()
+        .settled_command(c)
+        .expect("kept small")
+        .clone();
+    let admitted = w
+        .journal
+        .iter()
+        .find_map(|e| match &e.record {
+            JournalRecord::CommandAdmitted(r) if r.command == c => Some(r.clone()),
+            _ => None,
+        })
+        .unwrap();
+    // The same key and binding: the same command, not a second one.
+    assert_eq!(
+        w.admit(admitted.key, admitted.binding.clone()),
+        Ok((c, true))
+    );
+    // The same key with another binding is refused; nothing new is admitted.
+    let mut other = admitted.binding.clone();
+    other.command_line = "echo something else".into();
+    assert!(matches!(
+        w.admit(admitted.key, other),
+        Err(Rejection::IdReused { .. })
+    ));
+    // Its runtime sends its terminal event again: durable; something else
+    // under the same number: a conflict; anything after it: refused.
+    let terminal = events_of(&w, c).into_iter().last().unwrap();
+    let RetainedBody::Terminal(result) = terminal.body.clone() else {
+        panic!("the last event is the terminal one");
+    };
+    let now = w.now;
+    let event = |seq: EventSeq, body: EventBody| RuntimeToController::Event {
+        runtime: s.runtime,
+        generation: s.generation,
+        command: c,
+        seq,
+        body,
+    };
+    w.sent.clear();
+    w.c()
+        .handle_runtime(
+            s.runtime,
+            event(small.last_seq, EventBody::Terminal(result)),
+            now,
+        )
+        .unwrap();
+    w.settle();
+    assert!(w.sent.iter().any(|(_, m)| matches!(m,
+        ControllerToRuntime::EventsDurable { command, through, .. } if *command == c && *through == small.last_seq)));
+    let other = EventBody::Stdout {
+        data: "not what was recorded".into(),
+    };
+    assert_eq!(
+        w.c()
+            .handle_runtime(s.runtime, event(small.last_seq, other.clone()), now),
+        Err(ControllerError::ConflictingDuplicate {
+            command: c,
+            seq: small.last_seq
+        })
+    );
+    assert!(matches!(
+        w.c()
+            .handle_runtime(s.runtime, event(small.last_seq.next(), other), now),
+        Err(ControllerError::Malformed { .. })
+    ));
+    w.settle();
+    // A cancel finds it settled; a re-issue is refused.
+    let (request, r) = w.request(|request| ClientRequest::Cancel {
+        request,
+        command: c,
+        generation: s.generation,
+    });
+    r.unwrap();
+    assert!(w.inbox.iter().any(|(_, m)| matches!(m,
+        ClientMessage::CancelSettlement { request: q, settlement: Settlement::Settled { outcome: Outcome::Completed }, .. } if *q == request)));
+    let (_, r) = w.request(|request| ClientRequest::Reissue {
+        request,
+        key: id(0x7fff),
+        original: c,
+        binding: admitted.binding.clone(),
+    });
+    assert!(matches!(r, Err(Rejection::NotReissuable { .. })), "{r:?}");
+    // It is still kept small, and the conflict is on record naming it.
+    let p = w.replayed();
+    assert!(p.command(c).is_none() && p.settled_command(c).is_some());
+    assert!(p.evidence.iter().any(
+        |e| e.kind == RecoveryKind::StreamConflict && e.outcomes.iter().any(|o| o.command == c)
+    ));
+    assert_eq!(&p, w.c().projection());
+}
+
+fn events_of(w: &World, command: CommandId) -> Vec<EventRecord> {
+    w.journal
+        .iter()
+        .filter_map(|e| match &e.record {
+            JournalRecord::Event(ev) if ev.command == command => Some(ev.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Commands of a turn still open stay whole (its agent reads them to take
+/// the next step) even out of the window, and are kept small when it ends.
+/// A snapshot written before commands were kept small (whole views, and,
+/// older still, the collapsed text inline without `in_journal`) still reads
+/// and shows its text, and its settled commands are kept small on loading.
+#[test]
+fn a_turns_commands_are_kept_small_when_it_ends_and_old_snapshots_still_read() {
+    use lifeline_core::view::{session_deltas, OutputRead, ViewDelta};
+    let mut w = World::new();
+    let window = w.config.retention.settled_with_events;
+    let s = w.start_runtime(id(0x3009));
+    open_session(&mut w, s);
+    let turn: TurnId = id(0x7400);
+    let n = window + 3;
+    let prompt: Vec<String> = (0..n).map(|i| format!("$ echo {i}")).collect();
+    record_turn(&mut w, turn, &prompt.join("\n"));
+    let mut commands = Vec::new();
+    for i in 0..n {
+        let c = waiting_on(drive(&mut w, s, turn));
+        w.stdout(s.runtime, c, &format!("out {i}\n"));
+        w.exit(s.runtime, c, 0);
+        commands.push(c);
+    }
+    // Every command ran; the turn is still open until the agent says so.
+    let open = w.replayed();
+    assert!(open.turns[&turn].end.is_none());
+    let oldest = open
+        .command(commands[0])
+        .expect("whole while its turn is open");
+    assert!(oldest.settled.as_ref().is_some_and(|s| s.in_journal));
+    assert!(open.settled.is_empty());
+    // Written the way an older build wrote it: the text inline.
+    let mut old = open.snapshot();
+    for (i, c) in commands.iter().enumerate() {
+        let c = old.projection.commands.get_mut(c).unwrap();
+        if let Some(s) = c.settled.as_mut() {
+            s.in_journal = false;
+            s.stdout = format!("out {i}\n");
+        }
+    }
+    let bytes = lifeline_core::schema::encode(&old).unwrap();
+    assert!(!String::from_utf8_lossy(&bytes).contains("in_journal"));
+    let old: ProjectionSnapshot = lifeline_core::schema::decode(&bytes).unwrap();
+    assert!(session_deltas(&old.projection, id(SESSION)).iter().any(|d| matches!(d,
+        ViewDelta::Settled { command, stdout, read: OutputRead::Shown, .. } if *command == commands[0] && stdout == "out 0\n")));
+    let position = old.position;
+    // The turn ends: its settled commands out of the window are kept small,
+    // in the live fold and in one resumed from the old snapshot alike.
+    assert!(matches!(
+        drive(&mut w, s, turn),
+        Some(lifeline_core::agent::Step::Finish { .. })
+    ));
+    let ended = w.replayed();
+    assert_eq!(ended.settled.len(), n - window);
+    assert!(ended.command(commands[0]).is_none());
+    let tail: Vec<JournalEntry> = w
+        .journal
+        .iter()
+        .filter(|e| e.position > position)
+        .cloned()
+        .collect();
+    let resumed = Projection::from_snapshot(old, &tail).unwrap();
+    assert_eq!(resumed.settled, ended.settled);
+    // A snapshot whose settled commands were whole once the turn had ended
+    // is kept small on loading.
+    let mut whole = ended.snapshot();
+    let before = Projection::rebuild(w.config.retention, &w.journal[..position as usize]).unwrap();
+    for c in &commands[..n - window] {
+        whole.projection.settled.remove(c);
+        whole
+            .projection
+            .commands
+            .insert(*c, before.command(*c).unwrap().clone());
+    }
+    let loaded = Projection::from_snapshot(whole, &[]).unwrap();
+    assert_eq!(loaded, ended);
 }
 
 /// Engine-level: a transcript shown from scratch reads its collapsed
@@ -1768,26 +1954,20 @@ fn a_snapshot_grows_by_a_small_constant_per_settled_command() {
     }
     let per_command = (size(&w) - before) / (n - window);
     let p = w.replayed();
-    let c = p.command(commands[0]).unwrap();
+    let c = p.settled_command(commands[0]).unwrap();
     let part = |v: &dyn erased::Encode| v.len();
     let parts = [
-        ("binding", part(&c.binding)),
-        ("history", part(&c.history)),
-        ("terminal", part(&c.terminal)),
         ("stdout summary", part(&c.stdout)),
-        ("recent digests", part(&c.recent_digests)),
-        ("settled", part(&c.settled)),
-        ("whole command view", part(c)),
+        ("kept small", part(c)),
         ("turn", part(&p.turns.values().next().unwrap())),
     ];
     println!("snapshot bytes per settled command (with its turn): {per_command}; parts of one: {parts:?}");
-    // 20 lines of output (1.3 KB) are not in it; before this change a
-    // collapsed command carried its text. (This world's inline budget is
-    // small, so each line is also an artifact placement in the summary:
-    // that part still grows with a command's output.)
-    assert!(part(&c.settled) < 64, "{parts:?}");
-    // Only the terminal event's digest stays (one hex digest and brackets).
-    assert!(part(&c.recent_digests) < 80, "{parts:?}");
+    // 20 lines of output (1.3 KB) are not in it, nor its binding, outcome
+    // history or terminal event (this world's inline budget is small, so
+    // each line is also an artifact placement in the summary: that part
+    // still grows with a command's output).
+    let without_summary = part(c) - part(&c.stdout);
+    assert!(without_summary < 700, "{parts:?}");
     assert!(
         per_command < 10_000,
         "{per_command} bytes per command: {parts:?}"

@@ -89,6 +89,7 @@ fn engine_simulation_seeds() {
         ("turns finished", coverage.turns_finished),
         ("commands started", coverage.commands_started),
         ("outputs read back", coverage.outputs_read),
+        ("commands kept small", coverage.kept_small),
     ] {
         assert!(n > 0, "no {name} in {seeds} seeds");
     }

@@ -12,9 +12,7 @@
 //! uncertain ends the turn as interrupted: nothing after it runs and it is
 //! never re-run on the agent's own initiative.
 
-use sha2::{Digest as _, Sha256};
-
-use crate::id::{CommandId, IdempotencyKey, TurnId};
+use crate::id::{CommandId, TurnId};
 use crate::journal::TurnStatus;
 use crate::outcome::Outcome;
 use crate::projection::{Projection, RuntimeStatus};
@@ -106,20 +104,7 @@ pub fn plan(prompt: &str) -> Result<Plan, PlanError> {
     })
 }
 
-/// The idempotency key of the `index`th planned command of `turn`.
-pub fn plan_key(turn: TurnId, index: usize) -> IdempotencyKey {
-    let mut h = Sha256::new();
-    h.update(b"lifeline built-in agent plan key\0");
-    h.update(turn.as_u128().to_be_bytes());
-    h.update((index as u64).to_be_bytes());
-    let bytes = h.finalize();
-    let mut raw = [0u8; 16];
-    raw.copy_from_slice(&bytes[..16]);
-    // Ids must be nonzero; a zero prefix of SHA-256 will not happen, but the
-    // type's rule is kept rather than assumed.
-    IdempotencyKey::from_u128(u128::from_be_bytes(raw).max(1))
-        .unwrap_or_else(|_| IdempotencyKey::from_u128(1).expect("1 is a valid id"))
-}
+pub use crate::plan_key::plan_key;
 
 /// Where a turn stands and what the agent does next.
 #[derive(Clone, Debug, PartialEq, Eq)]

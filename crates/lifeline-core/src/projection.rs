@@ -25,8 +25,10 @@ use crate::journal::{
     RetireCause, ToolCallRecord, TurnAgent, TurnStatus,
 };
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
+use crate::plan_key::plan_key;
 use crate::schema::{Schema, V1};
 use crate::session_record::SessionRecord;
+use crate::settled::SettledCommand;
 
 /// Bounds on what the projection keeps in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,6 +261,42 @@ impl CommandView {
         self.settled = Some(settled);
     }
 
+    /// This command kept small ([`SettledCommand`]), when it may be:
+    /// settled for good (a terminal event and a certain terminal outcome).
+    /// The caller knows whether its turn has ended (a cancel by Stop is read
+    /// only by its turn's agent) and its session is no model conversation.
+    pub fn kept_small(&self) -> Option<SettledCommand> {
+        let terminal = self.terminal.as_ref()?;
+        if !self.outcome.is_terminal() || self.outcome == Outcome::Lost {
+            return None;
+        }
+        let exit_code = match &terminal.body {
+            RetainedBody::Terminal(t) => t.exit_code,
+            _ => None,
+        };
+        Some(SettledCommand {
+            command: self.command,
+            key: self.key,
+            session: self.binding.session,
+            runtime: self.binding.runtime,
+            generation: self.binding.generation,
+            line: self.binding.command_line.clone(),
+            binding: crate::settled::binding_digest(&self.binding),
+            admitted_at: self.admitted_at,
+            admitted_position: self.admitted_position,
+            finished_at: self.finished_at,
+            outcome: self.outcome,
+            exit_code,
+            last_seq: self.last_seq,
+            terminal: terminal.digest,
+            stdout: self.stdout.clone(),
+            stderr: self.stderr.clone(),
+            evidence: self.evidence.clone(),
+            reissue_of: self.reissue_of,
+            reissued_as: self.reissued_as,
+        })
+    }
+
     /// Digest of event `seq`, if still in the dedup window.
     pub fn digest_of(&self, seq: EventSeq) -> Option<Digest> {
         if seq.0 == 0 || seq > self.last_seq {
@@ -356,6 +394,12 @@ impl Projection {
             .values()
             .filter(|c| c.binding.session == session)
             .map(|c| c.command)
+            .chain(
+                self.settled
+                    .values()
+                    .filter(|c| c.session == session)
+                    .map(|c| c.command),
+            )
             .collect()
     }
 
@@ -411,6 +455,13 @@ impl Projection {
             }
             !doomed
         });
+        self.settled.retain(|_, c| {
+            let doomed = c.session == session;
+            if doomed {
+                keys.remove(&c.key);
+            }
+            !doomed
+        });
         let commands = &self.commands;
         self.recently_settled.retain(|c| commands.contains_key(c));
         for d in digests {
@@ -437,8 +488,7 @@ impl Projection {
     /// and the storage it takes.
     fn attribute(&mut self, position: u64, record: &JournalRecord) {
         use crate::journal::JournalRecord as R;
-        let of_command =
-            |p: &Projection, c: &CommandId| p.commands.get(c).map(|c| c.binding.session);
+        let of_command = |p: &Projection, c: &CommandId| p.session_of(*c);
         let of_lease = |p: &Projection, l: &LeaseId| {
             let w = p.leases.get(l)?.workspace;
             p.sessions
@@ -671,6 +721,10 @@ pub struct Projection {
     pub leases: FlatMap<LeaseId, LeaseView>,
     pub workspaces: FlatMap<WorkspaceId, LeaseId>,
     pub commands: FlatMap<CommandId, CommandView>,
+    /// Commands settled for good that left the recent window, kept small
+    /// (see [`SettledCommand`]); never also in `commands`.
+    #[serde(default)]
+    pub settled: FlatMap<CommandId, SettledCommand>,
     pub keys: BTreeMap<IdempotencyKey, CommandId>,
     pub artifacts: BTreeMap<Digest, u64>,
     /// Where each artifact's `ArtifactStored` entry is (`records` store).
@@ -793,6 +847,7 @@ impl Projection {
             leases: FlatMap::new(),
             workspaces: FlatMap::new(),
             commands: FlatMap::new(),
+            settled: FlatMap::new(),
             keys: BTreeMap::new(),
             artifacts: BTreeMap::new(),
             artifact_at: BTreeMap::new(),
@@ -829,6 +884,16 @@ impl Projection {
             detail,
         })?;
         let mut p = snapshot.projection;
+        // Snapshots written before `settled` existed hold such commands whole.
+        let old: Vec<CommandId> = p
+            .commands
+            .values()
+            .filter(|c| c.settled.is_some() && !p.recently_settled.contains(&c.command))
+            .map(|c| c.command)
+            .collect();
+        for command in old {
+            p.keep_small(command);
+        }
         let start = p.position;
         for e in tail.iter().filter(|e| e.position > start) {
             p.apply(e)?;
@@ -931,7 +996,56 @@ impl Projection {
     }
 
     pub fn outcome(&self, command: CommandId) -> Option<Outcome> {
-        self.commands.get(&command).map(|c| c.outcome)
+        self.commands
+            .get(&command)
+            .map(|c| c.outcome)
+            .or_else(|| self.settled.get(&command).map(|c| c.outcome))
+    }
+
+    /// A command settled for good and kept small ([`SettledCommand`]);
+    /// [`Projection::command`] has every other.
+    pub fn settled_command(&self, command: CommandId) -> Option<&SettledCommand> {
+        self.settled.get(&command)
+    }
+
+    /// The session a command, of either kind, was admitted in.
+    pub fn session_of(&self, command: CommandId) -> Option<SessionId> {
+        self.commands
+            .get(&command)
+            .map(|c| c.binding.session)
+            .or_else(|| self.settled.get(&command).map(|c| c.session))
+    }
+
+    /// Moves `command` to [`Projection::settled`] if it may go there: out
+    /// of the recent window, settled for good, its turn ended and its
+    /// session no model conversation (see [`SettledCommand`]).
+    fn keep_small(&mut self, command: CommandId) {
+        let Some(c) = self.commands.get(&command) else {
+            return;
+        };
+        if c.settled.is_none()
+            || self.has_model_turn(c.binding.session)
+            || self.in_open_turn(c.binding.session, c.key)
+        {
+            return;
+        }
+        if let Some(small) = c.kept_small() {
+            self.commands.remove(&command);
+            self.settled.insert(command, small);
+        }
+    }
+
+    /// Whether `key` is a plan step of an unfinished turn of `session`
+    /// (its agent reads that command's outcome to take the next step).
+    fn in_open_turn(&self, session: SessionId, key: IdempotencyKey) -> bool {
+        let Some(s) = self.sessions.get(&session) else {
+            return false;
+        };
+        s.turns.iter().any(|t| {
+            self.turns.get(t).is_some_and(|tv| {
+                tv.end.is_none() && (0..tv.plan.len()).any(|i| plan_key(*t, i) == key)
+            })
+        })
     }
 
     pub fn command(&self, command: CommandId) -> Option<&CommandView> {
@@ -1171,15 +1285,24 @@ impl Projection {
                     return Err("command bound to a runtime generation the lease never had".into());
                 }
                 if let Some(original) = rec.reissue_of {
-                    let o = self.commands.get(&original).ok_or_else(|| {
-                        format!("command re-issues {original}, which the journal does not hold")
-                    })?;
-                    if let Some(other) = o.reissued_as {
+                    let (reissued_as, session) = match self.commands.get(&original) {
+                        Some(o) => (o.reissued_as, o.binding.session),
+                        None => self
+                            .settled
+                            .get(&original)
+                            .map(|o| (o.reissued_as, o.session))
+                            .ok_or_else(|| {
+                                format!(
+                                    "command re-issues {original}, which the journal does not hold"
+                                )
+                            })?,
+                    };
+                    if let Some(other) = reissued_as {
                         return Err(format!(
                             "command {original} was already re-issued as {other}"
                         ));
                     }
-                    if o.binding.session != b.session {
+                    if session != b.session {
                         return Err(format!("command re-issues {original} of another session"));
                     }
                 }
@@ -1187,6 +1310,8 @@ impl Projection {
                 self.fresh(rec.key.as_u128(), "idempotency key")?;
                 if let Some(original) = rec.reissue_of {
                     if let Some(o) = self.commands.get_mut(&original) {
+                        o.reissued_as = Some(rec.command);
+                    } else if let Some(o) = self.settled.get_mut(&original) {
                         o.reissued_as = Some(rec.command);
                     }
                 }
@@ -1302,6 +1427,7 @@ impl Projection {
                             if let Some(c) = self.commands.get_mut(&old) {
                                 c.settle(keep_text);
                             }
+                            self.keep_small(old);
                         }
                     }
                 } else {
@@ -1352,6 +1478,32 @@ impl Projection {
                 event,
                 from,
                 to,
+            } if self.settled.contains_key(command) => {
+                // Kept small, it keeps no history; its outcome still moves
+                // only as the table allows.
+                let c = self
+                    .settled
+                    .get_mut(command)
+                    .ok_or_else(|| format!("no command {command}"))?;
+                if c.outcome != *from {
+                    return Err(format!(
+                        "outcome change for {command} starts from {from} but the command is {}",
+                        c.outcome
+                    ));
+                }
+                let next = transition(*from, *event).map_err(|e| e.to_string())?;
+                if next != *to {
+                    return Err(format!(
+                        "outcome change for {command} records {to}, table gives {next}"
+                    ));
+                }
+                c.outcome = next;
+            }
+            JournalRecord::OutcomeChanged {
+                command,
+                event,
+                from,
+                to,
             } => {
                 let c = self.command_mut(*command)?;
                 if c.outcome != *from {
@@ -1382,10 +1534,14 @@ impl Projection {
             JournalRecord::Recovery(ev) => {
                 self.fresh(ev.stamp.as_u128(), "error stamp")?;
                 for r in &ev.outcomes {
-                    if let Some(c) = self.commands.get_mut(&r.command) {
-                        c.evidence.push(ev.stamp);
-                        if c.evidence.len() > MAX_EVIDENCE_PER_COMMAND {
-                            c.evidence.remove(0);
+                    let evidence = match self.commands.get_mut(&r.command) {
+                        Some(c) => Some(&mut c.evidence),
+                        None => self.settled.get_mut(&r.command).map(|c| &mut c.evidence),
+                    };
+                    if let Some(evidence) = evidence {
+                        evidence.push(ev.stamp);
+                        if evidence.len() > MAX_EVIDENCE_PER_COMMAND {
+                            evidence.remove(0);
                         }
                     }
                 }
@@ -1482,8 +1638,16 @@ impl Projection {
                     position,
                 });
                 let session = t.session;
+                let plan = t.plan.len();
                 if let Some(s) = self.sessions.get_mut(&session) {
                     s.active_at = Some(at);
+                }
+                // Its commands that left the window while it ran.
+                for index in 0..plan {
+                    let key = plan_key(*turn, index);
+                    if let Some(command) = self.keys.get(&key).copied() {
+                        self.keep_small(command);
+                    }
                 }
             }
             JournalRecord::ProviderRequested {

@@ -229,11 +229,7 @@ pub fn inspect(
         .collect();
 
     let mut missing = Vec::new();
-    let evicted: usize = projection
-        .commands
-        .values()
-        .filter(|c| c.binding.session == session && c.evicted_through.0 > 0)
-        .count();
+    let evicted = evicted_commands(projection, session);
     if evicted > 0 {
         missing.push(Phrase::OutputEvicted {
             commands: count(evicted),
@@ -928,11 +924,18 @@ pub fn affects_card(record: &JournalRecord) -> bool {
 /// How many of the session's commands no longer keep their oldest output
 /// events in detail (the card lists them as missing).
 pub fn evicted_commands(projection: &Projection, session: SessionId) -> usize {
-    projection
+    let whole = projection
         .commands
         .values()
         .filter(|c| c.binding.session == session && c.evicted_through.0 > 0)
-        .count()
+        .count();
+    // Kept small, a command keeps none of its events.
+    let small = projection
+        .settled
+        .values()
+        .filter(|c| c.session == session && c.through().0 > 0)
+        .count();
+    whole + small
 }
 
 /// Why a tab that follows another one offers no recovery action.

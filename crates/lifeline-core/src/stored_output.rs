@@ -57,7 +57,15 @@ impl StoredOutput {
     /// its whole inline head any more (events evicted from a running
     /// command: the journal has them, memory does not).
     pub fn of(projection: &Projection, command: CommandId) -> Option<StoredOutput> {
-        let c = projection.command(command)?;
+        let Some(c) = projection.command(command) else {
+            // Kept small, like a settled command's output in the journal:
+            // the artifacts are here, the inline head is not.
+            let c = projection.settled_command(command)?;
+            return Some(StoredOutput::from_parts(
+                [String::new(), String::new()],
+                [&c.stdout, &c.stderr],
+            ));
+        };
         let (stdout, stderr) = match &c.settled {
             Some(s) => (s.stdout.clone(), s.stderr.clone()),
             None if c.evicted_through.0 > 0 => return None,
@@ -73,22 +81,29 @@ impl StoredOutput {
                 (out, err)
             }
         };
-        Some(StoredOutput {
+        Some(StoredOutput::from_parts(
+            [stdout, stderr],
+            [&c.stdout, &c.stderr],
+        ))
+    }
+
+    fn from_parts(
+        [stdout, stderr]: [String; 2],
+        [out, err]: [&crate::event::OutputSummary; 2],
+    ) -> StoredOutput {
+        StoredOutput {
             streams: [
                 StoredStream {
                     inline: stdout,
-                    artifacts: c.stdout.artifacts.clone(),
+                    artifacts: out.artifacts.clone(),
                 },
                 StoredStream {
                     inline: stderr,
-                    artifacts: c.stderr.artifacts.clone(),
+                    artifacts: err.artifacts.clone(),
                 },
             ],
-            dropped: c
-                .stdout
-                .dropped_bytes
-                .saturating_add(c.stderr.dropped_bytes),
-        })
+            dropped: out.dropped_bytes.saturating_add(err.dropped_bytes),
+        }
     }
 
     /// Kept bytes over both streams.

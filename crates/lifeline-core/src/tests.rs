@@ -766,11 +766,12 @@ impl Sim {
                             }
                         }
                         if let ClientMessage::Event { command, seq, .. } = &message {
-                            let durable = Projection::rebuild(self.config.retention, &self.journal)
-                                .unwrap()
-                                .command(*command)
-                                .map(|c| c.last_seq)
-                                .unwrap();
+                            let p =
+                                Projection::rebuild(self.config.retention, &self.journal).unwrap();
+                            let durable = match p.command(*command) {
+                                Some(c) => c.last_seq,
+                                None => p.settled_command(*command).unwrap().last_seq,
+                            };
                             assert!(*seq <= durable, "event notified before durable");
                         }
                     }
@@ -1151,6 +1152,16 @@ impl Sim {
         }
         for (command, n) in &self.dispatches {
             assert!(*n <= 1, "command {command} dispatched {n} times");
+        }
+        // Kept small or whole, never both; every key names one of them.
+        for c in replayed.settled.values() {
+            assert!(!replayed.commands.contains_key(&c.command));
+            assert!(c.outcome.is_terminal() && c.outcome != Outcome::Lost);
+        }
+        for (key, command) in &replayed.keys {
+            let whole = replayed.command(*command).map(|c| c.key);
+            let small = replayed.settled_command(*command).map(|c| c.key);
+            assert_eq!(whole.or(small), Some(*key));
         }
         for c in replayed.commands.values() {
             if c.outcome == Outcome::Dispatched || c.outcome == Outcome::Running {

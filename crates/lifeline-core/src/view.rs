@@ -12,14 +12,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
 use crate::agent::plan_key;
-use crate::event::RetainedBody;
-use crate::id::{CommandId, EventSeq, Generation, Millis, ProviderRequestId, SessionId, TurnId};
+use crate::event::{OutputSummary, RetainedBody};
+use crate::id::{
+    CommandId, EventSeq, Generation, IdempotencyKey, Millis, ProviderRequestId, SessionId, TurnId,
+};
 use crate::journal::{JournalEntry, JournalRecord, ProviderFailureClass, TurnStatus};
 use crate::model::tool_key;
 use crate::outcome::{Outcome, OutcomeEvent};
 use crate::phrase::Phrase;
 use crate::projection::{CommandView, Projection, ProviderOutcome, TurnView};
 use crate::render::{mark_output, marked_markdown};
+use crate::settled::SettledCommand;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -343,20 +346,46 @@ pub fn session_deltas(projection: &Projection, session: SessionId) -> Vec<ViewDe
     }
     // Commands outside any turn (the user's re-issues), in admission order:
     // batch deltas showed them as they came, so a rebuilt view shows them too.
-    let mut loose: Vec<&CommandView> = projection
+    let mut loose: Vec<(u64, CommandId)> = projection
         .commands
         .values()
         .filter(|c| c.binding.session == session && c.reissue_of.is_some())
+        .map(|c| (c.admitted_position, c.command))
+        .chain(
+            projection
+                .settled
+                .values()
+                .filter(|c| c.session == session && c.reissue_of.is_some())
+                .map(|c| (c.admitted_position, c.command)),
+        )
         .collect();
-    crate::order::by_key(&mut loose, |c| c.admitted_position.into());
-    for c in loose {
-        push_command(projection, c.command, &mut out);
+    crate::order::by_key(&mut loose, |(position, _)| (*position).into());
+    for (_, command) in loose {
+        push_command(projection, command, &mut out);
     }
     out
 }
 
 /// A command's delta and everything it shows.
 fn push_command(projection: &Projection, command: CommandId, out: &mut Vec<ViewDelta>) {
+    if let Some(c) = projection.settled_command(command) {
+        out.push(small_delta(projection, c));
+        // Its output is in the journal, read when shown.
+        let read = if c.stdout.inline_bytes + c.stderr.inline_bytes > 0 {
+            OutputRead::Loading
+        } else {
+            OutputRead::Shown
+        };
+        out.push(settled_read(
+            command,
+            [&c.stdout, &c.stderr],
+            c.through(),
+            "",
+            "",
+            read,
+        ));
+        return;
+    }
     let Some(c) = projection.command(command) else {
         return;
     };
@@ -486,30 +515,23 @@ pub fn batch_deltas(projection: &Projection, entries: &[JournalEntry]) -> Vec<Vi
             }
             JournalRecord::CommandAdmitted(rec) => {
                 // A re-issue changes its original too: it now links to it.
-                let original = rec.reissue_of.and_then(|o| projection.command(o));
-                for c in original.into_iter().chain(projection.command(rec.command)) {
-                    out.push(command_delta(projection, c));
+                for c in rec.reissue_of.into_iter().chain([rec.command]) {
+                    out.extend(delta_of(projection, c));
                 }
             }
             JournalRecord::OutcomeChanged { command, .. } => {
-                if let Some(c) = projection.command(*command) {
-                    out.push(command_delta(projection, c));
-                }
+                out.extend(delta_of(projection, *command));
             }
             JournalRecord::Event(e) => {
                 if let Some(d) = output_delta(e.command, e) {
                     out.push(d);
                 } else if matches!(e.body, RetainedBody::Terminal(_)) {
-                    if let Some(c) = projection.command(e.command) {
-                        out.push(command_delta(projection, c));
-                    }
+                    out.extend(delta_of(projection, e.command));
                 }
             }
             JournalRecord::Recovery(ev) => {
                 for r in &ev.outcomes {
-                    if let Some(c) = projection.command(r.command) {
-                        out.push(command_delta(projection, c));
-                    }
+                    out.extend(delta_of(projection, r.command));
                 }
             }
             _ => {}
@@ -556,11 +578,11 @@ fn turn_delta(projection: &Projection, turn: TurnId) -> ViewDelta {
 
 /// The turn whose plan (or whose model's tool calls) a command was
 /// admitted under, if any.
-fn turn_of(projection: &Projection, c: &CommandView) -> Option<TurnId> {
-    let s = projection.sessions.get(&c.binding.session)?;
+fn turn_of(projection: &Projection, session: SessionId, key: IdempotencyKey) -> Option<TurnId> {
+    let s = projection.sessions.get(&session)?;
     s.turns.iter().rev().copied().find(|t| {
         projection.turns.get(t).is_some_and(|tv| {
-            (0..tv.plan.len()).any(|i| plan_key(*t, i) == c.key)
+            (0..tv.plan.len()).any(|i| plan_key(*t, i) == key)
                 || tv.requests.iter().any(|r| {
                     let calls = match projection
                         .provider_requests
@@ -570,7 +592,7 @@ fn turn_of(projection: &Projection, c: &CommandView) -> Option<TurnId> {
                         Some(ProviderOutcome::Replied { tool_calls, .. }) => tool_calls.len(),
                         _ => 0,
                     };
-                    (0..calls).any(|i| tool_key(*t, *r, i) == c.key)
+                    (0..calls).any(|i| tool_key(*t, *r, i) == key)
                 })
         })
     })
@@ -596,18 +618,11 @@ fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
     let evidence = if events_unreadable(c) {
         Some(Phrase::EventsUnreadable)
     } else {
-        c.evidence.last().and_then(|stamp| {
-            projection
-                .evidence
-                .iter()
-                .rev()
-                .find(|e| e.stamp == *stamp)
-                .map(|e| Phrase::Observed { kind: e.kind })
-        })
+        observed(projection, &c.evidence)
     };
     ViewDelta::Command {
         session: c.binding.session,
-        turn: turn_of(projection, c),
+        turn: turn_of(projection, c.binding.session, c.key),
         command: c.command,
         line: c.binding.command_line.clone(),
         outcome: c.outcome,
@@ -621,13 +636,61 @@ fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
     }
 }
 
+/// The newest recovery evidence naming a command, as its row says it.
+fn observed(projection: &Projection, stamps: &[crate::id::ErrorStamp]) -> Option<Phrase> {
+    stamps.last().and_then(|stamp| {
+        projection
+            .evidence
+            .iter()
+            .rev()
+            .find(|e| e.stamp == *stamp)
+            .map(|e| Phrase::Observed { kind: e.kind })
+    })
+}
+
+/// A command's row, of either kind.
+fn delta_of(projection: &Projection, command: CommandId) -> Option<ViewDelta> {
+    match projection.command(command) {
+        Some(c) => Some(command_delta(projection, c)),
+        None => Some(small_delta(
+            projection,
+            projection.settled_command(command)?,
+        )),
+    }
+}
+
+fn small_delta(projection: &Projection, c: &SettledCommand) -> ViewDelta {
+    ViewDelta::Command {
+        session: c.session,
+        turn: turn_of(projection, c.session, c.key),
+        command: c.command,
+        line: c.line.clone(),
+        outcome: c.outcome,
+        generation: c.generation,
+        exit_code: c.exit_code,
+        evidence: observed(projection, &c.evidence),
+        reissue_of: c.reissue_of,
+        reissued_as: c.reissued_as,
+        admitted_at: c.admitted_at,
+        finished_at: c.finished_at,
+    }
+}
+
 fn settled_delta(c: &CommandView, settled: &crate::projection::SettledOutput) -> ViewDelta {
     let inline = c.stdout.inline_bytes.saturating_add(c.stderr.inline_bytes);
     if settled.in_journal && inline > 0 {
-        return settled_read(c, settled.through, "", "", OutputRead::Loading);
+        return settled_read(
+            c.command,
+            [&c.stdout, &c.stderr],
+            settled.through,
+            "",
+            "",
+            OutputRead::Loading,
+        );
     }
     settled_read(
-        c,
+        c.command,
+        [&c.stdout, &c.stderr],
         settled.through,
         &settled.stdout,
         &settled.stderr,
@@ -636,23 +699,24 @@ fn settled_delta(c: &CommandView, settled: &crate::projection::SettledOutput) ->
 }
 
 fn settled_read(
-    c: &CommandView,
+    command: CommandId,
+    [out, err]: [&OutputSummary; 2],
     through: EventSeq,
     stdout: &str,
     stderr: &str,
     read: OutputRead,
 ) -> ViewDelta {
-    let stdout = whole_lines(stdout, c.stdout.truncated_at.is_some());
-    let stderr = whole_lines(stderr, c.stderr.truncated_at.is_some());
+    let stdout = whole_lines(stdout, out.truncated_at.is_some());
+    let stderr = whole_lines(stderr, err.truncated_at.is_some());
     // What the read will not show either: artifacts and dropped bytes.
-    let inline = c.stdout.inline_bytes.saturating_add(c.stderr.inline_bytes);
-    let total = c.stdout.total_bytes.saturating_add(c.stderr.total_bytes);
+    let inline = out.inline_bytes.saturating_add(err.inline_bytes);
+    let total = out.total_bytes.saturating_add(err.total_bytes);
     let inline = match read {
         OutputRead::Shown => (stdout.len() + stderr.len()) as u64,
         OutputRead::Loading | OutputRead::Unreadable => inline,
     };
     ViewDelta::Settled {
-        command: c.command,
+        command,
         through,
         stdout: mark_output(stdout),
         stderr: mark_output(stderr),
@@ -691,12 +755,21 @@ pub fn output_read(
     command: CommandId,
     events: Result<&[crate::event::EventRecord], ()>,
 ) -> Option<ViewDelta> {
-    let c = projection.command(command)?;
-    let settled = c.settled.as_ref().filter(|s| s.in_journal)?;
+    let (summaries, through) = match projection.command(command) {
+        Some(c) => (
+            [&c.stdout, &c.stderr],
+            c.settled.as_ref().filter(|s| s.in_journal)?.through,
+        ),
+        None => {
+            let c = projection.settled_command(command)?;
+            ([&c.stdout, &c.stderr], c.through())
+        }
+    };
     let Ok(events) = events else {
         return Some(settled_read(
-            c,
-            settled.through,
+            command,
+            summaries,
+            through,
             "",
             "",
             OutputRead::Unreadable,
@@ -705,7 +778,7 @@ pub fn output_read(
     let (mut stdout, mut stderr) = (String::new(), String::new());
     for e in events
         .iter()
-        .filter(|e| e.command == command && e.seq <= settled.through)
+        .filter(|e| e.command == command && e.seq <= through)
     {
         match &e.body {
             RetainedBody::Stdout(chunk) => stdout.push_str(&chunk.inline),
@@ -714,8 +787,9 @@ pub fn output_read(
         }
     }
     Some(settled_read(
-        c,
-        settled.through,
+        command,
+        summaries,
+        through,
         &stdout,
         &stderr,
         OutputRead::Shown,
@@ -893,9 +967,7 @@ pub fn delta_session(projection: &Projection, delta: &ViewDelta) -> Option<Sessi
         | ViewDelta::ProviderRequest { session, .. } => Some(*session),
         ViewDelta::Output { command, .. }
         | ViewDelta::Settled { command, .. }
-        | ViewDelta::Gap { command, .. } => {
-            projection.commands.get(command).map(|c| c.binding.session)
-        }
+        | ViewDelta::Gap { command, .. } => projection.session_of(*command),
     }
 }
 

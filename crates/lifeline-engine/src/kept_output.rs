@@ -78,10 +78,7 @@ impl Engine {
                 })
             }
             KeptRead::Download => {
-                let session = self
-                    .projection()
-                    .and_then(|p| p.command(command))
-                    .map(|c| c.binding.session);
+                let session = self.projection().and_then(|p| p.session_of(command));
                 let Some(session) = session else {
                     return self.notice(KEY, Level::Warning, Phrase::OutputUnavailable);
                 };

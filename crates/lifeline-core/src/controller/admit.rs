@@ -28,10 +28,12 @@ impl Controller {
             command: original,
             detail: detail.into(),
         };
-        let o = self
-            .working
-            .command(original)
-            .ok_or(Rejection::UnknownCommand { command: original })?;
+        let Some(o) = self.working.command(original) else {
+            return Err(match self.working.settled_command(original) {
+                Some(_) => refuse("only a command whose outcome is uncertain is re-issued"),
+                None => Rejection::UnknownCommand { command: original },
+            });
+        };
         if !matches!(o.outcome, Outcome::MayHaveStarted | Outcome::Lost) {
             return Err(refuse(
                 "only a command whose outcome is uncertain is re-issued",
@@ -61,14 +63,25 @@ impl Controller {
         now: Millis,
     ) -> Result<(), Rejection> {
         if let Some(existing) = self.working.keys.get(&key).copied() {
-            let bound = &self.working.commands[&existing].binding;
-            let fields = bound.differences(&binding);
-            if !fields.is_empty() {
-                return Err(Rejection::BindingMismatch(BindingMismatch {
-                    key,
-                    existing,
-                    fields,
-                }));
+            if let Some(c) = self.working.command(existing) {
+                let fields = c.binding.differences(&binding);
+                if !fields.is_empty() {
+                    return Err(Rejection::BindingMismatch(BindingMismatch {
+                        key,
+                        existing,
+                        fields,
+                    }));
+                }
+            } else if !self
+                .working
+                .settled_command(existing)
+                .is_some_and(|c| c.bound_to(&binding))
+            {
+                // Kept small, it can only tell the same binding from
+                // another, not which of its fields differ.
+                return Err(Rejection::IdReused {
+                    id: key.to_string(),
+                });
             }
             self.reply(
                 client,
@@ -130,7 +143,7 @@ impl Controller {
             }
             Some(_) => {}
         }
-        if self.working.commands.len() >= self.config.max_commands {
+        if self.working.commands.len() + self.working.settled.len() >= self.config.max_commands {
             return Err(Rejection::JournalFull {
                 limit: self.config.max_commands,
             });

@@ -11,7 +11,7 @@ use crate::flat::FlatSet;
 use crate::id::{ErrorStamp, Millis};
 use crate::journal::{JournalEntry, JournalRecord, RecoveryKind, RetireCause};
 use crate::message::{
-    validate_request, ClientId, ClientMessage, ClientRequest, Rejection, RequestId,
+    validate_request, ClientId, ClientMessage, ClientRequest, Rejection, RequestId, Settlement,
 };
 use crate::outcome::{CancelReason, Outcome};
 use crate::projection::ProviderOutcome;
@@ -101,13 +101,16 @@ impl Controller {
                 binding,
             } => {
                 // A repeat of the same re-issue answers like a repeated admit.
-                match self
-                    .working
-                    .keys
-                    .get(&key)
-                    .and_then(|c| self.working.command(*c))
-                {
-                    Some(c) if c.reissue_of != Some(original) => {
+                let existing =
+                    self.working
+                        .keys
+                        .get(&key)
+                        .and_then(|c| match self.working.command(*c) {
+                            Some(c) => Some(c.reissue_of),
+                            None => self.working.settled_command(*c).map(|c| c.reissue_of),
+                        });
+                match existing {
+                    Some(reissue_of) if reissue_of != Some(original) => {
                         return Err(Rejection::IdReused {
                             id: key.to_string(),
                         })
@@ -122,16 +125,31 @@ impl Controller {
                 command,
                 generation,
             } => {
-                let c = self
-                    .working
-                    .command(command)
-                    .ok_or(Rejection::UnknownCommand { command })?;
-                if c.binding.generation != generation {
+                let (actual, settled) = match self.working.command(command) {
+                    Some(c) => (c.binding.generation, None),
+                    None => self
+                        .working
+                        .settled_command(command)
+                        .map(|c| (c.generation, Some(c.outcome)))
+                        .ok_or(Rejection::UnknownCommand { command })?,
+                };
+                if actual != generation {
                     return Err(Rejection::StaleGeneration {
                         command,
                         requested: generation,
-                        actual: c.binding.generation,
+                        actual,
                     });
+                }
+                if let Some(outcome) = settled {
+                    self.reply(
+                        client,
+                        ClientMessage::CancelSettlement {
+                            request,
+                            command,
+                            settlement: Settlement::Settled { outcome },
+                        },
+                    );
+                    return Ok(());
                 }
                 if !self.has_room() {
                     return Err(Rejection::Busy);
@@ -305,15 +323,32 @@ impl Controller {
         cursor: crate::event::Cursor,
     ) -> Result<(), Rejection> {
         let command = cursor.command;
-        let c = self
-            .durable
-            .command(command)
-            .ok_or(Rejection::UnknownCommand { command })?;
-        if cursor.after > c.last_seq {
+        // A command kept small holds no events: all of them are a gap here,
+        // read from the journal by whoever shows them.
+        let (last_seq, outcome, evicted, events) = match self.durable.command(command) {
+            Some(c) => (
+                c.last_seq,
+                c.outcome,
+                c.evicted_through,
+                c.events_after(cursor.after)
+                    .map(|e| ClientMessage::Event {
+                        command,
+                        seq: e.seq,
+                        body: e.body.clone(),
+                    })
+                    .collect(),
+            ),
+            None => self
+                .durable
+                .settled_command(command)
+                .map(|c| (c.last_seq, c.outcome, c.last_seq, Vec::new()))
+                .ok_or(Rejection::UnknownCommand { command })?,
+        };
+        if cursor.after > last_seq {
             return Err(Rejection::CursorAhead {
                 command,
                 after: cursor.after,
-                durable: c.last_seq,
+                durable: last_seq,
             });
         }
         let subs = self.clients.entry(client).or_default();
@@ -324,25 +359,19 @@ impl Controller {
         }
         subs.insert(command);
         let mut out = Vec::new();
-        if cursor.after < c.evicted_through {
+        if cursor.after < evicted {
             out.push(ClientMessage::Gap {
                 command,
                 from: cursor.after.next(),
-                to: c.evicted_through,
+                to: evicted,
             });
         }
-        for e in c.events_after(cursor.after) {
-            out.push(ClientMessage::Event {
-                command,
-                seq: e.seq,
-                body: e.body.clone(),
-            });
-        }
+        out.extend(events);
         out.push(ClientMessage::Joined {
             request,
             command,
-            through: c.last_seq,
-            outcome: c.outcome,
+            through: last_seq,
+            outcome,
         });
         for message in out {
             self.effects

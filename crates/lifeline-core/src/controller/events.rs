@@ -8,7 +8,7 @@
 //! only once durable, so the runtime keeps what it must resend.
 
 use crate::event::{retain_output, EventBody, EventRecord, RetainedBody};
-use crate::id::{CommandId, EventSeq, Generation, Millis, RuntimeId};
+use crate::id::{CommandId, Digest, EventSeq, Generation, Millis, RuntimeId};
 use crate::journal::{AckSource, JournalRecord, RecoveryKind};
 use crate::message::{ControllerToRuntime, StreamPosition};
 use crate::outcome::{Outcome, OutcomeEvent};
@@ -91,6 +91,57 @@ impl Controller {
         true
     }
 
+    /// Event `seq`, at or before the last one recorded, came again: a
+    /// resend if its content is the same (or no longer known), answered as
+    /// durable once it is; a conflict, kept as evidence, if it differs.
+    #[allow(clippy::too_many_arguments)]
+    fn resent(
+        &mut self,
+        runtime: RuntimeId,
+        generation: Generation,
+        command: CommandId,
+        seq: EventSeq,
+        recorded: Option<Digest>,
+        digest: Digest,
+        now: Millis,
+    ) -> Result<(), ControllerError> {
+        if recorded.is_some_and(|d| d != digest) {
+            if self.has_room() {
+                let outcomes = self.unchanged(command).into_iter().collect();
+                let rref = self.runtime_ref(runtime);
+                self.evidence(
+                    now,
+                    RecoveryKind::StreamConflict,
+                    rref,
+                    format!(
+                        "runtime sent a different event {seq} for command {command}; the recorded event was kept"
+                    ),
+                    outcomes,
+                );
+            }
+            return Err(ControllerError::ConflictingDuplicate { command, seq });
+        }
+        let durable_last = match self.durable.command(command) {
+            Some(c) => c.last_seq,
+            None => self
+                .durable
+                .settled_command(command)
+                .map_or(EventSeq::ZERO, |c| c.last_seq),
+        };
+        if seq <= durable_last {
+            self.send(
+                runtime,
+                ControllerToRuntime::EventsDurable {
+                    runtime,
+                    generation,
+                    command,
+                    through: durable_last,
+                },
+            );
+        }
+        Ok(())
+    }
+
     pub(super) fn event(
         &mut self,
         runtime: RuntimeId,
@@ -100,48 +151,27 @@ impl Controller {
         body: EventBody,
         now: Millis,
     ) -> Result<(), ControllerError> {
+        let digest = body.digest();
+        if let Some(c) = self.working.settled_command(command) {
+            // Settled for good: whatever it sends is at or before its
+            // terminal event, whose digest is all that is kept.
+            if c.runtime != runtime || c.generation != generation {
+                return Err(ControllerError::WrongRuntime { command, runtime });
+            }
+            if seq > c.last_seq {
+                return Err(ControllerError::Malformed {
+                    detail: format!("event {seq} for command {command} after its terminal event"),
+                });
+            }
+            let recorded = (seq == c.last_seq).then_some(c.terminal);
+            return self.resent(runtime, generation, command, seq, recorded, digest, now);
+        }
         let exposure = self.bound_command(command, runtime, generation)?;
         let c = &self.working.commands[&command];
         let last = c.last_seq;
-        let digest = body.digest();
         if seq <= last {
-            return match c.digest_of(seq) {
-                Some(d) if d != digest => {
-                    if self.has_room() {
-                        let outcomes = self.unchanged(command).into_iter().collect();
-                        let rref = self.runtime_ref(runtime);
-                        self.evidence(
-                            now,
-                            RecoveryKind::StreamConflict,
-                            rref,
-                            format!(
-                                "runtime sent a different event {seq} for command {command}; the recorded event was kept"
-                            ),
-                            outcomes,
-                        );
-                    }
-                    Err(ControllerError::ConflictingDuplicate { command, seq })
-                }
-                // Same content (or older than the dedup window): a resend.
-                _ => {
-                    let durable_last = self
-                        .durable
-                        .command(command)
-                        .map_or(EventSeq::ZERO, |c| c.last_seq);
-                    if seq <= durable_last {
-                        self.send(
-                            runtime,
-                            ControllerToRuntime::EventsDurable {
-                                runtime,
-                                generation,
-                                command,
-                                through: durable_last,
-                            },
-                        );
-                    }
-                    Ok(())
-                }
-            };
+            let recorded = c.digest_of(seq);
+            return self.resent(runtime, generation, command, seq, recorded, digest, now);
         }
         if seq != last.next() {
             if self.ask_resend(runtime, command, last) {

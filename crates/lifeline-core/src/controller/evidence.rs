@@ -53,12 +53,16 @@ impl Controller {
     }
 
     pub(super) fn unchanged(&self, command: CommandId) -> Option<Resolution> {
-        let c = self.working.command(command)?;
+        // A command kept small keeps no attempt; its journal does.
+        let (attempt, outcome) = match self.working.command(command) {
+            Some(c) => (c.exposure.attempt(), c.outcome),
+            None => (None, self.working.settled_command(command)?.outcome),
+        };
         Some(Resolution {
             command,
-            attempt: c.exposure.attempt(),
-            before: c.outcome,
-            after: c.outcome,
+            attempt,
+            before: outcome,
+            after: outcome,
         })
     }
 

@@ -297,11 +297,15 @@ impl Controller {
             .iter()
             .map(|s| DurablePosition {
                 command: s.command,
-                through: self
-                    .durable
-                    .command(s.command)
-                    .filter(|c| c.binding.runtime == runtime)
-                    .map_or(EventSeq::ZERO, |c| c.last_seq),
+                through: match self.durable.command(s.command) {
+                    Some(c) => Some(c.last_seq).filter(|_| c.binding.runtime == runtime),
+                    None => self
+                        .durable
+                        .settled_command(s.command)
+                        .filter(|c| c.runtime == runtime)
+                        .map(|c| c.last_seq),
+                }
+                .unwrap_or(EventSeq::ZERO),
             })
             .collect();
         self.send(
