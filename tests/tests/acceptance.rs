@@ -1606,16 +1606,7 @@ fn a_command_kept_small_still_answers_for_its_key_its_events_and_cancels() {
     let window = w.config.retention.settled_with_events;
     let s = w.start_runtime(id(0x300a));
     open_session(&mut w, s);
-    let mut commands = Vec::new();
-    for n in 0..window + 2 {
-        let turn: TurnId = id(0x7500 + n as u128);
-        record_turn(&mut w, turn, &format!("$ echo {n}"));
-        let c = waiting_on(drive(&mut w, s, turn));
-        w.stdout(s.runtime, c, &format!("out {n}\n"));
-        w.exit(s.runtime, c, 0);
-        drive(&mut w, s, turn);
-        commands.push(c);
-    }
+    let commands = echo_turns(&mut w, s, 0x7500, window + 2);
     let c = commands[0];
     let small = w
         .c()
@@ -1708,6 +1699,22 @@ fn a_command_kept_small_still_answers_for_its_key_its_events_and_cancels() {
         |e| e.kind == RecoveryKind::StreamConflict && e.outcomes.iter().any(|o| o.command == c)
     ));
     assert_eq!(&p, w.c().projection());
+}
+
+/// `n` turns of one `echo` each, run to completion: turn `i` is
+/// `first + i` and prints `out {i}`.
+fn echo_turns(w: &mut World, s: Started, first: u128, n: usize) -> Vec<CommandId> {
+    let mut commands = Vec::new();
+    for i in 0..n {
+        let turn: TurnId = id(first + i as u128);
+        record_turn(w, turn, &format!("$ echo {i}"));
+        let c = waiting_on(drive(w, s, turn));
+        w.stdout(s.runtime, c, &format!("out {i}\n"));
+        w.exit(s.runtime, c, 0);
+        drive(w, s, turn);
+        commands.push(c);
+    }
+    commands
 }
 
 fn events_of(w: &World, command: CommandId) -> Vec<EventRecord> {
@@ -1810,16 +1817,7 @@ fn a_shown_transcript_reads_collapsed_output_four_at_a_time_and_drops_stale_answ
     let window = w.config.retention.settled_with_events;
     let s = w.start_runtime(id(0x3007));
     open_session(&mut w, s);
-    let mut commands = Vec::new();
-    for n in 0..window + 6 {
-        let turn: TurnId = id(0x7200 + n as u128);
-        record_turn(&mut w, turn, &format!("$ echo {n}"));
-        let c = waiting_on(drive(&mut w, s, turn));
-        w.stdout(s.runtime, c, &format!("out {n}\n"));
-        w.exit(s.runtime, c, 0);
-        drive(&mut w, s, turn);
-        commands.push(c);
-    }
+    let commands = echo_turns(&mut w, s, 0x7200, window + 6);
     let p = w.replayed();
     let events_of = |c: CommandId| -> Vec<EventRecord> {
         w.journal

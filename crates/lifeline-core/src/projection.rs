@@ -772,6 +772,30 @@ impl Schema for ProjectionSnapshot {
     }
 }
 
+/// The outcome an `OutcomeChanged` record moves `command` to from
+/// `current`, if the record starts where the command is and the table
+/// agrees with where it says it goes.
+fn next_outcome(
+    command: CommandId,
+    current: Outcome,
+    event: OutcomeEvent,
+    from: Outcome,
+    to: Outcome,
+) -> Result<Outcome, String> {
+    if current != from {
+        return Err(format!(
+            "outcome change for {command} starts from {from} but the command is {current}"
+        ));
+    }
+    let next = transition(from, event).map_err(|e| e.to_string())?;
+    if next != to {
+        return Err(format!(
+            "outcome change for {command} records {to}, table gives {next}"
+        ));
+    }
+    Ok(next)
+}
+
 /// Raw identities as 32 hex digits: JSON numbers cannot carry 128 bits.
 mod seen_ids {
     use std::collections::BTreeSet;
@@ -1485,19 +1509,7 @@ impl Projection {
                     .settled
                     .get_mut(command)
                     .ok_or_else(|| format!("no command {command}"))?;
-                if c.outcome != *from {
-                    return Err(format!(
-                        "outcome change for {command} starts from {from} but the command is {}",
-                        c.outcome
-                    ));
-                }
-                let next = transition(*from, *event).map_err(|e| e.to_string())?;
-                if next != *to {
-                    return Err(format!(
-                        "outcome change for {command} records {to}, table gives {next}"
-                    ));
-                }
-                c.outcome = next;
+                c.outcome = next_outcome(*command, c.outcome, *event, *from, *to)?;
             }
             JournalRecord::OutcomeChanged {
                 command,
@@ -1506,18 +1518,7 @@ impl Projection {
                 to,
             } => {
                 let c = self.command_mut(*command)?;
-                if c.outcome != *from {
-                    return Err(format!(
-                        "outcome change for {command} starts from {from} but the command is {}",
-                        c.outcome
-                    ));
-                }
-                let next = transition(*from, *event).map_err(|e| e.to_string())?;
-                if next != *to {
-                    return Err(format!(
-                        "outcome change for {command} records {to}, table gives {next}"
-                    ));
-                }
+                let next = next_outcome(*command, c.outcome, *event, *from, *to)?;
                 c.outcome = next;
                 c.history.push(OutcomeStep {
                     position,
