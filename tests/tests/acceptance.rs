@@ -1717,6 +1717,36 @@ fn echo_turns(w: &mut World, s: Started, first: u128, n: usize) -> Vec<CommandId
     commands
 }
 
+/// A snapshot writes the identities it has seen 64 to a string (one each
+/// made them most of its values); one to a string, as written before, still
+/// reads, and a string that is not whole identities is refused.
+#[test]
+fn seen_identities_are_written_64_to_a_string_and_read_either_way() {
+    let mut w = World::new();
+    let s = w.start_runtime(id(0x300b));
+    open_session(&mut w, s);
+    echo_turns(&mut w, s, 0x7600, 20);
+    let p = w.replayed();
+    let text = String::from_utf8(lifeline_core::schema::encode(&p.snapshot()).unwrap()).unwrap();
+    let start = text.find("\"seen\":[").unwrap() + "\"seen\":".len();
+    let end = start + text[start..].find(']').unwrap() + 1;
+    let seen: Vec<String> = serde_json::from_str(&text[start..end]).unwrap();
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert_eq!(seen[0].len(), 64 * 32);
+    assert!(seen.iter().all(|t| t.len() % 32 == 0));
+    let with = |array: &str| format!("{}{array}{}", &text[..start], &text[end..]);
+    let one_each: Vec<&str> = seen
+        .iter()
+        .flat_map(|t| (0..t.len()).step_by(32).map(move |at| &t[at..at + 32]))
+        .collect();
+    let old = with(&serde_json::to_string(&one_each).unwrap());
+    let old: ProjectionSnapshot = lifeline_core::schema::decode(old.as_bytes()).unwrap();
+    assert_eq!(old.projection, p);
+    for bad in [r#"["abc"]"#, r#"[""]"#] {
+        assert!(lifeline_core::schema::decode::<ProjectionSnapshot>(with(bad).as_bytes()).is_err());
+    }
+}
+
 fn events_of(w: &World, command: CommandId) -> Vec<EventRecord> {
     w.journal
         .iter()

@@ -218,13 +218,15 @@ pub struct SettledOutput {
     pub in_journal: bool,
 }
 
-/// Digests kept for a settled command that left the recent window: its
-/// terminal event's. A resend of an older event is still recognised as one
-/// (it is at or below `last_seq`) and answered as durable; only a resend
-/// whose content differs from what was recorded goes unnoticed, and the
-/// recorded event stands either way. Each digest kept here costs about
-/// 66 bytes of snapshot per settled command, for ever (16 of them were
-/// half of a settled command's snapshot share).
+/// Recent digests kept once a command has its terminal event: that event's.
+/// While the command is in the recent window its retained events carry
+/// their own digests, which [`CommandView::digest_of`] reads; once it left,
+/// a resend of an older event is still recognised as one (it is at or
+/// below `last_seq`) and answered as durable, and only a resend whose
+/// content differs from what was recorded goes unnoticed; the recorded
+/// event stands either way. Each digest kept costs about 66 bytes of
+/// snapshot: a window of 16 commands of 100 events each kept 106 KB of
+/// digests their events already held.
 const SETTLED_DEDUP_WINDOW: usize = 1;
 
 const MAX_EVIDENCE_PER_COMMAND: usize = 32;
@@ -297,14 +299,18 @@ impl CommandView {
         })
     }
 
-    /// Digest of event `seq`, if still in the dedup window.
+    /// Digest of event `seq`, if still in the dedup window or retained.
     pub fn digest_of(&self, seq: EventSeq) -> Option<Digest> {
         if seq.0 == 0 || seq > self.last_seq {
             return None;
         }
         let back = (self.last_seq.0 - seq.0) as usize;
         let len = self.recent_digests.len();
-        (back < len).then(|| self.recent_digests[len - 1 - back])
+        if back < len {
+            return Some(self.recent_digests[len - 1 - back]);
+        }
+        let at = self.events.binary_search_by_key(&seq, |e| e.seq).ok()?;
+        Some(self.events[at].digest)
     }
 
     /// Retained events after `after`, terminal last.
@@ -802,21 +808,37 @@ mod seen_ids {
 
     use serde::{Deserialize, Deserializer, Serializer};
 
+    /// Identities per string: one string each made `seen` the most numerous
+    /// value of a snapshot (three per command), and the browser's decoder
+    /// pays per value. A snapshot written one to a string still reads.
+    const PER_TEXT: usize = 64;
+
     pub fn serialize<S: Serializer>(set: &BTreeSet<u128>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(set.iter().map(|v| format!("{v:032x}")))
+        let ids: Vec<&u128> = set.iter().collect();
+        s.collect_seq(ids.chunks(PER_TEXT).map(|chunk| {
+            chunk
+                .iter()
+                .map(|v| format!("{v:032x}"))
+                .collect::<String>()
+        }))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<u128>, D::Error> {
         let texts = Vec::<String>::deserialize(d)?;
-        texts
-            .iter()
-            .map(|t| {
-                if t.len() != 32 {
-                    return Err(serde::de::Error::custom("seen id must be 32 hex digits"));
-                }
-                u128::from_str_radix(t, 16).map_err(serde::de::Error::custom)
-            })
-            .collect()
+        let mut set = BTreeSet::new();
+        for t in &texts {
+            if t.is_empty() || t.len() % 32 != 0 || !t.is_ascii() {
+                return Err(serde::de::Error::custom(
+                    "seen ids must be 32 hex digits each",
+                ));
+            }
+            for at in (0..t.len()).step_by(32) {
+                let id =
+                    u128::from_str_radix(&t[at..at + 32], 16).map_err(serde::de::Error::custom)?;
+                set.insert(id);
+            }
+        }
+        Ok(set)
     }
 }
 
@@ -1441,6 +1463,9 @@ impl Projection {
                 if rec.body.kind() == crate::event::EventKind::Terminal {
                     c.terminal = Some(rec.clone());
                     c.finished_at = Some(at);
+                    while c.recent_digests.len() > SETTLED_DEDUP_WINDOW {
+                        c.recent_digests.pop_front();
+                    }
                     self.recently_settled.push_back(rec.command);
                     while self.recently_settled.len() > policy.settled_with_events {
                         if let Some(old) = self.recently_settled.pop_front() {
