@@ -800,7 +800,9 @@ impl EngineSim {
                 ..
             } => self.answer(Answer::Listing(session, workspace, environment)),
             // Nothing in the simulation reads output back.
-            Effect::ReadArtifacts { .. } | Effect::SaveOutput { .. } => {}
+            Effect::ReadArtifacts { .. }
+            | Effect::SaveOutput { .. }
+            | Effect::ReadKeptHead { .. } => {}
             Effect::Snapshot(_) => self.answer(Answer::Snapshot),
             Effect::ReadOutput { view, command } => {
                 let fails = self.rng.range(0, 20) == 0;

@@ -1747,6 +1747,84 @@ fn seen_identities_are_written_64_to_a_string_and_read_either_way() {
     }
 }
 
+/// The whole kept output of a settled command whose output is in the
+/// journal (here one kept small): its inline head is read from its events
+/// first, then the artifacts after it, and the download is every byte.
+/// Events that cannot be read, or do not hold the whole head, give a
+/// notice, not a download missing its head.
+#[test]
+fn a_download_of_output_in_the_journal_reads_its_head_from_the_events_first() {
+    use lifeline_core::stored_output::StoredOutput;
+    use lifeline_engine::{Effect, Engine, KeptRead};
+    use lifeline_protocol::{ControllerToPage, Role};
+    let mut w = World::new();
+    let window = w.config.retention.settled_with_events;
+    let s = w.start_runtime(id(0x300c));
+    open_session(&mut w, s);
+    let lines = ["line one\n", "line two\n", "line three\n"];
+    let mut commands = Vec::new();
+    for n in 0..window + 1 {
+        let turn: TurnId = id(0x7700 + n as u128);
+        record_turn(&mut w, turn, &format!("$ echo {n}"));
+        let c = waiting_on(drive(&mut w, s, turn));
+        for line in lines {
+            w.stdout(s.runtime, c, line);
+        }
+        w.exit(s.runtime, c, 0);
+        drive(&mut w, s, turn);
+        commands.push(c);
+    }
+    let c = commands[0];
+    let p = w.replayed();
+    assert!(p.settled_command(c).is_some());
+    // Past the inline budget (16 bytes here): some of it is in artifacts.
+    assert!(!p.settled_command(c).unwrap().stdout.artifacts.is_empty());
+    assert!(StoredOutput::of(&p, c).is_none());
+    assert!(StoredOutput::head_in_journal(&p, c));
+    let events = events_of(&w, c);
+    let mut e = Engine::new(Role::Follower, b"kept");
+    e.handle_start(Role::Follower);
+    e.follow(p.clone());
+    while e.poll_effect().is_some() {}
+    let mut effects = |e: &mut Engine| std::iter::from_fn(|| e.poll_effect()).collect::<Vec<_>>();
+    e.handle_read_kept(c, KeptRead::Download);
+    assert!(matches!(
+        effects(&mut e).as_slice(),
+        [Effect::ReadKeptHead { command, read: KeptRead::Download }] if *command == c
+    ));
+    e.handle_kept_head_read(c, KeptRead::Download, Ok(events.clone()));
+    let Some(Effect::ReadArtifacts {
+        stored,
+        plan,
+        digests,
+        ..
+    }) = effects(&mut e).pop()
+    else {
+        panic!("the artifacts are read next");
+    };
+    let artifacts: Vec<(Digest, Option<String>)> = digests
+        .iter()
+        .map(|d| (*d, w.artifacts.get(d).cloned()))
+        .collect();
+    e.handle_artifacts_read(c, KeptRead::Download, &stored, &plan, &artifacts);
+    let saved = effects(&mut e).into_iter().find_map(|x| match x {
+        Effect::SaveOutput { bytes, .. } => Some(bytes),
+        _ => None,
+    });
+    assert_eq!(saved.as_deref(), Some(lines.concat().as_bytes()));
+    // Unreadable, or short of the head: a notice, nothing saved.
+    for answer in [Err(()), Ok(events[events.len() - 1..].to_vec())] {
+        e.handle_kept_head_read(c, KeptRead::Download, answer);
+        let out = effects(&mut e);
+        assert!(out
+            .iter()
+            .any(|x| matches!(x, Effect::Page(ControllerToPage::Notice { .. }))));
+        assert!(!out
+            .iter()
+            .any(|x| matches!(x, Effect::ReadArtifacts { .. } | Effect::SaveOutput { .. })));
+    }
+}
+
 fn events_of(w: &World, command: CommandId) -> Vec<EventRecord> {
     w.journal
         .iter()

@@ -256,6 +256,24 @@ pub struct ArtifactPlacement {
     pub len: u64,
 }
 
+/// The inline head of `command`'s stdout and stderr from its events up to
+/// `through`, as retention kept it: what a settled command's output in the
+/// journal reads back as.
+pub fn inline_head(events: &[EventRecord], command: CommandId, through: EventSeq) -> [String; 2] {
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    for e in events
+        .iter()
+        .filter(|e| e.command == command && e.seq <= through)
+    {
+        match &e.body {
+            RetainedBody::Stdout(chunk) => stdout.push_str(&chunk.inline),
+            RetainedBody::Stderr(chunk) => stderr.push_str(&chunk.inline),
+            _ => {}
+        }
+    }
+    [stdout, stderr]
+}
+
 /// What a reader needs to know about one output stream of a command.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutputSummary {

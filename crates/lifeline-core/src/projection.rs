@@ -1054,6 +1054,22 @@ impl Projection {
         self.settled.get(&command)
     }
 
+    /// A settled command whose output is in the journal only (out of the
+    /// recent window, whole or kept small): its output summaries and the
+    /// last output event its inline head runs to.
+    pub fn output_in_journal(&self, command: CommandId) -> Option<([&OutputSummary; 2], EventSeq)> {
+        match self.commands.get(&command) {
+            Some(c) => Some((
+                [&c.stdout, &c.stderr],
+                c.settled.as_ref().filter(|s| s.in_journal)?.through,
+            )),
+            None => {
+                let c = self.settled.get(&command)?;
+                Some(([&c.stdout, &c.stderr], c.through()))
+            }
+        }
+    }
+
     /// The session a command, of either kind, was admitted in.
     pub fn session_of(&self, command: CommandId) -> Option<SessionId> {
         self.commands

@@ -7,7 +7,7 @@
 //! it needs; the shell reads them from the store; [`StoredOutput::assemble`]
 //! cuts the answer. Nothing here reads anything itself.
 
-use crate::event::{ArtifactPlacement, RetainedBody};
+use crate::event::{ArtifactPlacement, EventRecord, RetainedBody};
 use crate::id::{CommandId, Digest};
 use crate::projection::Projection;
 
@@ -54,19 +54,13 @@ pub enum Slice {
 
 impl StoredOutput {
     /// `command`'s kept output, or `None` when the projection does not hold
-    /// its whole inline head any more (events evicted from a running
-    /// command: the journal has them, memory does not).
+    /// its whole inline head: events evicted from a running command, or a
+    /// settled command's output in the journal ([`StoredOutput::with_head`]
+    /// takes that one from its events).
     pub fn of(projection: &Projection, command: CommandId) -> Option<StoredOutput> {
-        let Some(c) = projection.command(command) else {
-            // Kept small, like a settled command's output in the journal:
-            // the artifacts are here, the inline head is not.
-            let c = projection.settled_command(command)?;
-            return Some(StoredOutput::from_parts(
-                [String::new(), String::new()],
-                [&c.stdout, &c.stderr],
-            ));
-        };
+        let c = projection.command(command)?;
         let (stdout, stderr) = match &c.settled {
+            Some(s) if s.in_journal => return None,
             Some(s) => (s.stdout.clone(), s.stderr.clone()),
             None if c.evicted_through.0 > 0 => return None,
             None => {
@@ -85,6 +79,28 @@ impl StoredOutput {
             [stdout, stderr],
             [&c.stdout, &c.stderr],
         ))
+    }
+
+    /// Whether `command`'s inline head is to be read from its events in the
+    /// journal before its kept output can be planned.
+    pub fn head_in_journal(projection: &Projection, command: CommandId) -> bool {
+        projection.output_in_journal(command).is_some()
+    }
+
+    /// The kept output of a settled command whose output is in the journal,
+    /// its inline head taken from `events` (its own, as the journal gave
+    /// them back); `None` if they do not hold the whole head its summaries
+    /// count.
+    pub fn with_head(
+        projection: &Projection,
+        command: CommandId,
+        events: &[EventRecord],
+    ) -> Option<StoredOutput> {
+        let (summaries, through) = projection.output_in_journal(command)?;
+        let [stdout, stderr] = crate::event::inline_head(events, command, through);
+        let whole = stdout.len() as u64 == summaries[0].inline_bytes
+            && stderr.len() as u64 == summaries[1].inline_bytes;
+        whole.then(|| StoredOutput::from_parts([stdout, stderr], summaries))
     }
 
     fn from_parts(

@@ -755,16 +755,7 @@ pub fn output_read(
     command: CommandId,
     events: Result<&[crate::event::EventRecord], ()>,
 ) -> Option<ViewDelta> {
-    let (summaries, through) = match projection.command(command) {
-        Some(c) => (
-            [&c.stdout, &c.stderr],
-            c.settled.as_ref().filter(|s| s.in_journal)?.through,
-        ),
-        None => {
-            let c = projection.settled_command(command)?;
-            ([&c.stdout, &c.stderr], c.through())
-        }
-    };
+    let (summaries, through) = projection.output_in_journal(command)?;
     let Ok(events) = events else {
         return Some(settled_read(
             command,
@@ -775,17 +766,7 @@ pub fn output_read(
             OutputRead::Unreadable,
         ));
     };
-    let (mut stdout, mut stderr) = (String::new(), String::new());
-    for e in events
-        .iter()
-        .filter(|e| e.command == command && e.seq <= through)
-    {
-        match &e.body {
-            RetainedBody::Stdout(chunk) => stdout.push_str(&chunk.inline),
-            RetainedBody::Stderr(chunk) => stderr.push_str(&chunk.inline),
-            _ => {}
-        }
-    }
+    let [stdout, stderr] = crate::event::inline_head(events, command, through);
     Some(settled_read(
         command,
         summaries,

@@ -138,6 +138,14 @@ pub enum Effect {
         plan: Vec<lifeline_core::stored_output::Slice>,
         digests: Vec<lifeline_core::Digest>,
     },
+    /// Read `command`'s events from the journal: its output is there only
+    /// (a settled command out of the recent window), and a read of its kept
+    /// output starts with the inline head they hold. Answer with
+    /// [`crate::Engine::handle_kept_head_read`] and the same `read`.
+    ReadKeptHead {
+        command: lifeline_core::CommandId,
+        read: KeptRead,
+    },
     /// Hand the page `command`'s whole kept output to save as `file_name`:
     /// an `ExportReady` message for its session (the page saves it like an
     /// export: no message of its own to decode there), then the bytes as a

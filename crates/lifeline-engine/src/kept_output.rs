@@ -3,6 +3,7 @@
 //! stored pieces a read needs ([`StoredOutput`]); the shell reads the
 //! artifacts and hands them back; the engine cuts the answer.
 
+use lifeline_core::event::EventRecord;
 use lifeline_core::phrase::Phrase;
 use lifeline_core::render::mark_output;
 use lifeline_core::stored_output::{whole_chars, Slice, StoredOutput, MAX_RANGE_BYTES};
@@ -19,7 +20,35 @@ impl Engine {
     /// A range at offset `u64::MAX` is the last `len` kept bytes (the tail
     /// shown under a long output's head).
     pub fn handle_read_kept(&mut self, command: CommandId, read: KeptRead) {
-        let Some(stored) = self.projection().and_then(|p| StoredOutput::of(p, command)) else {
+        let in_journal = self
+            .projection()
+            .is_some_and(|p| StoredOutput::head_in_journal(p, command));
+        if in_journal {
+            return self
+                .effects
+                .push_back(Effect::ReadKeptHead { command, read });
+        }
+        let stored = self.projection().and_then(|p| StoredOutput::of(p, command));
+        self.plan_kept(command, read, stored);
+    }
+
+    /// `command`'s events as the journal gave them back for an
+    /// [`Effect::ReadKeptHead`] (`Err`: they could not be read).
+    pub fn handle_kept_head_read(
+        &mut self,
+        command: CommandId,
+        read: KeptRead,
+        events: Result<Vec<EventRecord>, ()>,
+    ) {
+        let stored = match (events, self.projection()) {
+            (Ok(events), Some(p)) => StoredOutput::with_head(p, command, &events),
+            _ => None,
+        };
+        self.plan_kept(command, read, stored);
+    }
+
+    fn plan_kept(&mut self, command: CommandId, read: KeptRead, stored: Option<StoredOutput>) {
+        let Some(stored) = stored else {
             return self.notice(KEY, Level::Warning, Phrase::OutputUnavailable);
         };
         let read = match read {

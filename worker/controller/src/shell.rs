@@ -137,6 +137,24 @@ impl Shell {
     }
 
     /// Hands the engine one input, then carries out what it asks.
+    /// Reads a settled command's events from the journal and hands them to
+    /// `answer` (`Err` when they could not be read, or there is no journal).
+    fn read_events(
+        self: &Rc<Self>,
+        command: lifeline_core::CommandId,
+        answer: impl FnOnce(&mut Engine, Result<Vec<lifeline_core::event::EventRecord>, ()>) + 'static,
+    ) {
+        let shell = self.clone();
+        let journal = self.journal();
+        spawn_local(async move {
+            let events = match journal {
+                Some(journal) => journal.command_events(command).await.map_err(|_| ()),
+                None => Err(()),
+            };
+            shell.input(|e, _| answer(e, events));
+        });
+    }
+
     pub fn input(self: &Rc<Self>, f: impl FnOnce(&mut Engine, Millis)) {
         let mut f = Some(f);
         self.input_dyn(&mut |e, now| {
@@ -638,19 +656,15 @@ impl Shell {
                     shell.input(|e, _| e.handle_snapshot_written(result.map_err(|e| e.fault())));
                 });
             }
-            Effect::ReadOutput { view, command } => {
-                let shell = self.clone();
-                let journal = self.journal();
-                spawn_local(async move {
-                    // Every read is answered, read or not: the engine holds a
-                    // slot for it until then.
-                    let events = match journal {
-                        Some(journal) => journal.command_events(command).await.map_err(|_| ()),
-                        None => Err(()),
-                    };
-                    shell.input(|e, _| e.handle_output_read(view, command, events));
-                });
-            }
+            Effect::ReadKeptHead { command, read } => self
+                .read_events(command, move |e, events| {
+                    e.handle_kept_head_read(command, read, events)
+                }),
+            // Every read is answered, read or not: the engine holds a slot
+            // for it until then.
+            Effect::ReadOutput { view, command } => self.read_events(command, move |e, events| {
+                e.handle_output_read(view, command, events)
+            }),
             Effect::Broadcast(entries) => {
                 if let Some((channel, _)) = self.channel.borrow().as_ref() {
                     let message = Broadcast::Entries {
