@@ -231,6 +231,30 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       assert.ok(last.endsWith(`${n}\n`));
     });
 
+    test('a large output that left the recent window (its output in the journal only) still downloads whole', async () => {
+      const { page } = browser;
+      const n = 25000;
+      const total = Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('').length;
+      await send(page, `$ seq 1 ${n}`);
+      const block = commandBlock(page, `seq 1 ${n}`);
+      await block.getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
+      await idle(page);
+      // Sixteen commands settle after it: it leaves the recent window, and
+      // its turn having ended, it is kept small (its head in the journal).
+      await send(page, Array.from({ length: 16 }, (_, i) => `$ echo later ${i}`).join('\n'));
+      await commandBlock(page, 'echo later 15').getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
+      await idle(page);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        block.getByRole('button', { name: 'Download output' }).click(),
+      ]);
+      let text = '';
+      for await (const chunk of await download.createReadStream()) text += chunk.toString('latin1');
+      assert.equal(text.length, total);
+      assert.ok(text.startsWith('1\n2\n3\n'), text.slice(0, 20));
+      assert.ok(text.endsWith(`${n - 1}\n${n}\n`));
+    });
+
     test('a model reply is markdown: no raw HTML, safe links only, code with Copy code', async () => {
       const { page } = browser;
       await addProfile(page, stub.profile('Stub OpenAI', 'sk-transcript-test'));
