@@ -1,15 +1,16 @@
 //! [`SettledCommand`]: what the projection keeps of a command that settled
 //! for good and left the recent window.
 //!
-//! A settled command no longer changes (its terminal event and certain
+//! A settled command runs no more (its terminal event and a certain
 //! outcome are recorded) and, once its turn has ended, no agent reads it:
 //! it is shown (its block in the transcript, its output read from the
 //! journal), named (by its key, by a runtime resending its events, by a
-//! recovery record) and deleted with its session. This is what those need,
-//! about a fifth of the whole view: its binding, outcome history, exposure
-//! and terminal event stay in the journal. Keeping settled commands this
-//! small keeps the snapshot, and so every start, from growing with the
-//! history at the rate it did (about 2 KB per command).
+//! recovery record or a re-issue) and deleted with its session. This is
+//! what those need, about a third of the whole view (600 of 2,000 bytes in
+//! the recovery bench): its binding, outcome history, exposure and terminal
+//! event stay in the journal. Keeping settled commands this small keeps the
+//! snapshot, and so every start, from growing with the history at the rate
+//! it did.
 //!
 //! Architecture Invariant: a command is in `Projection::settled` or in
 //! `Projection::commands`, never both; it moves to `settled` only with a
