@@ -332,7 +332,7 @@ pub fn session_deltas(projection: &Projection, session: SessionId) -> Vec<ViewDe
                 };
                 out.push(d);
                 for command in tool_commands(projection, t, *request) {
-                    push_command(projection, command, &mut out);
+                    push_command(projection, command, Some(*turn), &mut out);
                 }
             }
             continue;
@@ -341,7 +341,7 @@ pub fn session_deltas(projection: &Projection, session: SessionId) -> Vec<ViewDe
             let Some(command) = projection.keys.get(&plan_key(*turn, index)) else {
                 break;
             };
-            push_command(projection, *command, &mut out);
+            push_command(projection, *command, Some(*turn), &mut out);
         }
     }
     // Commands outside any turn (the user's re-issues), in admission order:
@@ -361,15 +361,22 @@ pub fn session_deltas(projection: &Projection, session: SessionId) -> Vec<ViewDe
         .collect();
     crate::order::by_key(&mut loose, |(position, _)| (*position).into());
     for (_, command) in loose {
-        push_command(projection, command, &mut out);
+        push_command(projection, command, None, &mut out);
     }
     out
 }
 
-/// A command's delta and everything it shows.
-fn push_command(projection: &Projection, command: CommandId, out: &mut Vec<ViewDelta>) {
+/// A command's delta and everything it shows; `turn` is the turn it was
+/// admitted under, which the caller knows (finding it from the command
+/// hashes every plan key of every turn of the session).
+fn push_command(
+    projection: &Projection,
+    command: CommandId,
+    turn: Option<TurnId>,
+    out: &mut Vec<ViewDelta>,
+) {
     if let Some(c) = projection.settled_command(command) {
-        out.push(small_delta(projection, c));
+        out.push(small_delta(projection, c, turn));
         // Its output is in the journal, read when shown.
         let read = if c.stdout.inline_bytes + c.stderr.inline_bytes > 0 {
             OutputRead::Loading
@@ -389,7 +396,7 @@ fn push_command(projection: &Projection, command: CommandId, out: &mut Vec<ViewD
     let Some(c) = projection.command(command) else {
         return;
     };
-    out.push(command_delta(projection, c));
+    out.push(command_delta(projection, c, turn));
     if let Some(settled) = &c.settled {
         out.push(settled_delta(c, settled));
         return;
@@ -609,7 +616,7 @@ fn events_unreadable(c: &CommandView) -> bool {
             .is_some_and(|s| matches!(s.event, OutcomeEvent::Finished(_)))
 }
 
-fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
+fn command_delta(projection: &Projection, c: &CommandView, turn: Option<TurnId>) -> ViewDelta {
     let exit_code = c.terminal.as_ref().and_then(|e| match &e.body {
         RetainedBody::Terminal(t) => t.exit_code,
         _ => None,
@@ -622,7 +629,7 @@ fn command_delta(projection: &Projection, c: &CommandView) -> ViewDelta {
     };
     ViewDelta::Command {
         session: c.binding.session,
-        turn: turn_of(projection, c.binding.session, c.key),
+        turn,
         command: c.command,
         line: c.binding.command_line.clone(),
         outcome: c.outcome,
@@ -648,21 +655,28 @@ fn observed(projection: &Projection, stamps: &[crate::id::ErrorStamp]) -> Option
     })
 }
 
-/// A command's row, of either kind.
+/// A command's row, of either kind, its turn found from its key.
 fn delta_of(projection: &Projection, command: CommandId) -> Option<ViewDelta> {
     match projection.command(command) {
-        Some(c) => Some(command_delta(projection, c)),
-        None => Some(small_delta(
-            projection,
-            projection.settled_command(command)?,
-        )),
+        Some(c) => {
+            let turn = turn_of(projection, c.binding.session, c.key);
+            Some(command_delta(projection, c, turn))
+        }
+        None => {
+            let c = projection.settled_command(command)?;
+            Some(small_delta(
+                projection,
+                c,
+                turn_of(projection, c.session, c.key),
+            ))
+        }
     }
 }
 
-fn small_delta(projection: &Projection, c: &SettledCommand) -> ViewDelta {
+fn small_delta(projection: &Projection, c: &SettledCommand, turn: Option<TurnId>) -> ViewDelta {
     ViewDelta::Command {
         session: c.session,
-        turn: turn_of(projection, c.session, c.key),
+        turn,
         command: c.command,
         line: c.line.clone(),
         outcome: c.outcome,
