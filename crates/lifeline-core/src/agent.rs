@@ -104,7 +104,7 @@ pub fn plan(prompt: &str) -> Result<Plan, PlanError> {
     })
 }
 
-pub use crate::plan_key::plan_key;
+pub use crate::derived_key::plan_key;
 
 /// Where a turn stands and what the agent does next.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -26,8 +26,6 @@
 
 use crate::flat::FlatSet;
 
-use sha2::{Digest as _, Sha256};
-
 use crate::agent;
 use crate::ending::TurnEnding;
 use crate::event::RetainedBody;
@@ -115,16 +113,14 @@ pub fn next_turn_step(
 /// The idempotency key of tool call `call_index` of provider request
 /// `request` in `turn`.
 pub fn tool_key(turn: TurnId, request: ProviderRequestId, call_index: usize) -> IdempotencyKey {
-    let mut h = Sha256::new();
-    h.update(b"lifeline model tool call key\0");
-    h.update(turn.as_u128().to_be_bytes());
-    h.update(request.as_u128().to_be_bytes());
-    h.update((call_index as u64).to_be_bytes());
-    let bytes = h.finalize();
-    let mut raw = [0u8; 16];
-    raw.copy_from_slice(&bytes[..16]);
-    IdempotencyKey::from_u128(u128::from_be_bytes(raw).max(1))
-        .unwrap_or_else(|_| IdempotencyKey::from_u128(1).expect("1 is a valid id"))
+    crate::derived_key::derived_key(
+        b"lifeline model tool call key\0",
+        &[
+            &turn.as_u128().to_be_bytes(),
+            &request.as_u128().to_be_bytes(),
+            &(call_index as u64).to_be_bytes(),
+        ],
+    )
 }
 
 /// Quotes `text` as one word for the lifeline shell: single quotes, with a

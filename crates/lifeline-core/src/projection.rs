@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::tag_first::tag_first;
 
 use crate::command::Binding;
+use crate::derived_key::plan_key;
 use crate::event::{EventRecord, OutputSummary, RetainedBody};
 use crate::id::{
     AttemptId, CommandId, Digest, ErrorStamp, EventSeq, ExecutionId, Generation, IdempotencyKey,
@@ -25,7 +26,6 @@ use crate::journal::{
     RetireCause, ToolCallRecord, TurnAgent, TurnStatus,
 };
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
-use crate::plan_key::plan_key;
 use crate::schema::{Schema, V1};
 use crate::session_record::SessionRecord;
 use crate::settled::SettledCommand;
