@@ -1877,6 +1877,18 @@ fn a_turns_commands_are_kept_small_when_it_ends_and_old_snapshots_still_read() {
     }
     let bytes = lifeline_core::schema::encode(&old).unwrap();
     assert!(!String::from_utf8_lossy(&bytes).contains("in_journal"));
+    // This build writes version 2, which a build that knows only 1 refuses
+    // (and replays its journal) rather than read commands kept small as
+    // missing; it reads version 1, and refuses a version it does not know.
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.starts_with(r#"{"v":2,"#));
+    assert!(serde_json::from_str::<lifeline_core::V1>("2").is_err());
+    let refused = text.replacen(r#"{"v":2,"#, r#"{"v":3,"#, 1);
+    assert!(matches!(
+        lifeline_core::schema::decode::<ProjectionSnapshot>(refused.as_bytes()),
+        Err(lifeline_core::schema::SchemaError::UnsupportedVersion { found, .. }) if found == "3"
+    ));
+    let bytes = text.replacen(r#"{"v":2,"#, r#"{"v":1,"#, 1).into_bytes();
     let old: ProjectionSnapshot = lifeline_core::schema::decode(&bytes).unwrap();
     assert!(session_deltas(&old.projection, id(SESSION)).iter().any(|d| matches!(d,
         ViewDelta::Settled { command, stdout, read: OutputRead::Shown, .. } if *command == commands[0] && stdout == "out 0\n")));

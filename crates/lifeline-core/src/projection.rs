@@ -26,7 +26,7 @@ use crate::journal::{
     RetireCause, ToolCallRecord, TurnAgent, TurnStatus,
 };
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
-use crate::schema::{Schema, V1};
+use crate::schema::{Schema, SnapshotVersion};
 use crate::session_record::SessionRecord;
 use crate::settled::SettledCommand;
 
@@ -759,13 +759,14 @@ pub struct Projection {
 /// A projection at a journal position, for fast startup.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProjectionSnapshot {
-    pub v: V1,
+    pub v: SnapshotVersion,
     pub position: u64,
     pub projection: Projection,
 }
 
 impl Schema for ProjectionSnapshot {
     const NAME: &'static str = "projection snapshot";
+    const VERSIONS: &'static [u64] = &SnapshotVersion::READS;
     const MAX_BYTES: usize = crate::schema::limits::MAX_SNAPSHOT_BYTES;
     fn validate(&self) -> Result<(), String> {
         if self.position != self.projection.position {
@@ -1035,7 +1036,7 @@ impl Projection {
 
     pub fn snapshot(&self) -> ProjectionSnapshot {
         ProjectionSnapshot {
-            v: V1,
+            v: SnapshotVersion::CURRENT,
             position: self.position,
             projection: self.clone(),
         }

@@ -87,10 +87,47 @@ impl<'de> Deserialize<'de> for V1 {
     }
 }
 
+/// A projection snapshot's `"v"`. Version 2 may keep settled commands
+/// small (`Projection::settled`), which a build that knows only version 1
+/// would read as missing commands, and write back without them; such a
+/// build refuses a version it does not know (as [`V1`] does) and replays
+/// the journal instead. Version 1 still reads here: the commands it holds
+/// whole are kept small when it loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SnapshotVersion(u64);
+
+impl SnapshotVersion {
+    pub const CURRENT: SnapshotVersion = SnapshotVersion(2);
+    /// The versions this build reads.
+    pub const READS: [u64; 2] = [SCHEMA_VERSION, 2];
+}
+
+impl Serialize for SnapshotVersion {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for SnapshotVersion {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = u64::deserialize(d)?;
+        if SnapshotVersion::READS.contains(&v) {
+            Ok(SnapshotVersion(v))
+        } else {
+            Err(serde::de::Error::custom(format_args!(
+                "unsupported snapshot version {v}; this build understands 1 and 2"
+            )))
+        }
+    }
+}
+
 /// A durable or wire record with a named, versioned schema.
 pub trait Schema: Serialize + DeserializeOwned {
     /// Human name used in errors ("command record").
     const NAME: &'static str;
+    /// The `"v"` values this build reads; a record with another is refused
+    /// as of a version it does not know, whatever else is wrong with it.
+    const VERSIONS: &'static [u64] = &[SCHEMA_VERSION];
     /// Largest encoding `decode` reads for this type.
     const MAX_BYTES: usize = limits::MAX_RECORD_BYTES;
     /// Invariants the type system cannot express, checked after every read
@@ -159,7 +196,11 @@ pub fn decode<T: Schema>(bytes: &[u8]) -> Result<T, SchemaError> {
     precheck::<T>(bytes)?;
     match serde_json::from_slice(bytes) {
         Ok(record) => accept(record),
-        Err(e) => Err(refusal(T::NAME, version_of(bytes), e.to_string())),
+        Err(e) => Err(refusal(
+            T::NAME,
+            version_of(bytes, T::VERSIONS),
+            e.to_string(),
+        )),
     }
 }
 
@@ -226,7 +267,7 @@ pub fn refusal(schema: &str, version: Version, detail: String) -> SchemaError {
 }
 
 /// Reads only the `"v"` field of JSON text; every other field is skipped.
-fn version_of(bytes: &[u8]) -> Version {
+fn version_of(bytes: &[u8], versions: &[u64]) -> Version {
     #[derive(Deserialize)]
     struct Versioned {
         v: Option<serde_json::Value>,
@@ -235,7 +276,9 @@ fn version_of(bytes: &[u8]) -> Version {
         // Broken JSON: the parse error says where, which beats a version.
         Err(_) => Version::Current,
         Ok(Versioned { v: None }) => Version::Missing,
-        Ok(Versioned { v: Some(v) }) if v.as_u64() == Some(SCHEMA_VERSION) => Version::Current,
+        Ok(Versioned { v: Some(v) }) if v.as_u64().is_some_and(|v| versions.contains(&v)) => {
+            Version::Current
+        }
         Ok(Versioned { v: Some(v) }) => Version::Other(v.to_string()),
     }
 }

@@ -88,7 +88,7 @@ impl Engine {
             ..ControllerConfig::default()
         };
         let snapshot = ProjectionSnapshot {
-            v: lifeline_core::V1,
+            v: lifeline_core::schema::SnapshotVersion::CURRENT,
             position: projection.position,
             projection,
         };

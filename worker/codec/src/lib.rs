@@ -35,7 +35,11 @@ pub fn decode_record<T: Schema>(text: &str) -> Result<T, SchemaError> {
 fn from_parsed<T: Schema>(value: JsValue) -> Result<T, SchemaError> {
     match serde_wasm_bindgen::from_value::<T>(value.clone()) {
         Ok(record) => schema::accept(record),
-        Err(e) => Err(schema::refusal(T::NAME, version_of(&value), e.to_string())),
+        Err(e) => Err(schema::refusal(
+            T::NAME,
+            version_of(&value, T::VERSIONS),
+            e.to_string(),
+        )),
     }
 }
 
@@ -117,11 +121,14 @@ extern "C" {
 }
 
 /// The `"v"` field of a parsed record, for naming why it did not decode.
-fn version_of(value: &JsValue) -> Version {
+fn version_of(value: &JsValue, versions: &[u64]) -> Version {
     let v = Reflect::get(value, &JsValue::from_str("v")).unwrap_or(JsValue::UNDEFINED);
     if v.is_undefined() || v.is_null() {
         Version::Missing
-    } else if v.as_f64() == Some(SCHEMA_VERSION as f64) {
+    } else if v
+        .as_f64()
+        .is_some_and(|v| versions.iter().any(|&known| known as f64 == v))
+    {
         Version::Current
     } else {
         Version::Other(
