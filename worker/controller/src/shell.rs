@@ -136,7 +136,6 @@ impl Shell {
         })
     }
 
-    /// Hands the engine one input, then carries out what it asks.
     /// Reads a settled command's events from the journal and hands them to
     /// `answer` (`Err` when they could not be read, or there is no journal).
     fn read_events(
@@ -155,6 +154,7 @@ impl Shell {
         });
     }
 
+    /// Hands the engine one input, then carries out what it asks.
     pub fn input(self: &Rc<Self>, f: impl FnOnce(&mut Engine, Millis)) {
         let mut f = Some(f);
         self.input_dyn(&mut |e, now| {
