@@ -16,7 +16,7 @@
 //! or `lifeline_protocol::decode` (size); nothing from outside can panic.
 
 use js_sys::{JsString, Reflect, JSON};
-use lifeline_core::schema::{self, Schema, SchemaError, Version, SCHEMA_VERSION};
+use lifeline_core::schema::{self, Schema, SchemaError, Version};
 use lifeline_protocol::{DecodeError, MAX_MESSAGE_BYTES};
 use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::wasm_bindgen;
