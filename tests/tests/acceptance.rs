@@ -1786,7 +1786,7 @@ fn a_download_of_output_in_the_journal_reads_its_head_from_the_events_first() {
     e.handle_start(Role::Follower);
     e.follow(p.clone());
     while e.poll_effect().is_some() {}
-    let mut effects = |e: &mut Engine| std::iter::from_fn(|| e.poll_effect()).collect::<Vec<_>>();
+    let effects = |e: &mut Engine| std::iter::from_fn(|| e.poll_effect()).collect::<Vec<_>>();
     e.handle_read_kept(c, KeptRead::Download);
     assert!(matches!(
         effects(&mut e).as_slice(),
