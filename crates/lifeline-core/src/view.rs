@@ -378,18 +378,11 @@ fn push_command(
     if let Some(c) = projection.settled_command(command) {
         out.push(small_delta(projection, c, turn));
         // Its output is in the journal, read when shown.
-        let read = if c.stdout.inline_bytes + c.stderr.inline_bytes > 0 {
-            OutputRead::Loading
-        } else {
-            OutputRead::Shown
-        };
-        out.push(settled_read(
+        out.push(settled_delta(
             command,
             [&c.stdout, &c.stderr],
             c.through(),
-            "",
-            "",
-            read,
+            None,
         ));
         return;
     }
@@ -398,7 +391,13 @@ fn push_command(
     };
     out.push(command_delta(projection, c, turn));
     if let Some(settled) = &c.settled {
-        out.push(settled_delta(c, settled));
+        let kept = (!settled.in_journal).then(|| [&settled.stdout[..], &settled.stderr[..]]);
+        out.push(settled_delta(
+            c.command,
+            [&c.stdout, &c.stderr],
+            settled.through,
+            kept,
+        ));
         return;
     }
     let evicted = c.evicted_through;
@@ -690,26 +689,24 @@ fn small_delta(projection: &Projection, c: &SettledCommand, turn: Option<TurnId>
     }
 }
 
-fn settled_delta(c: &CommandView, settled: &crate::projection::SettledOutput) -> ViewDelta {
-    let inline = c.stdout.inline_bytes.saturating_add(c.stderr.inline_bytes);
-    if settled.in_journal && inline > 0 {
-        return settled_read(
-            c.command,
-            [&c.stdout, &c.stderr],
-            settled.through,
-            "",
-            "",
-            OutputRead::Loading,
-        );
-    }
-    settled_read(
-        c.command,
-        [&c.stdout, &c.stderr],
-        settled.through,
-        &settled.stdout,
-        &settled.stderr,
-        OutputRead::Shown,
-    )
+/// A settled command's output: the text the projection kept (`kept`), or,
+/// with its output in the journal (`None`), "loading" until it is read,
+/// unless nothing of it was inline.
+fn settled_delta(
+    command: CommandId,
+    summaries: [&OutputSummary; 2],
+    through: EventSeq,
+    kept: Option<[&str; 2]>,
+) -> ViewDelta {
+    let inline = summaries[0]
+        .inline_bytes
+        .saturating_add(summaries[1].inline_bytes);
+    let ([stdout, stderr], read) = match kept {
+        None if inline > 0 => (["", ""], OutputRead::Loading),
+        None => (["", ""], OutputRead::Shown),
+        Some(text) => (text, OutputRead::Shown),
+    };
+    settled_read(command, summaries, through, stdout, stderr, read)
 }
 
 fn settled_read(
