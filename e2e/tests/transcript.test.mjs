@@ -40,6 +40,20 @@ async function fromBottom(page) {
   return transcript(page).evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
 }
 
+/** The bytes `seq 1 n` prints. */
+const seqBytes = (n) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('').length;
+
+/** Clicks the block's Download output; the file's name and its bytes (as latin1 text, one character a byte). */
+async function download(page, block) {
+  const [file] = await Promise.all([
+    page.waitForEvent('download'),
+    block.getByRole('button', { name: 'Download output' }).click(),
+  ]);
+  let text = '';
+  for await (const chunk of await file.createReadStream()) text += chunk.toString('latin1');
+  return { name: file.suggestedFilename(), text };
+}
+
 /** Every turn has its recorded reply: nothing runs. */
 async function idle(page) {
   await page.waitForFunction(
@@ -155,7 +169,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const { page } = browser;
       const n = 300000;
       // 1,988,895 bytes: 64 KiB inline, the rest in artifacts.
-      const total = Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('').length;
+      const total = seqBytes(n);
       await send(page, `$ seq 1 ${n}`);
       const block = commandBlock(page, `seq 1 ${n}`);
       await block.getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
@@ -215,26 +229,16 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const long = await page.evaluate(() => window.__long);
       console.log(`transcript: ${vname}: long tasks while paging ${total} bytes: ${JSON.stringify(long)}`);
 
-      const [download] = await Promise.all([
-        page.waitForEvent('download'),
-        block.getByRole('button', { name: 'Download output' }).click(),
-      ]);
-      assert.match(download.suggestedFilename(), /^output-.*\.txt$/);
-      const saved = await download.createReadStream();
-      let bytes = 0;
-      let last = '';
-      for await (const chunk of saved) {
-        bytes += chunk.length;
-        last = (last + chunk.toString('latin1')).slice(-16);
-      }
-      assert.equal(bytes, total);
-      assert.ok(last.endsWith(`${n}\n`));
+      const saved = await download(page, block);
+      assert.match(saved.name, /^output-.*\.txt$/);
+      assert.equal(saved.text.length, total);
+      assert.ok(saved.text.endsWith(`${n}\n`));
     });
 
     test('a large output that left the recent window (its output in the journal only) still downloads whole', async () => {
       const { page } = browser;
       const n = 25000;
-      const total = Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('').length;
+      const total = seqBytes(n);
       await send(page, `$ seq 1 ${n}`);
       const block = commandBlock(page, `seq 1 ${n}`);
       await block.getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
@@ -244,12 +248,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       await send(page, Array.from({ length: 16 }, (_, i) => `$ echo later ${i}`).join('\n'));
       await commandBlock(page, 'echo later 15').getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
       await idle(page);
-      const [download] = await Promise.all([
-        page.waitForEvent('download'),
-        block.getByRole('button', { name: 'Download output' }).click(),
-      ]);
-      let text = '';
-      for await (const chunk of await download.createReadStream()) text += chunk.toString('latin1');
+      const { text } = await download(page, block);
       assert.equal(text.length, total);
       assert.ok(text.startsWith('1\n2\n3\n'), text.slice(0, 20));
       assert.ok(text.endsWith(`${n - 1}\n${n}\n`));

@@ -1525,17 +1525,9 @@ fn settled_commands_beyond_the_recent_window_keep_no_output_and_read_it_when_sho
     let window = w.config.retention.settled_with_events;
     let s = w.start_runtime(id(0x3006));
     open_session(&mut w, s);
-    let mut commands = Vec::new();
-    for n in 0..window + 3 {
-        let turn: TurnId = id(0x7100 + n as u128);
-        record_turn(&mut w, turn, &format!("$ echo {n}"));
-        let c = waiting_on(drive(&mut w, s, turn));
-        w.stdout(s.runtime, c, &format!("out {n}\n"));
-        w.stdout(s.runtime, c, "more\n");
-        w.exit(s.runtime, c, 0);
-        drive(&mut w, s, turn);
-        commands.push(c);
-    }
+    let commands = turns_printing(&mut w, s, 0x7100, window + 3, |n| {
+        vec![format!("out {n}\n"), "more\n".into()]
+    });
     let p = w.replayed();
     // Settled for good, its turn ended: kept small, its output in the
     // journal only, so the snapshot does not grow with it.
@@ -1704,12 +1696,26 @@ fn a_command_kept_small_still_answers_for_its_key_its_events_and_cancels() {
 /// `n` turns of one `echo` each, run to completion: turn `i` is
 /// `first + i` and prints `out {i}`.
 fn echo_turns(w: &mut World, s: Started, first: u128, n: usize) -> Vec<CommandId> {
+    turns_printing(w, s, first, n, |i| vec![format!("out {i}\n")])
+}
+
+/// `n` turns of one command each, run to completion: turn `i` is
+/// `first + i`, and its command prints `output(i)`, a write per line.
+fn turns_printing(
+    w: &mut World,
+    s: Started,
+    first: u128,
+    n: usize,
+    output: impl Fn(usize) -> Vec<String>,
+) -> Vec<CommandId> {
     let mut commands = Vec::new();
     for i in 0..n {
         let turn: TurnId = id(first + i as u128);
         record_turn(w, turn, &format!("$ echo {i}"));
         let c = waiting_on(drive(w, s, turn));
-        w.stdout(s.runtime, c, &format!("out {i}\n"));
+        for line in output(i) {
+            w.stdout(s.runtime, c, &line);
+        }
         w.exit(s.runtime, c, 0);
         drive(w, s, turn);
         commands.push(c);
@@ -1762,18 +1768,9 @@ fn a_download_of_output_in_the_journal_reads_its_head_from_the_events_first() {
     let s = w.start_runtime(id(0x300c));
     open_session(&mut w, s);
     let lines = ["line one\n", "line two\n", "line three\n"];
-    let mut commands = Vec::new();
-    for n in 0..window + 1 {
-        let turn: TurnId = id(0x7700 + n as u128);
-        record_turn(&mut w, turn, &format!("$ echo {n}"));
-        let c = waiting_on(drive(&mut w, s, turn));
-        for line in lines {
-            w.stdout(s.runtime, c, line);
-        }
-        w.exit(s.runtime, c, 0);
-        drive(&mut w, s, turn);
-        commands.push(c);
-    }
+    let commands = turns_printing(&mut w, s, 0x7700, window + 1, |_| {
+        lines.iter().map(|l| l.to_string()).collect()
+    });
     let c = commands[0];
     let p = w.replayed();
     assert!(p.settled_command(c).is_some());
