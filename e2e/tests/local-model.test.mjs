@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, openApp, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
-import { card, explainFailure, send, streaming, transcript } from '../lib/ui.mjs';
+import { card, explainFailure, send, streaming, transcript, waitRunning } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 
 const ANSWER = 'Hello from a tiny local model.';
@@ -288,8 +288,11 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await card(page)
           .getByText(/reply to request .* was lost; it was not resent/)
           .waitFor({ state: 'attached', timeout: 30_000 });
-        // Not resent: no turn is running, so nothing streams and Stop is
-        // not offered.
+        // The controller resumes the session by itself after a reload,
+        // and Stop is offered while that start lasts (it stops the start).
+        // Once it runs, nothing was resent: no turn is running, so nothing
+        // streams and Stop is not offered.
+        await waitRunning(page);
         assert.equal(await streaming(page).count(), 0, 'nothing streams after the reload');
         assert.equal(await page.getByRole('button', { name: 'Stop' }).isEnabled().catch(() => false), false);
       } finally {
