@@ -1822,6 +1822,90 @@ fn a_download_of_output_in_the_journal_reads_its_head_from_the_events_first() {
     }
 }
 
+/// A running command whose first events retention let go (View full
+/// output or Download output while it runs): its inline head is read from
+/// the journal's events up to where retention let go, then from the events
+/// the projection still holds, and the download is every byte. Events that
+/// do not reach that far give a notice. If the command settled while they
+/// were read, the projection's own head answers.
+#[test]
+fn a_running_commands_output_reads_the_head_retention_let_go_from_the_journal() {
+    use lifeline_core::stored_output::StoredOutput;
+    use lifeline_engine::{Effect, Engine, KeptRead};
+    use lifeline_protocol::{ControllerToPage, Role};
+    let mut w = World::new();
+    w.config.retention.retained_events = 4;
+    w.controller = Some(Controller::new(w.config.clone(), w.now));
+    let s = w.start_runtime(id(0x300d));
+    open_session(&mut w, s);
+    let turn: TurnId = id(0x7800);
+    record_turn(&mut w, turn, "$ echo running");
+    let c = waiting_on(drive(&mut w, s, turn));
+    // Three bytes a write: the 16-byte inline head spans six events.
+    let lines: Vec<String> = (0..10).map(|i| format!("l{i}\n")).collect();
+    for line in &lines {
+        w.stdout(s.runtime, c, line);
+    }
+    let p = w.replayed();
+    let view = p.command(c).unwrap();
+    assert!(view.settled.is_none());
+    assert!(view.evicted_through.0 > 3, "{:?}", view.evicted_through);
+    assert!(!view.stdout.artifacts.is_empty());
+    assert!(StoredOutput::of(&p, c).is_none());
+    assert!(StoredOutput::head_in_journal(&p, c));
+    let events = events_of(&w, c);
+    let mut e = Engine::new(Role::Follower, b"kept");
+    e.handle_start(Role::Follower);
+    e.follow(p.clone());
+    while e.poll_effect().is_some() {}
+    let effects = |e: &mut Engine| std::iter::from_fn(|| e.poll_effect()).collect::<Vec<_>>();
+    e.handle_read_kept(c, KeptRead::Download);
+    assert!(matches!(
+        effects(&mut e).as_slice(),
+        [Effect::ReadKeptHead { command, read: KeptRead::Download }] if *command == c
+    ));
+    e.handle_kept_head_read(c, KeptRead::Download, Ok(events.clone()));
+    let Some(Effect::ReadArtifacts {
+        stored,
+        plan,
+        digests,
+        ..
+    }) = effects(&mut e).pop()
+    else {
+        panic!("the artifacts are read next");
+    };
+    let artifacts: Vec<(Digest, Option<String>)> = digests
+        .iter()
+        .map(|d| (*d, w.artifacts.get(d).cloned()))
+        .collect();
+    e.handle_artifacts_read(c, KeptRead::Download, &stored, &plan, &artifacts);
+    let saved = effects(&mut e).into_iter().find_map(|x| match x {
+        Effect::SaveOutput { bytes, .. } => Some(bytes),
+        _ => None,
+    });
+    assert_eq!(saved.as_deref(), Some(lines.concat().as_bytes()));
+    // Events that stop short of where retention let go: a notice.
+    let short: Vec<EventRecord> = events
+        .iter()
+        .filter(|ev| ev.seq.0 < view.evicted_through.0)
+        .cloned()
+        .collect();
+    e.handle_kept_head_read(c, KeptRead::Download, Ok(short));
+    let out = effects(&mut e);
+    assert!(out
+        .iter()
+        .any(|x| matches!(x, Effect::Page(ControllerToPage::Notice { .. }))));
+    assert!(!out
+        .iter()
+        .any(|x| matches!(x, Effect::ReadArtifacts { .. } | Effect::SaveOutput { .. })));
+    // Settled while its events were read: the same output.
+    w.exit(s.runtime, c, 0);
+    let settled = w.replayed();
+    assert!(settled.command(c).unwrap().terminal.is_some());
+    assert!(StoredOutput::of(&settled, c).is_none());
+    assert_eq!(StoredOutput::with_head(&settled, c, &events), Some(*stored));
+}
+
 fn events_of(w: &World, command: CommandId) -> Vec<EventRecord> {
     w.journal
         .iter()

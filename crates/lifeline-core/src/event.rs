@@ -260,18 +260,23 @@ pub struct ArtifactPlacement {
 /// `through`, as retention kept it: what a settled command's output in the
 /// journal reads back as.
 pub fn inline_head(events: &[EventRecord], command: CommandId, through: EventSeq) -> [String; 2] {
-    let (mut stdout, mut stderr) = (String::new(), String::new());
+    let mut head = [String::new(), String::new()];
     for e in events
         .iter()
         .filter(|e| e.command == command && e.seq <= through)
     {
-        match &e.body {
-            RetainedBody::Stdout(chunk) => stdout.push_str(&chunk.inline),
-            RetainedBody::Stderr(chunk) => stderr.push_str(&chunk.inline),
-            _ => {}
-        }
+        push_inline(&mut head, e);
     }
-    [stdout, stderr]
+    head
+}
+
+/// Adds `event`'s inline output to the stdout and stderr heads.
+pub fn push_inline(head: &mut [String; 2], event: &EventRecord) {
+    match &event.body {
+        RetainedBody::Stdout(chunk) => head[0].push_str(&chunk.inline),
+        RetainedBody::Stderr(chunk) => head[1].push_str(&chunk.inline),
+        _ => {}
+    }
 }
 
 /// What a reader needs to know about one output stream of a command.

@@ -7,7 +7,7 @@
 //! it needs; the shell reads them from the store; [`StoredOutput::assemble`]
 //! cuts the answer. Nothing here reads anything itself.
 
-use crate::event::{ArtifactPlacement, EventRecord, RetainedBody};
+use crate::event::{ArtifactPlacement, EventRecord};
 use crate::id::{CommandId, Digest};
 use crate::projection::Projection;
 
@@ -54,53 +54,66 @@ pub enum Slice {
 
 impl StoredOutput {
     /// `command`'s kept output, or `None` when the projection does not hold
-    /// its whole inline head: events evicted from a running command, or a
-    /// settled command's output in the journal ([`StoredOutput::with_head`]
-    /// takes that one from its events).
+    /// its whole inline head: a settled command's output in the journal, or
+    /// events retention let go while they carried some of the head
+    /// ([`StoredOutput::with_head`] takes either from its events).
     pub fn of(projection: &Projection, command: CommandId) -> Option<StoredOutput> {
         let c = projection.command(command)?;
-        let (stdout, stderr) = match &c.settled {
+        let head = match &c.settled {
             Some(s) if s.in_journal => return None,
-            Some(s) => (s.stdout.clone(), s.stderr.clone()),
-            None if c.evicted_through.0 > 0 => return None,
+            Some(s) => [s.stdout.clone(), s.stderr.clone()],
             None => {
-                let (mut out, mut err) = (String::new(), String::new());
+                let mut head = [String::new(), String::new()];
                 for e in &c.events {
-                    match &e.body {
-                        RetainedBody::Stdout(chunk) => out.push_str(&chunk.inline),
-                        RetainedBody::Stderr(chunk) => err.push_str(&chunk.inline),
-                        _ => {}
-                    }
+                    crate::event::push_inline(&mut head, e);
                 }
-                (out, err)
+                head
             }
         };
-        Some(StoredOutput::from_parts(
-            [stdout, stderr],
-            [&c.stdout, &c.stderr],
-        ))
+        StoredOutput::whole(head, [&c.stdout, &c.stderr])
     }
 
-    /// Whether `command`'s inline head is to be read from its events in the
-    /// journal before its kept output can be planned.
+    /// Whether the journal has `command`'s events to read its inline head
+    /// from, where [`StoredOutput::of`] has none: the projection knows the
+    /// command, whole or kept small.
     pub fn head_in_journal(projection: &Projection, command: CommandId) -> bool {
-        projection.output_in_journal(command).is_some()
+        projection.command(command).is_some() || projection.settled_command(command).is_some()
     }
 
-    /// The kept output of a settled command whose output is in the journal,
-    /// its inline head taken from `events` (its own, as the journal gave
-    /// them back); `None` if they do not hold the whole head its summaries
+    /// The kept output of `command` with its inline head taken from `events`
+    /// (its own, as the journal gave them back): those up to where retention
+    /// let go, then those the projection still holds (none once settled).
+    /// `None` if together they do not hold the whole head its summaries
     /// count.
+    ///
+    /// A running command may let more events go, or settle, while its
+    /// events are read: the projection as it is when they arrive decides.
     pub fn with_head(
         projection: &Projection,
         command: CommandId,
         events: &[EventRecord],
     ) -> Option<StoredOutput> {
-        let (summaries, through) = projection.output_in_journal(command)?;
-        let [stdout, stderr] = crate::event::inline_head(events, command, through);
-        let whole = stdout.len() as u64 == summaries[0].inline_bytes
-            && stderr.len() as u64 == summaries[1].inline_bytes;
-        whole.then(|| StoredOutput::from_parts([stdout, stderr], summaries))
+        let Some(c) = projection.command(command) else {
+            let (summaries, through) = projection.output_in_journal(command)?;
+            let head = crate::event::inline_head(events, command, through);
+            return StoredOutput::whole(head, summaries);
+        };
+        let mut head = crate::event::inline_head(events, command, c.evicted_through);
+        for e in &c.events {
+            crate::event::push_inline(&mut head, e);
+        }
+        StoredOutput::whole(head, [&c.stdout, &c.stderr])
+    }
+
+    /// The kept output from an inline head, if it is the whole head the
+    /// summaries count: one that lacks events retention let go is shorter.
+    fn whole(
+        head: [String; 2],
+        summaries: [&crate::event::OutputSummary; 2],
+    ) -> Option<StoredOutput> {
+        let whole = head[0].len() as u64 == summaries[0].inline_bytes
+            && head[1].len() as u64 == summaries[1].inline_bytes;
+        whole.then(|| StoredOutput::from_parts(head, summaries))
     }
 
     fn from_parts(

@@ -20,15 +20,16 @@ impl Engine {
     /// A range at offset `u64::MAX` is the last `len` kept bytes (the tail
     /// shown under a long output's head).
     pub fn handle_read_kept(&mut self, command: CommandId, read: KeptRead) {
-        let in_journal = self
-            .projection()
-            .is_some_and(|p| StoredOutput::head_in_journal(p, command));
+        let stored = self.projection().and_then(|p| StoredOutput::of(p, command));
+        let in_journal = stored.is_none()
+            && self
+                .projection()
+                .is_some_and(|p| StoredOutput::head_in_journal(p, command));
         if in_journal {
             return self
                 .effects
                 .push_back(Effect::ReadKeptHead { command, read });
         }
-        let stored = self.projection().and_then(|p| StoredOutput::of(p, command));
         self.plan_kept(command, read, stored);
     }
 
