@@ -1723,6 +1723,60 @@ fn turns_printing(
     commands
 }
 
+/// Version 3 snapshots leave out the key index (rebuilt from the commands
+/// on load) and the empty parts of output summaries. A version-2 snapshot,
+/// which wrote both, still reads to the same projection; the rebuilt index
+/// names every command, whole and kept small, by its key.
+#[test]
+fn a_snapshot_leaves_out_the_key_index_and_empty_summary_parts_and_version_2_still_reads() {
+    let mut w = World::new();
+    let window = w.config.retention.settled_with_events;
+    let s = w.start_runtime(id(0x300e));
+    open_session(&mut w, s);
+    echo_turns(&mut w, s, 0x7900, window + 3);
+    let p = w.replayed();
+    assert!(!p.settled.is_empty() && !p.commands.is_empty());
+    let text = String::from_utf8(lifeline_core::schema::encode(&p.snapshot()).unwrap()).unwrap();
+    assert!(text.starts_with(r#"{"v":3,"#));
+    for left_out in [
+        "\"keys\"",
+        "\"dropped_from\"",
+        "\"dropped_bytes\"",
+        "\"truncated_at\":null",
+    ] {
+        assert!(!text.contains(left_out), "{left_out}");
+    }
+    let read: ProjectionSnapshot = lifeline_core::schema::decode(text.as_bytes()).unwrap();
+    assert_eq!(read.projection, p);
+    assert_eq!(
+        read.projection.keys.len(),
+        p.commands.len() + p.settled.len()
+    );
+    // As version 2 wrote it: the index, and every summary whole (the text
+    // is edited, not re-encoded, so that tags stay first).
+    let keys = serde_json::to_string(&p.keys).unwrap();
+    let mut old = text.replacen(r#"{"v":3,"#, r#"{"v":2,"#, 1).replacen(
+        r#""projection":{"#,
+        &format!(r#""projection":{{"keys":{keys},"#),
+        1,
+    );
+    let mut at = 0;
+    while let Some(found) = old[at..].find(r#""inline_bytes":"#) {
+        let digits = at + found + r#""inline_bytes":"#.len();
+        let end = digits + old[digits..].find(|c: char| !c.is_ascii_digit()).unwrap();
+        if old[end..].starts_with('}') {
+            old.insert_str(
+                end,
+                r#","truncated_at":null,"artifacts":[],"dropped_bytes":0,"dropped_from":null"#,
+            );
+        }
+        at = end;
+    }
+    assert!(old.contains(r#""dropped_from":null"#) && old.contains(r#""keys":{"#));
+    let old: ProjectionSnapshot = lifeline_core::schema::decode(old.as_bytes()).unwrap();
+    assert_eq!(old.projection, p);
+}
+
 /// A snapshot writes the identities it has seen 64 to a string (one each
 /// made them most of its values); one to a string, as written before, still
 /// reads, and a string that is not whole identities is refused.
@@ -1958,18 +2012,18 @@ fn a_turns_commands_are_kept_small_when_it_ends_and_old_snapshots_still_read() {
     }
     let bytes = lifeline_core::schema::encode(&old).unwrap();
     assert!(!String::from_utf8_lossy(&bytes).contains("in_journal"));
-    // This build writes version 2, which a build that knows only 1 refuses
+    // This build writes version 3, which a build that knows only 1 refuses
     // (and replays its journal) rather than read commands kept small as
     // missing; it reads version 1, and refuses a version it does not know.
     let text = String::from_utf8(bytes).unwrap();
-    assert!(text.starts_with(r#"{"v":2,"#));
-    assert!(serde_json::from_str::<lifeline_core::V1>("2").is_err());
-    let refused = text.replacen(r#"{"v":2,"#, r#"{"v":3,"#, 1);
+    assert!(text.starts_with(r#"{"v":3,"#));
+    assert!(serde_json::from_str::<lifeline_core::V1>("3").is_err());
+    let refused = text.replacen(r#"{"v":3,"#, r#"{"v":4,"#, 1);
     assert!(matches!(
         lifeline_core::schema::decode::<ProjectionSnapshot>(refused.as_bytes()),
-        Err(lifeline_core::schema::SchemaError::UnsupportedVersion { found, .. }) if found == "3"
+        Err(lifeline_core::schema::SchemaError::UnsupportedVersion { found, .. }) if found == "4"
     ));
-    let bytes = text.replacen(r#"{"v":2,"#, r#"{"v":1,"#, 1).into_bytes();
+    let bytes = text.replacen(r#"{"v":3,"#, r#"{"v":1,"#, 1).into_bytes();
     let old: ProjectionSnapshot = lifeline_core::schema::decode(&bytes).unwrap();
     assert!(session_deltas(&old.projection, id(SESSION)).iter().any(|d| matches!(d,
         ViewDelta::Settled { command, stdout, read: OutputRead::Shown, .. } if *command == commands[0] && stdout == "out 0\n")));

@@ -280,17 +280,29 @@ pub fn push_inline(head: &mut [String; 2], event: &EventRecord) {
 }
 
 /// What a reader needs to know about one output stream of a command.
+///
+/// Only snapshots hold it, one per stream of every command: what most
+/// streams never have (a truncation, artifacts, dropped bytes) is left out
+/// rather than written as empty, which was four of its six values.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutputSummary {
     pub total_bytes: u64,
     pub inline_bytes: u64,
     /// Stream offset where inline retention stopped, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated_at: Option<u64>,
     /// Where the non-inline output lives, in stream order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<ArtifactPlacement>,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped_bytes: u64,
     /// Stream offset from which output exceeded the budget and was not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_from: Option<u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl OutputSummary {

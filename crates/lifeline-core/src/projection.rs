@@ -731,6 +731,10 @@ pub struct Projection {
     /// (see [`SettledCommand`]); never also in `commands`.
     #[serde(default)]
     pub settled: FlatMap<CommandId, SettledCommand>,
+    /// Each command's idempotency key, whole or kept small. Not written
+    /// since snapshot version 3: it is rebuilt from the two maps on load
+    /// as a snapshot is read), and grew with the history.
+    #[serde(default, skip_serializing)]
     pub keys: BTreeMap<IdempotencyKey, CommandId>,
     pub artifacts: BTreeMap<Digest, u64>,
     /// Where each artifact's `ArtifactStored` entry is (`records` store).
@@ -758,10 +762,32 @@ pub struct Projection {
 
 /// A projection at a journal position, for fast startup.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "SnapshotRead")]
 pub struct ProjectionSnapshot {
     pub v: SnapshotVersion,
     pub position: u64,
     pub projection: Projection,
+}
+
+/// A snapshot as read, before what it leaves out is rebuilt: so that no
+/// decoded snapshot lacks it.
+#[derive(Deserialize)]
+struct SnapshotRead {
+    v: SnapshotVersion,
+    position: u64,
+    projection: Projection,
+}
+
+impl From<SnapshotRead> for ProjectionSnapshot {
+    fn from(read: SnapshotRead) -> ProjectionSnapshot {
+        let mut projection = read.projection;
+        projection.restore_keys();
+        ProjectionSnapshot {
+            v: read.v,
+            position: read.position,
+            projection,
+        }
+    }
 }
 
 impl Schema for ProjectionSnapshot {
@@ -1021,6 +1047,18 @@ impl Projection {
             refused.extend(missing);
             crate::order::by_key(&mut refused, |r| r.position.into());
             return (p, refused);
+        }
+    }
+
+    /// Rebuilds `keys` from the commands, whole and kept small: what a
+    /// snapshot does not write.
+    fn restore_keys(&mut self) {
+        self.keys.clear();
+        for c in self.commands.values() {
+            self.keys.insert(c.key, c.command);
+        }
+        for c in self.settled.values() {
+            self.keys.insert(c.key, c.command);
         }
     }
 

@@ -91,15 +91,17 @@ impl<'de> Deserialize<'de> for V1 {
 /// small (`Projection::settled`), which a build that knows only version 1
 /// would read as missing commands, and write back without them; such a
 /// build refuses a version it does not know (as [`V1`] does) and replays
-/// the journal instead. Version 1 still reads here: the commands it holds
-/// whole are kept small when it loads.
+/// the journal instead. Version 3 leaves out `Projection::keys` (rebuilt on
+/// load), which a version-2 build would read as no key ever used, and
+/// output summaries' empty parts. Versions 1 and 2 still read here: the
+/// commands version 1 holds whole are kept small when it loads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SnapshotVersion(u64);
 
 impl SnapshotVersion {
-    pub const CURRENT: SnapshotVersion = SnapshotVersion(2);
+    pub const CURRENT: SnapshotVersion = SnapshotVersion(3);
     /// The versions this build reads.
-    pub const READS: [u64; 2] = [SCHEMA_VERSION, 2];
+    pub const READS: [u64; 3] = [SCHEMA_VERSION, 2, 3];
 }
 
 impl Serialize for SnapshotVersion {
@@ -115,7 +117,7 @@ impl<'de> Deserialize<'de> for SnapshotVersion {
             Ok(SnapshotVersion(v))
         } else {
             Err(serde::de::Error::custom(format_args!(
-                "unsupported snapshot version {v}; this build understands 1 and 2"
+                "unsupported snapshot version {v}; this build understands 1 to 3"
             )))
         }
     }

@@ -185,27 +185,28 @@ fn a_stored_string_decodes_like_its_text() {
     ));
 }
 
-/// A snapshot of version 1 (before commands were kept small) or 2 reads
-/// through the browser's decoder; any other version is refused as one this
-/// build does not know, not as malformed.
+/// A snapshot of version 1 (before commands were kept small), 2 (before
+/// the key index was left out) or 3 reads through the browser's decoder;
+/// any other version is refused as one this build does not know, not as
+/// malformed.
 #[wasm_bindgen_test]
-fn snapshots_of_versions_1_and_2_read_and_others_are_refused_by_version() {
+fn snapshots_of_versions_1_to_3_read_and_others_are_refused_by_version() {
     use lifeline_core::projection::{Projection, RetentionPolicy};
     use lifeline_core::ProjectionSnapshot;
     let empty = Projection::new(RetentionPolicy::default()).snapshot();
     let text = String::from_utf8(encode(&empty).unwrap()).unwrap();
-    assert!(text.starts_with(r#"{"v":2,"#), "{text}");
-    let with = |v: &str| text.replacen(r#"{"v":2,"#, &format!(r#"{{"v":{v},"#), 1);
-    for v in ["1", "2"] {
+    assert!(text.starts_with(r#"{"v":3,"#), "{text}");
+    let with = |v: &str| text.replacen(r#"{"v":3,"#, &format!(r#"{{"v":{v},"#), 1);
+    for v in ["1", "2", "3"] {
         let read = decode_record::<ProjectionSnapshot>(&with(v)).expect("reads");
         assert_eq!(read.projection, empty.projection);
         assert!(decode_stored::<ProjectionSnapshot>(&JsString::from(with(v).as_str())).is_ok());
     }
     assert!(matches!(
-        decode_record::<ProjectionSnapshot>(&with("3")),
-        Err(SchemaError::UnsupportedVersion { found, .. }) if found == "3"
+        decode_record::<ProjectionSnapshot>(&with("4")),
+        Err(SchemaError::UnsupportedVersion { found, .. }) if found == "4"
     ));
-    // A version-2 snapshot damaged elsewhere is named for the damage.
+    // A version-3 snapshot damaged elsewhere is named for the damage.
     let damaged = text.replacen(r#""position":0"#, r#""position":"zero""#, 1);
     assert_ne!(damaged, text);
     for refusal in [
