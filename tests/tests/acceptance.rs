@@ -2458,6 +2458,59 @@ fn running_tool_command(
     command_with_key(w, tool_key(turn, request, 0))
 }
 
+/// A tool command whose first events retention let go while it ran: the
+/// model is told how many of its bytes come before what it is shown, not
+/// given the middle of the output as if it were the start; the transcript,
+/// once the command left the recent window, reads its whole head from the
+/// journal instead of showing the text kept for the model as all of it.
+#[test]
+fn a_tool_result_says_how_much_output_came_before_what_retention_kept() {
+    use lifeline_core::view::{output_read, session_deltas, OutputRead, ViewDelta};
+    let mut w = World::new();
+    w.config.retention.retained_events = 4;
+    // Out of the recent window as soon as it settles.
+    w.config.retention.settled_with_events = 0;
+    w.controller = Some(Controller::new(w.config.clone(), w.now));
+    let s = w.start_runtime(id(0x3120));
+    open_session(&mut w, s);
+    let turn: TurnId = id(0x7220);
+    let command = running_tool_command(&mut w, s, turn, id(0xa0c1));
+    // Ten writes of two bytes; the first 16 are the inline head.
+    for line in "abcdefghij".chars() {
+        w.stdout(s.runtime, command, &format!("{line}\n"));
+    }
+    w.exit(s.runtime, command, 0);
+    let p = w.replayed();
+    let c = p.command(command).unwrap();
+    assert_eq!(c.stdout.inline_bytes, 16);
+    assert!(c.evicted_through.0 > 0);
+    let Some(ModelStep::Request { conversation, .. }) = drive_model(&mut w, s, turn, None) else {
+        panic!("after the tool settles the model is asked again");
+    };
+    let Some(ModelMessage::ToolResult { content, .. }) = conversation.last() else {
+        panic!("{conversation:?}");
+    };
+    // Kept: the last four writes, of which "g\nh\n" is inline.
+    assert_eq!(
+        content,
+        "[12 earlier bytes not shown]\ng\nh\n[output truncated: 4 more bytes not shown]\n[completed, exit status 0]"
+    );
+    let p = w.replayed();
+    let c = p.command(command).unwrap();
+    assert_eq!(c.settled.as_ref().unwrap().stdout, "g\nh\n");
+    assert!(c.kept_text().is_none());
+    let deltas = session_deltas(&p, id(SESSION));
+    assert!(
+        deltas.iter().any(|d| matches!(d,
+        ViewDelta::Settled { command: shown, read: OutputRead::Loading, .. } if shown == &command))
+    );
+    let read = output_read(&p, command, Ok(&events_of(&w, command)));
+    assert!(
+        matches!(&read, Some(ViewDelta::Settled { stdout, read: OutputRead::Shown, .. }) if stdout == "a\nb\nc\nd\ne\nf\ng\nh\n"),
+        "{read:?}"
+    );
+}
+
 /// Stop raced a tool command's end: the model is not asked again (found
 /// by the engine simulation, seed 23427 of 40,000).
 #[test]

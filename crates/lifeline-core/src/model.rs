@@ -326,32 +326,46 @@ fn call_state(
 /// A settled command's output and outcome as the model sees it: stdout,
 /// then stderr (the same text whether or not the projection has collapsed
 /// the command's events), bounded, then the outcome.
+///
+/// A stream whose first events retention let go (a long-running command:
+/// 2,048 events are kept while it runs) starts with a note of how many of
+/// its bytes are not shown, so that the model never reads the middle of an
+/// output as its beginning.
 fn tool_result_content(projection: &Projection, command: CommandId) -> String {
     let Some(c) = projection.command(command) else {
         return String::new();
     };
-    let (mut stdout, mut stderr) = match &c.settled {
-        Some(s) => (s.stdout.clone(), s.stderr.clone()),
-        None => (String::new(), String::new()),
+    let mut head = match &c.settled {
+        Some(s) => [s.stdout.clone(), s.stderr.clone()],
+        None => [String::new(), String::new()],
     };
     for e in &c.events {
-        match &e.body {
-            RetainedBody::Stdout(chunk) => stdout.push_str(&chunk.inline),
-            RetainedBody::Stderr(chunk) => stderr.push_str(&chunk.inline),
-            _ => {}
-        }
+        crate::event::push_inline(&mut head, e);
     }
-    let mut text = stdout;
-    if !stderr.is_empty() {
+    let [stdout, stderr] = head;
+    let earlier = |shown: &str, summary: &crate::event::OutputSummary| {
+        summary.inline_bytes.saturating_sub(shown.len() as u64)
+    };
+    let (out_earlier, err_earlier) = (earlier(&stdout, &c.stdout), earlier(&stderr, &c.stderr));
+    let mut text = String::new();
+    if out_earlier > 0 {
+        text.push_str(&format!("[{out_earlier} earlier bytes not shown]\n"));
+    }
+    text.push_str(&stdout);
+    if !stderr.is_empty() || err_earlier > 0 {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
         text.push_str("[stderr]\n");
+        if err_earlier > 0 {
+            text.push_str(&format!("[{err_earlier} earlier bytes not shown]\n"));
+        }
         text.push_str(&stderr);
     }
-    let inline = text.len() as u64;
+    // Past the inline heads: what went to artifacts or over the budget.
+    let shown = (stdout.len() + stderr.len()) as u64 + out_earlier + err_earlier;
     let total = c.stdout.total_bytes.saturating_add(c.stderr.total_bytes);
-    let mut not_shown = total.saturating_sub(inline.min(total));
+    let mut not_shown = total.saturating_sub(shown.min(total));
     if text.len() > MAX_TOOL_RESULT_BYTES {
         let mut end = MAX_TOOL_RESULT_BYTES;
         while !text.is_char_boundary(end) {

@@ -241,6 +241,17 @@ impl CommandView {
             .is_some_and(|c| c.reason == crate::outcome::CancelReason::User)
     }
 
+    /// The text a command that left the recent window kept of its output,
+    /// if it is the whole inline head: a model session's command keeps its
+    /// retained events' text, which lacks the head if retention let its
+    /// first events go while it ran.
+    pub fn kept_text(&self) -> Option<[&str; 2]> {
+        let s = self.settled.as_ref().filter(|s| !s.in_journal)?;
+        let whole = s.stdout.len() as u64 == self.stdout.inline_bytes
+            && s.stderr.len() as u64 == self.stderr.inline_bytes;
+        whole.then_some([&s.stdout[..], &s.stderr[..]])
+    }
+
     /// Leaves the recent window: events go; their text stays only if
     /// `keep_text`.
     fn settle(&mut self, keep_text: bool) {
@@ -1094,14 +1105,17 @@ impl Projection {
     }
 
     /// A settled command whose output is in the journal only (out of the
-    /// recent window, whole or kept small): its output summaries and the
-    /// last output event its inline head runs to.
+    /// recent window, whole or kept small, with no whole text of its own):
+    /// its output summaries and the last output event its inline head runs
+    /// to.
     pub fn output_in_journal(&self, command: CommandId) -> Option<([&OutputSummary; 2], EventSeq)> {
         match self.commands.get(&command) {
-            Some(c) => Some((
-                [&c.stdout, &c.stderr],
-                c.settled.as_ref().filter(|s| s.in_journal)?.through,
-            )),
+            Some(c) => {
+                let through = c.settled.as_ref()?.through;
+                c.kept_text()
+                    .is_none()
+                    .then_some(([&c.stdout, &c.stderr], through))
+            }
             None => {
                 let c = self.settled.get(&command)?;
                 Some(([&c.stdout, &c.stderr], c.through()))

@@ -391,7 +391,7 @@ fn push_command(
     };
     out.push(command_delta(projection, c, turn));
     if let Some(settled) = &c.settled {
-        let kept = (!settled.in_journal).then(|| [&settled.stdout[..], &settled.stderr[..]]);
+        let kept = c.kept_text();
         out.push(settled_delta(
             c.command,
             [&c.stdout, &c.stderr],
