@@ -743,8 +743,8 @@ pub struct Projection {
     #[serde(default)]
     pub settled: FlatMap<CommandId, SettledCommand>,
     /// Each command's idempotency key, whole or kept small. Not written
-    /// since snapshot version 3: it is rebuilt from the two maps on load
-    /// as a snapshot is read), and grew with the history.
+    /// since snapshot version 3 (it grew with the history): it is rebuilt
+    /// from the two maps as a snapshot is read.
     #[serde(default, skip_serializing)]
     pub keys: BTreeMap<IdempotencyKey, CommandId>,
     pub artifacts: BTreeMap<Digest, u64>,
