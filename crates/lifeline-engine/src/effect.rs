@@ -138,9 +138,10 @@ pub enum Effect {
         plan: Vec<lifeline_core::stored_output::Slice>,
         digests: Vec<lifeline_core::Digest>,
     },
-    /// Read `command`'s events from the journal: its output is there only
-    /// (a settled command out of the recent window), and a read of its kept
-    /// output starts with the inline head they hold. Answer with
+    /// Read `command`'s events from the journal: the projection lacks its
+    /// inline head (a settled command out of the recent window, or one
+    /// whose first events retention let go), and a read of its kept output
+    /// starts with the head they hold. Answer with
     /// [`crate::Engine::handle_kept_head_read`] and the same `read`.
     ReadKeptHead {
         command: lifeline_core::CommandId,

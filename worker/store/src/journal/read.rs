@@ -272,8 +272,9 @@ impl Journal {
 
     /// Command `command`'s events, by sequence, from the `events` store's
     /// key range `[command, 1] ..= [command, MAX_SAFE_INTEGER]` (one
-    /// `getAll`: a settled command's events no longer change). A value that
-    /// does not read is left out (the load reported and quarantines it).
+    /// `getAll`: a settled command's events no longer change, and a running
+    /// one's later events are the projection's to add). A value that does
+    /// not read is left out (the load reported and quarantines it).
     pub async fn command_events(
         &self,
         command: lifeline_core::CommandId,
