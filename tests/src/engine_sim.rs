@@ -23,8 +23,8 @@ use lifeline_core::{
     RuntimeToController, StartCause, ToolCallRecord, TurnId,
 };
 use lifeline_engine::{
-    Effect, Ended, Engine, FactsObserved, FailedAt, ProviderFailure, ProviderReply, Recovered,
-    StoreFailure, TimerKey, WorkspaceObserved,
+    Effect, Ended, Engine, FactsObserved, FailedAt, KeptRead, ProviderFailure, ProviderReply,
+    Recovered, StoreFailure, TimerKey, WorkspaceObserved,
 };
 use lifeline_protocol::{ControllerToPage, Role, Status, WorkspaceListing};
 
@@ -135,6 +135,37 @@ enum Answer {
     Snapshot,
     /// A settled command's events, read for view `view` (or the read fails).
     Output(u64, lifeline_core::CommandId, bool),
+    /// A command's events, read for the inline head of a download.
+    KeptHead(lifeline_core::CommandId, KeptRead),
+    /// The artifacts a download's plan names.
+    Artifacts(Box<ArtifactsRead>),
+}
+
+/// An `Effect::ReadArtifacts`, held until its answer.
+#[derive(Debug)]
+struct ArtifactsRead {
+    command: lifeline_core::CommandId,
+    read: KeptRead,
+    stored: lifeline_core::stored_output::StoredOutput,
+    plan: Vec<lifeline_core::stored_output::Slice>,
+    digests: Vec<lifeline_core::Digest>,
+}
+
+/// A download (Download output) waiting for its answer.
+struct Download {
+    command: lifeline_core::CommandId,
+    /// Kept bytes the projection counted when it was asked for: the file
+    /// holds at least these.
+    kept: u64,
+}
+
+/// Output bytes a command's summaries count as kept (inline or in
+/// artifacts): what a download of it holds.
+fn kept_bytes(summaries: [&lifeline_core::event::OutputSummary; 2]) -> u64 {
+    summaries
+        .iter()
+        .map(|s| s.total_bytes.saturating_sub(s.dropped_bytes))
+        .sum()
 }
 
 /// A command's durable events, as `Journal::command_events` reads them.
@@ -149,13 +180,21 @@ fn events_in(durable: &[JournalEntry], command: lifeline_core::CommandId) -> Vec
 }
 
 /// The default policy with a recent window of two settled commands, so a
-/// run's views read collapsed commands' output back from the journal.
+/// run's views read collapsed commands' output back from the journal; an
+/// inline budget and a per-command event limit small enough for a
+/// command's few writes to reach artifacts and to let its first events go
+/// while it runs.
 fn sim_policy() -> RetentionPolicy {
     RetentionPolicy {
         settled_with_events: 2,
+        inline_output_bytes: 24,
+        retained_events: 3,
         ..RetentionPolicy::default()
     }
 }
+
+/// Writes a simulated process makes before it exits, at most.
+const MAX_WRITES: u64 = 5;
 
 /// How the simulated provider answers one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,6 +307,9 @@ pub struct EngineCoverage {
     pub outputs_read: u64,
     /// Commands kept small (`Projection::settled`) when a run ended.
     pub kept_small: u64,
+    /// Downloads answered with the whole kept output, by where the
+    /// command stood when it was asked for.
+    pub downloads: BTreeMap<&'static str, u64>,
 }
 
 impl EngineCoverage {
@@ -290,6 +332,9 @@ impl EngineCoverage {
         }
         for (k, v) in &other.faults {
             *self.faults.entry(k).or_default() += v;
+        }
+        for (k, v) in &other.downloads {
+            *self.downloads.entry(k).or_default() += v;
         }
     }
 }
@@ -346,6 +391,15 @@ pub struct EngineSim {
     quiet_busy: u32,
     /// The session last opened because the list showed it running.
     opened_running: Option<lifeline_core::SessionId>,
+    /// What each process wrote that its runtime took: what a download of
+    /// its output may hold (a prefix of it, as far as it is durable).
+    printed: BTreeMap<CommandId, String>,
+    /// How many writes each process makes before it exits.
+    writes: BTreeMap<CommandId, u8>,
+    /// Durable artifacts, by digest.
+    artifacts: BTreeMap<lifeline_core::Digest, String>,
+    /// The download asked for and not yet answered (one at a time).
+    download: Option<Download>,
     cov: EngineCoverage,
 }
 
@@ -405,6 +459,10 @@ impl EngineSim {
             next_token: 0,
             quiet_busy: 0,
             opened_running: None,
+            printed: BTreeMap::new(),
+            writes: BTreeMap::new(),
+            artifacts: BTreeMap::new(),
+            download: None,
             writer_damaged: false,
             cov: EngineCoverage::default(),
         }
@@ -603,6 +661,9 @@ impl EngineSim {
                             }
                         }
                         self.durable.extend(batch.entries.iter().cloned());
+                        for a in &batch.artifacts {
+                            self.artifacts.insert(a.digest, a.data.clone());
+                        }
                         Ok(())
                     }
                 };
@@ -799,10 +860,21 @@ impl EngineSim {
                 environment,
                 ..
             } => self.answer(Answer::Listing(session, workspace, environment)),
-            // Nothing in the simulation reads output back.
-            Effect::ReadArtifacts { .. }
-            | Effect::SaveOutput { .. }
-            | Effect::ReadKeptHead { .. } => {}
+            Effect::ReadKeptHead { command, read } => self.answer(Answer::KeptHead(command, read)),
+            Effect::ReadArtifacts {
+                command,
+                read,
+                stored,
+                plan,
+                digests,
+            } => self.answer(Answer::Artifacts(Box::new(ArtifactsRead {
+                command,
+                read,
+                stored: *stored,
+                plan,
+                digests,
+            }))),
+            Effect::SaveOutput { bytes, .. } => self.saved(&bytes),
             Effect::Snapshot(_) => self.answer(Answer::Snapshot),
             Effect::ReadOutput { view, command } => {
                 let fails = self.rng.range(0, 20) == 0;
@@ -935,6 +1007,28 @@ impl EngineSim {
                 message: Some(Phrase::ActionNotPossible { .. } | Phrase::NothingToRecover),
                 ..
             } => self.page.not_possible += 1,
+            // A download refused while the journal holds its command.
+            ControllerToPage::Notice {
+                key,
+                message: Some(phrase),
+                ..
+            } if key == "output" => {
+                if let Some(d) = self.download.take() {
+                    let known = self
+                        .leader
+                        .as_ref()
+                        .and_then(|e| e.projection())
+                        .is_some_and(|p| {
+                            p.command(d.command).is_some() || p.settled_command(d.command).is_some()
+                        });
+                    if known {
+                        self.violation(format!(
+                            "the download of {} was refused ({phrase:?}) though the journal holds it",
+                            d.command
+                        ));
+                    }
+                }
+            }
             ControllerToPage::SpawnRuntime { identity, .. } => {
                 let d = self.rng.range(5, 60);
                 let inc = self.inc;
@@ -1140,6 +1234,17 @@ impl EngineSim {
                 e.handle_output_read(view, command, events);
                 self.cov.outputs_read += 1;
             }
+            Answer::KeptHead(command, read) => {
+                e.handle_kept_head_read(command, read, Ok(events_in(&self.durable, command)))
+            }
+            Answer::Artifacts(a) => {
+                let artifacts: Vec<(lifeline_core::Digest, Option<String>)> = a
+                    .digests
+                    .iter()
+                    .map(|d| (*d, self.artifacts.get(d).cloned()))
+                    .collect();
+                e.handle_artifacts_read(a.command, a.read, &a.stored, &a.plan, &artifacts);
+            }
         }
     }
 
@@ -1156,6 +1261,8 @@ impl EngineSim {
         }
         self.inc += 1;
         self.page = Page::default();
+        // The crashed leader's answers are dropped; so is its download.
+        self.download = None;
         let mut engine = match self.follower.take() {
             // The follower's page took the leader lock.
             Some(mut f) => {
@@ -1288,6 +1395,9 @@ impl EngineSim {
             self.sent.remove(&t);
         }
         self.durable.clear();
+        self.artifacts.clear();
+        // Its answer, if one comes, reads the wiped journal.
+        self.download = None;
         self.started.clear();
         self.lines.clear();
         self.admitted.clear();
@@ -1380,6 +1490,8 @@ impl EngineSim {
                     }
                     self.started.insert(command, line.clone());
                     self.lines.entry(line).or_insert(command);
+                    let writes = self.rng.range(1, MAX_WRITES) as u8;
+                    self.writes.insert(command, writes);
                     let d = if self.rng.chance(200) {
                         self.rng.range(1_000, 4_000)
                     } else {
@@ -1441,6 +1553,13 @@ impl EngineSim {
         step: u8,
     ) {
         let now = self.now();
+        let writes = self.writes.get(&command).copied().unwrap_or(1);
+        // Each write its own letter, so that output read back out of order
+        // or with a piece missing does not match.
+        let data = (step < writes).then(|| {
+            let letter = char::from(b'a' + step % 26).to_string();
+            format!("{}\n", letter.repeat(self.rng.range(1, 20) as usize))
+        });
         let Some(s) = self
             .runtimes
             .get_mut(&(runtime, generation))
@@ -1451,16 +1570,18 @@ impl EngineSim {
         if s.procs.get(&command) != Some(&false) {
             return;
         }
-        let output = if step == 0 {
-            ProcessOutput::Stdout {
-                data: "out\n".into(),
+        let output = match &data {
+            Some(data) => ProcessOutput::Stdout { data: data.clone() },
+            None => {
+                s.procs.insert(command, true);
+                ProcessOutput::Exit { code: 0 }
             }
-        } else {
-            s.procs.insert(command, true);
-            ProcessOutput::Exit { code: 0 }
         };
-        let _ = s.rt.handle_process(command, output, now);
-        if step == 0 {
+        let taken = s.rt.handle_process(command, output, now).is_ok();
+        if let (Some(data), true) = (data, taken) {
+            self.printed.entry(command).or_default().push_str(&data);
+        }
+        if step < writes {
             let d = self.rng.range(1, 100);
             self.clock.schedule_in(
                 d,
@@ -1468,11 +1589,79 @@ impl EngineSim {
                     runtime,
                     generation,
                     command,
-                    step: 1,
+                    step: step + 1,
                 },
             );
         }
         self.runtime_effects(runtime, generation);
+    }
+
+    /// Download output of a command that started, whatever it is doing:
+    /// running or settled, its first events let go or not, whole or kept
+    /// small. The file must hold what the process wrote, in order, as far
+    /// as it is durable (`saved`).
+    fn download_output(&mut self) {
+        if self.download.is_some() || self.started.is_empty() {
+            return;
+        }
+        let at = self.rng.below(self.started.len() as u64) as usize;
+        let Some(command) = self.started.keys().nth(at).copied() else {
+            return;
+        };
+        let Some(e) = self.leader.as_ref() else {
+            return;
+        };
+        let (state, kept) = match e.projection() {
+            Some(p) => match (p.command(command), p.settled_command(command)) {
+                (Some(c), _) => {
+                    let state = match (&c.settled, &c.terminal, c.evicted_through.0 > 0) {
+                        (Some(_), _, _) => "out of the recent window",
+                        (None, Some(_), true) => "settled, its first events let go",
+                        (None, Some(_), false) => "settled in the recent window",
+                        (None, None, true) => "running, its first events let go",
+                        (None, None, false) => "running",
+                    };
+                    (state, kept_bytes([&c.stdout, &c.stderr]))
+                }
+                (None, Some(c)) => ("kept small", kept_bytes([&c.stdout, &c.stderr])),
+                (None, None) => ("not in the projection", 0),
+            },
+            None => return,
+        };
+        if state == "not in the projection" {
+            return;
+        }
+        self.note(|| {
+            format!("user downloads the output of {command} ({state}, {kept} bytes kept)")
+        });
+        if let Some(e) = self.leader.as_mut() {
+            e.handle_read_kept(command, KeptRead::Download);
+        }
+        self.download = Some(Download { command, kept });
+        *self.cov.downloads.entry(state).or_default() += 1;
+        self.drain();
+    }
+
+    /// A download's bytes: what the process wrote, from its start and in
+    /// order, at least as much as was kept when it was asked for.
+    fn saved(&mut self, bytes: &[u8]) {
+        // None: asked of a leader that crashed since, or of a journal
+        // wiped since.
+        let Some(d) = self.download.take() else {
+            return;
+        };
+        let printed = self
+            .printed
+            .get(&d.command)
+            .map_or(&[][..], |p| p.as_bytes());
+        if !printed.starts_with(bytes) || (bytes.len() as u64) < d.kept {
+            let got = String::from_utf8_lossy(bytes).into_owned();
+            let wrote = String::from_utf8_lossy(printed).into_owned();
+            self.violation(format!(
+                "the download of {} holds {got:?}; the process wrote {wrote:?} ({} bytes were kept)",
+                d.command, d.kept
+            ));
+        }
     }
 
     fn crash_runtime(&mut self) {
@@ -2091,6 +2280,7 @@ impl EngineSim {
                 73..=74 => self.crash_leader(true),
                 75..=80 => self.crash_runtime(),
                 81 if self.rng.chance(300) => self.wipe_journal(),
+                82..=84 => self.download_output(),
                 85..=88 => self.switch_session(),
                 89..=90 => self.choose_profile(),
                 _ => {}
@@ -2263,6 +2453,11 @@ impl EngineSim {
             self.violation(format!(
                 "session {session} runs idle with a chosen profile never applied"
             ));
+        }
+        // Every download asked of the leader that lives was answered.
+        if let Some(d) = &self.download {
+            let command = d.command;
+            self.violation(format!("the download of {command} was never answered"));
         }
         // Every read of a shown command's output was answered and taken:
         // no transcript is left saying "Loading output…".

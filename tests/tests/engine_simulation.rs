@@ -93,6 +93,20 @@ fn engine_simulation_seeds() {
     ] {
         assert!(n > 0, "no {name} in {seeds} seeds");
     }
+    // Downloads of output from every place it can be kept.
+    for state in [
+        "running",
+        "running, its first events let go",
+        "settled, its first events let go",
+        "out of the recent window",
+        "kept small",
+    ] {
+        assert!(
+            coverage.downloads.get(state).is_some_and(|n| *n > 0),
+            "no download of a command {state} in {seeds} seeds: {:?}",
+            coverage.downloads
+        );
+    }
 }
 
 /// Seeds past CI's 10,000 that once failed, run in every CI run so their

@@ -240,7 +240,7 @@ pub enum FailedAt {
 
 /// What an output read is for: a range of kept bytes for the full-output
 /// view, or all of them to download.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeptRead {
     Range { offset: u64, len: u64 },
     Download,
