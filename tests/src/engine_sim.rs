@@ -310,6 +310,9 @@ pub struct EngineCoverage {
     /// Downloads answered with the whole kept output, by where the
     /// command stood when it was asked for.
     pub downloads: BTreeMap<&'static str, u64>,
+    /// Settled commands' output the transcript showed, compared with what
+    /// their processes wrote.
+    pub settled_shown: u64,
 }
 
 impl EngineCoverage {
@@ -324,6 +327,7 @@ impl EngineCoverage {
         self.follower_applied += other.follower_applied;
         self.outputs_read += other.outputs_read;
         self.kept_small += other.kept_small;
+        self.settled_shown += other.settled_shown;
         for (k, v) in &other.actions {
             *self.actions.entry(k).or_default() += v;
         }
@@ -1007,6 +1011,28 @@ impl EngineSim {
                 message: Some(Phrase::ActionNotPossible { .. } | Phrase::NothingToRecover),
                 ..
             } => self.page.not_possible += 1,
+            // A settled command's output shown in full is how its process
+            // started: never text from the middle (a model session's kept
+            // text, whose head retention had let go, once was shown so).
+            ControllerToPage::View { deltas, .. } => {
+                for d in &deltas {
+                    if let lifeline_core::view::ViewDelta::Settled {
+                        command,
+                        stdout,
+                        read: lifeline_core::view::OutputRead::Shown,
+                        ..
+                    } = d
+                    {
+                        let printed = self.printed.get(command).map_or("", |p| p.as_str());
+                        if !printed.starts_with(stdout.as_str()) {
+                            self.violation(format!(
+                                "the transcript shows {command}'s output as {stdout:?}; its process wrote {printed:?}"
+                            ));
+                        }
+                        self.cov.settled_shown += 1;
+                    }
+                }
+            }
             // A download refused while the journal holds its command.
             ControllerToPage::Notice {
                 key,

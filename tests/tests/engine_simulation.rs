@@ -90,6 +90,7 @@ fn engine_simulation_seeds() {
         ("commands started", coverage.commands_started),
         ("outputs read back", coverage.outputs_read),
         ("commands kept small", coverage.kept_small),
+        ("settled outputs shown", coverage.settled_shown),
     ] {
         assert!(n > 0, "no {name} in {seeds} seeds");
     }
