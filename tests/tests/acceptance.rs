@@ -1815,8 +1815,6 @@ fn seen_identities_are_written_64_to_a_string_and_read_either_way() {
 #[test]
 fn a_download_of_output_in_the_journal_reads_its_head_from_the_events_first() {
     use lifeline_core::stored_output::StoredOutput;
-    use lifeline_engine::{Effect, Engine, KeptRead};
-    use lifeline_protocol::{ControllerToPage, Role};
     let mut w = World::new();
     let window = w.config.retention.settled_with_events;
     let s = w.start_runtime(id(0x300c));
@@ -1833,23 +1831,47 @@ fn a_download_of_output_in_the_journal_reads_its_head_from_the_events_first() {
     assert!(StoredOutput::of(&p, c).is_none());
     assert!(StoredOutput::head_in_journal(&p, c));
     let events = events_of(&w, c);
+    let (mut e, saved) = download_through_engine(&w, &p, c, &events);
+    assert_eq!(saved.bytes.as_deref(), Some(lines.concat().as_bytes()));
+    // Unreadable, or short of the head: a notice, nothing saved.
+    for answer in [Err(()), Ok(events[events.len() - 1..].to_vec())] {
+        assert_download_refused(&mut e, c, answer);
+    }
+}
+
+/// What a download through the engine came to.
+struct Downloaded {
+    /// The kept output the engine planned the artifact reads from.
+    stored: Option<lifeline_core::stored_output::StoredOutput>,
+    bytes: Option<Vec<u8>>,
+}
+
+/// Download output of `c` through a follower engine on `p`, whose reads
+/// are answered from `w`: its events first (`events`), then its artifacts.
+fn download_through_engine(
+    w: &World,
+    p: &Projection,
+    c: CommandId,
+    events: &[EventRecord],
+) -> (lifeline_engine::Engine, Downloaded) {
+    use lifeline_engine::{Effect, Engine, KeptRead};
+    use lifeline_protocol::Role;
     let mut e = Engine::new(Role::Follower, b"kept");
     e.handle_start(Role::Follower);
     e.follow(p.clone());
     while e.poll_effect().is_some() {}
-    let effects = |e: &mut Engine| std::iter::from_fn(|| e.poll_effect()).collect::<Vec<_>>();
     e.handle_read_kept(c, KeptRead::Download);
     assert!(matches!(
-        effects(&mut e).as_slice(),
+        effects_of(&mut e).as_slice(),
         [Effect::ReadKeptHead { command, read: KeptRead::Download }] if *command == c
     ));
-    e.handle_kept_head_read(c, KeptRead::Download, Ok(events.clone()));
+    e.handle_kept_head_read(c, KeptRead::Download, Ok(events.to_vec()));
     let Some(Effect::ReadArtifacts {
         stored,
         plan,
         digests,
         ..
-    }) = effects(&mut e).pop()
+    }) = effects_of(&mut e).pop()
     else {
         panic!("the artifacts are read next");
     };
@@ -1858,22 +1880,40 @@ fn a_download_of_output_in_the_journal_reads_its_head_from_the_events_first() {
         .map(|d| (*d, w.artifacts.get(d).cloned()))
         .collect();
     e.handle_artifacts_read(c, KeptRead::Download, &stored, &plan, &artifacts);
-    let saved = effects(&mut e).into_iter().find_map(|x| match x {
+    let bytes = effects_of(&mut e).into_iter().find_map(|x| match x {
         Effect::SaveOutput { bytes, .. } => Some(bytes),
         _ => None,
     });
-    assert_eq!(saved.as_deref(), Some(lines.concat().as_bytes()));
-    // Unreadable, or short of the head: a notice, nothing saved.
-    for answer in [Err(()), Ok(events[events.len() - 1..].to_vec())] {
-        e.handle_kept_head_read(c, KeptRead::Download, answer);
-        let out = effects(&mut e);
-        assert!(out
-            .iter()
-            .any(|x| matches!(x, Effect::Page(ControllerToPage::Notice { .. }))));
-        assert!(!out
-            .iter()
-            .any(|x| matches!(x, Effect::ReadArtifacts { .. } | Effect::SaveOutput { .. })));
-    }
+    (
+        e,
+        Downloaded {
+            stored: Some(*stored),
+            bytes,
+        },
+    )
+}
+
+/// `answer` to a download's read of `c`'s events ends in a notice: nothing
+/// is read further or saved.
+fn assert_download_refused(
+    e: &mut lifeline_engine::Engine,
+    c: CommandId,
+    answer: Result<Vec<EventRecord>, ()>,
+) {
+    use lifeline_engine::{Effect, KeptRead};
+    use lifeline_protocol::ControllerToPage;
+    e.handle_kept_head_read(c, KeptRead::Download, answer);
+    let out = effects_of(e);
+    assert!(out
+        .iter()
+        .any(|x| matches!(x, Effect::Page(ControllerToPage::Notice { .. }))));
+    assert!(!out
+        .iter()
+        .any(|x| matches!(x, Effect::ReadArtifacts { .. } | Effect::SaveOutput { .. })));
+}
+
+fn effects_of(e: &mut lifeline_engine::Engine) -> Vec<lifeline_engine::Effect> {
+    std::iter::from_fn(|| e.poll_effect()).collect()
 }
 
 /// A running command whose first events retention let go (View full
@@ -1885,8 +1925,6 @@ fn a_download_of_output_in_the_journal_reads_its_head_from_the_events_first() {
 #[test]
 fn a_running_commands_output_reads_the_head_retention_let_go_from_the_journal() {
     use lifeline_core::stored_output::StoredOutput;
-    use lifeline_engine::{Effect, Engine, KeptRead};
-    use lifeline_protocol::{ControllerToPage, Role};
     let mut w = World::new();
     w.config.retention.retained_events = 4;
     w.controller = Some(Controller::new(w.config.clone(), w.now));
@@ -1908,56 +1946,21 @@ fn a_running_commands_output_reads_the_head_retention_let_go_from_the_journal() 
     assert!(StoredOutput::of(&p, c).is_none());
     assert!(StoredOutput::head_in_journal(&p, c));
     let events = events_of(&w, c);
-    let mut e = Engine::new(Role::Follower, b"kept");
-    e.handle_start(Role::Follower);
-    e.follow(p.clone());
-    while e.poll_effect().is_some() {}
-    let effects = |e: &mut Engine| std::iter::from_fn(|| e.poll_effect()).collect::<Vec<_>>();
-    e.handle_read_kept(c, KeptRead::Download);
-    assert!(matches!(
-        effects(&mut e).as_slice(),
-        [Effect::ReadKeptHead { command, read: KeptRead::Download }] if *command == c
-    ));
-    e.handle_kept_head_read(c, KeptRead::Download, Ok(events.clone()));
-    let Some(Effect::ReadArtifacts {
-        stored,
-        plan,
-        digests,
-        ..
-    }) = effects(&mut e).pop()
-    else {
-        panic!("the artifacts are read next");
-    };
-    let artifacts: Vec<(Digest, Option<String>)> = digests
-        .iter()
-        .map(|d| (*d, w.artifacts.get(d).cloned()))
-        .collect();
-    e.handle_artifacts_read(c, KeptRead::Download, &stored, &plan, &artifacts);
-    let saved = effects(&mut e).into_iter().find_map(|x| match x {
-        Effect::SaveOutput { bytes, .. } => Some(bytes),
-        _ => None,
-    });
-    assert_eq!(saved.as_deref(), Some(lines.concat().as_bytes()));
+    let (mut e, saved) = download_through_engine(&w, &p, c, &events);
+    assert_eq!(saved.bytes.as_deref(), Some(lines.concat().as_bytes()));
     // Events that stop short of where retention let go: a notice.
     let short: Vec<EventRecord> = events
         .iter()
         .filter(|ev| ev.seq.0 < view.evicted_through.0)
         .cloned()
         .collect();
-    e.handle_kept_head_read(c, KeptRead::Download, Ok(short));
-    let out = effects(&mut e);
-    assert!(out
-        .iter()
-        .any(|x| matches!(x, Effect::Page(ControllerToPage::Notice { .. }))));
-    assert!(!out
-        .iter()
-        .any(|x| matches!(x, Effect::ReadArtifacts { .. } | Effect::SaveOutput { .. })));
+    assert_download_refused(&mut e, c, Ok(short));
     // Settled while its events were read: the same output.
     w.exit(s.runtime, c, 0);
     let settled = w.replayed();
     assert!(settled.command(c).unwrap().terminal.is_some());
     assert!(StoredOutput::of(&settled, c).is_none());
-    assert_eq!(StoredOutput::with_head(&settled, c, &events), Some(*stored));
+    assert_eq!(StoredOutput::with_head(&settled, c, &events), saved.stored);
 }
 
 fn events_of(w: &World, command: CommandId) -> Vec<EventRecord> {
