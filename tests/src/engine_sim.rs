@@ -275,6 +275,19 @@ struct Page {
         lifeline_core::view::SessionStatus,
         bool,
     )>,
+    /// Each command's output as the transcript shows it, applied as the
+    /// page applies view deltas (`web/src/transcript.rs`).
+    shown: BTreeMap<CommandId, Shown>,
+}
+
+/// One command's output in the page's transcript.
+#[derive(Default)]
+struct Shown {
+    /// The last event applied: the page ignores an `Output` at or below it.
+    last_seq: lifeline_core::EventSeq,
+    text: String,
+    /// A `Gap` was shown: the text goes on after output not shown.
+    gap: bool,
 }
 
 impl Page {
@@ -313,6 +326,8 @@ pub struct EngineCoverage {
     /// Settled commands' output the transcript showed, compared with what
     /// their processes wrote.
     pub settled_shown: u64,
+    /// Streamed output the transcript applied, compared likewise.
+    pub streamed_shown: u64,
 }
 
 impl EngineCoverage {
@@ -328,6 +343,7 @@ impl EngineCoverage {
         self.outputs_read += other.outputs_read;
         self.kept_small += other.kept_small;
         self.settled_shown += other.settled_shown;
+        self.streamed_shown += other.streamed_shown;
         for (k, v) in &other.actions {
             *self.actions.entry(k).or_default() += v;
         }
@@ -1011,25 +1027,70 @@ impl EngineSim {
                 message: Some(Phrase::ActionNotPossible { .. } | Phrase::NothingToRecover),
                 ..
             } => self.page.not_possible += 1,
-            // A settled command's output shown in full is how its process
-            // started: never text from the middle (a model session's kept
-            // text, whose head retention had let go, once was shown so).
-            ControllerToPage::View { deltas, .. } => {
+            // The transcript shows a command's output as its process wrote
+            // it, from the start: streamed (each event once, in order,
+            // unless a gap is shown) or, once settled, in full, and never
+            // text from the middle (a model session's kept text, whose
+            // head retention had let go, once was shown as all of it).
+            ControllerToPage::View { reset, deltas } => {
+                use lifeline_core::view::{OutputRead, ViewDelta};
+                if reset {
+                    self.page.shown.clear();
+                }
                 for d in &deltas {
-                    if let lifeline_core::view::ViewDelta::Settled {
-                        command,
-                        stdout,
-                        read: lifeline_core::view::OutputRead::Shown,
-                        ..
-                    } = d
-                    {
-                        let printed = self.printed.get(command).map_or("", |p| p.as_str());
-                        if !printed.starts_with(stdout.as_str()) {
-                            self.violation(format!(
-                                "the transcript shows {command}'s output as {stdout:?}; its process wrote {printed:?}"
-                            ));
+                    let (command, streamed) = match d {
+                        ViewDelta::Output {
+                            command, seq, text, ..
+                        } => {
+                            let shown = self.page.shown.entry(*command).or_default();
+                            if *seq <= shown.last_seq {
+                                continue;
+                            }
+                            shown.last_seq = *seq;
+                            if shown.gap {
+                                continue;
+                            }
+                            shown.text.push_str(text);
+                            self.cov.streamed_shown += 1;
+                            (*command, true)
                         }
-                        self.cov.settled_shown += 1;
+                        ViewDelta::Settled {
+                            command,
+                            through,
+                            stdout,
+                            read,
+                            ..
+                        } => {
+                            let shown = self.page.shown.entry(*command).or_default();
+                            shown.last_seq = shown.last_seq.max(*through);
+                            shown.text = stdout.clone();
+                            shown.gap = false;
+                            if *read != OutputRead::Shown {
+                                continue;
+                            }
+                            self.cov.settled_shown += 1;
+                            (*command, false)
+                        }
+                        ViewDelta::Gap { command, through } => {
+                            let shown = self.page.shown.entry(*command).or_default();
+                            shown.last_seq = shown.last_seq.max(*through);
+                            shown.gap = true;
+                            continue;
+                        }
+                        _ => continue,
+                    };
+                    let text = self
+                        .page
+                        .shown
+                        .get(&command)
+                        .map_or("", |s| s.text.as_str());
+                    let printed = self.printed.get(&command).map_or("", |p| p.as_str());
+                    if !printed.starts_with(text) {
+                        let how = if streamed { "streamed" } else { "settled" };
+                        let (text, printed) = (text.to_string(), printed.to_string());
+                        self.violation(format!(
+                            "the transcript shows {command}'s output ({how}) as {text:?}; its process wrote {printed:?}"
+                        ));
                     }
                 }
             }

@@ -91,6 +91,7 @@ fn engine_simulation_seeds() {
         ("outputs read back", coverage.outputs_read),
         ("commands kept small", coverage.kept_small),
         ("settled outputs shown", coverage.settled_shown),
+        ("streamed outputs shown", coverage.streamed_shown),
     ] {
         assert!(n > 0, "no {name} in {seeds} seeds");
     }
