@@ -373,6 +373,8 @@ pub struct EngineSim {
     page: Page,
     /// A second tab following the leader's broadcasts.
     follower: Option<Engine>,
+    /// The follower's transcript, as `Page::shown` is the leader's.
+    following: BTreeMap<CommandId, Shown>,
     runtimes: BTreeMap<(RuntimeId, Generation), SimRuntime>,
     profile: Profile,
     /// A second profile of the same kind, which users switch to and back.
@@ -461,6 +463,7 @@ impl EngineSim {
             inc: 0,
             page: Page::default(),
             follower: None,
+            following: BTreeMap::new(),
             runtimes: BTreeMap::new(),
             profile,
             other,
@@ -611,6 +614,11 @@ impl EngineSim {
                         self.violation("a follower asked to write, send or fetch".into())
                     }
                     Effect::ReadOutput { view, command } => reads.push((view, command)),
+                    Effect::Page(ControllerToPage::View { reset, deltas }) => {
+                        let mut shown = std::mem::take(&mut self.following);
+                        self.transcript_shows(&mut shown, reset, &deltas);
+                        self.following = shown;
+                    }
                     _ => {}
                 }
             }
@@ -1027,72 +1035,10 @@ impl EngineSim {
                 message: Some(Phrase::ActionNotPossible { .. } | Phrase::NothingToRecover),
                 ..
             } => self.page.not_possible += 1,
-            // The transcript shows a command's output as its process wrote
-            // it, from the start: streamed (each event once, in order,
-            // unless a gap is shown) or, once settled, in full, and never
-            // text from the middle (a model session's kept text, whose
-            // head retention had let go, once was shown as all of it).
             ControllerToPage::View { reset, deltas } => {
-                use lifeline_core::view::{OutputRead, ViewDelta};
-                if reset {
-                    self.page.shown.clear();
-                }
-                for d in &deltas {
-                    let (command, streamed) = match d {
-                        ViewDelta::Output {
-                            command, seq, text, ..
-                        } => {
-                            let shown = self.page.shown.entry(*command).or_default();
-                            if *seq <= shown.last_seq {
-                                continue;
-                            }
-                            shown.last_seq = *seq;
-                            if shown.gap {
-                                continue;
-                            }
-                            shown.text.push_str(text);
-                            self.cov.streamed_shown += 1;
-                            (*command, true)
-                        }
-                        ViewDelta::Settled {
-                            command,
-                            through,
-                            stdout,
-                            read,
-                            ..
-                        } => {
-                            let shown = self.page.shown.entry(*command).or_default();
-                            shown.last_seq = shown.last_seq.max(*through);
-                            shown.text = stdout.clone();
-                            shown.gap = false;
-                            if *read != OutputRead::Shown {
-                                continue;
-                            }
-                            self.cov.settled_shown += 1;
-                            (*command, false)
-                        }
-                        ViewDelta::Gap { command, through } => {
-                            let shown = self.page.shown.entry(*command).or_default();
-                            shown.last_seq = shown.last_seq.max(*through);
-                            shown.gap = true;
-                            continue;
-                        }
-                        _ => continue,
-                    };
-                    let text = self
-                        .page
-                        .shown
-                        .get(&command)
-                        .map_or("", |s| s.text.as_str());
-                    let printed = self.printed.get(&command).map_or("", |p| p.as_str());
-                    if !printed.starts_with(text) {
-                        let how = if streamed { "streamed" } else { "settled" };
-                        let (text, printed) = (text.to_string(), printed.to_string());
-                        self.violation(format!(
-                            "the transcript shows {command}'s output ({how}) as {text:?}; its process wrote {printed:?}"
-                        ));
-                    }
-                }
+                let mut shown = std::mem::take(&mut self.page.shown);
+                self.transcript_shows(&mut shown, reset, &deltas);
+                self.page.shown = shown;
             }
             // A download refused while the journal holds its command.
             ControllerToPage::Notice {
@@ -1418,6 +1364,7 @@ impl EngineSim {
             let (projection, _) = Projection::salvage(sim_policy(), None, &self.durable, 64);
             f.follow(projection);
             self.follower = Some(f);
+            self.following.clear();
         }
     }
 
@@ -1681,6 +1628,77 @@ impl EngineSim {
             );
         }
         self.runtime_effects(runtime, generation);
+    }
+
+    /// Applies view deltas to one tab's transcript (`shown`) as the page
+    /// does (`web/src/transcript.rs`: an `Output` at or below the last event
+    /// applied is ignored, a `Gap` ends what can be compared, a `Settled`
+    /// replaces the text) and checks that each command's output is shown as
+    /// its process wrote it, from the start: streamed, each event once and
+    /// in order, or settled, in full; never text from the middle (a model
+    /// session's kept text, whose head retention had let go, once was
+    /// shown as all of it).
+    fn transcript_shows(
+        &mut self,
+        shown: &mut BTreeMap<CommandId, Shown>,
+        reset: bool,
+        deltas: &[lifeline_core::view::ViewDelta],
+    ) {
+        use lifeline_core::view::{OutputRead, ViewDelta};
+        if reset {
+            shown.clear();
+        }
+        for d in deltas {
+            let (command, how) = match d {
+                ViewDelta::Output {
+                    command, seq, text, ..
+                } => {
+                    let s = shown.entry(*command).or_default();
+                    if *seq <= s.last_seq {
+                        continue;
+                    }
+                    s.last_seq = *seq;
+                    if s.gap {
+                        continue;
+                    }
+                    s.text.push_str(text);
+                    self.cov.streamed_shown += 1;
+                    (*command, "streamed")
+                }
+                ViewDelta::Settled {
+                    command,
+                    through,
+                    stdout,
+                    read,
+                    ..
+                } => {
+                    let s = shown.entry(*command).or_default();
+                    s.last_seq = s.last_seq.max(*through);
+                    s.text = stdout.clone();
+                    s.gap = false;
+                    if *read != OutputRead::Shown {
+                        continue;
+                    }
+                    self.cov.settled_shown += 1;
+                    (*command, "settled")
+                }
+                ViewDelta::Gap { command, through } => {
+                    let s = shown.entry(*command).or_default();
+                    s.last_seq = s.last_seq.max(*through);
+                    s.gap = true;
+                    continue;
+                }
+                _ => continue,
+            };
+            let text = shown.get(&command).map_or("", |s| s.text.as_str());
+            let printed = self.printed.get(&command).map_or("", |p| p.as_str());
+            if !printed.starts_with(text) {
+                let (text, printed) = (text.to_string(), printed.to_string());
+                self.violation(format!(
+                    "the transcript shows {command}'s output ({how}) as {text:?}; its process wrote {printed:?}"
+                ));
+            }
+        }
     }
 
     /// Download output of a command that started, whatever it is doing:
