@@ -740,10 +740,31 @@ impl EngineSim {
             } => self.answer(Answer::Workspace(attempt, environment)),
             Effect::RemoveWorkspace { .. } => {}
             Effect::Fetch {
-                request, api_key, ..
+                request,
+                api_key,
+                conversation,
+                ..
             } => {
                 if api_key.as_ref().map(Secret::expose) != Some(SECRET) {
                     self.violation(format!("request {request} sent without the profile's key"));
+                }
+                // Every process's output starts with its first write, a line
+                // of `a`s: a tool result that starts with anything else but
+                // a bracketed note gives the model the middle of an output
+                // as its start.
+                for m in &conversation {
+                    if let lifeline_core::model::ModelMessage::ToolResult {
+                        content, name, ..
+                    } = m
+                    {
+                        let start = content.chars().next();
+                        if name == "run_command" && !matches!(start, None | Some('a' | '[')) {
+                            let content = content.clone();
+                            self.violation(format!(
+                                "request {request} gives the model a tool result starting mid-output: {content:?}"
+                            ));
+                        }
+                    }
                 }
                 let now = self.now();
                 let budget = self.profile.budget;
