@@ -151,12 +151,14 @@ struct ArtifactsRead {
     digests: Vec<lifeline_core::Digest>,
 }
 
-/// A download (Download output) waiting for its answer.
+/// A read of a command's kept output waiting for its answer: Download
+/// output, or a page of View full output.
 struct Download {
     command: lifeline_core::CommandId,
     /// Kept bytes the projection counted when it was asked for: the file
     /// holds at least these.
     kept: u64,
+    read: KeptRead,
 }
 
 /// Output bytes a command's summaries count as kept (inline or in
@@ -1061,6 +1063,15 @@ impl EngineSim {
                 self.transcript_shows(&mut shown, reset, &deltas);
                 self.page.shown = shown;
             }
+            // A page of View full output: the bytes the process wrote there.
+            ControllerToPage::OutputRange {
+                command,
+                offset,
+                end,
+                kept,
+                text,
+                ..
+            } => self.range_shown(command, offset, end, kept, &text),
             // A download refused while the journal holds its command.
             ControllerToPage::Notice {
                 key,
@@ -1757,13 +1768,28 @@ impl EngineSim {
         if state == "not in the projection" {
             return;
         }
-        self.note(|| {
-            format!("user downloads the output of {command} ({state}, {kept} bytes kept)")
-        });
+        // Download output, or a page of View full output: from an offset,
+        // or the last bytes (the tail shown under a long output's head).
+        let read = match self.rng.below(3) {
+            0 => KeptRead::Download,
+            1 => KeptRead::Range {
+                offset: self.rng.below(kept + 1),
+                len: self.rng.range(1, 40),
+            },
+            _ => KeptRead::Range {
+                offset: u64::MAX,
+                len: self.rng.range(1, 40),
+            },
+        };
+        self.note(|| format!("user reads the output of {command} ({state}, {kept} bytes kept)"));
         if let Some(e) = self.leader.as_mut() {
-            e.handle_read_kept(command, KeptRead::Download);
+            e.handle_read_kept(command, read);
         }
-        self.download = Some(Download { command, kept });
+        self.download = Some(Download {
+            command,
+            kept,
+            read,
+        });
         *self.cov.downloads.entry(state).or_default() += 1;
         self.drain();
     }
@@ -1776,6 +1802,12 @@ impl EngineSim {
         let Some(d) = self.download.take() else {
             return;
         };
+        if d.read != KeptRead::Download {
+            return self.violation(format!(
+                "a range of {}'s output was saved as a file",
+                d.command
+            ));
+        }
         let printed = self
             .printed
             .get(&d.command)
@@ -1788,6 +1820,45 @@ impl EngineSim {
                 d.command, d.kept
             ));
         }
+    }
+
+    /// A page of View full output: bytes `offset..end` of what the process
+    /// wrote, where it was asked for and no longer than asked, out of at
+    /// least the bytes kept when it was asked for.
+    fn range_shown(&mut self, command: CommandId, offset: u64, end: u64, kept: u64, text: &str) {
+        let Some(d) = self.download.take() else {
+            return;
+        };
+        let KeptRead::Range { offset: asked, len } = d.read else {
+            return self.violation(format!("a download of {command} came back as a range"));
+        };
+        let printed = self.printed.get(&command).map_or("", |p| p.as_str());
+        // The tail is the last `len` bytes kept.
+        let place_ok = if asked == u64::MAX {
+            offset == kept.saturating_sub(len)
+        } else {
+            offset == asked
+        };
+        let bytes_ok = printed
+            .get(offset as usize..end as usize)
+            .is_some_and(|p| p == text);
+        if d.command != command
+            || kept < d.kept
+            || end < offset
+            || end - offset > len
+            || !place_ok
+            || !bytes_ok
+        {
+            let (text, printed) = (text.to_string(), printed.to_string());
+            self.violation(format!(
+                "View full output of {command} (asked {asked}+{len}) showed {offset}..{end} of {kept} as {text:?}; its process wrote {printed:?}"
+            ));
+        }
+        *self
+            .cov
+            .downloads
+            .entry("a page of View full output")
+            .or_default() += 1;
     }
 
     fn crash_runtime(&mut self) {

@@ -95,17 +95,19 @@ fn engine_simulation_seeds() {
     ] {
         assert!(n > 0, "no {name} in {seeds} seeds");
     }
-    // Downloads of output from every place it can be kept.
+    // Downloads of output from every place it can be kept, and pages of
+    // View full output.
     for state in [
         "running",
         "running, its first events let go",
         "settled, its first events let go",
         "out of the recent window",
         "kept small",
+        "a page of View full output",
     ] {
         assert!(
             coverage.downloads.get(state).is_some_and(|n| *n > 0),
-            "no download of a command {state} in {seeds} seeds: {:?}",
+            "no {state} read in {seeds} seeds: {:?}",
             coverage.downloads
         );
     }
