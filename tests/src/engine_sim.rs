@@ -1761,13 +1761,11 @@ impl EngineSim {
                     (state, kept_bytes([&c.stdout, &c.stderr]))
                 }
                 (None, Some(c)) => ("kept small", kept_bytes([&c.stdout, &c.stderr])),
-                (None, None) => ("not in the projection", 0),
+                // Not durable yet, or its session deleted.
+                (None, None) => return,
             },
             None => return,
         };
-        if state == "not in the projection" {
-            return;
-        }
         // Download output, or a page of View full output: from an offset,
         // or the last bytes (the tail shown under a long output's head).
         let read = match self.rng.below(3) {
