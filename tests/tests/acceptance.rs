@@ -2461,6 +2461,42 @@ fn running_tool_command(
     command_with_key(w, tool_key(turn, request, 0))
 }
 
+/// Stop in a model turn that waits on none of its own commands (its model
+/// asked for a tool not admitted yet, as after its runtime crashed) while
+/// an earlier command of the session still runs: the turn ends now, and
+/// that command is cancelled beside it. Cancelling only the other command
+/// left the turn open to ask its model again later (found by the engine
+/// simulation, seed 125465 of 160,000).
+#[test]
+fn stop_ends_a_model_turn_that_waits_on_no_command_of_its_own() {
+    use lifeline_core::ending::TurnEnding;
+    use lifeline_core::stop::{plan, StopPlan};
+    let (mut w, s) = model_world(12);
+    let other = w.admit(id(0xf4), w.binding(s, "sleep 5")).unwrap().0;
+    let turn: TurnId = id(0x720c);
+    record_model_turn(&mut w, turn, "list", AgentBudget::default());
+    drive_model(&mut w, s, turn, None);
+    let request: ProviderRequestId = id(0xa0c2);
+    send_request(&mut w, request, turn, 1);
+    let call = tool_call(
+        "c1",
+        "run_command",
+        serde_json::json!({ "command": "echo x" }),
+    );
+    reply(&mut w, request, "", vec![call], (1, 1)).unwrap();
+    // Not driven: the tool is still to be admitted.
+    let p = w.c().pending_projection().clone();
+    assert!(p.keys.get(&tool_key(turn, request, 0)).is_none());
+    assert_eq!(
+        plan(&p, id(SESSION), None, w.now),
+        StopPlan::FinishTurn {
+            turn,
+            ending: TurnEnding::StoppedBetweenSteps,
+            cancel: vec![(other, s.generation)],
+        }
+    );
+}
+
 /// A tool command whose first events retention let go while it ran: the
 /// model is told how many of its bytes come before what it is shown, not
 /// given the middle of the output as if it were the start; the transcript,
@@ -3539,7 +3575,8 @@ fn stop_plans_what_is_in_flight_and_never_asks_twice() {
             ending: TurnEnding::StoppedBefore {
                 line: "sleep 9".into(),
                 left: 3
-            }
+            },
+            cancel: Vec::new(),
         }
     );
     let live: ProviderRequestId = id(0x9101);

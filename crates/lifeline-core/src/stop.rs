@@ -10,13 +10,15 @@
 //! * a command the turn waits for is cancelled, by its exact identity and
 //!   generation (a cancel already asked for is not asked again); in a
 //!   model turn every command of the session still on its way is;
-//! * a turn with nothing in flight ends as cancelled, saying what did not run;
+//! * a turn with nothing of its own in flight ends as cancelled, saying
+//!   what did not run, and the session's other commands on their way are
+//!   cancelled beside it;
 //! * with no turn, the user's running re-issues are cancelled.
 
 use crate::agent::{self, Step};
 use crate::ending::TurnEnding;
 use crate::id::{CommandId, Generation, ProviderRequestId, SessionId, TurnId};
-use crate::model::{next_turn_step, TurnStep};
+use crate::model::{next_turn_step, ModelStep, TurnStep};
 use crate::outcome::Outcome;
 use crate::projection::Projection;
 
@@ -27,8 +29,14 @@ pub enum StopPlan {
     AbortRequest(ProviderRequestId),
     /// Cancel these commands, each by identity and generation.
     Cancel(Vec<(CommandId, Generation)>),
-    /// End the turn as cancelled, saying what did not run.
-    FinishTurn { turn: TurnId, ending: TurnEnding },
+    /// End the turn as cancelled, saying what did not run, and cancel
+    /// `cancel`: commands of the session still on their way that are not
+    /// the turn's (an earlier turn's, left running), which Stop ends too.
+    FinishTurn {
+        turn: TurnId,
+        ending: TurnEnding,
+        cancel: Vec<(CommandId, Generation)>,
+    },
     /// Nothing is in flight: nothing to stop.
     Nothing,
 }
@@ -78,8 +86,18 @@ pub fn plan(
             .collect(),
         _ => Vec::new(),
     };
-    if !waiting.is_empty() {
-        // Those already being cancelled end the turn when they end.
+    // Cancelled, the command the turn waits for ends the turn when it
+    // ends. A model turn that waits for none of its own (its next step is
+    // to admit a tool or ask its model, as after its runtime crashed) ends
+    // now, and the session's other commands are cancelled beside it (found
+    // by the engine simulation, seed 125465 of 160,000: Stop cancelled an
+    // earlier turn's command and left this turn open, which asked its
+    // model again once the session had been started by another message).
+    let waits = matches!(
+        step,
+        Some(TurnStep::BuiltIn(Step::Wait { .. }) | TurnStep::Model(ModelStep::Wait))
+    );
+    if !waiting.is_empty() && waits {
         return cancel(waiting.into_iter());
     }
     let ending = match step {
@@ -89,16 +107,28 @@ pub fn plan(
         },
         _ => TurnEnding::StoppedBetweenSteps,
     };
-    StopPlan::FinishTurn { turn, ending }
+    StopPlan::FinishTurn {
+        turn,
+        ending,
+        cancel: cancellable(waiting.into_iter()),
+    }
 }
 
-/// Cancels those of `commands` not already being cancelled (a cancel is
-/// never asked twice), each by identity and generation.
-fn cancel<'a>(commands: impl Iterator<Item = &'a crate::projection::CommandView>) -> StopPlan {
-    let cancel: Vec<(CommandId, Generation)> = commands
+/// Those of `commands` not already being cancelled (a cancel is never
+/// asked twice), each by identity and generation.
+fn cancellable<'a>(
+    commands: impl Iterator<Item = &'a crate::projection::CommandView>,
+) -> Vec<(CommandId, Generation)> {
+    commands
         .filter(|c| c.cancel.is_none())
         .map(|c| (c.command, c.binding.generation))
-        .collect();
+        .collect()
+}
+
+/// Cancels those of `commands` not already being cancelled, each by
+/// identity and generation.
+fn cancel<'a>(commands: impl Iterator<Item = &'a crate::projection::CommandView>) -> StopPlan {
+    let cancel = cancellable(commands);
     if cancel.is_empty() {
         StopPlan::Nothing
     } else {

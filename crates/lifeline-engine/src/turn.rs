@@ -229,19 +229,12 @@ impl Engine {
                     return;
                 }
             }
-            StopPlan::Cancel(commands) => {
-                for (command, generation) in commands {
-                    self.ask(
-                        |request| ClientRequest::Cancel {
-                            request,
-                            command,
-                            generation,
-                        },
-                        now,
-                    );
-                }
-            }
-            StopPlan::FinishTurn { turn, ending } => {
+            StopPlan::Cancel(commands) => self.cancel_all(commands, now),
+            StopPlan::FinishTurn {
+                turn,
+                ending,
+                cancel,
+            } => {
                 self.ask(
                     |request| ClientRequest::FinishTurn {
                         request,
@@ -252,10 +245,26 @@ impl Engine {
                     },
                     now,
                 );
+                self.cancel_all(cancel, now);
             }
             StopPlan::Nothing => {}
         }
         self.pump(now);
+    }
+
+    /// Asks the core to cancel each of `commands`, by identity and
+    /// generation.
+    fn cancel_all(&mut self, commands: Vec<(lifeline_core::CommandId, Generation)>, now: Millis) {
+        for (command, generation) in commands {
+            self.ask(
+                |request| ClientRequest::Cancel {
+                    request,
+                    command,
+                    generation,
+                },
+                now,
+            );
+        }
     }
 
     /// Ends the live request `request` because the user no longer wants
