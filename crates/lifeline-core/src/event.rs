@@ -270,6 +270,13 @@ pub fn inline_head(events: &[EventRecord], command: CommandId, through: EventSeq
     head
 }
 
+/// Whether `head` (stdout, stderr) is the whole inline head `summaries`
+/// count: one that lacks events retention let go is shorter.
+pub fn holds_whole_head(head: [&str; 2], summaries: [&OutputSummary; 2]) -> bool {
+    head[0].len() as u64 == summaries[0].inline_bytes
+        && head[1].len() as u64 == summaries[1].inline_bytes
+}
+
 /// Adds `event`'s inline output to the stdout and stderr heads.
 pub fn push_inline(head: &mut [String; 2], event: &EventRecord) {
     match &event.body {

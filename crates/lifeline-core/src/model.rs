@@ -335,14 +335,7 @@ fn tool_result_content(projection: &Projection, command: CommandId) -> String {
     let Some(c) = projection.command(command) else {
         return String::new();
     };
-    let mut head = match &c.settled {
-        Some(s) => [s.stdout.clone(), s.stderr.clone()],
-        None => [String::new(), String::new()],
-    };
-    for e in &c.events {
-        crate::event::push_inline(&mut head, e);
-    }
-    let [stdout, stderr] = head;
+    let [stdout, stderr] = c.held_head();
     let earlier = |shown: &str, summary: &crate::event::OutputSummary| {
         summary.inline_bytes.saturating_sub(shown.len() as u64)
     };

@@ -247,9 +247,22 @@ impl CommandView {
     /// first events go while it ran.
     pub fn kept_text(&self) -> Option<[&str; 2]> {
         let s = self.settled.as_ref().filter(|s| !s.in_journal)?;
-        let whole = s.stdout.len() as u64 == self.stdout.inline_bytes
-            && s.stderr.len() as u64 == self.stderr.inline_bytes;
-        whole.then_some([&s.stdout[..], &s.stderr[..]])
+        let text = [&s.stdout[..], &s.stderr[..]];
+        crate::event::holds_whole_head(text, [&self.stdout, &self.stderr]).then_some(text)
+    }
+
+    /// The inline output the projection holds of this command: the text it
+    /// kept when it left the recent window, or its retained events'. It
+    /// lacks the head's start if retention let its first events go.
+    pub fn held_head(&self) -> [String; 2] {
+        let mut head = match &self.settled {
+            Some(s) => [s.stdout.clone(), s.stderr.clone()],
+            None => [String::new(), String::new()],
+        };
+        for e in &self.events {
+            crate::event::push_inline(&mut head, e);
+        }
+        head
     }
 
     /// Leaves the recent window: events go; their text stays only if

@@ -59,18 +59,10 @@ impl StoredOutput {
     /// ([`StoredOutput::with_head`] takes either from its events).
     pub fn of(projection: &Projection, command: CommandId) -> Option<StoredOutput> {
         let c = projection.command(command)?;
-        let head = match &c.settled {
-            Some(s) if s.in_journal => return None,
-            Some(s) => [s.stdout.clone(), s.stderr.clone()],
-            None => {
-                let mut head = [String::new(), String::new()];
-                for e in &c.events {
-                    crate::event::push_inline(&mut head, e);
-                }
-                head
-            }
-        };
-        StoredOutput::whole(head, [&c.stdout, &c.stderr])
+        if c.settled.as_ref().is_some_and(|s| s.in_journal) {
+            return None;
+        }
+        StoredOutput::whole(c.held_head(), [&c.stdout, &c.stderr])
     }
 
     /// Whether the journal has `command`'s events to read its inline head
@@ -111,9 +103,8 @@ impl StoredOutput {
         head: [String; 2],
         summaries: [&crate::event::OutputSummary; 2],
     ) -> Option<StoredOutput> {
-        let whole = head[0].len() as u64 == summaries[0].inline_bytes
-            && head[1].len() as u64 == summaries[1].inline_bytes;
-        whole.then(|| StoredOutput::from_parts(head, summaries))
+        crate::event::holds_whole_head([&head[0], &head[1]], summaries)
+            .then(|| StoredOutput::from_parts(head, summaries))
     }
 
     fn from_parts(

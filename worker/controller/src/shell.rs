@@ -136,8 +136,8 @@ impl Shell {
         })
     }
 
-    /// Reads a settled command's events from the journal and hands them to
-    /// `answer` (`Err` when they could not be read, or there is no journal).
+    /// Reads a command's events from the journal and hands them to `answer`
+    /// (`Err` when they could not be read, or there is no journal).
     fn read_events(
         self: &Rc<Self>,
         command: lifeline_core::CommandId,
