@@ -194,6 +194,18 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const tail = numbers(await block.locator('.tail pre').textContent());
       assert.equal(tail.at(-1), n);
       assert.ok(tail.length > 10 && consecutive(tail), `${tail.slice(0, 3)}`);
+      // Copy output copies what is shown, head and tail, and says that it
+      // is not all of it, on the clipboard and on the button.
+      await block.getByRole('button', { name: 'Copy output' }).click();
+      await block.getByRole('button', { name: 'Copied what is shown' }).waitFor();
+      const copied = await clipboard(page);
+      assert.ok(copied.startsWith(`$ seq 1 ${n}\n1\n2\n3\n`), copied.slice(0, 40));
+      assert.ok(copied.includes(`\n[…]\n`), 'the head and the tail are told apart');
+      assert.ok(
+        copied.endsWith(`${n}\n\n[Only the output shown was copied; Download output has all of it.]`),
+        copied.slice(-120),
+      );
+      assert.ok(copied.length < total, `${copied.length} < ${total}`);
 
       await page.evaluate(() => {
         window.__long = [];

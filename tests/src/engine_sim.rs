@@ -136,7 +136,7 @@ enum Answer {
     /// A settled command's events, read for view `view` (or the read fails).
     Output(u64, lifeline_core::CommandId, bool),
     /// A command's events, read for the inline head of a download.
-    KeptHead(lifeline_core::CommandId, KeptRead),
+    KeptHead(lifeline_core::CommandId, KeptRead, Vec<EventRecord>),
     /// The artifacts a download's plan names.
     Artifacts(Box<ArtifactsRead>),
 }
@@ -911,7 +911,9 @@ impl EngineSim {
                 environment,
                 ..
             } => self.answer(Answer::Listing(session, workspace, environment)),
-            Effect::ReadKeptHead { command, read } => self.answer(Answer::KeptHead(command, read)),
+            Effect::ReadKeptHead { command, read, got } => {
+                self.answer(Answer::KeptHead(command, read, got))
+            }
             Effect::ReadArtifacts {
                 command,
                 read,
@@ -1190,7 +1192,15 @@ impl EngineSim {
                 }
             }
             Ev::Spawn { inc: i, identity } if i == inc => {
-                let rt = Runtime::new(RuntimeConfig::new(identity), now);
+                let mut config = RuntimeConfig::new(identity);
+                // A third of the seeds run small runtimes, which refuse
+                // what does not fit; a refused command must still run,
+                // once, when one has finished (without drawing from the
+                // rng, so that the other seeds keep their schedules).
+                if self.seed % 3 == 1 {
+                    config.max_commands = 1 + (self.seed / 3 % 2) as usize;
+                }
+                let rt = Runtime::new(config, now);
                 self.runtimes.insert(
                     (identity.runtime, identity.generation),
                     SimRuntime {
@@ -1299,8 +1309,17 @@ impl EngineSim {
                 e.handle_output_read(view, command, events);
                 self.cov.outputs_read += 1;
             }
-            Answer::KeptHead(command, read) => {
-                e.handle_kept_head_read(command, read, Ok(events_in(&self.durable, command)))
+            Answer::KeptHead(command, read, got) => {
+                // One to three events an answer, not the store's chunk
+                // (which holds a head at once here): a head is read over
+                // several answers, the way a long one is in the browser.
+                let after = got.last().map_or(0, |e| e.seq.0);
+                let next = events_in(&self.durable, command)
+                    .into_iter()
+                    .filter(|e| e.seq.0 > after)
+                    .take(1 + got.len() % 3)
+                    .collect();
+                e.handle_kept_head_read(command, read, got, Ok(next))
             }
             Answer::Artifacts(a) => {
                 let artifacts: Vec<(lifeline_core::Digest, Option<String>)> = a

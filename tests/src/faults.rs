@@ -365,6 +365,9 @@ pub struct Paths {
     /// A command was still `admitted` or `not_dispatched` when the quiet
     /// period began and was settled in it.
     pub settled_in_quiet: u64,
+    /// A command the runtime had refused for want of room started later,
+    /// dispatched again.
+    pub ran_after_no_room: u64,
 }
 
 impl Paths {
@@ -375,7 +378,7 @@ impl Paths {
         }
     }
 
-    fn fields(&self) -> [(&'static str, u64); 7] {
+    fn fields(&self) -> [(&'static str, u64); 8] {
         [
             ("ack timeout after a start", self.ack_timeout),
             ("stale-generation cancel", self.stale_cancel),
@@ -384,10 +387,11 @@ impl Paths {
             ("kill for a user cancel", self.user_kill),
             ("completed output compared", self.output_compared),
             ("settled in the quiet period", self.settled_in_quiet),
+            ("ran after a refusal for room", self.ran_after_no_room),
         ]
     }
 
-    fn fields_mut(&mut self) -> [&mut u64; 7] {
+    fn fields_mut(&mut self) -> [&mut u64; 8] {
         [
             &mut self.ack_timeout,
             &mut self.stale_cancel,
@@ -396,6 +400,7 @@ impl Paths {
             &mut self.user_kill,
             &mut self.output_compared,
             &mut self.settled_in_quiet,
+            &mut self.ran_after_no_room,
         ]
     }
 

@@ -9,10 +9,10 @@ use std::fmt::Write as _;
 use lifeline_core::{
     AttemptId, BatchId, Binding, Budget, CancelReason, ClientId, ClientMessage, ClientRequest,
     CommandId, Controller, ControllerConfig, ControllerEffect, ControllerToRuntime, Cursor,
-    EventSeq, Generation, IdempotencyKey, JournalEntry, JournalRecord, LeaseId, Millis, Outcome,
-    OutcomeEvent, ProcessOutput, RecoveryKind, RequestId, RetainedBody, RetentionPolicy, Runtime,
-    RuntimeConfig, RuntimeEffect, RuntimeId, RuntimeIdentity, RuntimeToController, SessionId,
-    StartCause, TerminalStatus, TimerId, WorkspaceId, V1,
+    DispatchRefusal, EventSeq, Generation, IdempotencyKey, JournalEntry, JournalRecord, LeaseId,
+    Millis, Outcome, OutcomeEvent, ProcessOutput, RecoveryKind, RequestId, RetainedBody,
+    RetentionPolicy, Runtime, RuntimeConfig, RuntimeEffect, RuntimeId, RuntimeIdentity,
+    RuntimeToController, SessionId, StartCause, TerminalStatus, TimerId, WorkspaceId, V1,
 };
 
 use crate::client::StreamView;
@@ -27,6 +27,11 @@ use crate::world::{ProcessEnd, Script, World};
 const ACTIVE_MS: u64 = 2_000;
 /// Quiet period afterwards in which everything must settle.
 const QUIET_MS: u64 = 8_000;
+/// The quiet period of a run with small runtimes, whose commands wait for
+/// each other's places and so settle one after another.
+const SMALL_QUIET_MS: u64 = 16_000;
+/// The simulated runtimes' heartbeat.
+const HEARTBEAT_MS: u64 = 400;
 const CLIENTS: usize = 2;
 
 /// Controller incarnation counter (a crashed controller's pending events are void).
@@ -138,6 +143,9 @@ struct CmdOracle {
     /// (recovery evidence listing the command with that outcome, or the
     /// runtime's recorded refusal).
     reasons: BTreeSet<Outcome>,
+    /// When its last refusal, for want of room, was recorded: it waits
+    /// for a place.
+    room_refused: Option<u64>,
     /// The durable cancel request, if any: why and when.
     cancel: Option<(CancelReason, u64)>,
 }
@@ -235,6 +243,22 @@ fn nonzero(x: u64) -> u128 {
 }
 
 impl Sim {
+    /// A third of the seeds run small runtimes, which refuse what does not
+    /// fit: a refused command must still run, once, when one has finished.
+    /// Decided without the rng, so that the other seeds keep their
+    /// schedules.
+    fn small_runtimes(&self) -> bool {
+        self.seed % 3 == 1
+    }
+
+    fn quiet_ms(&self) -> u64 {
+        if self.small_runtimes() {
+            SMALL_QUIET_MS
+        } else {
+            QUIET_MS
+        }
+    }
+
     /// A run fully determined by `seed`. `trace` records a step trace.
     pub fn new(seed: u64, trace: bool) -> Sim {
         let mut rng = Rng::new(seed);
@@ -389,7 +413,7 @@ impl Sim {
 
     /// Runs to completion. `Err` carries the violation and the seed.
     pub fn run(&mut self) -> Result<Report, String> {
-        let end = self.active_end + QUIET_MS;
+        let end = self.active_end + self.quiet_ms();
         while let Some((at, ev)) = self.clock.pop() {
             if at > end {
                 break;
@@ -851,7 +875,10 @@ impl Sim {
                     execution,
                 };
                 let mut config = RuntimeConfig::new(identity);
-                config.heartbeat_interval_ms = 400;
+                config.heartbeat_interval_ms = HEARTBEAT_MS;
+                if self.small_runtimes() {
+                    config.max_commands = 1 + (self.seed / 3 % 2) as usize;
+                }
                 let rt = Runtime::new(config, now);
                 let port = self.net.open_port();
                 self.generations.insert(runtime, generation);
@@ -1296,6 +1323,9 @@ impl Sim {
                     ));
                 }
                 if let Some(c) = self.commands.get(&command).cloned() {
+                    if c.room_refused.is_some() {
+                        self.paths.ran_after_no_room += 1;
+                    }
                     // A dispatch exposed before a `not_dispatched` claim must never start.
                     let attempt = self.delivering.filter(|d| d.0 == command).map(|d| d.1);
                     let exposed_at = attempt.and_then(|a| c.exposure_positions.get(&a).copied());
@@ -2038,6 +2068,7 @@ impl Sim {
                         not_dispatched_at: None,
                         exposure_positions: BTreeMap::new(),
                         reasons: BTreeSet::new(),
+                        room_refused: None,
                         cancel: None,
                     },
                 );
@@ -2140,9 +2171,12 @@ impl Sim {
                     }
                 }
             }
-            JournalRecord::DispatchRefused { command, .. } => {
+            JournalRecord::DispatchRefused {
+                command, reason, ..
+            } => {
                 if let Some(c) = self.commands.get_mut(command) {
                     c.reasons.insert(Outcome::NotDispatched);
+                    c.room_refused = (*reason == DispatchRefusal::Capacity).then_some(e.at.0);
                 }
             }
             JournalRecord::CancelRequested {
@@ -2284,7 +2318,7 @@ impl Sim {
     /// command settled, none forgotten, and every command whose deadline
     /// passed really ended.
     fn check_end(&mut self) {
-        let end = self.active_end + QUIET_MS;
+        let end = self.active_end + self.quiet_ms();
         // Enough for a deadline to fire, its cancel to be refused a grace
         // period, the runtime to be terminated (with retries) or to dial back.
         let margin = self.config.cancel_grace_ms
@@ -2313,6 +2347,22 @@ impl Sim {
                 Outcome::NotDispatched | Outcome::MayHaveStarted if !c.reasons.contains(&o) => {
                     Some(format!("{o} without a recorded reason"))
                 }
+                // Refused for want of room, it waits for a place while its
+                // runtime really holds as many commands as it takes, or
+                // for the heartbeat that offers it again, but not past its
+                // deadline.
+                Outcome::NotDispatched
+                    if current
+                        && alive
+                        && c.room_refused.is_some_and(|at| {
+                            at + self.config.room_retry_ms + 2 * HEARTBEAT_MS > end
+                                || self.runtimes.get(&runtime).is_some_and(|s| s.rt.is_full())
+                        }) =>
+                {
+                    (deadline + margin <= end).then(|| {
+                        format!("still {o}, refused for want of room, past its deadline {deadline}ms")
+                    })
+                }
                 Outcome::NotDispatched if current && alive => Some(
                     "not_dispatched although its runtime generation is current and alive: it was never dispatched"
                         .to_string(),
@@ -2340,7 +2390,10 @@ impl Sim {
                 }
             };
             if let Some(p) = problem {
-                problems.push(format!("{command} {p} after {QUIET_MS}ms of quiet"));
+                problems.push(format!(
+                    "{command} {p} after {}ms of quiet",
+                    self.quiet_ms()
+                ));
             }
             // Ground truth, whatever the journal says: past its deadline a
             // command's process no longer runs.

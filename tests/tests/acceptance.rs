@@ -1844,6 +1844,8 @@ struct Downloaded {
     /// The kept output the engine planned the artifact reads from.
     stored: Option<lifeline_core::stored_output::StoredOutput>,
     bytes: Option<Vec<u8>>,
+    /// How many of the command's events it was given to read.
+    read: usize,
 }
 
 /// Download output of `c` through a follower engine on `p`, whose reads
@@ -1861,17 +1863,35 @@ fn download_through_engine(
     e.follow(p.clone());
     while e.poll_effect().is_some() {}
     e.handle_read_kept(c, KeptRead::Download);
-    assert!(matches!(
-        effects_of(&mut e).as_slice(),
-        [Effect::ReadKeptHead { command, read: KeptRead::Download }] if *command == c
-    ));
-    e.handle_kept_head_read(c, KeptRead::Download, Ok(events.to_vec()));
+    // The journal's answers, in chunks of the engine's size, until it asks
+    // for no more.
+    let mut out = effects_of(&mut e);
+    let (mut asked, mut read) = (0, 0);
+    while let [Effect::ReadKeptHead {
+        command,
+        read: KeptRead::Download,
+        got,
+    }] = out.as_slice()
+    {
+        assert_eq!(*command, c);
+        asked += 1;
+        let next = events
+            .iter()
+            .filter(|x| got.last().is_none_or(|g| x.seq > g.seq))
+            .take(lifeline_engine::HEAD_READ_EVENTS)
+            .cloned()
+            .collect::<Vec<_>>();
+        read += next.len();
+        e.handle_kept_head_read(c, KeptRead::Download, got.clone(), Ok(next));
+        out = effects_of(&mut e);
+    }
+    assert!(asked > 0, "the head is read from the journal");
     let Some(Effect::ReadArtifacts {
         stored,
         plan,
         digests,
         ..
-    }) = effects_of(&mut e).pop()
+    }) = out.pop()
     else {
         panic!("the artifacts are read next");
     };
@@ -1889,12 +1909,13 @@ fn download_through_engine(
         Downloaded {
             stored: Some(*stored),
             bytes,
+            read,
         },
     )
 }
 
-/// `answer` to a download's read of `c`'s events ends in a notice: nothing
-/// is read further or saved.
+/// `answer` to a download's read of `c`'s events, the journal holding no
+/// more after it, ends in a notice: nothing is read further or saved.
 fn assert_download_refused(
     e: &mut lifeline_engine::Engine,
     c: CommandId,
@@ -1902,8 +1923,12 @@ fn assert_download_refused(
 ) {
     use lifeline_engine::{Effect, KeptRead};
     use lifeline_protocol::ControllerToPage;
-    e.handle_kept_head_read(c, KeptRead::Download, answer);
-    let out = effects_of(e);
+    e.handle_kept_head_read(c, KeptRead::Download, Vec::new(), answer);
+    let mut out = effects_of(e);
+    if let [Effect::ReadKeptHead { got, .. }] = out.as_slice() {
+        e.handle_kept_head_read(c, KeptRead::Download, got.clone(), Ok(Vec::new()));
+        out = effects_of(e);
+    }
     assert!(out
         .iter()
         .any(|x| matches!(x, Effect::Page(ControllerToPage::Notice { .. }))));
@@ -1961,6 +1986,38 @@ fn a_running_commands_output_reads_the_head_retention_let_go_from_the_journal() 
     assert!(settled.command(c).unwrap().terminal.is_some());
     assert!(StoredOutput::of(&settled, c).is_none());
     assert_eq!(StoredOutput::with_head(&settled, c, &events), saved.stored);
+}
+
+/// A command that has printed for long (here 3,000 events, about 150 s
+/// of a real one's flushes): a read of its output takes the head from its
+/// first events and stops there, instead of reading every event again for
+/// each page of View full output.
+#[test]
+fn a_long_commands_head_is_read_from_its_first_events_only() {
+    use lifeline_engine::HEAD_READ_EVENTS;
+    let mut w = World::new();
+    w.config.retention.retained_events = 4;
+    w.controller = Some(Controller::new(w.config.clone(), w.now));
+    let s = w.start_runtime(id(0x300e));
+    open_session(&mut w, s);
+    let turn: TurnId = id(0x7801);
+    record_turn(&mut w, turn, "$ echo long");
+    let c = waiting_on(drive(&mut w, s, turn));
+    let lines: Vec<String> = (0..3_000).map(|i| format!("{i}\n")).collect();
+    for line in &lines {
+        w.stdout(s.runtime, c, line);
+    }
+    let p = w.replayed();
+    let events = events_of(&w, c);
+    assert!(events.len() > 10 * HEAD_READ_EVENTS);
+    let (_, saved) = download_through_engine(&w, &p, c, &events);
+    assert_eq!(saved.bytes.as_deref(), Some(lines.concat().as_bytes()));
+    assert!(
+        saved.read <= HEAD_READ_EVENTS,
+        "{} of {} events read for a head in the first few",
+        saved.read,
+        events.len()
+    );
 }
 
 fn events_of(w: &World, command: CommandId) -> Vec<EventRecord> {
@@ -4216,6 +4273,30 @@ fn a_dispatch_the_runtime_refuses_is_recorded_not_dispatched_and_never_uncertain
     assert_eq!(w.outcome(refused), Outcome::NotDispatched);
     assert!(w.evidence(RecoveryKind::AckTimeout).is_empty());
     assert_eq!(w.outcome(busy), Outcome::Running);
+
+    // Once the busy command has finished, the refused one is dispatched
+    // again and runs, once: it does not wait for ever on a runtime with
+    // room.
+    w.exit(rt.runtime, busy, 0);
+    assert_eq!(w.outcome(busy), Outcome::Completed);
+    assert_eq!(w.dispatches_of(refused), 2);
+    assert_eq!(w.starts_of(refused), 1);
+    assert_eq!(w.outcome(refused), Outcome::Running);
+    w.exit(rt.runtime, refused, 0);
+    assert_eq!(
+        w.history(refused),
+        vec![
+            Outcome::Admitted,
+            Outcome::NotDispatched,
+            Outcome::Dispatched,
+            Outcome::Running,
+            Outcome::Completed
+        ]
+    );
+    assert_eq!(
+        w.replayed().command(refused).unwrap().outcome,
+        Outcome::Completed
+    );
 }
 
 #[test]
@@ -4511,4 +4592,45 @@ fn a_termination_retry_due_after_the_runtime_is_confirmed_gone_asks_for_nothing(
         vec![(old.runtime, old.generation)],
         "a gone runtime is not terminated again"
     );
+}
+
+/// Stop in a model turn whose own tool command the runtime refused (it
+/// held too many): the command was provably never started and is never
+/// dispatched again, so the turn waits on it while its runtime lives.
+/// Stop cancels it with the session's other commands, and the turn ends.
+#[test]
+fn stop_cancels_a_model_turns_refused_tool_command_with_the_sessions_others() {
+    use lifeline_core::stop::{plan, StopPlan};
+    let (mut w, s) = model_world(13);
+    w.limit_runtime(s, 1);
+    let other = w.admit(id(0xf5), w.binding(s, "sleep 5")).unwrap().0;
+    assert_eq!(w.outcome(other), Outcome::Running);
+    let turn: TurnId = id(0x720d);
+    let refused = running_tool_command(&mut w, s, turn, id(0xa0d1));
+    assert_eq!(w.outcome(refused), Outcome::NotDispatched);
+    let p = w.c().pending_projection().clone();
+    let StopPlan::Cancel(cancel) = plan(&p, id(SESSION), None, w.now) else {
+        panic!("{:?}", plan(&p, id(SESSION), None, w.now));
+    };
+    assert!(cancel.contains(&(refused, s.generation)), "{cancel:?}");
+    assert!(cancel.contains(&(other, s.generation)), "{cancel:?}");
+    for (command, generation) in cancel {
+        w.cancel(command, generation).unwrap();
+    }
+    // Never sent, the refused command is cancelled at once; room made by
+    // the other's end does not start it.
+    assert_eq!(w.outcome(refused), Outcome::Cancelled);
+    w.exit(s.runtime, other, 0);
+    assert_eq!(w.starts_of(refused), 0);
+    assert!(
+        matches!(
+            drive_model(&mut w, s, turn, None),
+            Some(ModelStep::Finish {
+                status: TurnStatus::Cancelled,
+                ..
+            })
+        ),
+        "the turn ends as cancelled"
+    );
+    assert_eq!(drive_model(&mut w, s, turn, None), None);
 }

@@ -1177,12 +1177,37 @@ pub fn clicked(event: web_sys::MouseEvent) {
     match act.as_str() {
         "copy-output" => {
             let block = near(".command");
-            let text = format!(
+            let shown = |selector: &str| {
+                block
+                    .as_ref()
+                    .and_then(|b| b.query_selector(selector).ok().flatten())
+                    .is_some_and(|e| !e.has_attribute("hidden"))
+            };
+            let mut text = format!(
                 "$ {}\n{}",
                 text_of(block.clone(), ".command-line"),
-                text_of(block, "pre.output")
+                text_of(block.clone(), "pre.output")
             );
-            copy(button, text, Msg::CopyOutput);
+            if shown(".tail") {
+                text.push_str("[…]\n");
+                text.push_str(&text_of(block.clone(), ".tail pre.output"));
+            }
+            // Output the page does not hold is not on the clipboard either,
+            // and the copy says so rather than pass for all of it.
+            let partial = shown(".stored-output");
+            if partial {
+                text.push_str(&format!("\n[{}]", i18n::now(Msg::CopiedOnlyShownNote)));
+            }
+            copy_as(
+                button,
+                text,
+                Msg::CopyOutput,
+                if partial {
+                    Msg::CopiedOnlyShown
+                } else {
+                    Msg::Copied
+                },
+            );
         }
         "copy-reply" => {
             let text = text_of(near(".reply"), ".md, .reply-text");
@@ -1228,14 +1253,15 @@ pub fn clicked(event: web_sys::MouseEvent) {
 /// Puts `text` on the clipboard; the button says "Copied" (or "Copy
 /// failed") for two seconds, then `label` again.
 fn copy(button: web_sys::Element, text: String, label: Msg) {
+    copy_as(button, text, label, Msg::Copied)
+}
+
+/// [`copy`], saying `copied` once it is done.
+fn copy_as(button: web_sys::Element, text: String, label: Msg, copied: Msg) {
     let promise = window().navigator().clipboard().write_text(&text);
     wasm_bindgen_futures::spawn_local(async move {
         let done = wasm_bindgen_futures::JsFuture::from(promise).await.is_ok();
-        button.set_text_content(Some(i18n::now(if done {
-            Msg::Copied
-        } else {
-            Msg::CopyFailed
-        })));
+        button.set_text_content(Some(i18n::now(if done { copied } else { Msg::CopyFailed })));
         set_timeout(
             move || button.set_text_content(Some(i18n::now(label))),
             std::time::Duration::from_millis(2000),

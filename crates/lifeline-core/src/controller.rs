@@ -95,6 +95,11 @@ pub struct ControllerConfig {
     /// Consecutive failed writes after which new admissions are refused.
     pub persist_failures_before_degraded: u32,
     pub terminate_retry_ms: u64,
+    /// How long commands a runtime refused for want of room wait, at most,
+    /// to be offered again while its own commands go on running: each
+    /// offer is a few journal records, so not one on every heartbeat.
+    #[serde(default = "default_room_retry_ms")]
+    pub room_retry_ms: u64,
     /// Failed terminations journaled and retried every `terminate_retry_ms`;
     /// later ones are retried with a backoff and not journaled.
     pub max_terminate_attempts: u32,
@@ -119,6 +124,7 @@ impl Default for ControllerConfig {
             persist_retry_max_ms: 8_000,
             persist_failures_before_degraded: 3,
             terminate_retry_ms: 1_000,
+            room_retry_ms: default_room_retry_ms(),
             max_terminate_attempts: 5,
             max_commands: 100_000,
             max_clients: 64,
@@ -126,6 +132,10 @@ impl Default for ControllerConfig {
             max_open_entries: 4 * limits::MAX_BATCH_ENTRIES,
         }
     }
+}
+
+fn default_room_retry_ms() -> u64 {
+    1_000
 }
 
 /// What the shell knows about how this controller came to start.

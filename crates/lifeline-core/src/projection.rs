@@ -1483,7 +1483,10 @@ impl Projection {
                         "command {command} exposed to a runtime it is not bound to"
                     ));
                 }
-                if c.exposure != Exposure::None {
+                // After a refusal (which proves the attempt did not start)
+                // another attempt may be exposed; never after one that may
+                // have reached the runtime.
+                if !matches!(c.exposure, Exposure::None | Exposure::Refused { .. }) {
                     return Err(format!("command {command} exposed twice"));
                 }
                 if !matches!(c.outcome, Outcome::Admitted | Outcome::NotDispatched) {

@@ -211,6 +211,10 @@ pub struct Runtime {
     runs: FlatMap<CommandId, Run>,
     /// Cancelled before they were ever accepted: never to run here.
     fenced: FlatSet<CommandId>,
+    /// Orders refused for want of room: a copy of one that arrives later
+    /// is refused again, so that a refusal stays proof that it never ran
+    /// (the controller may dispatch the command again, as a new attempt).
+    refused: FlatSet<AttemptId>,
     finished: VecDeque<CommandId>,
     finished_set: FlatSet<CommandId>,
     effects: VecDeque<RuntimeEffect>,
@@ -225,6 +229,7 @@ impl Runtime {
             link: LinkState::Disconnected,
             runs: FlatMap::new(),
             fenced: FlatSet::new(),
+            refused: FlatSet::new(),
             finished: VecDeque::new(),
             finished_set: FlatSet::new(),
             effects: VecDeque::new(),
@@ -233,6 +238,12 @@ impl Runtime {
             at: now.plus(r.config.heartbeat_interval_ms),
         });
         r
+    }
+
+    /// Whether it holds as many commands as it takes: a dispatch now is
+    /// refused for want of room.
+    pub fn is_full(&self) -> bool {
+        self.runs.len() >= self.config.max_commands
     }
 
     pub fn identity(&self) -> RuntimeIdentity {
@@ -466,9 +477,16 @@ impl Runtime {
         if self.finished_set.contains(&command) {
             return Ok(());
         }
-        if self.runs.len() >= self.config.max_commands {
+        let known = self.refused.contains(&order.attempt);
+        if known || self.is_full() {
             let refusal = DispatchRefusal::Capacity;
-            self.refuse(&order, refusal.clone());
+            if known || self.refused.len() < self.config.max_remembered {
+                self.refused.insert(order.attempt);
+                self.refuse(&order, refusal.clone());
+            }
+            // Otherwise it cannot promise to refuse a copy later, so it
+            // does not claim a refusal: unanswered, the dispatch is
+            // uncertain to the controller.
             return Err(RuntimeError::Refused { command, refusal });
         }
         self.runs.insert(

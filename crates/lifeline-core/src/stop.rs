@@ -71,8 +71,10 @@ pub fn plan(
         // by the engine simulation, seed 390639 of 400,000: Stop cancelled
         // the command of an older turn, one left open when its execution
         // failed, and this turn's own command ran on, and so did the
-        // turn). An uncertain or undispatched command will not end by a
-        // cancel, and must not hold Stop.
+        // turn). A command proven not dispatched is cancelled too: it
+        // would be dispatched once its runtime (re)attaches or has room,
+        // and its cancel settles at once. One that may have started will
+        // not end by a cancel, and must not hold Stop.
         _ if t.agent.is_model() => projection
             .commands
             .values()
@@ -80,7 +82,10 @@ pub fn plan(
                 c.binding.session == session
                     && matches!(
                         c.outcome,
-                        Outcome::Admitted | Outcome::Dispatched | Outcome::Running
+                        Outcome::Admitted
+                            | Outcome::NotDispatched
+                            | Outcome::Dispatched
+                            | Outcome::Running
                     )
             })
             .collect(),

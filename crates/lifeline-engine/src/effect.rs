@@ -141,11 +141,14 @@ pub enum Effect {
     /// Read `command`'s events from the journal: the projection lacks its
     /// inline head (a settled command out of the recent window, or one
     /// whose first events retention let go), and a read of its kept output
-    /// starts with the head they hold. Answer with
-    /// [`crate::Engine::handle_kept_head_read`] and the same `read`.
+    /// starts with the head they hold. Read the next
+    /// [`crate::HEAD_READ_EVENTS`] events after the last of `got` (from the
+    /// first if it is empty), in order, and answer with
+    /// [`crate::Engine::handle_kept_head_read`], the same `read` and `got`.
     ReadKeptHead {
         command: lifeline_core::CommandId,
         read: KeptRead,
+        got: Vec<lifeline_core::event::EventRecord>,
     },
     /// Hand the page `command`'s whole kept output to save as `file_name`:
     /// an `ExportReady` message for its session (the page saves it like an

@@ -15,6 +15,14 @@ use crate::Engine;
 
 const KEY: &str = "output";
 
+/// Events asked of the journal at once for a kept head
+/// ([`Effect::ReadKeptHead`]). The head is in a command's first events, so
+/// a read stops as soon as they hold all of it: its cost follows the size
+/// of the head, not the length of the command's output (a command that
+/// ran for an hour has tens of thousands of events, and each page of View
+/// full output read them all).
+pub const HEAD_READ_EVENTS: usize = 256;
+
 impl Engine {
     /// The page asked for kept bytes of `command` (a range, or all of it).
     /// A range at offset `u64::MAX` is the last `len` kept bytes (the tail
@@ -26,26 +34,40 @@ impl Engine {
                 .projection()
                 .is_some_and(|p| StoredOutput::head_in_journal(p, command));
         if in_journal {
-            return self
-                .effects
-                .push_back(Effect::ReadKeptHead { command, read });
+            return self.effects.push_back(Effect::ReadKeptHead {
+                command,
+                read,
+                got: Vec::new(),
+            });
         }
         self.plan_kept(command, read, stored);
     }
 
-    /// `command`'s events as the journal gave them back for an
-    /// [`Effect::ReadKeptHead`] (`Err`: they could not be read).
+    /// The next of `command`'s events the journal gave back for an
+    /// [`Effect::ReadKeptHead`] (`Err`: they could not be read), after
+    /// those already `got`: up to [`HEAD_READ_EVENTS`], none past its last.
+    /// (A short answer is not the end: the store leaves out a value that
+    /// does not read.)
     pub fn handle_kept_head_read(
         &mut self,
         command: CommandId,
         read: KeptRead,
-        events: Result<Vec<EventRecord>, ()>,
+        mut got: Vec<EventRecord>,
+        next: Result<Vec<EventRecord>, ()>,
     ) {
-        let stored = match (events, self.projection()) {
-            (Ok(events), Some(p)) => StoredOutput::with_head(p, command, &events),
-            _ => None,
+        let Ok(next) = next else {
+            return self.plan_kept(command, read, None);
         };
-        self.plan_kept(command, read, stored);
+        let last = next.is_empty();
+        got.extend(next);
+        let stored = self
+            .projection()
+            .and_then(|p| StoredOutput::with_head(p, command, &got));
+        if stored.is_some() || last {
+            return self.plan_kept(command, read, stored);
+        }
+        self.effects
+            .push_back(Effect::ReadKeptHead { command, read, got });
     }
 
     fn plan_kept(&mut self, command: CommandId, read: KeptRead, stored: Option<StoredOutput>) {

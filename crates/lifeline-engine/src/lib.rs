@@ -71,6 +71,7 @@ pub use lead::Recovered;
 pub use runtimes::Ended;
 pub use slots::Slots;
 
+pub use kept_output::HEAD_READ_EVENTS;
 pub use output::MAX_READS;
 
 pub use effect::{

@@ -163,6 +163,9 @@ catalog! {
     CopyCode => "Copy code", "Code kopieren";
     Copied => "Copied", "Kopiert";
     CopyFailed => "Copy failed", "Kopieren fehlgeschlagen";
+    CopiedOnlyShown => "Copied what is shown", "Angezeigtes kopiert";
+    CopiedOnlyShownNote => "Only the output shown was copied; Download output has all of it.",
+        "Nur die angezeigte Ausgabe wurde kopiert; „Ausgabe herunterladen“ enthält sie ganz.";
     JumpToLatest => "Jump to latest", "Zum Neuesten springen";
     ShowMore => "Show more", "Mehr zeigen";
     ShowLess => "Show less", "Weniger zeigen";

@@ -136,18 +136,24 @@ impl Shell {
         })
     }
 
-    /// Reads a command's events from the journal and hands them to `answer`
-    /// (`Err` when they could not be read, or there is no journal).
+    /// Reads a command's events after `after` (`limit` at most) from the
+    /// journal and hands them to `answer` (`Err` when they could not be
+    /// read, or there is no journal).
     fn read_events(
         self: &Rc<Self>,
         command: lifeline_core::CommandId,
+        after: lifeline_core::EventSeq,
+        limit: Option<u32>,
         answer: impl FnOnce(&mut Engine, Result<Vec<lifeline_core::event::EventRecord>, ()>) + 'static,
     ) {
         let shell = self.clone();
         let journal = self.journal();
         spawn_local(async move {
             let events = match journal {
-                Some(journal) => journal.command_events(command).await.map_err(|_| ()),
+                Some(journal) => journal
+                    .command_events(command, after, limit)
+                    .await
+                    .map_err(|_| ()),
                 None => Err(()),
             };
             shell.input(|e, _| answer(e, events));
@@ -656,15 +662,21 @@ impl Shell {
                     shell.input(|e, _| e.handle_snapshot_written(result.map_err(|e| e.fault())));
                 });
             }
-            Effect::ReadKeptHead { command, read } => self
-                .read_events(command, move |e, events| {
-                    e.handle_kept_head_read(command, read, events)
-                }),
+            Effect::ReadKeptHead { command, read, got } => {
+                let after = got.last().map_or(lifeline_core::EventSeq::ZERO, |e| e.seq);
+                let limit = Some(lifeline_engine::HEAD_READ_EVENTS as u32);
+                self.read_events(command, after, limit, move |e, next| {
+                    e.handle_kept_head_read(command, read, got, next)
+                })
+            }
             // Every read is answered, read or not: the engine holds a slot
             // for it until then.
-            Effect::ReadOutput { view, command } => self.read_events(command, move |e, events| {
-                e.handle_output_read(view, command, events)
-            }),
+            Effect::ReadOutput { view, command } => self.read_events(
+                command,
+                lifeline_core::EventSeq::ZERO,
+                None,
+                move |e, events| e.handle_output_read(view, command, events),
+            ),
             Effect::Broadcast(entries) => {
                 if let Some((channel, _)) = self.channel.borrow().as_ref() {
                     let message = Broadcast::Entries {

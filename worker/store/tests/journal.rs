@@ -1344,6 +1344,31 @@ async fn a_long_history_reads_back_in_chunks_and_pages() {
     let middle = journal.entries_after(6_000, 150).await.unwrap();
     assert_eq!(middle.entries.len(), 150);
     assert_eq!(middle.entries, all[6_000..6_150].to_vec());
+    // One command's events: all of them, or a count after a sequence
+    // number (a kept head is read that way, from the first events on).
+    let events: Vec<EventRecord> = all
+        .iter()
+        .filter_map(|e| match &e.record {
+            JournalRecord::Event(ev) => Some(ev.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(events.len(), 10_098);
+    let every = journal
+        .command_events(command, EventSeq::ZERO, None)
+        .await
+        .unwrap();
+    assert!(every == events, "every event, by sequence");
+    let some = journal
+        .command_events(command, EventSeq(6_000), Some(256))
+        .await
+        .unwrap();
+    assert_eq!(some, events[6_000..6_256].to_vec());
+    let past = journal
+        .command_events(command, EventSeq(10_098), Some(256))
+        .await
+        .unwrap();
+    assert!(past.is_empty());
     journal.close();
 }
 

@@ -18,8 +18,12 @@ impl Controller {
         let Some(c) = self.working.command(command) else {
             return;
         };
+        // A refused attempt proves the command did not start, so another
+        // may follow: a runtime that held too many commands takes it once
+        // one of them has finished (`room_made`). A refusal for a cancel
+        // leaves `cancel` set: never again.
         let ready = matches!(c.outcome, Outcome::Admitted | Outcome::NotDispatched)
-            && c.exposure == Exposure::None
+            && matches!(c.exposure, Exposure::None | Exposure::Refused { .. })
             && c.cancel.is_none();
         let (runtime, generation) = (c.binding.runtime, c.binding.generation);
         if !ready || !self.is_attached(runtime) {
@@ -105,6 +109,7 @@ impl Controller {
         reason: DispatchRefusal,
         now: Millis,
     ) {
+        let capacity = reason == DispatchRefusal::Capacity;
         self.record(
             now,
             JournalRecord::DispatchRefused {
@@ -118,6 +123,48 @@ impl Controller {
             Some(Outcome::Admitted | Outcome::NotDispatched)
         ) {
             self.change(now, command, OutcomeEvent::DispatchRefused);
+        }
+        if capacity {
+            // Offered again once a command's end on that runtime makes room
+            // (`events`), or else on a heartbeat after `room_retry_ms`: the
+            // end's room may have been taken, or the order may have reached
+            // the runtime before the message that freed its place.
+            let runtime = self.working.command(command).map(|c| c.binding.runtime);
+            if let Some(link) = runtime.and_then(|r| self.links.get_mut(&r)) {
+                link.room_retry_at
+                    .get_or_insert(now.plus(self.config.room_retry_ms));
+            }
+        }
+    }
+
+    /// A command on `runtime` ended: the runtime lets it go once its
+    /// events are durable (the `EventsDurable` just sent), which frees a
+    /// place for what it refused for want of room, offered again after
+    /// that message on the same port.
+    pub(super) fn room_made(&mut self, runtime: RuntimeId, generation: Generation, now: Millis) {
+        if self
+            .links
+            .get(&runtime)
+            .is_some_and(|l| l.room_retry_at.is_some())
+        {
+            self.dispatch_ready(runtime, generation, now);
+        }
+    }
+
+    /// On a heartbeat: offers again what `runtime` refused for want of
+    /// room, once `room_retry_ms` have passed since it did.
+    pub(super) fn retry_refused_for_room(
+        &mut self,
+        runtime: RuntimeId,
+        generation: Generation,
+        now: Millis,
+    ) {
+        let Some(link) = self.links.get_mut(&runtime) else {
+            return;
+        };
+        if link.room_retry_at.is_some_and(|at| at <= now) {
+            link.room_retry_at = None;
+            self.dispatch_ready(runtime, generation, now);
         }
     }
 }

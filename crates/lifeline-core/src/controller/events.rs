@@ -297,6 +297,9 @@ impl Controller {
                 through: seq,
             },
         );
+        if terminal.is_some() {
+            self.room_made(runtime, generation, now);
+        }
         Ok(())
     }
 }

@@ -36,6 +36,10 @@ pub(super) struct Link {
     /// geometrically (found by the randomized fault run: 81 requests became
     /// 6,561, then millions). At most one per command on this runtime.
     pub(super) resend_asked: FlatMap<CommandId, EventSeq>,
+    /// When commands it refused for want of room are offered again on a
+    /// heartbeat, should no command's end on it have made room first (see
+    /// `dispatch::refused`).
+    pub(super) room_retry_at: Option<Millis>,
 }
 
 impl Link {
@@ -46,6 +50,7 @@ impl Link {
             last_heard: now,
             terminate_attempts: 0,
             resend_asked: FlatMap::new(),
+            room_retry_at: None,
         }
     }
 
@@ -224,6 +229,7 @@ impl Controller {
             } => self.event(runtime, generation, command, seq, body, now),
             RuntimeToController::Heartbeat { streams, .. } => {
                 self.streams(runtime, generation, &streams, AckSource::Heartbeat, now);
+                self.retry_refused_for_room(runtime, generation, now);
                 Ok(())
             }
             RuntimeToController::CancelReply { command, reply, .. } => {

@@ -270,26 +270,32 @@ impl Journal {
         })
     }
 
-    /// Command `command`'s events, by sequence, from the `events` store's
-    /// key range `[command, 1] ..= [command, MAX_SAFE_INTEGER]` (one
-    /// `getAll`: a settled command's events no longer change, and a running
-    /// one's later events are the projection's to add). A value that does
-    /// not read is left out (the load reported and quarantines it).
+    /// Command `command`'s events after sequence number `after`, by
+    /// sequence, `limit` of them at most: the `events` store's key range
+    /// `[command, after + 1] ..= [command, MAX_SAFE_INTEGER]`, in one
+    /// `getAll` (a settled command's events no longer change, and a
+    /// running one's later events are the projection's to add). A value
+    /// that does not read is left out (the load reported and quarantines
+    /// it).
     pub async fn command_events(
         &self,
         command: lifeline_core::CommandId,
+        after: lifeline_core::EventSeq,
+        limit: Option<u32>,
     ) -> Result<Vec<lifeline_core::event::EventRecord>, JournalError> {
         let transaction = self.readonly(&[store::EVENTS])?;
         let events = self.store(&transaction, store::EVENTS, "read")?;
         let id = JsValue::from_str(&command.to_string());
         let range = IdbKeyRange::bound(
-            &Array::of2(&id, &JsValue::from_f64(1.0)),
+            &Array::of2(&id, &JsValue::from_f64(after.0 as f64 + 1.0)),
             &Array::of2(&id, &JsValue::from_f64(MAX_SAFE_INTEGER as f64)),
         )
         .map_err(|e| self.failure("read", &e))?;
-        let request = events
-            .get_all_with_key(&range)
-            .map_err(|e| self.failure("read", &e))?;
+        let request = match limit {
+            Some(limit) => events.get_all_with_key_and_limit(&range, limit),
+            None => events.get_all_with_key(&range),
+        }
+        .map_err(|e| self.failure("read", &e))?;
         let values: Array = idb::request(&request)
             .await
             .map_err(|e| self.failure("read", &e))?
