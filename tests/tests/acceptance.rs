@@ -1941,6 +1941,24 @@ fn effects_of(e: &mut lifeline_engine::Engine) -> Vec<lifeline_engine::Effect> {
     std::iter::from_fn(|| e.poll_effect()).collect()
 }
 
+/// A world that keeps four events a command, and a command of turn
+/// `turn` on runtime `runtime` still running after printing `lines`, a
+/// write each.
+fn running_and_printed(runtime: u128, turn: u128, lines: &[String]) -> (World, Started, CommandId) {
+    let mut w = World::new();
+    w.config.retention.retained_events = 4;
+    w.controller = Some(Controller::new(w.config.clone(), w.now));
+    let s = w.start_runtime(id(runtime));
+    open_session(&mut w, s);
+    let turn: TurnId = id(turn);
+    record_turn(&mut w, turn, "$ echo running");
+    let c = waiting_on(drive(&mut w, s, turn));
+    for line in lines {
+        w.stdout(s.runtime, c, line);
+    }
+    (w, s, c)
+}
+
 /// A running command whose first events retention let go (View full
 /// output or Download output while it runs): its inline head is read from
 /// the journal's events up to where retention let go, then from the events
@@ -1950,19 +1968,9 @@ fn effects_of(e: &mut lifeline_engine::Engine) -> Vec<lifeline_engine::Effect> {
 #[test]
 fn a_running_commands_output_reads_the_head_retention_let_go_from_the_journal() {
     use lifeline_core::stored_output::StoredOutput;
-    let mut w = World::new();
-    w.config.retention.retained_events = 4;
-    w.controller = Some(Controller::new(w.config.clone(), w.now));
-    let s = w.start_runtime(id(0x300d));
-    open_session(&mut w, s);
-    let turn: TurnId = id(0x7800);
-    record_turn(&mut w, turn, "$ echo running");
-    let c = waiting_on(drive(&mut w, s, turn));
     // Three bytes a write: the 16-byte inline head spans six events.
     let lines: Vec<String> = (0..10).map(|i| format!("l{i}\n")).collect();
-    for line in &lines {
-        w.stdout(s.runtime, c, line);
-    }
+    let (mut w, s, c) = running_and_printed(0x300d, 0x7800, &lines);
     let p = w.replayed();
     let view = p.command(c).unwrap();
     assert!(view.settled.is_none());
@@ -1995,18 +2003,8 @@ fn a_running_commands_output_reads_the_head_retention_let_go_from_the_journal() 
 #[test]
 fn a_long_commands_head_is_read_from_its_first_events_only() {
     use lifeline_engine::HEAD_READ_EVENTS;
-    let mut w = World::new();
-    w.config.retention.retained_events = 4;
-    w.controller = Some(Controller::new(w.config.clone(), w.now));
-    let s = w.start_runtime(id(0x300e));
-    open_session(&mut w, s);
-    let turn: TurnId = id(0x7801);
-    record_turn(&mut w, turn, "$ echo long");
-    let c = waiting_on(drive(&mut w, s, turn));
     let lines: Vec<String> = (0..3_000).map(|i| format!("{i}\n")).collect();
-    for line in &lines {
-        w.stdout(s.runtime, c, line);
-    }
+    let (w, _, c) = running_and_printed(0x300e, 0x7801, &lines);
     let p = w.replayed();
     let events = events_of(&w, c);
     assert!(events.len() > 10 * HEAD_READ_EVENTS);
