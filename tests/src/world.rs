@@ -101,6 +101,8 @@ pub struct ProcessRun {
     pub emitted: Vec<String>,
     /// How it ended.
     pub end: ProcessEnd,
+    /// When it ended, if it did.
+    pub ended_at: Option<Millis>,
 }
 
 /// Ground truth for every command key.
@@ -124,6 +126,7 @@ impl World {
             started_at: now,
             emitted: Vec::new(),
             end: ProcessEnd::Running,
+            ended_at: None,
         });
         runs.len() - 1
     }
@@ -143,13 +146,20 @@ impl World {
         self.runs.get(key).and_then(|r| r.first())
     }
 
+    /// Records how run `idx` of `key` ended, and when.
+    pub fn ended(&mut self, key: &str, idx: usize, end: ProcessEnd, now: Millis) {
+        let run = self.run_mut(key, idx);
+        run.end = end;
+        run.ended_at = Some(now);
+    }
+
     /// Mutable access to a run.
     pub fn run_mut(&mut self, key: &str, idx: usize) -> &mut ProcessRun {
         &mut self.runs.get_mut(key).expect("known key")[idx]
     }
 
     /// Marks every running process of that runtime as dead with it.
-    pub fn runtime_died(&mut self, generation: u64, runtime: &str) {
+    pub fn runtime_died(&mut self, generation: u64, runtime: &str, now: Millis) {
         for runs in self.runs.values_mut() {
             for r in runs.iter_mut() {
                 if r.generation == generation
@@ -157,6 +167,7 @@ impl World {
                     && r.end == ProcessEnd::Running
                 {
                     r.end = ProcessEnd::DiedWithRuntime;
+                    r.ended_at = Some(now);
                 }
             }
         }
