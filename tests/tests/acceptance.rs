@@ -571,16 +571,7 @@ fn controller_crash_before_dispatch_resumes_the_admitted_command() {
     w.stdout(rt.runtime, command, "resumed\n");
     w.exit(rt.runtime, command, 0);
     assert_eq!(w.outcome(command), Outcome::Completed);
-    assert_eq!(
-        w.history(command),
-        vec![
-            Outcome::Admitted,
-            Outcome::NotDispatched,
-            Outcome::Dispatched,
-            Outcome::Running,
-            Outcome::Completed
-        ]
-    );
+    assert_eq!(w.history(command), NOT_DISPATCHED_THEN_RAN);
     assert_eq!(w.starts_of(command), 1, "ran exactly once");
     // Re-admitting the same key returns the same command.
     let (again, existing) = w.admit(key, w.binding(rt, "echo resumed")).unwrap();
@@ -2433,6 +2424,16 @@ fn provider_requests_in_journal(w: &World) -> usize {
         .count()
 }
 
+/// The history of a command proven not dispatched (never exposed, or
+/// refused) that was then dispatched, as a new attempt, and ran to the end.
+const NOT_DISPATCHED_THEN_RAN: [Outcome; 5] = [
+    Outcome::Admitted,
+    Outcome::NotDispatched,
+    Outcome::Dispatched,
+    Outcome::Running,
+    Outcome::Completed,
+];
+
 fn command_with_key(w: &mut World, key: IdempotencyKey) -> CommandId {
     *w.c().projection().keys.get(&key).expect("command admitted")
 }
@@ -4281,16 +4282,7 @@ fn a_dispatch_the_runtime_refuses_is_recorded_not_dispatched_and_never_uncertain
     assert_eq!(w.starts_of(refused), 1);
     assert_eq!(w.outcome(refused), Outcome::Running);
     w.exit(rt.runtime, refused, 0);
-    assert_eq!(
-        w.history(refused),
-        vec![
-            Outcome::Admitted,
-            Outcome::NotDispatched,
-            Outcome::Dispatched,
-            Outcome::Running,
-            Outcome::Completed
-        ]
-    );
+    assert_eq!(w.history(refused), NOT_DISPATCHED_THEN_RAN);
     assert_eq!(
         w.replayed().command(refused).unwrap().outcome,
         Outcome::Completed
