@@ -12,6 +12,7 @@
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 mod app;
+mod copied;
 mod environment;
 mod evidence;
 mod export;

@@ -12,6 +12,7 @@
 //! The UI never decides an outcome: every outcome, exit code and note shown
 //! here is the controller's, copied from the delta.
 
+use crate::copied;
 use crate::i18n::{self, text, tf, tr, Msg};
 use crate::ui::set_if_changed;
 use crate::worded::ViewDelta;
@@ -1183,31 +1184,24 @@ pub fn clicked(event: web_sys::MouseEvent) {
                     .and_then(|b| b.query_selector(selector).ok().flatten())
                     .is_some_and(|e| !e.has_attribute("hidden"))
             };
-            let mut text = format!(
-                "$ {}\n{}",
-                text_of(block.clone(), ".command-line"),
-                text_of(block.clone(), "pre.output")
-            );
-            if shown(".tail") {
-                text.push_str("[…]\n");
-                text.push_str(&text_of(block.clone(), ".tail pre.output"));
-            }
+            let line = text_of(block.clone(), ".command-line");
+            let head = text_of(block.clone(), "pre.output");
+            let tail = shown(".tail").then(|| text_of(block.clone(), ".tail pre.output"));
             // Output the page does not hold is not on the clipboard either,
             // and the copy says so rather than pass for all of it.
-            let partial = shown(".stored-output");
-            if partial {
-                text.push_str(&format!("\n[{}]", i18n::now(Msg::CopiedOnlyShownNote)));
-            }
-            copy_as(
-                button,
-                text,
-                Msg::CopyOutput,
-                if partial {
-                    Msg::CopiedOnlyShown
-                } else {
-                    Msg::Copied
+            let read = command.and_then(|c| {
+                MODEL.with(|m| Some(m.borrow().as_ref()?.commands.get(&c)?.view.read.get_untracked()))
+            });
+            let claim = read.unwrap_or_default().copy_claim(shown(".stored-output"));
+            let (text, said) = copied::copied(
+                &copied::Shown {
+                    line: &line,
+                    head: &head,
+                    tail: tail.as_deref(),
                 },
+                claim,
             );
+            copy_as(button, text, Msg::CopyOutput, said);
         }
         "copy-reply" => {
             let text = text_of(near(".reply"), ".md, .reply-text");

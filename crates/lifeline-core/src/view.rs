@@ -266,6 +266,33 @@ pub enum OutputRead {
     Unreadable,
 }
 
+/// What a copy of a command's output may claim to hold, so that Copy
+/// output never passes part of an output, or none of it, for all of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyClaim {
+    /// The whole output is on the page, and so in the copy.
+    Whole,
+    /// Only the output shown: more of it is stored (Download output has it).
+    OnlyShown,
+    /// No output: it is still being read from the journal.
+    StillLoading,
+    /// No output: the journal could not give it back.
+    Unreadable,
+}
+
+impl OutputRead {
+    /// What a copy made now holds: `more_stored` when the page shows only
+    /// part of an output it knows is longer.
+    pub fn copy_claim(self, more_stored: bool) -> CopyClaim {
+        match self {
+            OutputRead::Loading => CopyClaim::StillLoading,
+            OutputRead::Unreadable => CopyClaim::Unreadable,
+            OutputRead::Shown if more_stored => CopyClaim::OnlyShown,
+            OutputRead::Shown => CopyClaim::Whole,
+        }
+    }
+}
+
 /// Where a provider request stands, as the journal proves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

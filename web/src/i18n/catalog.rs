@@ -166,6 +166,10 @@ catalog! {
     CopiedOnlyShown => "Copied what is shown", "Angezeigtes kopiert";
     CopiedOnlyShownNote => "Only the output shown was copied; Download output has all of it.",
         "Nur die angezeigte Ausgabe wurde kopiert; „Ausgabe herunterladen“ enthält sie ganz.";
+    CopiedWhileLoadingNote => "The output was still loading from the journal and is not in this copy.",
+        "Die Ausgabe wurde noch aus dem Journal geladen und ist nicht in dieser Kopie.";
+    CopiedUnreadableNote => "The output could not be read from the journal and is not in this copy.",
+        "Die Ausgabe konnte nicht aus dem Journal gelesen werden und ist nicht in dieser Kopie.";
     JumpToLatest => "Jump to latest", "Zum Neuesten springen";
     ShowMore => "Show more", "Mehr zeigen";
     ShowLess => "Show less", "Weniger zeigen";
