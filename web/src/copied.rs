@@ -45,7 +45,10 @@ mod tests {
 
     #[test]
     fn a_whole_output_is_copied_as_shown_and_says_copied() {
-        let bare = Shown { tail: None, ..SHOWN };
+        let bare = Shown {
+            tail: None,
+            ..SHOWN
+        };
         assert_eq!(
             copied(&bare, CopyClaim::Whole),
             ("$ cat big.log\nfirst\n".to_string(), Msg::Copied)

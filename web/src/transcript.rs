@@ -1190,7 +1190,17 @@ pub fn clicked(event: web_sys::MouseEvent) {
             // Output the page does not hold is not on the clipboard either,
             // and the copy says so rather than pass for all of it.
             let read = command.and_then(|c| {
-                MODEL.with(|m| Some(m.borrow().as_ref()?.commands.get(&c)?.view.read.get_untracked()))
+                MODEL.with(|m| {
+                    Some(
+                        m.borrow()
+                            .as_ref()?
+                            .commands
+                            .get(&c)?
+                            .view
+                            .read
+                            .get_untracked(),
+                    )
+                })
             });
             let claim = read.unwrap_or_default().copy_claim(shown(".stored-output"));
             let (text, said) = copied::copied(

@@ -140,13 +140,14 @@ impl Controller {
     /// A command on `runtime` ended: the runtime lets it go once its
     /// events are durable (the `EventsDurable` just sent), which frees a
     /// place for what it refused for want of room, offered again after
-    /// that message on the same port.
+    /// that message on the same port. Each offer is a new attempt, so
+    /// nothing waits on the old retry time: one refused again sets it anew.
     pub(super) fn room_made(&mut self, runtime: RuntimeId, generation: Generation, now: Millis) {
-        if self
+        let waiting = self
             .links
-            .get(&runtime)
-            .is_some_and(|l| l.room_retry_at.is_some())
-        {
+            .get_mut(&runtime)
+            .and_then(|l| l.room_retry_at.take());
+        if waiting.is_some() {
             self.dispatch_ready(runtime, generation, now);
         }
     }
