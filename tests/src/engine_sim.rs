@@ -47,7 +47,7 @@ type Inc = u64;
 enum Ev {
     Persisted {
         inc: Inc,
-        batch: lifeline_core::PersistBatch,
+        batch: std::sync::Arc<lifeline_core::PersistBatch>,
         result: Result<(), StoreFailure>,
     },
     Timer {
@@ -938,8 +938,8 @@ impl EngineSim {
             }
             Effect::Broadcast(entries) => {
                 if let Some(f) = self.follower.as_mut() {
-                    self.cov.follower_applied += entries.len() as u64;
-                    f.handle_followed(entries);
+                    self.cov.follower_applied += entries.entries.len() as u64;
+                    f.handle_followed(entries.entries.clone());
                 }
             }
             Effect::CheckStorage => {}

@@ -709,7 +709,7 @@ impl Sim {
                 for a in &batch.artifacts {
                     self.artifacts.insert(a.digest, a.data.clone());
                 }
-                self.journal.begin(id, batch.entries);
+                self.journal.begin(id, batch.entries.clone());
                 let delay = self.rng.range(1, 8);
                 self.clock.schedule_in(
                     delay,

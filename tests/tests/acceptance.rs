@@ -132,7 +132,7 @@ impl World {
                 match e {
                     ControllerEffect::Persist(b) => {
                         assert!(self.unwritten.is_none(), "one batch in flight");
-                        self.unwritten = Some(b);
+                        self.unwritten = Some(std::sync::Arc::unwrap_or_clone(b));
                     }
                     ControllerEffect::SendToRuntime { runtime, message } => {
                         self.sent.push((runtime, message.clone()));

@@ -31,6 +31,7 @@
 //! | `watch` | whose word counts about a runtime: its port, its silence, the page's claims |
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::flat::{FlatMap, FlatSet};
 use std::fmt;
@@ -192,7 +193,9 @@ tag = "effect", name = "ControllerEffect";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ControllerEffect {
     /// Write in one transaction, then call `handle_persist_complete` or `_failed`.
-    Persist(PersistBatch),
+    /// Shared with the controller, which keeps it until it is written (to
+    /// retry it): every byte of output passes through here, so not copied.
+    Persist(Arc<PersistBatch>),
     SendToRuntime {
         runtime: RuntimeId,
         message: ControllerToRuntime,

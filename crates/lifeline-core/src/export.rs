@@ -49,10 +49,11 @@ pub const MAX_LINE_BYTES: usize = 2 * limits::MAX_RECORD_BYTES + 4096;
 /// An archive larger than this is refused before it is read.
 pub const MAX_ARCHIVE_BYTES: usize = 256 << 20;
 
-/// One line of `session.jsonl`.
+/// One line of `session.jsonl`. Written from the journal's own record
+/// (`ExportLine<&JournalRecord>`, no copy of it), read back owned.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExportLine {
+pub struct ExportLine<R = JournalRecord> {
     /// The entry's position in the journal it came from (not dense: other
     /// sessions' entries are left out).
     pub position: u64,
@@ -67,7 +68,7 @@ pub struct ExportLine {
     pub text: Option<String>,
     /// Output kept as an artifact: `artifacts/<digest>` in the archive.
     pub artifact: Option<Digest>,
-    pub record: JournalRecord,
+    pub record: R,
 }
 
 /// What belongs to one session, collected in one pass over the journal.
@@ -229,7 +230,11 @@ impl Selection {
 }
 
 /// The columns of one entry, or `None` when it is not the session's.
-fn columns(m: &Members, e: &JournalEntry, session: SessionId) -> Option<ExportLine> {
+fn columns<'a>(
+    m: &Members,
+    e: &'a JournalEntry,
+    session: SessionId,
+) -> Option<ExportLine<&'a JournalRecord>> {
     let mut turn = None;
     let mut command = None;
     let mut outcome = None;
@@ -378,7 +383,7 @@ fn columns(m: &Members, e: &JournalEntry, session: SessionId) -> Option<ExportLi
         outcome,
         text,
         artifact,
-        record: e.record.clone(),
+        record: &e.record,
     })
 }
 
@@ -413,7 +418,10 @@ fn kind_of(record: &JournalRecord) -> String {
 }
 
 /// The entries of `session`'s lines, in journal order.
-pub fn session_lines(entries: &[JournalEntry], session: SessionId) -> Vec<ExportLine> {
+pub fn session_lines(
+    entries: &[JournalEntry],
+    session: SessionId,
+) -> Vec<ExportLine<&JournalRecord>> {
     let m = members(entries, session);
     if m.workspace.is_none() {
         return Vec::new();

@@ -222,7 +222,8 @@ fn a_session_export_holds_its_entries_and_no_other_sessions() {
     // Every entry is in one export, except the shared artifact's, in both.
     assert_eq!(la.len() + lb.len(), j.entries.len() + 1);
     assert!(la.iter().all(|l| l.session == a) && lb.iter().all(|l| l.session == b));
-    let kinds = |ls: &[ExportLine], k: &str| ls.iter().filter(|l| l.kind == k).count();
+    let kinds =
+        |ls: &[ExportLine<&JournalRecord>], k: &str| ls.iter().filter(|l| l.kind == k).count();
     assert_eq!(kinds(&la, "command_admitted"), 2);
     assert_eq!(kinds(&lb, "command_admitted"), 1);
     assert_eq!(kinds(&la, "session_opened"), 1);
@@ -331,7 +332,7 @@ fn an_imported_export_folds_to_the_same_transcript_as_the_original() {
                 v: V1,
                 position: i as u64 + 1,
                 at: Millis(l.at_ms),
-                record: l.record,
+                record: l.record.clone(),
             })
             .collect();
         assert_eq!(imported, Projection::rebuild(policy, &own).unwrap());

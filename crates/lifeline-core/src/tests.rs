@@ -737,7 +737,9 @@ impl Sim {
         if let Some(c) = self.controller.as_mut() {
             for e in c.drain_effects() {
                 match e {
-                    ControllerEffect::Persist(b) => self.unwritten = Some(b),
+                    ControllerEffect::Persist(b) => {
+                        self.unwritten = Some(std::sync::Arc::unwrap_or_clone(b))
+                    }
                     ControllerEffect::SendToRuntime { runtime, message } => {
                         if let ControllerToRuntime::Dispatch { order, .. } = &message {
                             let sent = self.dispatches.entry(order.command).or_default();

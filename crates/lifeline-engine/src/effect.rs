@@ -4,6 +4,8 @@
 //! a provider request), so an answer that arrives late is matched against
 //! the engine's current state and dropped when it no longer applies.
 
+use std::sync::Arc;
+
 use lifeline_core::environment::FolderAccess;
 use lifeline_core::flat::FlatSet;
 use lifeline_core::journal::FailureReason;
@@ -11,9 +13,9 @@ use lifeline_core::phrase::JournalFault;
 use lifeline_core::profile::{Provider, Secret, Tool};
 use lifeline_core::session::Environment;
 use lifeline_core::{
-    CommandId, ControllerToRuntime, CredentialId, Generation, JournalEntry, ModelMessage,
-    PersistBatch, PortId, ProfileId, ProjectionSnapshot, ProviderFailureClass, ProviderRequestId,
-    RuntimeId, SessionId, StartupAttemptId, TimerId, ToolCallRecord, WorkspaceId,
+    CommandId, ControllerToRuntime, CredentialId, Generation, ModelMessage, PersistBatch, PortId,
+    ProfileId, ProjectionSnapshot, ProviderFailureClass, ProviderRequestId, RuntimeId, SessionId,
+    StartupAttemptId, TimerId, ToolCallRecord, WorkspaceId,
 };
 use lifeline_protocol::ControllerToPage;
 
@@ -39,7 +41,7 @@ pub enum TimerKey {
 pub enum Effect {
     /// Write this batch in one transaction under the writer epoch; answer
     /// with [`crate::Engine::handle_persisted`].
-    Persist(PersistBatch),
+    Persist(Arc<PersistBatch>),
     /// Post to the runtime on `port` (its current one).
     SendToRuntime {
         runtime: RuntimeId,
@@ -161,8 +163,8 @@ pub enum Effect {
     },
     /// Write this snapshot; answer with [`crate::Engine::handle_snapshot_written`].
     Snapshot(ProjectionSnapshot),
-    /// Tell the other tabs about these durable entries.
-    Broadcast(Vec<JournalEntry>),
+    /// Tell the other tabs about the entries of this durable batch.
+    Broadcast(Arc<PersistBatch>),
     /// A write failed: is the database still there? Answer a wiped one with
     /// [`crate::Engine::handle_journal_lost`]; refresh the storage estimate.
     CheckStorage,

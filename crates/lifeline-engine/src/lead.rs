@@ -17,6 +17,8 @@ use lifeline_core::{
 };
 use lifeline_protocol::{ControllerToPage, JournalStatus, Level, Role};
 
+use std::sync::Arc;
+
 use crate::{Early, Effect, Engine, StoreFailure, SNAPSHOT_EVERY};
 
 /// What a leader recovers from.
@@ -317,7 +319,7 @@ impl Engine {
     /// A batch's write ended.
     pub fn handle_persisted(
         &mut self,
-        batch: PersistBatch,
+        batch: Arc<PersistBatch>,
         result: Result<(), StoreFailure>,
         now: Millis,
     ) {
@@ -354,7 +356,7 @@ impl Engine {
                     self.clear_notice("quota");
                 }
                 self.tombstones_written(&batch);
-                self.effects.push_back(Effect::Broadcast(batch.entries));
+                self.effects.push_back(Effect::Broadcast(batch));
                 self.maybe_snapshot();
             }
             Err(StoreFailure { fault, detail }) => match fault {

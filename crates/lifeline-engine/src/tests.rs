@@ -412,7 +412,7 @@ mod delete {
     #[derive(Default)]
     struct Seen {
         page: Vec<ControllerToPage>,
-        batches: Vec<PersistBatch>,
+        batches: Vec<std::sync::Arc<PersistBatch>>,
         removed: Vec<(SessionId, WorkspaceId)>,
         logged: Vec<String>,
     }
@@ -756,7 +756,7 @@ pub(super) mod waiting_request {
         /// Journal writes are handed over but not confirmed (`held`) until
         /// [`World::release`].
         pub hold: bool,
-        pub held: Vec<lifeline_core::PersistBatch>,
+        pub held: Vec<std::sync::Arc<lifeline_core::PersistBatch>>,
     }
 
     impl World {
@@ -1810,7 +1810,7 @@ pub(super) mod waiting_request {
             fault: JournalFault::WriterUnreadable,
             detail: "damaged".into(),
         };
-        w.e.handle_persisted(batch, Err(damaged), w.now);
+        w.e.handle_persisted(std::sync::Arc::new(batch), Err(damaged), w.now);
         w.settle();
         let runtime = w.rt.as_ref().map(|r| r.0);
         w.e.handle_open_session(first, w.now);

@@ -732,14 +732,14 @@ pub enum RuntimeToPage {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 // Externally tagged, like ControllerToPage: no buffered content tree in
 // the controller's decoder (its wasm budget).
+// Generic over how the entries are held: the leader writes them from the
+// batch it persisted (`&[JournalEntry]`), without a copy; a follower reads
+// them owned.
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum Broadcast {
+pub enum Broadcast<E = Vec<JournalEntry>> {
     /// Entries already durable in IndexedDB, in position order. A follower
     /// applies those after its cursor and reads any gap from the journal.
-    Entries {
-        protocol: u32,
-        entries: Vec<JournalEntry>,
-    },
+    Entries { protocol: u32, entries: E },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

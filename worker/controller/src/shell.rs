@@ -677,11 +677,11 @@ impl Shell {
                 None,
                 move |e, events| e.handle_output_read(view, command, events),
             ),
-            Effect::Broadcast(entries) => {
+            Effect::Broadcast(batch) => {
                 if let Some((channel, _)) = self.channel.borrow().as_ref() {
                     let message = Broadcast::Entries {
                         protocol: PROTOCOL_VERSION,
-                        entries,
+                        entries: &batch.entries[..],
                     };
                     let _ = channel.post_message(&JsValue::from_str(&encode(&message)));
                 }

@@ -8,6 +8,8 @@
 //! the journal never gets a hole, and new admissions are refused while
 //! writes keep failing.
 
+use std::sync::Arc;
+
 use crate::event::ArtifactBlob;
 use crate::id::{CommandId, IdError, Millis, RuntimeId};
 use crate::journal::{
@@ -30,7 +32,7 @@ pub(super) struct OpenBatch {
 
 #[derive(Clone, Debug)]
 pub(super) struct InFlight {
-    pub(super) batch: PersistBatch,
+    pub(super) batch: Arc<PersistBatch>,
     pub(super) after: Vec<ControllerEffect>,
     pub(super) failures: u32,
 }
@@ -147,8 +149,9 @@ impl Controller {
         if let Err(e) = batch.validate() {
             panic!("controller built an invalid persist batch: {e}");
         }
+        let batch = Arc::new(batch);
         self.effects
-            .push_back(ControllerEffect::Persist(batch.clone()));
+            .push_back(ControllerEffect::Persist(Arc::clone(&batch)));
         self.in_flight = Some(InFlight {
             batch,
             after,

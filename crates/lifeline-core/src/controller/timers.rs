@@ -5,6 +5,8 @@
 //! still matches the journal and the live links, and otherwise does nothing
 //! (not even arm itself again).
 
+use std::sync::Arc;
+
 use crate::id::Millis;
 use crate::journal::{RecoveryKind, RetireCause};
 use crate::outcome::{CancelReason, Outcome, OutcomeEvent};
@@ -140,7 +142,7 @@ impl Controller {
             TimerId::PersistRetry { batch } => {
                 if let Some(f) = &self.in_flight {
                     if f.batch.batch == batch {
-                        let again = f.batch.clone();
+                        let again = Arc::clone(&f.batch);
                         self.effects.push_back(ControllerEffect::Persist(again));
                     }
                 }
