@@ -1715,9 +1715,11 @@ fn turns_printing(
 }
 
 /// Version 3 snapshots leave out the key index (rebuilt from the commands
-/// on load) and the empty parts of output summaries. A version-2 snapshot,
-/// which wrote both, still reads to the same projection; the rebuilt index
-/// names every command, whole and kept small, by its key.
+/// on load) and the empty parts of output summaries; version 4 writes each
+/// settled command as one text. Version 3 (settled commands as objects)
+/// and version 2 (with the index and whole summaries too) still read to
+/// the same projection; the rebuilt index names every command, whole and
+/// kept small, by its key.
 #[test]
 fn a_snapshot_leaves_out_the_key_index_and_empty_summary_parts_and_version_2_still_reads() {
     let mut w = World::new();
@@ -1728,7 +1730,7 @@ fn a_snapshot_leaves_out_the_key_index_and_empty_summary_parts_and_version_2_sti
     let p = w.replayed();
     assert!(!p.settled.is_empty() && !p.commands.is_empty());
     let text = String::from_utf8(lifeline_core::schema::encode(&p.snapshot()).unwrap()).unwrap();
-    assert!(text.starts_with(r#"{"v":3,"#));
+    assert!(text.starts_with(r#"{"v":4,"#));
     for left_out in [
         "\"keys\"",
         "\"dropped_from\"",
@@ -1743,6 +1745,28 @@ fn a_snapshot_leaves_out_the_key_index_and_empty_summary_parts_and_version_2_sti
         read.projection.keys.len(),
         p.commands.len() + p.settled.len()
     );
+    // Settled commands one text each: one JSON value a command.
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let lines = value["projection"]["settled_lines"].as_array().unwrap();
+    assert_eq!(lines.len(), p.settled.len());
+    assert!(lines.iter().all(|l| l.is_string()));
+    assert!(value["projection"].get("settled").is_none());
+    // As version 3 wrote it: settled commands as a map of objects, under
+    // the old name.
+    let text = text.replacen(r#"{"v":4,"#, r#"{"v":3,"#, 1).replacen(
+        &format!(
+            r#""settled_lines":{}"#,
+            serde_json::to_string(lines).unwrap()
+        ),
+        &format!(
+            r#""settled":{}"#,
+            serde_json::to_string(&p.settled).unwrap()
+        ),
+        1,
+    );
+    assert!(text.contains(r#""settled":{""#));
+    let v3: ProjectionSnapshot = lifeline_core::schema::decode(text.as_bytes()).unwrap();
+    assert_eq!(v3.projection, p);
     // As version 2 wrote it: the index, and every summary whole (the text
     // is edited, not re-encoded, so that tags stay first).
     let keys = serde_json::to_string(&p.keys).unwrap();
@@ -2061,18 +2085,18 @@ fn a_turns_commands_are_kept_small_when_it_ends_and_old_snapshots_still_read() {
     }
     let bytes = lifeline_core::schema::encode(&old).unwrap();
     assert!(!String::from_utf8_lossy(&bytes).contains("in_journal"));
-    // This build writes version 3, which a build that knows only 1 refuses
+    // This build writes version 4, which a build that knows only 1 refuses
     // (and replays its journal) rather than read commands kept small as
     // missing; it reads version 1, and refuses a version it does not know.
     let text = String::from_utf8(bytes).unwrap();
-    assert!(text.starts_with(r#"{"v":3,"#));
-    assert!(serde_json::from_str::<lifeline_core::V1>("3").is_err());
-    let refused = text.replacen(r#"{"v":3,"#, r#"{"v":4,"#, 1);
+    assert!(text.starts_with(r#"{"v":4,"#));
+    assert!(serde_json::from_str::<lifeline_core::V1>("4").is_err());
+    let refused = text.replacen(r#"{"v":4,"#, r#"{"v":5,"#, 1);
     assert!(matches!(
         lifeline_core::schema::decode::<ProjectionSnapshot>(refused.as_bytes()),
-        Err(lifeline_core::schema::SchemaError::UnsupportedVersion { found, .. }) if found == "4"
+        Err(lifeline_core::schema::SchemaError::UnsupportedVersion { found, .. }) if found == "5"
     ));
-    let bytes = text.replacen(r#"{"v":3,"#, r#"{"v":1,"#, 1).into_bytes();
+    let bytes = text.replacen(r#"{"v":4,"#, r#"{"v":1,"#, 1).into_bytes();
     let old: ProjectionSnapshot = lifeline_core::schema::decode(&bytes).unwrap();
     assert!(session_deltas(&old.projection, id(SESSION)).iter().any(|d| matches!(d,
         ViewDelta::Settled { command, stdout, read: OutputRead::Shown, .. } if *command == commands[0] && stdout == "out 0\n")));

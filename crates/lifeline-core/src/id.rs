@@ -67,7 +67,7 @@ fn encode_ulid(value: u128) -> [u8; ID_TEXT_LEN] {
     out
 }
 
-fn decode_ulid(kind: &'static str, text: &str) -> Result<u128, IdError> {
+pub(crate) fn decode_ulid(kind: &'static str, text: &str) -> Result<u128, IdError> {
     let bytes = text.as_bytes();
     if bytes.len() != ID_TEXT_LEN {
         return Err(IdError {

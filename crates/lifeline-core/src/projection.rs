@@ -752,9 +752,16 @@ pub struct Projection {
     pub workspaces: FlatMap<WorkspaceId, LeaseId>,
     pub commands: FlatMap<CommandId, CommandView>,
     /// Commands settled for good that left the recent window, kept small
-    /// (see [`SettledCommand`]); never also in `commands`.
-    #[serde(default)]
+    /// (see [`SettledCommand`]); never also in `commands`. Written one text
+    /// each since snapshot version 4 (see `settled::lines`).
+    #[serde(rename = "settled_lines", default, with = "crate::settled::lines")]
     pub settled: FlatMap<CommandId, SettledCommand>,
+    /// `settled` as snapshot versions 1 to 3 wrote it (a map of objects):
+    /// read under its old name and moved into `settled` as the snapshot is
+    /// read, so it is always empty. A name of its own rather than a reader
+    /// for both forms, which would need the decoder to say which it holds.
+    #[serde(rename = "settled", default, skip_serializing)]
+    settled_before_v4: FlatMap<CommandId, SettledCommand>,
     /// Each command's idempotency key, whole or kept small. Not written
     /// since snapshot version 3 (it grew with the history): it is rebuilt
     /// from the two maps as a snapshot is read.
@@ -805,6 +812,9 @@ struct SnapshotRead {
 impl From<SnapshotRead> for ProjectionSnapshot {
     fn from(read: SnapshotRead) -> ProjectionSnapshot {
         let mut projection = read.projection;
+        for (command, c) in std::mem::take(&mut projection.settled_before_v4) {
+            projection.settled.insert(command, c);
+        }
         projection.restore_keys();
         ProjectionSnapshot {
             v: read.v,
@@ -945,6 +955,7 @@ impl Projection {
             workspaces: FlatMap::new(),
             commands: FlatMap::new(),
             settled: FlatMap::new(),
+            settled_before_v4: FlatMap::new(),
             keys: BTreeMap::new(),
             artifacts: BTreeMap::new(),
             artifact_at: BTreeMap::new(),

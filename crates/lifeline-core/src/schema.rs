@@ -99,9 +99,9 @@ impl<'de> Deserialize<'de> for V1 {
 pub struct SnapshotVersion(u64);
 
 impl SnapshotVersion {
-    pub const CURRENT: SnapshotVersion = SnapshotVersion(3);
+    pub const CURRENT: SnapshotVersion = SnapshotVersion(4);
     /// The versions this build reads.
-    pub const READS: [u64; 3] = [SCHEMA_VERSION, 2, 3];
+    pub const READS: [u64; 4] = [SCHEMA_VERSION, 2, 3, 4];
 }
 
 impl Serialize for SnapshotVersion {
@@ -117,7 +117,7 @@ impl<'de> Deserialize<'de> for SnapshotVersion {
             Ok(SnapshotVersion(v))
         } else {
             Err(serde::de::Error::custom(format_args!(
-                "unsupported snapshot version {v}; this build understands 1 to 3"
+                "unsupported snapshot version {v}; this build understands 1 to 4"
             )))
         }
     }

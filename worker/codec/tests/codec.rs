@@ -186,27 +186,89 @@ fn a_stored_string_decodes_like_its_text() {
 }
 
 /// A snapshot of version 1 (before commands were kept small), 2 (before
-/// the key index was left out) or 3 reads through the browser's decoder;
-/// any other version is refused as one this build does not know, not as
-/// malformed.
+/// the key index was left out), 3 (before settled commands were one text
+/// each) or 4 reads through the browser's decoder, settled commands in
+/// either form; any other version is refused as one this build does not
+/// know, not as malformed.
 #[wasm_bindgen_test]
-fn snapshots_of_versions_1_to_3_read_and_others_are_refused_by_version() {
+fn snapshots_of_versions_1_to_4_read_and_others_are_refused_by_version() {
+    use lifeline_core::event::OutputSummary;
     use lifeline_core::projection::{Projection, RetentionPolicy};
-    use lifeline_core::ProjectionSnapshot;
+    use lifeline_core::settled::SettledCommand;
+    use lifeline_core::*;
     let empty = Projection::new(RetentionPolicy::default()).snapshot();
     let text = String::from_utf8(encode(&empty).unwrap()).unwrap();
-    assert!(text.starts_with(r#"{"v":3,"#), "{text}");
-    let with = |v: &str| text.replacen(r#"{"v":3,"#, &format!(r#"{{"v":{v},"#), 1);
-    for v in ["1", "2", "3"] {
+    assert!(text.starts_with(r#"{"v":4,"#), "{text}");
+    let with = |v: &str| text.replacen(r#"{"v":4,"#, &format!(r#"{{"v":{v},"#), 1);
+    for v in ["1", "2", "3", "4"] {
         let read = decode_record::<ProjectionSnapshot>(&with(v)).expect("reads");
         assert_eq!(read.projection, empty.projection);
         assert!(decode_stored::<ProjectionSnapshot>(&JsString::from(with(v).as_str())).is_ok());
     }
     assert!(matches!(
-        decode_record::<ProjectionSnapshot>(&with("4")),
-        Err(SchemaError::UnsupportedVersion { found, .. }) if found == "4"
+        decode_record::<ProjectionSnapshot>(&with("5")),
+        Err(SchemaError::UnsupportedVersion { found, .. }) if found == "5"
     ));
-    // A version-3 snapshot damaged elsewhere is named for the damage.
+    // Settled commands: one text each (4), or a map of objects (1 to 3).
+    let mut with_settled = Projection::new(RetentionPolicy::default());
+    let command = CommandId::from_u128(0xC0).unwrap();
+    with_settled.settled.insert(
+        command,
+        SettledCommand {
+            command,
+            key: IdempotencyKey::from_u128(0xC1).unwrap(),
+            session: SessionId::from_u128(0xC2).unwrap(),
+            runtime: RuntimeId::from_u128(0xC3).unwrap(),
+            generation: Generation(2),
+            line: "grep -c \"ä b\" notes.txt".to_string(),
+            binding: Digest::of(b"binding"),
+            admitted_at: Millis(1_000),
+            admitted_position: 7,
+            finished_at: Some(Millis(1_500)),
+            outcome: Outcome::Completed,
+            exit_code: Some(0),
+            last_seq: EventSeq(3),
+            terminal: Digest::of(b"terminal"),
+            stdout: OutputSummary {
+                total_bytes: 2,
+                inline_bytes: 2,
+                ..OutputSummary::default()
+            },
+            stderr: OutputSummary::default(),
+            evidence: Vec::new(),
+            reissue_of: None,
+            reissued_as: None,
+        },
+    );
+    let snapshot = with_settled.snapshot();
+    let lines = String::from_utf8(encode(&snapshot).unwrap()).unwrap();
+    assert!(lines.contains(r#""settled_lines":[""#), "{lines}");
+    let objects = lines.replacen(r#"{"v":4,"#, r#"{"v":3,"#, 1).replacen(
+        &lines[lines.find(r#""settled_lines":["#).unwrap()..lines.find(r#""],"#).unwrap() + 2],
+        &format!(
+            r#""settled":{}"#,
+            serde_json::to_string(&snapshot.projection.settled).unwrap()
+        ),
+        1,
+    );
+    assert!(objects.contains(r#""settled":{""#), "{objects}");
+    for text in [&lines, &objects] {
+        for read in [
+            decode_record::<ProjectionSnapshot>(text).unwrap(),
+            decode_stored::<ProjectionSnapshot>(&JsString::from(text.as_str())).unwrap(),
+        ] {
+            assert_eq!(read.projection.settled, snapshot.projection.settled);
+            assert_eq!(read.projection.keys.len(), 1);
+        }
+    }
+    // A settled command's text that does not read is named, not quoted.
+    let damaged = lines.replacen(" completed ", " finished ", 1);
+    let refusal = decode_record::<ProjectionSnapshot>(&damaged).unwrap_err();
+    assert!(
+        refusal.to_string().contains("settled command") && !refusal.to_string().contains("grep"),
+        "{refusal}"
+    );
+    // A version-4 snapshot damaged elsewhere is named for the damage.
     let damaged = text.replacen(r#""position":0"#, r#""position":"zero""#, 1);
     assert_ne!(damaged, text);
     for refusal in [

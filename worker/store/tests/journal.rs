@@ -1101,13 +1101,13 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
 
     // A snapshot of a future schema is not misread either.
     let json = String::from_utf8(encode(&older).unwrap()).unwrap();
-    assert!(json.starts_with("{\"v\":3,"));
+    assert!(json.starts_with("{\"v\":4,"));
     raw_put(
         name,
         store::SNAPSHOTS,
         &[object(&[
             ("position", (older.position as f64).into()),
-            ("json", json.replacen("{\"v\":3,", "{\"v\":99,", 1).into()),
+            ("json", json.replacen("{\"v\":4,", "{\"v\":99,", 1).into()),
         ])],
     )
     .await;
