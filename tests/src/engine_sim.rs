@@ -936,10 +936,10 @@ impl EngineSim {
                 }
                 self.answer(Answer::Output(view, command, fails))
             }
-            Effect::Broadcast(entries) => {
+            Effect::Broadcast(batch) => {
                 if let Some(f) = self.follower.as_mut() {
-                    self.cov.follower_applied += entries.entries.len() as u64;
-                    f.handle_followed(entries.entries.clone());
+                    self.cov.follower_applied += batch.entries.len() as u64;
+                    f.handle_followed(batch.entries.clone());
                 }
             }
             Effect::CheckStorage => {}

@@ -1189,20 +1189,11 @@ pub fn clicked(event: web_sys::MouseEvent) {
             let tail = shown(".tail").then(|| text_of(block.clone(), ".tail pre.output"));
             // Output the page does not hold is not on the clipboard either,
             // and the copy says so rather than pass for all of it.
-            let read = command.and_then(|c| {
-                MODEL.with(|m| {
-                    Some(
-                        m.borrow()
-                            .as_ref()?
-                            .commands
-                            .get(&c)?
-                            .view
-                            .read
-                            .get_untracked(),
-                    )
-                })
-            });
-            let claim = read.unwrap_or_default().copy_claim(shown(".stored-output"));
+            let mut read = OutputRead::default();
+            if let Some(c) = command {
+                with_entry(c, |entry| read = entry.view.read.get_untracked());
+            }
+            let claim = read.copy_claim(shown(".stored-output"));
             let (text, said) = copied::copied(
                 &copied::Shown {
                     line: &line,
