@@ -1305,6 +1305,26 @@ fn random_faults_reach_every_outcome() {
     }
 }
 
+/// Copy output claims the whole output only when the page holds all of it:
+/// never while it is still read from the journal or could not be read,
+/// whatever else is stored.
+#[test]
+fn a_copy_claims_the_whole_output_only_when_it_is_shown_and_nothing_more_is_stored() {
+    use crate::view::{CopyClaim, OutputRead};
+    for more_stored in [false, true] {
+        assert_eq!(
+            OutputRead::Loading.copy_claim(more_stored),
+            CopyClaim::StillLoading
+        );
+        assert_eq!(
+            OutputRead::Unreadable.copy_claim(more_stored),
+            CopyClaim::Unreadable
+        );
+    }
+    assert_eq!(OutputRead::Shown.copy_claim(false), CopyClaim::Whole);
+    assert_eq!(OutputRead::Shown.copy_claim(true), CopyClaim::OnlyShown);
+}
+
 #[test]
 fn integers_javascript_cannot_hold_are_found_outside_strings_only() {
     use crate::schema::{first_unsafe_integer, MAX_SAFE_INTEGER};
