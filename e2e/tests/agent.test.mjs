@@ -13,6 +13,7 @@ import {
   GREETING_PATH,
   GREETING_CONTENT,
   DONE_TEXT,
+  HELLO_TEXT,
   PARTIAL_TEXT,
 } from '../lib/stub-provider.mjs';
 
@@ -200,6 +201,38 @@ describe('when a reply is lost or refused (1280×800)', () => {
       await transcript(page).getByText(new RegExp(PARTIAL_TEXT)).last().waitFor();
       const sent = stub.requests.slice(before).filter((r) => r.path === '/v1/chat/completions');
       assert.equal(sent.length, 1, 'nothing resent');
+    } finally {
+      await browser.close();
+    }
+  });
+
+  test('a provider worker that ends mid-reply interrupts the turn, resends nothing, and the next message starts a new one', async () => {
+    const browser = await openApp(VIEWPORTS.desktop);
+    try {
+      const { page } = browser;
+      await addProfile(page, stub.profile('Stub worker end', 'sk-worker-end'));
+      const before = stub.requests.length;
+      await send(page, 'Please cut the stream halfway.');
+      // Barrier: the partial text is on the page, so the request is out
+      // and its reply has begun, and the stub holds the rest.
+      await streaming(page).getByText(PARTIAL_TEXT).waitFor({ timeout: 30_000 });
+      const providers = page.workers().filter((w) => w.url().endsWith('/provider.js'));
+      assert.equal(providers.length, 1, 'the controller started one provider worker');
+      // Test-only: the worker closes itself, as a crash would end it.
+      const ended = new Promise((resolve) => providers[0].once('close', resolve));
+      await providers[0].evaluate(() => setTimeout(() => self.close(), 0));
+      await ended;
+      await transcript(page).getByText(/interrupted/).last().waitFor({ timeout: 30_000 });
+      await transcript(page).getByText(new RegExp(PARTIAL_TEXT)).last().waitFor();
+      stub.releaseCuts();
+      const sent = stub.requests.slice(before).filter((r) => r.path === '/v1/chat/completions');
+      assert.equal(sent.length, 1, 'nothing resent');
+
+      await send(page, 'hello again');
+      await transcript(page).getByText(HELLO_TEXT).last().waitFor({ timeout: 30_000 });
+      const now = page.workers().filter((w) => w.url().endsWith('/provider.js'));
+      assert.equal(now.length, 1, 'a new provider worker answered');
+      assert.deepEqual(browser.errors, []);
     } finally {
       await browser.close();
     }

@@ -495,6 +495,9 @@ pub enum FailureReason {
     ZeroMaxTokens,
     /// The key has characters an HTTP header cannot carry (never echoed).
     KeyUnsendable,
+    /// The worker that carried the request out (the provider worker) ended
+    /// while it was out.
+    WorkerEnded,
 }
 
 crate::wire::nested!(FailureReason {
@@ -527,6 +530,7 @@ crate::wire::nested!(FailureReason {
     26 => NoModel,
     27 => ZeroMaxTokens,
     28 => KeyUnsendable,
+    29 => WorkerEnded,
 });
 
 impl From<FailureReason> for Wire {
@@ -617,6 +621,7 @@ impl fmt::Display for FailureReason {
             R::KeyUnsendable => f.write_str(
                 "the API key contains characters an HTTP header cannot carry (spaces, line breaks or non-ASCII); paste it again",
             ),
+            R::WorkerEnded => f.write_str("the worker calling the model stopped"),
         }
     }
 }

@@ -24,6 +24,8 @@
 //!
 //! [`JournalRecord::ProviderRequested`]: crate::journal::JournalRecord::ProviderRequested
 
+use serde::{Deserialize, Serialize};
+
 use crate::flat::FlatSet;
 
 use crate::agent;
@@ -39,8 +41,10 @@ use crate::schema::limits;
 /// Largest command output handed back to the model as one tool result.
 pub const MAX_TOOL_RESULT_BYTES: usize = 16 * 1024;
 
-/// One message of the conversation sent to a provider.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One message of the conversation sent to a provider. It crosses to the
+/// provider worker as JSON (externally tagged: no buffered decoding there).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ModelMessage {
     User {
         text: String,

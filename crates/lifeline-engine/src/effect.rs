@@ -8,14 +8,13 @@ use std::sync::Arc;
 
 use lifeline_core::environment::FolderAccess;
 use lifeline_core::flat::FlatSet;
-use lifeline_core::journal::FailureReason;
 use lifeline_core::phrase::JournalFault;
 use lifeline_core::profile::{Provider, Secret, Tool};
 use lifeline_core::session::Environment;
 use lifeline_core::{
     CommandId, ControllerToRuntime, CredentialId, Generation, ModelMessage, PersistBatch, PortId,
-    ProfileId, ProjectionSnapshot, ProviderFailureClass, ProviderRequestId, RuntimeId, SessionId,
-    StartupAttemptId, TimerId, ToolCallRecord, WorkspaceId,
+    ProfileId, ProjectionSnapshot, ProviderRequestId, RuntimeId, SessionId, StartupAttemptId,
+    TimerId, WorkspaceId,
 };
 use lifeline_protocol::ControllerToPage;
 
@@ -205,43 +204,9 @@ pub struct FactsObserved {
     pub credentials: Option<(u32, u32)>,
 }
 
-/// A complete reply from a provider.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProviderReply {
-    pub text: String,
-    pub tool_calls: Vec<ToolCallRecord>,
-    pub stop: String,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
-/// How a provider request ended without a complete reply.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProviderFailure {
-    pub class: ProviderFailureClass,
-    pub message: String,
-    pub partial_text: String,
-    /// Where in the exchange it failed, as the shell saw it.
-    pub at: FailedAt,
-    /// How long the provider asked to wait (`Retry-After`, or a rate-limit
-    /// reset header), when it did.
-    pub retry_after_ms: Option<u64>,
-    /// Why, when the app knows (recorded beside `message`, which is its
-    /// English with the outside words): the page words it.
-    pub reason: Option<FailureReason>,
-}
-
-/// Where a provider request failed: the fact a retry decision rests on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailedAt {
-    /// No response byte arrived: the connection failed (or the request was
-    /// never sent).
-    NoResponse,
-    /// The provider answered with this HTTP error status, before any reply.
-    Status(u16),
-    /// Inside the reply, after its first byte (or aborted).
-    Reply,
-}
+/// A provider request's two endings cross from the provider worker, so
+/// they are defined with its messages.
+pub use lifeline_protocol::provider::{FailedAt, ProviderFailure, ProviderReply};
 
 /// What an output read is for: a range of kept bytes for the full-output
 /// view, or all of them to download.

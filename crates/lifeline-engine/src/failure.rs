@@ -136,6 +136,18 @@ pub fn refused(
     f
 }
 
+/// The provider worker ended with this request out. One it had been
+/// handed may have reached the provider: the reply is lost mid-way
+/// (uncertain, never resent). One still waiting for the worker to listen
+/// was never sent, and may be sent again.
+pub fn worker_ended(handed_over: bool) -> ProviderFailure {
+    if handed_over {
+        because(C::Cut, R::WorkerEnded, "", FailedAt::Reply)
+    } else {
+        because(C::Transport, R::WorkerEnded, "", FailedAt::NoResponse)
+    }
+}
+
 /// A successful status without a body to read.
 pub fn no_body() -> ProviderFailure {
     because(C::NoFinish, R::NoBody, "", FailedAt::Reply)

@@ -190,3 +190,22 @@ fn what_the_app_knows_is_a_reason_and_outside_words_stay_as_said() {
         (None, "TypeError: x is undefined")
     );
 }
+
+/// A provider worker that ended: what it had been handed is uncertain and
+/// never resent; what never reached it was never sent and may be retried.
+#[test]
+fn a_provider_worker_that_ended_leaves_what_it_had_uncertain_and_the_rest_unsent() {
+    let handed = worker_ended(true);
+    assert_eq!((handed.class, handed.at), (C::Cut, FailedAt::Reply));
+    assert!(!crate::retry::refused_before_work(&handed));
+    let waiting = worker_ended(false);
+    assert_eq!(
+        (waiting.class, waiting.at),
+        (C::Transport, FailedAt::NoResponse)
+    );
+    assert!(crate::retry::refused_before_work(&waiting));
+    for f in [handed, waiting] {
+        assert_eq!(f.reason, Some(R::WorkerEnded));
+        assert_eq!(f.message, "the worker calling the model stopped");
+    }
+}

@@ -748,7 +748,7 @@ pub(super) mod waiting_request {
         /// Every provider request the engine aborted.
         aborted: Vec<ProviderRequestId>,
         /// What the journal holds: every persisted entry, in order.
-        journal: Vec<lifeline_core::journal::JournalEntry>,
+        pub(in crate::tests) journal: Vec<lifeline_core::journal::JournalEntry>,
         /// Timers other than the provider's, as armed.
         timers: Vec<(TimerKey, Millis)>,
         /// The profile every session uses.
@@ -2200,6 +2200,31 @@ mod background {
             .page
             .iter()
             .any(|m| matches!(m, ControllerToPage::View { reset: true, .. })));
+    }
+
+    /// A failure reported without the text that had arrived (the provider
+    /// worker ended mid-reply, so nobody but the engine saw the stream)
+    /// records the text the engine was streamed.
+    #[test]
+    fn a_failure_without_its_text_keeps_the_text_that_was_streamed() {
+        let mut w = World::new();
+        let (turn, request) = w.prompt_as(0x7e53);
+        w.e.handle_provider_bytes(request, w.now);
+        w.e.handle_provider_text(request, "half a ");
+        w.e.handle_provider_text(request, "reply");
+        w.settle();
+        let failure = crate::failure::read_failed("", "the provider worker stopped", None, "");
+        assert_eq!(failure.partial_text, "");
+        w.e.handle_provider_outcome(request, Err(failure), w.now);
+        w.settle();
+        assert!(w.turn_ended(turn));
+        let recorded = w.journal.iter().find_map(|entry| match &entry.record {
+            lifeline_core::journal::JournalRecord::ProviderFailed { partial_text, .. } => {
+                Some(partial_text.clone())
+            }
+            _ => None,
+        });
+        assert_eq!(recorded.as_deref(), Some("half a reply"));
     }
 
     /// One local model answers one request at a time: another session's

@@ -1151,6 +1151,15 @@ impl Engine {
             return;
         }
         let live = session.and_then(|s| self.live.get(&s));
+        // A failure that could not say what text had arrived (its provider
+        // worker ended with it) keeps what the engine was streamed: the
+        // text that arrived is evidence, whoever reports the failure.
+        let mut result = result;
+        if let (Err(f), Some(l)) = (&mut result, live) {
+            if f.partial_text.is_empty() {
+                f.partial_text.clone_from(&l.preview);
+            }
+        }
         let shown = session.is_some() && session == self.session;
         if shown && live.is_some_and(|l| matches!(l.wait, Wait::Loading { .. })) {
             self.clear_notice(LOAD_NOTICE);

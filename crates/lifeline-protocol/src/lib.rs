@@ -17,6 +17,8 @@ use lifeline_core::{
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::fmt;
 
+pub mod provider;
+
 /// Bumped whenever a message changes shape; peers with another version refuse
 /// each other rather than misreading fields.
 pub const PROTOCOL_VERSION: u32 = 8;

@@ -135,6 +135,7 @@ catalog! {
     FrNoModel => "the profile names no model", "das Profil nennt kein Modell";
     FrZeroMaxTokens => "the profile's max tokens is zero", "die maximale Tokenzahl des Profils ist null";
     FrKeyUnsendable => "the API key contains characters an HTTP header cannot carry (spaces, line breaks or non-ASCII); paste it again", "der API-Schlüssel enthält Zeichen, die ein HTTP-Header nicht tragen kann (Leerzeichen, Zeilenumbrüche oder Nicht-ASCII); füge ihn erneut ein";
+    FrWorkerEnded => "the worker calling the model stopped", "der Worker, der das Modell aufruft, hat angehalten";
     EndWorkerEnded => "its worker ended", "ihr Worker hat geendet";
     EndRetired => "the journal retired it", "das Journal hat sie ausgemustert";
     EndGone => "the journal records it gone", "laut Journal ist sie weg";

@@ -693,6 +693,7 @@ fn failure_reason(l: Locale, r: &FailureReason) -> String {
         R::NoModel => s(Msg::FrNoModel),
         R::ZeroMaxTokens => s(Msg::FrZeroMaxTokens),
         R::KeyUnsendable => s(Msg::FrKeyUnsendable),
+        R::WorkerEnded => s(Msg::FrWorkerEnded),
     }
 }
 

@@ -533,6 +533,7 @@ fn every_phrase() -> Vec<Phrase> {
             R::NoModel,
             R::ZeroMaxTokens,
             R::KeyUnsendable,
+            R::WorkerEnded,
         ] {
             all.push(Phrase::FailedBecause { reason });
         }

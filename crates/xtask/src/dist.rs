@@ -1,4 +1,4 @@
-//! Builds the deployable bundle in target/dist: three wasm modules with their
+//! Builds the deployable bundle in target/dist: four wasm modules with their
 //! wasm-bindgen glue, the static app shell and a service worker stamped with
 //! the bundle's content hash.
 
@@ -57,10 +57,17 @@ impl Profile {
 /// `release_rustflags`). The page's budget came down from 330 to 310 KB
 /// once it measured 307.1, so that what it lost does not come back
 /// unnoticed.
-pub const MODULES: [(&str, u64); 3] = [
+///
+/// The provider worker (a model's request building, HTTP stream and
+/// decoder, and a local model's driver) left the controller on 2026-12-06:
+/// it loads only when a session first asks a model. The controller then
+/// measured 460.1 KB, and its budget came down from 500 to 470 KB; the
+/// provider worker's is what it measured (117.8), rounded up to 120.
+pub const MODULES: [(&str, u64); 4] = [
     ("lifeline_web", 310 * 1024),
-    ("lifeline_controller", 500 * 1024),
+    ("lifeline_controller", 470 * 1024),
     ("lifeline_runtime", 120 * 1024),
+    ("lifeline_provider_worker", 120 * 1024),
 ];
 
 pub struct WasmSize {
@@ -333,12 +340,12 @@ fn measure(path: &Path, name: &str, budget: u64) -> Result<WasmSize, String> {
 
 fn print_sizes(sizes: &[WasmSize]) {
     println!(
-        "{:<28} {:>10} {:>10} {:>10}",
+        "{:<34} {:>10} {:>10} {:>10}",
         "wasm", "raw KB", "gzip KB", "budget KB"
     );
     for size in sizes {
         println!(
-            "{:<28} {:>10.1} {:>10.1} {:>10.0} {}",
+            "{:<34} {:>10.1} {:>10.1} {:>10.0} {}",
             format!("{}_bg.wasm", size.name),
             size.raw as f64 / 1024.0,
             size.gzip as f64 / 1024.0,

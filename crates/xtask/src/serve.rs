@@ -29,14 +29,16 @@ pub const RUNTIME_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
 script-src 'self' 'wasm-unsafe-eval' 'unsafe-eval'; connect-src 'self'; object-src 'none'; \
 base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// The controller worker's policy: it alone calls model providers, at base
+/// The provider worker's policy: it alone calls model providers, at base
 /// URLs the user enters in a profile (a local Ollama on http://localhost, a
 /// LAN server, a hosted API), so it alone may connect beyond this origin.
+/// The controller, which starts it, keeps the strict policy: the journal's
+/// writer cannot reach another origin.
 ///
 /// `worker-src blob:`: wllama (local models) starts llama.cpp's worker from
 /// a `blob:` URL its own script makes; only code already running in the
-/// controller can make one.
-pub const CONTROLLER_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
+/// provider worker can make one.
+pub const PROVIDER_CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
 script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; \
 connect-src 'self' https: http:; object-src 'none'; \
 base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -46,8 +48,8 @@ async fn content_security_policy(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let policy = if path.ends_with("/runtime.js") {
         RUNTIME_CONTENT_SECURITY_POLICY
-    } else if path.ends_with("/controller.js") {
-        CONTROLLER_CONTENT_SECURITY_POLICY
+    } else if path.ends_with("/provider.js") {
+        PROVIDER_CONTENT_SECURITY_POLICY
     } else {
         CONTENT_SECURITY_POLICY
     };

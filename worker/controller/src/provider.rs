@@ -1,285 +1,275 @@
-//! Calling a model provider from the controller: `fetch` with a streaming
-//! body, fed chunk by chunk to `lifeline_provider::StreamDecoder`.
+//! The provider worker, as the controller keeps it: started when the
+//! engine first asks for a provider request (`Effect::Fetch`), kept for the
+//! requests after, and given up when it ends.
 //!
-//! The wire formats and error classes live in the sans-IO `lifeline-provider`
-//! crate; this module only moves bytes and maps its results onto the core's
-//! journal vocabulary. Nothing here retries or times out: it reports what
-//! happened (response bytes arrived, the status and the wait a refusal
-//! asked for, where the exchange failed), and the engine decides.
+//! The worker holds a Web Lock named for it (its `name`) for its whole life,
+//! so its end is known however it comes: a crash, the browser ending it, a
+//! close. Each request still out then ends, as `failure::worker_ended`
+//! says from whether the worker had been handed it: one posted may have
+//! reached the provider (uncertain, never resent), one still waiting for
+//! the worker to listen was never sent.
+//!
+//! Every callback names the worker it came from (its generation): one from
+//! a worker already given up is ignored.
 
-use js_sys::{Reflect, Uint8Array};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
 use lifeline_core::flat::FlatSet;
-use lifeline_core::journal::ToolCallRecord;
-use lifeline_core::model::ModelMessage;
 use lifeline_core::profile::{Provider, Secret, Tool};
-use lifeline_engine::failure::{
-    fetch_failed, no_body, read_failed, refused, stream_failed, unsent, Unsent,
-};
-use lifeline_engine::{ProviderFailure, ProviderReply};
-use lifeline_provider::{
-    build_request, Conversation, Endpoint, Message, ProviderKind, Reply, StreamDecoder,
-    StreamEvent, ToolCall, ToolName, WaitHeaders,
-};
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, ReadableStreamDefaultReader, RequestInit, Response};
+use lifeline_core::{ModelMessage, ProviderRequestId};
+use lifeline_engine::failure::{fetch_failed, worker_ended};
+use lifeline_engine::ProviderFailure;
+use lifeline_protocol::provider::{ControllerToProvider, ProviderToController};
+use lifeline_protocol::{check_version, encode, SecretText};
+use wasm_bindgen::{prelude::*, JsCast};
+use wasm_bindgen_futures::spawn_local;
+use web_sys::{Event, MessageEvent, Worker, WorkerOptions, WorkerType};
 
-/// The largest error body read from a failed response.
-const MAX_ERROR_BODY: usize = 16 * 1024;
-/// The system prompt every model turn starts with.
-pub const SYSTEM_PROMPT: &str = "You are the agent of Lifeline, working in the user's workspace (a folder in this browser). Use the tools to read, write and list files and to run commands in the workspace's small shell (echo cat ls pwd mkdir rm cp mv touch head tail wc grep seq sleep true false env sha256sum, with | && ; > >>). Be brief.";
+use crate::shell::Shell;
+use crate::web::{log, random_bytes};
 
-/// How a request ended without a complete reply.
-pub type Failure = ProviderFailure;
-
-/// Sends one recorded request for `provider` and streams its reply in the
-/// engine's terms. `on_bytes` hears of every arrival of response bytes (the
-/// headers first), `on_text` sees each text delta, `on_load` a local
-/// model's load; `abort` cancels it.
-pub async fn send(
-    provider: &Provider,
-    api_key: Option<&Secret>,
-    messages: &[ModelMessage],
-    tools: &FlatSet<Tool>,
-    abort: &AbortController,
-    on_bytes: impl FnMut(),
-    on_text: impl FnMut(&str),
-    on_load: impl FnMut(crate::local::Load),
-) -> Result<ProviderReply, Failure> {
-    let (kind, base_url, model) = match provider {
-        // The engine sends only model-backed turns.
-        Provider::BuiltIn => return Err(unsent(Unsent::BuiltIn)),
-        Provider::OpenAiCompatible { base_url, model } => {
-            (ProviderKind::OpenAiCompatible, base_url, model)
-        }
-        Provider::Anthropic { base_url, model } => (ProviderKind::Anthropic, base_url, model),
-        Provider::Local { .. } => {
-            let Some(Ok(local)) = provider.local_model() else {
-                return Err(unsent(Unsent::LocalSettingsUnreadable));
-            };
-            return crate::local::send(
-                &local.file,
-                &local.sampling,
-                messages,
-                tools,
-                abort,
-                on_bytes,
-                on_text,
-                on_load,
-            )
-            .await;
-        }
-    };
-    let reply = stream(
-        &endpoint(kind, base_url, model),
-        api_key.map(|k| k.expose()),
-        &conversation(messages),
-        &tool_names(tools),
-        abort,
-        on_bytes,
-        on_text,
-    )
-    .await?;
-    Ok(ProviderReply {
-        text: reply.text.clone(),
-        tool_calls: tool_records(&reply),
-        stop: stop_text(&reply),
-        input_tokens: reply.usage.input_tokens,
-        output_tokens: reply.usage.output_tokens,
-    })
+thread_local! {
+    /// The provider worker, once a session has asked a model.
+    static WORKER: RefCell<Option<ProviderWorker>> = const { RefCell::new(None) };
+    /// The last provider worker's generation.
+    static GENERATION: Cell<u32> = const { Cell::new(0) };
 }
 
-/// The browser would not make an `AbortController`: nothing was sent.
-pub fn no_abort() -> Failure {
-    unsent(Unsent::NoAbortController)
+/// A provider worker this controller started.
+struct ProviderWorker {
+    worker: Worker,
+    generation: u32,
+    /// The Web Lock it holds for its life.
+    lock: String,
+    /// It said `Ready`: it listens.
+    ready: bool,
+    /// Requests posted to it that have not ended.
+    posted: Vec<ProviderRequestId>,
+    /// Requests waiting for it to listen, in order, with their message.
+    waiting: Vec<(ProviderRequestId, String)>,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(Event)>,
 }
 
-fn endpoint(kind: ProviderKind, base_url: &str, model: &str) -> Endpoint {
-    Endpoint {
-        kind,
-        base_url: base_url.to_string(),
-        model: model.to_string(),
-        max_tokens: 4096,
-    }
+fn with<T>(f: impl FnOnce(&mut ProviderWorker) -> T) -> Option<T> {
+    WORKER.with(|w| w.borrow_mut().as_mut().map(f))
 }
 
-pub(crate) fn tool_names(tools: &FlatSet<Tool>) -> Vec<ToolName> {
-    tools
-        .iter()
-        .map(|t| match t {
-            Tool::ReadFile => ToolName::ReadFile,
-            Tool::WriteFile => ToolName::WriteFile,
-            Tool::ListFiles => ToolName::ListFiles,
-            Tool::RunCommand => ToolName::RunCommand,
-        })
-        .collect()
+/// The engine hears how `request` ended.
+fn end(shell: &Rc<Shell>, request: ProviderRequestId, failure: ProviderFailure) {
+    shell.input(|e, now| e.handle_provider_outcome(request, Err(failure), now));
 }
 
-/// The core's conversation in the provider crate's shape. Arguments that
-/// are not JSON go back to the model as a string so it sees its own mistake.
-pub(crate) fn conversation(messages: &[ModelMessage]) -> Conversation {
-    let messages = messages
-        .iter()
-        .map(|m| match m {
-            ModelMessage::User { text } => Message::User { text: text.clone() },
-            ModelMessage::Assistant { text, tool_calls } => Message::Assistant {
-                text: text.clone(),
-                tool_calls: tool_calls
-                    .iter()
-                    .map(|c| ToolCall {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: serde_json::from_slice(c.arguments.as_bytes())
-                            .unwrap_or_else(|_| serde_json::Value::String(c.arguments.clone())),
-                    })
-                    .collect(),
-            },
-            ModelMessage::ToolResult {
-                call_id,
-                name,
-                content,
-                is_error,
-            } => Message::ToolResult {
-                call_id: call_id.clone(),
-                name: name.clone(),
-                content: content.clone(),
-                is_error: *is_error,
-            },
-        })
-        .collect();
-    Conversation {
-        system: SYSTEM_PROMPT.into(),
-        messages,
-    }
+/// The worker could not take a request: nothing was sent.
+fn unsent(shell: &Rc<Shell>, request: ProviderRequestId, detail: &str) {
+    let failure = fetch_failed("", &format!("the provider worker {detail}"), None);
+    end(shell, request, failure);
 }
 
-fn tool_records(reply: &Reply) -> Vec<ToolCallRecord> {
-    reply
-        .tool_calls
-        .iter()
-        .map(|c| ToolCallRecord {
-            id: c.id.clone(),
-            name: c.name.clone(),
-            arguments: c.arguments.to_string(),
-        })
-        .collect()
-}
-
-fn stop_text(reply: &Reply) -> String {
-    match &reply.stop {
-        Some(lifeline_provider::StopReason::EndTurn) => "end_turn".into(),
-        Some(lifeline_provider::StopReason::ToolUse) => "tool_use".into(),
-        Some(lifeline_provider::StopReason::MaxTokens) => "max_tokens".into(),
-        Some(lifeline_provider::StopReason::Other(s)) => s.clone(),
-        None => String::new(),
-    }
-}
-
-/// Sends one request and streams its reply. `on_text` sees each text delta
-/// (for the live preview); `abort` cancels it (Stop).
-async fn stream(
-    endpoint: &Endpoint,
-    api_key: Option<&str>,
-    conversation: &Conversation,
-    tools: &[ToolName],
-    abort: &AbortController,
-    mut on_bytes: impl FnMut(),
-    mut on_text: impl FnMut(&str),
-) -> Result<Reply, Failure> {
-    let request = build_request(endpoint, api_key, conversation, tools)
-        .map_err(|e| unsent(Unsent::NotBuilt(e)))?;
-    let headers = Headers::new().map_err(|_| unsent(Unsent::NoHeaders))?;
-    for (name, value) in &request.headers {
-        if headers.set(name, value).is_err() {
-            // Never echo the value: it may be the key.
-            return Err(unsent(Unsent::HeaderRefused { name: name.clone() }));
+/// Hands one recorded request to the provider worker, starting it if there
+/// is none.
+pub fn fetch(
+    shell: &Rc<Shell>,
+    request: ProviderRequestId,
+    provider: Provider,
+    api_key: Option<Secret>,
+    conversation: Vec<ModelMessage>,
+    tools: FlatSet<Tool>,
+) {
+    let message = encode(&ControllerToProvider::Fetch {
+        request,
+        provider,
+        api_key: api_key.map(|k| SecretText(k.expose().to_owned())),
+        conversation,
+        tools,
+    });
+    if WORKER.with(|w| w.borrow().is_none()) {
+        if let Err(detail) = start(shell) {
+            return unsent(shell, request, &format!("could not be started: {detail}"));
         }
     }
-    let init = RequestInit::new();
-    init.set_method("POST");
-    init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(&request.body));
-    init.set_signal(Some(&abort.signal()));
-    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-    let response = match JsFuture::from(scope.fetch_with_str_and_init(&request.url, &init)).await {
-        Ok(r) => r.unchecked_into::<Response>(),
-        Err(e) => {
-            let (name, message) = thrown(&e);
-            return Err(fetch_failed(&name, &message, api_key));
+    let posted = with(|p| {
+        if !p.ready {
+            p.waiting.push((request, message));
+            return Ok(());
         }
-    };
-    on_bytes();
-    if !response.ok() {
-        let status = response.status();
-        let header = |name: &str| response.headers().get(name).ok().flatten();
-        let (retry_after, date, reset) = (
-            header("retry-after"),
-            header("date"),
-            header("x-ratelimit-reset-requests"),
+        p.worker
+            .post_message(&JsValue::from_str(&message))
+            .map(|()| p.posted.push(request))
+            .map_err(|e| lifeline_store::exception_name(&e))
+    });
+    if let Some(Err(detail)) = posted {
+        unsent(
+            shell,
+            request,
+            &format!("could not be handed the request: {detail}"),
         );
-        let body = match response.text() {
-            Ok(p) => JsFuture::from(p)
-                .await
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_default(),
-            Err(_) => String::new(),
-        };
-        let body: String = body.chars().take(MAX_ERROR_BODY).collect();
-        let waits = WaitHeaders {
-            retry_after: retry_after.as_deref(),
-            date: date.as_deref(),
-            rate_limit_reset: reset.as_deref(),
-        };
-        return Err(refused(status, &body, waits, api_key));
     }
-    let Some(body) = response.body() else {
-        return Err(no_body());
-    };
-    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-    let mut decoder = StreamDecoder::new(endpoint.kind).redacting(api_key);
-    loop {
-        let chunk = match JsFuture::from(reader.read()).await {
-            Ok(c) => c,
-            Err(e) => {
-                let (name, message) = thrown(&e);
-                let partial = &decoder.partial().text;
-                return Err(read_failed(&name, &message, api_key, partial));
-            }
-        };
-        let done = Reflect::get(&chunk, &JsValue::from_str("done"))
-            .ok()
-            .and_then(|d| d.as_bool())
-            .unwrap_or(true);
-        if done {
-            break;
-        }
-        let Ok(value) = Reflect::get(&chunk, &JsValue::from_str("value")) else {
-            continue;
-        };
-        on_bytes();
-        let bytes = Uint8Array::new(&value).to_vec();
-        if let Err(e) = decoder.feed(&bytes) {
-            let _ = reader.cancel();
-            return Err(stream_failed(e));
-        }
-        while let Some(event) = decoder.poll_event() {
-            if let StreamEvent::TextDelta(text) = event {
-                on_text(&text);
-            }
-        }
-    }
-    decoder.finish().map_err(stream_failed)
 }
 
-/// What a thrown error was called and said (`failure` decides what it
-/// means).
-fn thrown(e: &JsValue) -> (String, String) {
-    let get = |key: &str| {
-        Reflect::get(e, &JsValue::from_str(key))
-            .ok()
-            .and_then(|v| v.as_string())
-            .unwrap_or_default()
+/// Stop: a request still waiting for the worker ends here, unsent; one
+/// posted is aborted by the worker, which then reports how it ended.
+pub fn abort(shell: &Rc<Shell>, request: ProviderRequestId) {
+    let waited = with(|p| {
+        if p.posted.contains(&request) {
+            let abort = encode(&ControllerToProvider::Abort { request });
+            let _ = p.worker.post_message(&JsValue::from_str(&abort));
+            return false;
+        }
+        let before = p.waiting.len();
+        p.waiting.retain(|(r, _)| *r != request);
+        p.waiting.len() != before
+    });
+    if waited == Some(true) {
+        // What `fetch` says of an abort before any response: stopped.
+        end(shell, request, fetch_failed("AbortError", "", None));
+    }
+}
+
+fn start(shell: &Rc<Shell>) -> Result<(), String> {
+    let suffix: String = random_bytes::<8>()?
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let lock = format!("lifeline-provider-{suffix}");
+    let options = WorkerOptions::new();
+    options.set_type(WorkerType::Module);
+    options.set_name(&lock);
+    let worker = Worker::new_with_options("./provider.js", &options)
+        .map_err(|e| lifeline_store::exception_name(&e))?;
+    let generation = GENERATION.with(|g| {
+        g.set(g.get().wrapping_add(1));
+        g.get()
+    });
+    let weak = Rc::downgrade(shell);
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        if let Some(shell) = weak.upgrade() {
+            said(&shell, generation, event.data().as_string());
+        }
+    });
+    let weak = Rc::downgrade(shell);
+    let on_error = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
+        event.prevent_default();
+        if let Some(shell) = weak.upgrade() {
+            ended(&shell, generation, "an error event");
+        }
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    WORKER.with(|w| {
+        *w.borrow_mut() = Some(ProviderWorker {
+            worker,
+            generation,
+            lock,
+            ready: false,
+            posted: Vec::new(),
+            waiting: Vec::new(),
+            _on_message: on_message,
+            _on_error: on_error,
+        })
+    });
+    Ok(())
+}
+
+fn is_current(generation: u32) -> bool {
+    with(|p| p.generation == generation).unwrap_or(false)
+}
+
+fn said(shell: &Rc<Shell>, generation: u32, text: Option<String>) {
+    if !is_current(generation) {
+        return;
+    }
+    // Our own worker's message that does not decode is a bug, for a
+    // developer's console; the engine's timeouts end its request.
+    let message = match text.map(|t| lifeline_codec::decode_message::<ProviderToController>(&t)) {
+        Some(Ok(m)) => m,
+        Some(Err(e)) => return log(&format!("the provider worker's message was refused: {e}")),
+        None => return log("the provider worker sent a message that is not a JSON string"),
     };
-    (get("name"), get("message"))
+    match message {
+        ProviderToController::Ready { protocol, watched } => match check_version(protocol) {
+            Ok(()) => ready(shell, generation, watched),
+            Err(e) => ended(shell, generation, &format!("it {e}")),
+        },
+        ProviderToController::Bytes { request } => {
+            shell.input(|e, now| e.handle_provider_bytes(request, now))
+        }
+        ProviderToController::Text { request, delta } => {
+            shell.input(|e, _| e.handle_provider_text(request, &delta))
+        }
+        ProviderToController::Loading {
+            request,
+            read,
+            total,
+        } => shell.input(|e, now| e.handle_model_loading(request, read, total, now)),
+        ProviderToController::Loaded { request } => {
+            shell.input(|e, now| e.handle_model_loaded(request, now))
+        }
+        ProviderToController::Ended { request, result } => {
+            with(|p| p.posted.retain(|r| *r != request));
+            shell.input(|e, now| e.handle_provider_outcome(request, result, now))
+        }
+    }
+}
+
+/// The worker listens: what waited for it goes out, in order, and its end
+/// is watched through its life lock.
+fn ready(shell: &Rc<Shell>, generation: u32, watched: bool) {
+    let Some((lock, refused)) = with(|p| {
+        let mut refused = Vec::new();
+        if !p.ready {
+            p.ready = true;
+            for (request, message) in std::mem::take(&mut p.waiting) {
+                match p.worker.post_message(&JsValue::from_str(&message)) {
+                    Ok(()) => p.posted.push(request),
+                    Err(e) => refused.push((request, lifeline_store::exception_name(&e))),
+                }
+            }
+        }
+        (p.lock.clone(), refused)
+    }) else {
+        return;
+    };
+    for (request, detail) in refused {
+        unsent(
+            shell,
+            request,
+            &format!("could not be handed the request: {detail}"),
+        );
+    }
+    // Without its lock only an error event tells of its end; a silent end
+    // leaves its requests to the engine's timeouts.
+    if !watched {
+        return;
+    }
+    let weak = Rc::downgrade(shell);
+    spawn_local(async move {
+        if lifeline_locks::wait_for_release(&lock).await.is_ok() {
+            if let Some(shell) = weak.upgrade() {
+                ended(&shell, generation, "its life lock was released");
+            }
+        }
+    });
+}
+
+/// The worker is gone: its requests end (see the module's comment) and the
+/// next request starts a new one.
+fn ended(shell: &Rc<Shell>, generation: u32, how: &str) {
+    if !is_current(generation) {
+        return;
+    }
+    let Some(p) = WORKER.with(|w| w.borrow_mut().take()) else {
+        return;
+    };
+    p.worker.set_onmessage(None);
+    p.worker.set_onerror(None);
+    p.worker.terminate();
+    // How it ended is for a developer; what it means is the engine's.
+    log(&format!("the provider worker stopped: {how}"));
+    let posted = p.posted.iter().map(|r| (*r, true));
+    let waiting = p.waiting.iter().map(|(r, _)| (*r, false));
+    for (request, handed_over) in posted.chain(waiting) {
+        end(shell, request, worker_ended(handed_over));
+    }
 }

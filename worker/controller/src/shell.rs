@@ -16,15 +16,13 @@ use std::rc::Rc;
 use std::task::{Poll, Waker};
 
 use lifeline_core::phrase::Phrase;
-use lifeline_core::{
-    Generation, JournalEntry, Millis, PortId, Projection, ProviderRequestId, RuntimeId, StartCause,
-};
+use lifeline_core::{Generation, JournalEntry, Millis, PortId, Projection, RuntimeId, StartCause};
 use lifeline_engine::salvage::{salvage, Reader, SetAside};
 use lifeline_engine::{Effect, Ended, Engine, Recovered, Slots, StoreFailure, TimerKey};
 use lifeline_protocol::{encode, Broadcast, ControllerToPage, Level, Role, PROTOCOL_VERSION};
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::spawn_local;
-use web_sys::{AbortController, BroadcastChannel, Event, MessageEvent, MessagePort};
+use web_sys::{BroadcastChannel, Event, MessageEvent, MessagePort};
 
 use crate::config::{ConfigError, ConfigStore};
 use crate::journal::{database_exists, Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
@@ -100,7 +98,6 @@ pub struct Shell {
     config_opening: RefCell<Option<EarlyConfig>>,
     ports: RefCell<Slots<PortId, Port>>,
     timers: RefCell<Slots<TimerKey, Timeout>>,
-    aborts: RefCell<Slots<ProviderRequestId, AbortController>>,
     channel: RefCell<Option<(BroadcastChannel, Option<Listener>)>>,
     follower_queue: RefCell<Vec<Vec<JournalEntry>>>,
     follower_busy: Cell<bool>,
@@ -126,7 +123,6 @@ impl Shell {
             config_opening: RefCell::new(None),
             ports: RefCell::new(Slots::new()),
             timers: RefCell::new(Slots::new()),
-            aborts: RefCell::new(Slots::new()),
             channel: RefCell::new(None),
             follower_queue: RefCell::new(Vec::new()),
             follower_busy: Cell::new(false),
@@ -607,12 +603,8 @@ impl Shell {
                 api_key,
                 conversation,
                 tools,
-            } => self.fetch(request, provider, api_key, conversation, tools),
-            Effect::Abort(request) => {
-                if let Some(abort) = self.aborts.borrow().get(&request) {
-                    abort.abort();
-                }
-            }
+            } => crate::provider::fetch(self, request, provider, api_key, conversation, tools),
+            Effect::Abort(request) => crate::provider::abort(self, request),
             Effect::ObserveFacts {
                 session,
                 workspace,
@@ -718,47 +710,6 @@ impl Shell {
 
     /// Sends a recorded provider request, once, streaming its text to the
     /// engine; an abort ends it with what arrived so far.
-    fn fetch(
-        self: &Rc<Self>,
-        request: ProviderRequestId,
-        provider: lifeline_core::profile::Provider,
-        api_key: Option<lifeline_core::profile::Secret>,
-        conversation: Vec<lifeline_core::ModelMessage>,
-        tools: lifeline_core::flat::FlatSet<lifeline_core::profile::Tool>,
-    ) {
-        let Ok(abort) = AbortController::new() else {
-            return self.input(|e, now| {
-                e.handle_provider_outcome(request, Err(crate::provider::no_abort()), now)
-            });
-        };
-        self.aborts.borrow_mut().insert(request, abort.clone());
-        let shell = self.clone();
-        spawn_local(async move {
-            let result = crate::provider::send(
-                &provider,
-                api_key.as_ref(),
-                &conversation,
-                &tools,
-                &abort,
-                || shell.input(|e, now| e.handle_provider_bytes(request, now)),
-                |delta| {
-                    shell.input(|e, _| e.handle_provider_text(request, delta));
-                },
-                |load| match load {
-                    crate::local::Load::Progress { read, total } => {
-                        shell.input(|e, now| e.handle_model_loading(request, read, total, now))
-                    }
-                    crate::local::Load::Loaded => {
-                        shell.input(|e, now| e.handle_model_loaded(request, now))
-                    }
-                },
-            )
-            .await;
-            shell.aborts.borrow_mut().remove(&request);
-            shell.input(|e, now| e.handle_provider_outcome(request, result, now));
-        });
-    }
-
     // ----- runtimes ------------------------------------------------------
 
     pub fn runtime_port(
