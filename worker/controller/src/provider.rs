@@ -99,12 +99,14 @@ pub fn fetch(
             .map(|()| p.posted.push(request))
             .map_err(|e| lifeline_store::exception_name(&e))
     });
-    if let Some(Err(detail)) = posted {
-        unsent(
+    match posted {
+        Some(Ok(())) => {}
+        Some(Err(detail)) => unsent(
             shell,
             request,
             &format!("could not be handed the request: {detail}"),
-        );
+        ),
+        None => unsent(shell, request, "is gone"),
     }
 }
 
