@@ -43,16 +43,21 @@ script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; \
 connect-src 'self' https: http:; object-src 'none'; \
 base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-async fn content_security_policy(request: Request, next: Next) -> Response {
-    let path = request.uri().path().to_string();
-    let mut response = next.run(request).await;
-    let policy = if path.ends_with("/runtime.js") {
+/// The policy a response for `path` carries: a module worker takes its
+/// policy from its own script's response.
+fn policy_for(path: &str) -> &'static str {
+    if path.ends_with("/runtime.js") {
         RUNTIME_CONTENT_SECURITY_POLICY
     } else if path.ends_with("/provider.js") {
         PROVIDER_CONTENT_SECURITY_POLICY
     } else {
         CONTENT_SECURITY_POLICY
-    };
+    }
+}
+
+async fn content_security_policy(request: Request, next: Next) -> Response {
+    let policy = policy_for(request.uri().path());
+    let mut response = next.run(request).await;
     response.headers_mut().insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(policy),
@@ -135,4 +140,36 @@ pub fn spawn(dir: &Path) -> Result<SocketAddr, String> {
     receiver
         .recv()
         .map_err(|_| "the test server thread stopped before listening".to_owned())?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::policy_for;
+
+    /// Architecture Invariant (docs/ARCHITECTURE.md): only the provider
+    /// worker may connect beyond the origin; the page, the controller (the
+    /// journal's writer), the runtimes and the service worker stay on
+    /// `connect-src 'self'`.
+    #[test]
+    fn only_the_provider_worker_connects_beyond_the_origin() {
+        let connect = |path: &str| {
+            policy_for(path)
+                .split(';')
+                .map(str::trim)
+                .find(|d| d.starts_with("connect-src"))
+                .unwrap_or("none")
+                .to_owned()
+        };
+        for path in [
+            "/",
+            "/index.html",
+            "/controller.js",
+            "/runtime.js",
+            "/sw.js",
+            "/boot.js",
+        ] {
+            assert_eq!(connect(path), "connect-src 'self'", "{path}");
+        }
+        assert_eq!(connect("/provider.js"), "connect-src 'self' https: http:");
+    }
 }
