@@ -148,6 +148,16 @@ pub fn worker_ended(handed_over: bool) -> ProviderFailure {
     }
 }
 
+/// The request is larger than any message between workers may be
+/// (`lifeline_protocol::MAX_MESSAGE_BYTES`), so it was not sent; far past
+/// any model's context too, and sending it again would not change that.
+pub fn too_large_to_send(bytes: usize) -> ProviderFailure {
+    let reason = R::ContextTooLong {
+        detail: format!("{bytes} bytes of conversation"),
+    };
+    because(C::ContextLength, reason, "", FailedAt::NoResponse)
+}
+
 /// A successful status without a body to read.
 pub fn no_body() -> ProviderFailure {
     because(C::NoFinish, R::NoBody, "", FailedAt::Reply)

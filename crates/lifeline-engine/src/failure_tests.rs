@@ -209,3 +209,16 @@ fn a_provider_worker_that_ended_leaves_what_it_had_uncertain_and_the_rest_unsent
         assert_eq!(f.message, "the worker calling the model stopped");
     }
 }
+
+/// A conversation too large to hand to the provider worker is not sent,
+/// and not sent again: no retry can make it smaller.
+#[test]
+fn a_conversation_too_large_to_send_is_refused_for_good() {
+    let f = too_large_to_send(5 << 20);
+    assert_eq!((f.class, f.at), (C::ContextLength, FailedAt::NoResponse));
+    assert!(!crate::retry::refused_before_work(&f));
+    assert_eq!(
+        f.message,
+        "the conversation does not fit the model's context: 5242880 bytes of conversation"
+    );
+}

@@ -18,10 +18,10 @@ use std::rc::Rc;
 use lifeline_core::flat::FlatSet;
 use lifeline_core::profile::{Provider, Secret, Tool};
 use lifeline_core::{ModelMessage, ProviderRequestId};
-use lifeline_engine::failure::{fetch_failed, worker_ended};
+use lifeline_engine::failure::{fetch_failed, too_large_to_send, worker_ended};
 use lifeline_engine::ProviderFailure;
 use lifeline_protocol::provider::{ControllerToProvider, ProviderToController};
-use lifeline_protocol::{check_version, encode, SecretText};
+use lifeline_protocol::{check_version, encode, SecretText, MAX_MESSAGE_BYTES};
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::spawn_local;
 use web_sys::{Event, MessageEvent, Worker, WorkerOptions, WorkerType};
@@ -84,6 +84,11 @@ pub fn fetch(
         conversation,
         tools,
     });
+    // The worker would refuse it unread, so nothing could say which
+    // request it was: refused here, by its id.
+    if message.len() > MAX_MESSAGE_BYTES {
+        return end(shell, request, too_large_to_send(message.len()));
+    }
     if WORKER.with(|w| w.borrow().is_none()) {
         if let Err(detail) = start(shell) {
             return unsent(shell, request, &format!("could not be started: {detail}"));
