@@ -263,10 +263,16 @@ async fn stream(
             let _ = reader.cancel();
             return Err(stream_failed(e));
         }
+        // One message to the controller per chunk, however many events it
+        // held: each crosses two workers and becomes a page update.
+        let mut text = String::new();
         while let Some(event) = decoder.poll_event() {
-            if let StreamEvent::TextDelta(text) = event {
-                on_text(&text);
+            if let StreamEvent::TextDelta(delta) = event {
+                text.push_str(&delta);
             }
+        }
+        if !text.is_empty() {
+            on_text(&text);
         }
     }
     decoder.finish().map_err(stream_failed)
