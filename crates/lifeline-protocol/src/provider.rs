@@ -116,20 +116,6 @@ pub enum ProviderToController {
     },
 }
 
-impl ProviderToController {
-    /// The request a message is about (`Ready` is about none).
-    pub fn request(&self) -> Option<ProviderRequestId> {
-        match self {
-            ProviderToController::Ready { .. } => None,
-            ProviderToController::Bytes { request }
-            | ProviderToController::Text { request, .. }
-            | ProviderToController::Loading { request, .. }
-            | ProviderToController::Loaded { request }
-            | ProviderToController::Ended { request, .. } => Some(*request),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,7 +192,6 @@ mod tests {
             };
             let text = encode(&message);
             assert_eq!(decode::<ProviderToController>(&text).unwrap(), message);
-            assert_eq!(message.request(), Some(request()));
         }
     }
 

@@ -708,8 +708,6 @@ impl Shell {
         }
     }
 
-    /// Sends a recorded provider request, once, streaming its text to the
-    /// engine; an abort ends it with what arrived so far.
     // ----- runtimes ------------------------------------------------------
 
     pub fn runtime_port(
