@@ -484,7 +484,8 @@ pub async fn recovery_measure(name: String) -> Result<String, JsValue> {
     journal.close();
     // The same records decoded by both decoders, in this worker: serde_json
     // (what the store used before `lifeline-codec`) and the browser's
-    // JSON.parse + serde-wasm-bindgen (what it uses now).
+    // JSON.parse + serde's derived decoders over the parsed value
+    // (`lifeline_codec`, what it uses now).
     // Memory first: the comparison below allocates copies of everything.
     let wasm_after_fold = wasm_bytes();
     let (serde_json_ms, browser_ms) = decode_both(&projection, &loaded.tail)?;

@@ -314,8 +314,9 @@ fn rust_sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 /// The browser decodes with the browser: every message, record, snapshot
 /// and profile that `web/` or `worker/` reads goes through `worker/codec`
-/// (`JSON.parse` + serde-wasm-bindgen), never serde_json's decoders, which
-/// would compile a second, larger decoder per type into the bundle
+/// (`JSON.parse` + serde's derive over the parsed value), never serde_json's
+/// decoders, which would compile a second, larger decoder per type into the
+/// bundle
 /// (docs/benchmarks.md, "Issue 15, first step"). Tests are exempt.
 #[test]
 fn the_browser_decodes_through_the_codec() {

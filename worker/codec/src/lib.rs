@@ -1,5 +1,5 @@
 //! Decoding JSON text in the browser: the browser's own `JSON.parse`, then
-//! `serde-wasm-bindgen` from the parsed value.
+//! serde's derived decoders reading the parsed value ([`value`]).
 //!
 //! Why not serde_json here: every type decoded with serde_json compiles a
 //! decoder that carries the JSON parser inline, for each type and each
@@ -22,6 +22,8 @@ use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 
+mod value;
+
 /// Decodes one durable record (a journal entry, a snapshot, a profile).
 pub fn decode_record<T: Schema>(text: &str) -> Result<T, SchemaError> {
     schema::precheck::<T>(text.as_bytes())?;
@@ -33,7 +35,7 @@ pub fn decode_record<T: Schema>(text: &str) -> Result<T, SchemaError> {
 }
 
 fn from_parsed<T: Schema>(value: JsValue) -> Result<T, SchemaError> {
-    match serde_wasm_bindgen::from_value::<T>(value.clone()) {
+    match value::from_value::<T>(value.clone()) {
         Ok(record) => schema::accept(record),
         Err(e) => Err(schema::refusal(
             T::NAME,
@@ -82,7 +84,7 @@ pub fn decode_message<T: DeserializeOwned>(text: &str) -> Result<T, DecodeError>
         return Err(DecodeError::TooLarge { bytes: text.len() });
     }
     let value = parse(text).map_err(|detail| DecodeError::Malformed { detail })?;
-    serde_wasm_bindgen::from_value(value).map_err(|e| DecodeError::Malformed {
+    value::from_value(value).map_err(|e| DecodeError::Malformed {
         detail: e.to_string(),
     })
 }
@@ -90,7 +92,7 @@ pub fn decode_message<T: DeserializeOwned>(text: &str) -> Result<T, DecodeError>
 /// Decodes JSON text the store checks itself (a profile): the error names
 /// what did not fit, for a message of the caller's own.
 pub fn decode_value<T: DeserializeOwned>(text: &str) -> Result<T, String> {
-    serde_wasm_bindgen::from_value(parse(text)?).map_err(|e| e.to_string())
+    value::from_value(parse(text)?).map_err(|e| e.to_string())
 }
 
 /// One top-level field of a JSON object, as a number, when that much is

@@ -281,3 +281,99 @@ fn snapshots_of_versions_1_to_4_read_and_others_are_refused_by_version() {
         );
     }
 }
+
+/// Every shape serde's derive reads, through the codec's own reader of a
+/// parsed value and through serde_json, on the same text: the same value,
+/// or a refusal from both. What the app's records and messages use is
+/// covered above; this covers the shapes between them.
+#[wasm_bindgen_test]
+fn every_shape_reads_as_serde_json_reads_it() {
+    use serde::Deserialize;
+    use std::collections::BTreeMap;
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Id(String);
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    #[serde(rename_all = "snake_case")]
+    enum Shape {
+        Unit,
+        Newtype(u32),
+        Tuple(i8, bool),
+        Struct { width: f64, label: Option<String> },
+    }
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct All {
+        small: u8,
+        signed: i64,
+        float: f64,
+        flag: bool,
+        letter: char,
+        #[serde(default)]
+        absent: Option<u64>,
+        null: Option<u64>,
+        #[serde(rename = "renamed")]
+        named: String,
+        id: Id,
+        list: Vec<Shape>,
+        map: BTreeMap<String, i32>,
+        pair: (u16, String),
+        unit: (),
+        any: serde_json::Value,
+    }
+
+    fn same<T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(text: &str) {
+        let native = serde_json::from_str::<T>(text);
+        let browser = lifeline_codec::decode_value::<T>(text);
+        match (native, browser) {
+            (Ok(native), Ok(browser)) => assert_eq!(native, browser, "{text}"),
+            (Err(_), Err(_)) => {}
+            (native, browser) => panic!("{text}: serde_json {native:?}, codec {browser:?}"),
+        }
+    }
+
+    let all = r#"{"small":7,"signed":-3,"float":1.5,"flag":true,"letter":"ä","null":null,
+        "renamed":"r","id":"01J","list":["unit",{"newtype":4},{"tuple":[-1,false]},
+        {"struct":{"width":2,"label":null}},{"struct":{"width":0.25,"label":"l"}}],
+        "map":{"b":2,"a":-1},"pair":[9,"x"],"unit":null,"any":{"k":[1,-2,2.5,"s",null,true]},
+        "extra":"ignored"}"#;
+    same::<All>(all);
+    assert!(lifeline_codec::decode_value::<All>(all).is_ok());
+    for (from, to) in [
+        (r#""small":7"#, r#""small":300"#),
+        (r#""small":7"#, r#""small":-1"#),
+        (r#""small":7"#, r#""small":7.5"#),
+        (r#""small":7"#, r#""small":"7""#),
+        (r#""flag":true"#, r#""flag":1"#),
+        (r#""letter":"ä""#, r#""letter":"äb""#),
+        (r#""null":null"#, r#""null":5"#),
+        (r#""renamed":"r""#, r#""named":"r""#),
+        (r#""unit":null"#, r#""unit":0"#),
+        (r#"["unit","#, r#"["other","#),
+        (r#"{"newtype":4}"#, r#"{"newtype":4,"unit":null}"#),
+        (r#"{"newtype":4}"#, r#"{"newtype":-4}"#),
+        (r#"{"tuple":[-1,false]}"#, r#"{"tuple":[-1]}"#),
+        (r#""pair":[9,"x"]"#, r#""pair":{"0":9}"#),
+        (r#""map":{"b":2,"a":-1}"#, r#""map":[]"#),
+        (r#""list":["#, r#""list":{"#),
+    ] {
+        let changed = all.replacen(from, to, 1);
+        assert_ne!(changed, all, "{from}");
+        same::<All>(&changed);
+    }
+    // The one difference: an integer JavaScript cannot hold exactly is
+    // refused, where serde_json, reading the text itself, has it exactly.
+    let beyond = all.replacen(r#""signed":-3"#, r#""signed":-9007199254740993"#, 1);
+    assert!(serde_json::from_str::<All>(&beyond).is_ok());
+    assert!(lifeline_codec::decode_value::<All>(&beyond).is_err());
+    // Whatever else: the refusal says what did not fit, never a panic.
+    let refusal =
+        lifeline_codec::decode_value::<All>(&all.replacen(r#""small":7"#, r#""small":"7""#, 1))
+            .unwrap_err();
+    assert!(refusal.contains("invalid type"), "{refusal}");
+    let refusal =
+        lifeline_codec::decode_value::<All>(&all.replacen(r#""small":7"#, r#""small":7.5"#, 1))
+            .unwrap_err();
+    assert!(refusal.contains("not a safe integer"), "{refusal}");
+}
