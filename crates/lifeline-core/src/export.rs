@@ -397,24 +397,31 @@ fn name<T: Serialize>(value: &T) -> String {
     }
 }
 
+/// A serde name is a snake_case word, written with no escapes, so its text
+/// is the JSON string without its quotes. (Not serde_json's decoder: this
+/// is the only decoding the controller's export does, and it would link
+/// serde_json's parser into the browser's modules.)
 fn unquoted(json: Vec<u8>) -> String {
-    serde_json::from_slice::<String>(&json)
-        .unwrap_or_else(|_| String::from_utf8_lossy(&json).into_owned())
+    let text = String::from_utf8_lossy(&json);
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(name) if !name.contains(['"', '\\']) => name.to_string(),
+        _ => text.into_owned(),
+    }
 }
 
 /// The record's `type` tag: the first field of its JSON text, since the
-/// record enum is internally tagged. (Not `to_value`: that would compile a
-/// second encoder for every record type.)
+/// record enum is internally tagged and serde writes the tag first
+/// (`tag_first`). Read off the text, not decoded: see [`unquoted`]. (Not
+/// `to_value`: that would compile a second encoder for every record type.)
 fn kind_of(record: &JournalRecord) -> String {
-    #[derive(serde::Deserialize)]
-    struct Tagged {
-        #[serde(rename = "type")]
-        kind: String,
-    }
     serde_json::to_vec(record)
         .ok()
-        .and_then(|json| serde_json::from_slice::<Tagged>(&json).ok())
-        .map_or_else(|| "unknown".into(), |t| t.kind)
+        .and_then(|json| {
+            let rest = json.strip_prefix(br#"{"type":""#)?;
+            let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+            (rest[end] == b'"').then(|| String::from_utf8_lossy(&rest[..end]).into_owned())
+        })
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// The entries of `session`'s lines, in journal order.

@@ -12,6 +12,7 @@
 //! resume looks that identity up again to get its *current* environment.
 
 use crate::flat::FlatSet;
+use crate::plain_json::{self, field, optional, Json};
 
 use serde::{Deserialize, Serialize};
 
@@ -100,6 +101,43 @@ impl LocalModel {
             // A struct of strings and numbers always encodes.
             spec: serde_json::to_string(self).unwrap_or_default(),
         }
+    }
+
+    /// The model a spec text describes (what [`LocalModel::provider`]
+    /// wrote), read as serde's derive would read it: unknown fields
+    /// ignored, a known field twice refused, `model_name` absent or null as
+    /// `None`, `sampling` absent as its default. `None` for a text that
+    /// does not read. Not serde_json: see [`crate::plain_json`].
+    pub fn from_spec(spec: &str) -> Option<LocalModel> {
+        let root = plain_json::parse(spec)?;
+        let root = root.object()?;
+        let file = field(root, "file")?.object()?;
+        let file = LocalFile {
+            name: field(file, "name")?.text()?,
+            size: field(file, "size")?.whole()?,
+            stored_as: field(file, "stored_as")?.text()?,
+            architecture: field(file, "architecture")?.text()?,
+            parameters: field(file, "parameters")?.whole()?,
+            context_length: field(file, "context_length")?.whole()?,
+            model_name: match optional(file, "model_name")? {
+                None | Some(Json::Null) => None,
+                Some(name) => Some(name.text()?),
+            },
+        };
+        let sampling = match optional(root, "sampling")? {
+            None => Sampling::default(),
+            Some(sampling) => {
+                let sampling = sampling.object()?;
+                let small = |name| u32::try_from(field(sampling, name)?.whole()?).ok();
+                Sampling {
+                    temperature_percent: small("temperature_percent")?,
+                    top_p_percent: small("top_p_percent")?,
+                    max_tokens: small("max_tokens")?,
+                    context_tokens: small("context_tokens")?,
+                }
+            }
+        };
+        Some(LocalModel { file, sampling })
     }
 }
 
@@ -290,7 +328,7 @@ impl Provider {
         let Provider::Local { spec, .. } = self else {
             return None;
         };
-        Some(serde_json::from_str(spec).map_err(|_| InvalidProfile::LocalSettingsUnreadable))
+        Some(LocalModel::from_spec(spec).ok_or(InvalidProfile::LocalSettingsUnreadable))
     }
 }
 
@@ -660,7 +698,7 @@ impl Profile {
                     return Err(I::LocalSettingsTooLong);
                 }
                 let LocalModel { file, sampling } =
-                    serde_json::from_str(spec).map_err(|_| I::LocalSettingsUnreadable)?;
+                    LocalModel::from_spec(spec).ok_or(I::LocalSettingsUnreadable)?;
                 file.check()?;
                 sampling.check(file.context_length)?;
             }

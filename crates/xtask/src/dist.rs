@@ -68,12 +68,14 @@ impl Profile {
 /// map reader (its own `Deserializer` in place of serde-wasm-bindgen's,
 /// 2026-12-06), all four came down to what they measured plus about 2 KB:
 /// page 304.5 → 306, controller 449.9 → 452, runtime 107.2 → 110,
-/// provider worker 117.2 → 119.
+/// provider worker 117.2 → 119. Then a local model's settings stopped
+/// linking serde_json's parser (`lifeline_core::plain_json`): controller
+/// 432.4 → 434, provider worker 105.1 → 107.
 pub const MODULES: [(&str, u64); 4] = [
     ("lifeline_web", 306 * 1024),
-    ("lifeline_controller", 452 * 1024),
+    ("lifeline_controller", 434 * 1024),
     ("lifeline_runtime", 110 * 1024),
-    ("lifeline_provider_worker", 119 * 1024),
+    ("lifeline_provider_worker", 107 * 1024),
 ];
 
 pub struct WasmSize {

@@ -369,6 +369,57 @@ fn the_browser_decodes_through_the_codec() {
     );
 }
 
+/// The core and the engine, which the controller links, read JSON text
+/// with serde_json only where the browser never calls it (`schema::decode`,
+/// `lifeline_protocol::decode`, `export::json_line`: native callers; the
+/// browser's go through `worker/codec`) or where its words go back to a
+/// model (a tool call's arguments). A spec is read by `plain_json`: each
+/// further serde_json reader links another copy of its parser
+/// (docs/ARCHITECTURE.md, `plain_json`). Tests are exempt.
+#[test]
+fn the_core_reads_json_with_serde_json_only_where_the_browser_does_not() {
+    const ALLOWED: [&str; 4] = [
+        "crates/lifeline-core/src/schema.rs",
+        "crates/lifeline-core/src/export.rs",
+        "crates/lifeline-core/src/model.rs",
+        "crates/lifeline-protocol/src/lib.rs",
+    ];
+    let mut offenders = Vec::new();
+    for dir in [
+        "crates/lifeline-core/src",
+        "crates/lifeline-engine/src",
+        "crates/lifeline-protocol/src",
+        "crates/lifeline-words/src",
+    ] {
+        for path in rust_sources(&root().join(dir)) {
+            let relative = path
+                .strip_prefix(root())
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            if stem == "tests" || stem.ends_with("_tests") || ALLOWED.contains(&relative.as_str()) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("readable source");
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let reads = code
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .any(|line| {
+                    line.contains("serde_json::from_") || line.contains("serde_json::Deserializer")
+                });
+            if reads {
+                offenders.push(relative);
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "these read JSON with serde_json, which links its parser into the controller: {offenders:?}"
+    );
+}
+
 /// Each top-level module of the crate at `src`, with the modules it imports
 /// and, for each, where (`file:line` of the first mention).
 fn module_graph(src: &std::path::Path) -> BTreeMap<String, BTreeMap<String, String>> {
