@@ -24,6 +24,8 @@ use wasm_bindgen::{JsCast, JsValue};
 
 mod value;
 
+use value::from_value;
+
 /// Decodes one durable record (a journal entry, a snapshot, a profile).
 pub fn decode_record<T: Schema>(text: &str) -> Result<T, SchemaError> {
     schema::precheck::<T>(text.as_bytes())?;
@@ -35,7 +37,7 @@ pub fn decode_record<T: Schema>(text: &str) -> Result<T, SchemaError> {
 }
 
 fn from_parsed<T: Schema>(value: JsValue) -> Result<T, SchemaError> {
-    match value::from_value::<T>(value.clone()) {
+    match from_value::<T>(value.clone()) {
         Ok(record) => schema::accept(record),
         Err(e) => Err(schema::refusal(
             T::NAME,
@@ -84,7 +86,7 @@ pub fn decode_message<T: DeserializeOwned>(text: &str) -> Result<T, DecodeError>
         return Err(DecodeError::TooLarge { bytes: text.len() });
     }
     let value = parse(text).map_err(|detail| DecodeError::Malformed { detail })?;
-    value::from_value(value).map_err(|e| DecodeError::Malformed {
+    from_value(value).map_err(|e| DecodeError::Malformed {
         detail: e.to_string(),
     })
 }
@@ -92,7 +94,7 @@ pub fn decode_message<T: DeserializeOwned>(text: &str) -> Result<T, DecodeError>
 /// Decodes JSON text the store checks itself (a profile): the error names
 /// what did not fit, for a message of the caller's own.
 pub fn decode_value<T: DeserializeOwned>(text: &str) -> Result<T, String> {
-    value::from_value(parse(text)?).map_err(|e| e.to_string())
+    from_value(parse(text)?).map_err(|e| e.to_string())
 }
 
 /// One top-level field of a JSON object, as a number, when that much is
