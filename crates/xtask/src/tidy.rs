@@ -331,38 +331,20 @@ fn the_browser_decodes_through_the_codec() {
         "schema::decode::<",
     ];
     let mut offenders = Vec::new();
-    let mut checked = 0;
-    for dir in ["web/src", "worker"] {
-        for path in rust_sources(&root().join(dir)) {
-            let relative = path
-                .strip_prefix(root())
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .into_owned();
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-            if relative.contains("/tests/") || stem == "tests" || stem.ends_with("_tests") {
-                continue;
-            }
-            checked += 1;
-            let text = std::fs::read_to_string(&path).expect("readable source");
-            // Only the code before a file's test module, without comments.
-            let code: String = text
-                .split("#[cfg(test)]")
-                .next()
-                .unwrap_or("")
-                .lines()
-                .filter(|line| !line.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            for decoder in DECODERS {
-                let found = format!("{relative}: {decoder}");
-                if code.contains(decoder) && !ALLOWED.contains(&found.as_str()) {
-                    offenders.push(found);
-                }
+    let sources = non_test_code(&["web/src", "worker"]);
+    for (relative, code) in &sources {
+        for decoder in DECODERS {
+            let found = format!("{relative}: {decoder}");
+            if code.contains(decoder) && !ALLOWED.contains(&found.as_str()) {
+                offenders.push(found);
             }
         }
     }
-    assert!(checked > 20, "only {checked} browser sources found");
+    assert!(
+        sources.len() > 20,
+        "only {} browser sources found",
+        sources.len()
+    );
     assert!(
         offenders.is_empty(),
         "decode through lifeline_codec instead: {offenders:?}"
@@ -384,13 +366,31 @@ fn the_core_reads_json_with_serde_json_only_where_the_browser_does_not() {
         "crates/lifeline-core/src/model.rs",
         "crates/lifeline-protocol/src/lib.rs",
     ];
-    let mut offenders = Vec::new();
-    for dir in [
+    let offenders: Vec<String> = non_test_code(&[
         "crates/lifeline-core/src",
         "crates/lifeline-engine/src",
         "crates/lifeline-protocol/src",
         "crates/lifeline-words/src",
-    ] {
+    ])
+    .into_iter()
+    .filter(|(relative, code)| {
+        !ALLOWED.contains(&relative.as_str())
+            && (code.contains("serde_json::from_") || code.contains("serde_json::Deserializer"))
+    })
+    .map(|(relative, _)| relative)
+    .collect();
+    assert!(
+        offenders.is_empty(),
+        "these read JSON with serde_json, which links its parser into the controller: {offenders:?}"
+    );
+}
+
+/// Each non-test source file under `dirs` (test files, `tests/` folders
+/// and a file's `#[cfg(test)]` module left out), as its path from the
+/// root and its code without comment lines.
+fn non_test_code(dirs: &[&str]) -> Vec<(String, String)> {
+    let mut sources = Vec::new();
+    for dir in dirs {
         for path in rust_sources(&root().join(dir)) {
             let relative = path
                 .strip_prefix(root())
@@ -398,26 +398,22 @@ fn the_core_reads_json_with_serde_json_only_where_the_browser_does_not() {
                 .to_string_lossy()
                 .into_owned();
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-            if stem == "tests" || stem.ends_with("_tests") || ALLOWED.contains(&relative.as_str()) {
+            if relative.contains("/tests/") || stem == "tests" || stem.ends_with("_tests") {
                 continue;
             }
             let text = std::fs::read_to_string(&path).expect("readable source");
-            let code = text.split("#[cfg(test)]").next().unwrap_or("");
-            let reads = code
+            let code: String = text
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap_or("")
                 .lines()
                 .filter(|line| !line.trim_start().starts_with("//"))
-                .any(|line| {
-                    line.contains("serde_json::from_") || line.contains("serde_json::Deserializer")
-                });
-            if reads {
-                offenders.push(relative);
-            }
+                .collect::<Vec<_>>()
+                .join("\n");
+            sources.push((relative, code));
         }
     }
-    assert!(
-        offenders.is_empty(),
-        "these read JSON with serde_json, which links its parser into the controller: {offenders:?}"
-    );
+    sources
 }
 
 /// Each top-level module of the crate at `src`, with the modules it imports
