@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A recovery action the card can offer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Resume,

@@ -75,7 +75,7 @@ mod watch;
 pub use watch::{ExitClaim, Liveness, PortId};
 
 /// Tunables. Every duration is in milliseconds of the caller's clock.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct ControllerConfig {
     /// Fresh random bytes from the shell; ids are minted from them.
     pub entropy: Vec<u8>,
@@ -140,7 +140,7 @@ fn default_room_retry_ms() -> u64 {
 }
 
 /// What the shell knows about how this controller came to start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum StartCause {
     /// The previous controller died but the page (and its runtimes) lived.

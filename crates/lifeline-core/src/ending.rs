@@ -137,6 +137,13 @@ impl<'de> Deserialize<'de> for TurnEnding {
     }
 }
 
+impl lifeline_decode::Decode for TurnEnding {
+    fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
+        TurnEnding::decode(&String::decode(json)?)
+            .ok_or_else(|| lifeline_decode::Error::invalid("an unreadable turn ending"))
+    }
+}
+
 /// The English, kept in the record's reply for the export and the model's
 /// conversation; the page words the ending from its catalogs.
 impl fmt::Display for TurnEnding {

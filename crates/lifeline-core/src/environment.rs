@@ -45,7 +45,7 @@ impl Environment {
 }
 
 /// What the shell saw of a local folder's stored handle, without prompting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum FolderAccess {
     /// Read and write are granted now.
@@ -61,7 +61,7 @@ pub enum FolderAccess {
 }
 
 /// Who removes the environment's files when the session goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Teardown {
     /// Lifeline created the folder: Archive keeps it, Delete removes it.
@@ -71,7 +71,7 @@ pub enum Teardown {
 }
 
 /// Whether a new runtime can open the environment again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Reopen {
     /// Nothing stands in the way.
@@ -87,7 +87,7 @@ pub enum Reopen {
 
 /// A local folder as views carry it: a plain struct, not the journal's
 /// tagged [`Environment`], so the page decodes it cheaply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct FolderRef {
     pub folder: FolderId,
     pub name: String,
@@ -106,7 +106,7 @@ impl FolderRef {
 }
 
 /// The environment part of a recovery report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct EnvironmentState {
     /// The user's folder the session runs in; `None` for the worker sandbox.
     pub folder: Option<FolderRef>,

@@ -76,7 +76,19 @@ impl EventBody {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     Stdout,
@@ -88,7 +100,7 @@ pub enum EventKind {
 }
 
 /// How a command ended, as the runtime reports it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct TerminalResult {
     pub v: V1,
     pub status: TerminalStatus,
@@ -106,14 +118,14 @@ impl Schema for TerminalResult {
 }
 
 /// Where a span of output that is not inline is stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct ArtifactSpan {
     pub digest: Digest,
     pub len: u64,
 }
 
 /// Artifact content to write in the same transaction as the records naming it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct ArtifactBlob {
     pub digest: Digest,
     pub data: String,
@@ -133,7 +145,7 @@ impl ArtifactBlob {
 
 /// One output chunk as retained: `inline` is the first part, then the
 /// artifact span, then `dropped` bytes that exceeded the budget.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct OutputChunk {
     /// Byte offset of this chunk within its stream.
     pub offset: u64,
@@ -197,7 +209,7 @@ impl RetainedBody {
 }
 
 /// A durable command event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(deny_unknown_fields)]
 pub struct EventRecord {
     pub v: V1,
@@ -232,7 +244,7 @@ impl Schema for EventRecord {
 }
 
 /// Where a client resumes a command's stream: everything after `after`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Cursor {
     pub v: V1,
@@ -249,7 +261,7 @@ impl Schema for Cursor {
 }
 
 /// A span of output stored in an artifact, by stream offset.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct ArtifactPlacement {
     pub offset: u64,
     pub digest: Digest,
@@ -291,7 +303,7 @@ pub fn push_inline(head: &mut [String; 2], event: &EventRecord) {
 /// Only snapshots hold it, one per stream of every command: what most
 /// streams never have (a truncation, artifacts, dropped bytes) is left out
 /// rather than written as empty, which was four of its six values.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct OutputSummary {
     pub total_bytes: u64,
     pub inline_bytes: u64,

@@ -51,7 +51,7 @@ pub const MAX_ARCHIVE_BYTES: usize = 256 << 20;
 
 /// One line of `session.jsonl`. Written from the journal's own record
 /// (`ExportLine<&JournalRecord>`, no copy of it), read back owned.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ExportLine<R = JournalRecord> {
     /// The entry's position in the journal it came from (not dense: other
@@ -554,19 +554,15 @@ pub fn import_lines<'a>(
 }
 
 /// Decodes one export line; the error is the decoder's own words.
-pub type LineDecoder<'d> = &'d dyn Fn(&str) -> Result<ExportLine, String>;
-
-/// serde_json, for native callers; the browser passes the page's decoder
-/// (`lifeline-codec`) so the wasm carries one decoder per type.
 fn json_line(text: &str) -> Result<ExportLine, String> {
-    serde_json::from_slice(text.as_bytes()).map_err(|e| e.to_string())
+    lifeline_decode::from_str(text).map_err(|e| e.to_string())
 }
 
 /// Entries with the line each came from.
 fn parse<'a>(
     lines: impl IntoIterator<Item = &'a str>,
     max_lines: usize,
-    decode: LineDecoder,
+    decode: &dyn Fn(&str) -> Result<ExportLine, String>,
 ) -> Result<Vec<(usize, JournalEntry)>, ImportError> {
     let mut out: Vec<(usize, JournalEntry)> = Vec::new();
     let mut session: Option<SessionId> = None;
@@ -629,16 +625,7 @@ pub struct Imported {
 /// Parses `session.jsonl` and folds it; a line that does not fold (an entry
 /// that contradicts the ones before it) is named like a malformed one.
 pub fn import_session(text: &str, policy: RetentionPolicy) -> Result<Imported, ImportError> {
-    import_session_with(text, policy, &json_line)
-}
-
-/// [`import_session`] with the caller's line decoder.
-pub fn import_session_with(
-    text: &str,
-    policy: RetentionPolicy,
-    decode: LineDecoder,
-) -> Result<Imported, ImportError> {
-    let parsed = parse(text.split('\n'), MAX_IMPORT_LINES, decode)?;
+    let parsed = parse(text.split('\n'), MAX_IMPORT_LINES, &json_line)?;
     // An imported session has no journal to read a settled command's output
     // back from when it is shown, so every command keeps its events (the
     // file's line limit bounds them).

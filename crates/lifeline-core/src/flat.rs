@@ -197,6 +197,19 @@ impl<'de, K: Ord + Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for F
     }
 }
 
+impl<K: Ord + lifeline_decode::Key, V: lifeline_decode::Decode> lifeline_decode::Decode
+    for FlatMap<K, V>
+{
+    fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
+        let mut map = FlatMap::new();
+        for entry in lifeline_decode::entries(json)? {
+            let (k, v) = entry?;
+            map.insert(k, v);
+        }
+        Ok(map)
+    }
+}
+
 /// An ordered set as one sorted vector: [`FlatMap`]'s set, for the same
 /// keys (time-ordered identities) and for the few small sets records
 /// carry (a binding's capabilities, a profile's tools), whose serde form is
@@ -315,6 +328,16 @@ impl<'de, K: Ord + Deserialize<'de>> Deserialize<'de> for FlatSet<K> {
             }
         }
         deserializer.deserialize_seq(Keys(PhantomData))
+    }
+}
+
+impl<K: Ord + lifeline_decode::Decode> lifeline_decode::Decode for FlatSet<K> {
+    fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
+        let mut set = FlatSet::new();
+        for k in lifeline_decode::items(json)? {
+            set.insert(k?);
+        }
+        Ok(set)
     }
 }
 

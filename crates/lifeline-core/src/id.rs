@@ -155,6 +155,18 @@ macro_rules! identity {
                 text.parse().map_err(serde::de::Error::custom)
             }
         }
+
+        impl lifeline_decode::Decode for $name {
+            fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
+                lifeline_decode::parsed(json)
+            }
+        }
+
+        impl lifeline_decode::Key for $name {
+            fn from_key(key: std::borrow::Cow<'_, str>) -> Result<Self, lifeline_decode::Error> {
+                key.parse().map_err(lifeline_decode::Error::invalid)
+            }
+        }
     };
 }
 
@@ -243,7 +255,19 @@ identity!(
 );
 
 /// Counter of runtime replacements on one lease; the first runtime is 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(transparent)]
 pub struct Generation(pub u64);
 
@@ -263,7 +287,18 @@ impl fmt::Display for Generation {
 /// Dense per-command event sequence. Events start at 1; 0 means "before the
 /// first event" and is only valid in cursors and acknowledgements.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
 )]
 #[serde(transparent)]
 pub struct EventSeq(pub u64);
@@ -284,7 +319,18 @@ impl fmt::Display for EventSeq {
 /// Milliseconds on the caller's clock. The core never reads a clock; every
 /// input carries `now`.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
 )]
 #[serde(transparent)]
 pub struct Millis(pub u64);
@@ -374,6 +420,18 @@ impl<'de> Deserialize<'de> for Digest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl lifeline_decode::Decode for Digest {
+    fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
+        lifeline_decode::parsed(json)
+    }
+}
+
+impl lifeline_decode::Key for Digest {
+    fn from_key(key: std::borrow::Cow<'_, str>) -> Result<Self, lifeline_decode::Error> {
+        key.parse().map_err(lifeline_decode::Error::invalid)
     }
 }
 

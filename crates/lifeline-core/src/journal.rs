@@ -28,12 +28,36 @@ use crate::tag_first::tag_first;
 pub use crate::provider_failure::ProviderFailureClass;
 
 /// Identity of a persist batch: the journal position of its first entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(transparent)]
 pub struct BatchId(pub u64);
 
 /// A runtime worker as the journal knows it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 pub struct RuntimeRef {
     pub lease: LeaseId,
     pub runtime: RuntimeId,
@@ -41,7 +65,7 @@ pub struct RuntimeRef {
 }
 
 /// Why a runtime generation stopped receiving work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum RetireCause {
     /// A newer generation was assigned to the lease.
@@ -57,7 +81,7 @@ pub enum RetireCause {
 }
 
 /// How a runtime generation is known to have ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum GoneCause {
     /// The shell confirmed the termination the controller asked for.
@@ -69,7 +93,7 @@ pub enum GoneCause {
 }
 
 /// How an acknowledgement was learned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum AckSource {
     /// The runtime's explicit ACK message.
@@ -83,7 +107,19 @@ pub enum AckSource {
 }
 
 /// What a recovery procedure responded to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RecoveryKind {
     ControllerRestart,
@@ -118,7 +154,7 @@ impl RecoveryKind {
 }
 
 /// One command's outcome as a recovery procedure left it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct Resolution {
     pub command: CommandId,
     pub attempt: Option<AttemptId>,
@@ -128,7 +164,7 @@ pub struct Resolution {
 
 /// What a recovery procedure observed and decided. Never erases anything:
 /// it is appended, and outcome changes it implies are separate records.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(deny_unknown_fields)]
 pub struct RecoveryEvidence {
     pub v: V1,
@@ -407,7 +443,7 @@ impl TurnAgent {
 }
 
 /// One tool call of a provider reply, as the provider gave it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct ToolCallRecord {
     /// The provider's id for the call; tool results name it.
     pub id: String,
@@ -422,7 +458,7 @@ pub struct ToolCallRecord {
 ///
 /// Stored in the compact wire form (`crate::wire`): a derived enum
 /// decoder per variant would cost the controller's wasm budget ~16 KB.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(into = "Wire", try_from = "Wire")]
 pub enum FailureReason {
     /// Stop, while the request was out.
@@ -676,7 +712,7 @@ pub(crate) fn check_failure(message: &str, partial_text: &str) -> Result<(), Str
 }
 
 /// How a turn ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnStatus {
     /// Every planned command completed.
@@ -815,7 +851,7 @@ impl JournalRecord {
 }
 
 /// A record at its journal position.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(deny_unknown_fields)]
 pub struct JournalEntry {
     pub v: V1,
@@ -835,7 +871,7 @@ impl Schema for JournalEntry {
 }
 
 /// Records to write in one transaction.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(deny_unknown_fields)]
 pub struct PersistBatch {
     pub v: V1,
@@ -852,7 +888,7 @@ pub struct PersistBatch {
 /// What deleting a session removes from the journal, by store key
 /// (see `worker/store` `schema.rs`): the tombstone's batch carries it, so
 /// the removal and the tombstone commit together or not at all.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct Purge {
     pub session: SessionId,
     /// Positions in `records`.
@@ -906,7 +942,7 @@ impl Schema for PersistBatch {
 }
 
 /// A journal that cannot be replayed: corrupt, reordered or contradictory.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct ReplayError {
     pub position: u64,
     pub detail: String,

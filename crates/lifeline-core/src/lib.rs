@@ -75,7 +75,6 @@ pub mod model;
 pub mod order;
 pub mod outcome;
 pub mod phrase;
-mod plain_json;
 pub mod profile;
 pub mod projection;
 pub mod provider_failure;

@@ -25,7 +25,7 @@ use crate::session_record::SessionRecord;
 
 /// A stream as the runtime sees it: how far it has emitted and how far the
 /// controller has confirmed as durable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct StreamPosition {
     pub command: CommandId,
     pub attempt: AttemptId,
@@ -34,14 +34,14 @@ pub struct StreamPosition {
 }
 
 /// The controller's durable position for one command stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct DurablePosition {
     pub command: CommandId,
     pub through: EventSeq,
 }
 
 /// The reverse dial: a runtime introduces itself on a new port.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Hello {
     pub v: V1,
@@ -125,7 +125,7 @@ impl fmt::Display for HelloRejection {
 }
 
 /// Order to run one command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct DispatchOrder {
     pub command: CommandId,
     pub attempt: AttemptId,
@@ -134,7 +134,7 @@ pub struct DispatchOrder {
 }
 
 /// What a runtime says about a cancel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum CancelReply {
     /// The process is being killed; a terminal event follows.
@@ -145,7 +145,7 @@ pub enum CancelReply {
     AlreadyFinished,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 // Externally tagged: an internally tagged enum is decoded through serde's
 // buffered content tree, which costs the workers' wasm dearly; only this
 // build's controller and runtimes speak it (the protocol version says so).
@@ -237,7 +237,7 @@ impl ControllerToRuntime {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 // Externally tagged: an internally tagged enum is decoded through serde's
 // buffered content tree, which costs the workers' wasm dearly; only this
 // build's controller and runtimes speak it (the protocol version says so).
@@ -326,12 +326,36 @@ impl RuntimeToController {
 }
 
 /// A client attachment (a tab's UI), numbered by the shell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(transparent)]
 pub struct ClientId(pub u64);
 
 /// Client-chosen correlation number for a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(transparent)]
 pub struct RequestId(pub u64);
 

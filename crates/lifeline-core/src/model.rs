@@ -24,6 +24,7 @@
 //!
 //! [`JournalRecord::ProviderRequested`]: crate::journal::JournalRecord::ProviderRequested
 
+use lifeline_decode::Json;
 use serde::{Deserialize, Serialize};
 
 use crate::flat::FlatSet;
@@ -43,7 +44,7 @@ pub const MAX_TOOL_RESULT_BYTES: usize = 16 * 1024;
 
 /// One message of the conversation sent to a provider. It crosses to the
 /// provider worker as JSON (externally tagged: no buffered decoding there).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ModelMessage {
     User {
@@ -154,6 +155,32 @@ fn path_operand(path: &str) -> String {
     }
 }
 
+/// A tool call's arguments, read as serde_json read them into a map before
+/// (the same grammar and limits), since a tool call's command line is
+/// derived again from old journals: an empty text is no arguments; `Err`
+/// holds why a text is not JSON, or nothing for JSON that is not an object.
+fn arguments(text: &str) -> Result<Vec<(std::borrow::Cow<'_, str>, Json<'_>)>, Option<String>> {
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    match lifeline_decode::json::parse(text) {
+        Ok(Json::Object(fields)) => Ok(fields),
+        Ok(_) => Err(None),
+        Err(e) => Err(Some(e.to_string())),
+    }
+}
+
+/// One argument; of a key given twice, the last, as serde_json's map kept.
+fn argument<'j>(
+    args: &'j [(std::borrow::Cow<'_, str>, Json<'j>)],
+    field: &str,
+) -> Option<&'j Json<'j>> {
+    args.iter()
+        .rev()
+        .find(|(key, _)| key == field)
+        .map(|(_, value)| value)
+}
+
 /// Maps a tool call to the command line that carries it out, or to the
 /// error text the model gets back instead (nothing is run then).
 pub fn tool_line(call: &ToolCallRecord, enabled: &FlatSet<Tool>) -> Result<String, String> {
@@ -171,37 +198,33 @@ pub fn tool_line(call: &ToolCallRecord, enabled: &FlatSet<Tool>) -> Result<Strin
             call.name
         ));
     }
-    let args: serde_json::Map<String, serde_json::Value> = if call.arguments.trim().is_empty() {
-        serde_json::Map::new()
-    } else {
-        match serde_json::from_slice::<serde_json::Value>(call.arguments.as_bytes()) {
-            Ok(serde_json::Value::Object(map)) => map,
-            Ok(_) => {
-                return Err(format!(
-                    "the arguments of `{}` must be a JSON object",
-                    call.name
-                ))
-            }
-            Err(e) => {
-                return Err(format!(
-                    "the arguments of `{}` are not valid JSON: {e}",
-                    call.name
-                ))
-            }
+    let args = match arguments(&call.arguments) {
+        Ok(args) => args,
+        Err(None) => {
+            return Err(format!(
+                "the arguments of `{}` must be a JSON object",
+                call.name
+            ))
+        }
+        Err(Some(e)) => {
+            return Err(format!(
+                "the arguments of `{}` are not valid JSON: {e}",
+                call.name
+            ))
         }
     };
     let text = |field: &str, required: bool| -> Result<Option<String>, String> {
-        match args.get(field) {
-            None | Some(serde_json::Value::Null) if !required => Ok(None),
-            None | Some(serde_json::Value::Null) => Err(format!(
+        match argument(&args, field) {
+            None | Some(Json::Null) if !required => Ok(None),
+            None | Some(Json::Null) => Err(format!(
                 "`{}` needs the string argument `{field}`",
                 call.name
             )),
-            Some(serde_json::Value::String(s)) if s.contains('\0') => Err(format!(
+            Some(Json::Text(s)) if s.contains('\0') => Err(format!(
                 "the argument `{field}` of `{}` contains a NUL character",
                 call.name
             )),
-            Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
+            Some(Json::Text(s)) => Ok(Some(s.to_string())),
             Some(_) => Err(format!(
                 "the argument `{field}` of `{}` must be a string",
                 call.name
@@ -727,5 +750,59 @@ fn failure_finish(
         status,
         reply,
         ending: Some(TurnEnding::ProviderFailed { class }),
+    }
+}
+
+#[cfg(test)]
+mod tool_line_tests {
+    use super::tool_line;
+    use crate::flat::FlatSet;
+    use crate::journal::ToolCallRecord;
+    use crate::profile::Tool;
+
+    fn line(name: &str, arguments: &str) -> Result<String, String> {
+        let call = ToolCallRecord {
+            id: "call".into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        tool_line(&call, &Tool::ALL.into_iter().collect::<FlatSet<Tool>>())
+    }
+
+    /// What serde_json's map made of a tool call's arguments, which old
+    /// journals were derived with: the last of a key given twice, and a
+    /// refusal of JSON it refused (a float out of range, nesting past 127)
+    /// even where the tool never reads it.
+    #[test]
+    fn arguments_read_as_serde_json_read_them() {
+        assert_eq!(
+            line("read_file", r#"{"path":"a","path":"b"}"#),
+            Ok("cat 'b'".to_string())
+        );
+        assert_eq!(line("list_files", " "), Ok("ls '.'".to_string()));
+        for refused in [
+            r#"{"path":"a","n":1e400}"#,
+            r#"{"path":"a","n":[1,]}"#,
+            r#"{"path":"a\ud800"}"#,
+            &format!(
+                r#"{{"path":"a","n":{}{}}}"#,
+                "[".repeat(127),
+                "]".repeat(127)
+            ),
+        ] {
+            assert!(serde_json::from_str::<serde_json::Value>(refused).is_err());
+            let refusal = line("read_file", refused).unwrap_err();
+            assert!(refusal.contains("are not valid JSON"), "{refusal}");
+        }
+        let deep = format!(
+            r#"{{"path":"a","n":{}{}}}"#,
+            "[".repeat(126),
+            "]".repeat(126)
+        );
+        assert!(serde_json::from_str::<serde_json::Value>(&deep).is_ok());
+        assert_eq!(line("read_file", &deep), Ok("cat 'a'".to_string()));
+        assert!(line("read_file", "[]")
+            .unwrap_err()
+            .contains("must be a JSON object"));
     }
 }

@@ -9,7 +9,19 @@ use core::fmt;
 use serde::{Deserialize, Serialize};
 
 /// What the journal can honestly say about a command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Durably admitted; not yet exposed to transport.
@@ -98,7 +110,19 @@ impl fmt::Display for Outcome {
 }
 
 /// How a command finished, as reported by the runtime.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalStatus {
     Completed,
@@ -119,7 +143,19 @@ impl TerminalStatus {
 }
 
 /// Why a command is being stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CancelReason {
     /// A client asked.
@@ -145,7 +181,19 @@ impl CancelReason {
 }
 
 /// A fact that may change an outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "reason")]
 pub enum OutcomeEvent {
     /// Recovery found no exposure record: the dispatch never reached transport.
@@ -195,7 +243,7 @@ impl OutcomeEvent {
 }
 
 /// A transition the table does not allow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct IllegalTransition {
     pub from: Outcome,
     pub event: OutcomeEvent,

@@ -73,7 +73,7 @@ pub enum JournalFault {
 }
 
 /// A text for a person, before it has words.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(into = "Wire", try_from = "Wire")]
 pub enum Phrase {
     // ---- the recovery card: summaries ----

@@ -12,7 +12,6 @@
 //! resume looks that identity up again to get its *current* environment.
 
 use crate::flat::FlatSet;
-use crate::plain_json::{self, field, optional, Json};
 
 use serde::{Deserialize, Serialize};
 
@@ -82,7 +81,7 @@ pub enum Provider {
 }
 
 /// What a local profile holds: the model file and how it samples.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct LocalModel {
     pub file: LocalFile,
     #[serde(default)]
@@ -104,40 +103,10 @@ impl LocalModel {
     }
 
     /// The model a spec text describes (what [`LocalModel::provider`]
-    /// wrote), read as serde's derive would read it: unknown fields
-    /// ignored, a known field twice refused, `model_name` absent or null as
-    /// `None`, `sampling` absent as its default. `None` for a text that
-    /// does not read. Not serde_json: see [`crate::plain_json`].
+    /// wrote), read by `lifeline_decode` as serde's derive reads it.
+    /// `None` for a text that does not read.
     pub fn from_spec(spec: &str) -> Option<LocalModel> {
-        let root = plain_json::parse(spec)?;
-        let root = root.object()?;
-        let file = field(root, "file")?.object()?;
-        let file = LocalFile {
-            name: field(file, "name")?.text()?,
-            size: field(file, "size")?.whole()?,
-            stored_as: field(file, "stored_as")?.text()?,
-            architecture: field(file, "architecture")?.text()?,
-            parameters: field(file, "parameters")?.whole()?,
-            context_length: field(file, "context_length")?.whole()?,
-            model_name: match optional(file, "model_name")? {
-                None | Some(Json::Null) => None,
-                Some(name) => Some(name.text()?),
-            },
-        };
-        let sampling = match optional(root, "sampling")? {
-            None => Sampling::default(),
-            Some(sampling) => {
-                let sampling = sampling.object()?;
-                let small = |name| u32::try_from(field(sampling, name)?.whole()?).ok();
-                Sampling {
-                    temperature_percent: small("temperature_percent")?,
-                    top_p_percent: small("top_p_percent")?,
-                    max_tokens: small("max_tokens")?,
-                    context_tokens: small("context_tokens")?,
-                }
-            }
-        };
-        Some(LocalModel { file, sampling })
+        lifeline_decode::from_str(spec).ok()
     }
 }
 
@@ -145,7 +114,7 @@ impl LocalModel {
 /// system so it survives reloads and works offline. The header facts are
 /// read once when it is picked (`lifeline_provider::gguf`) and kept here, so
 /// the profile shows them without reading the file again.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct LocalFile {
     /// The file's name as picked.
     pub name: String,
@@ -163,7 +132,7 @@ pub struct LocalFile {
 
 /// How a local model samples. Fractions are kept in hundredths so the
 /// profile stays `Eq` and its stored form exact.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct Sampling {
     /// 0 (greedy) to 200 (2.0).
     pub temperature_percent: u32,
@@ -333,7 +302,19 @@ impl Provider {
 }
 
 /// A tool a model may call. Every call goes through the command journal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Tool {
     ReadFile,
@@ -361,7 +342,7 @@ impl Tool {
 }
 
 /// What an agent using this profile may do.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct Capabilities {
     pub tools: FlatSet<Tool>,
     /// Whether the `js` command may evaluate JavaScript in the runtime.
@@ -392,7 +373,7 @@ impl Capabilities {
 }
 
 /// Limits on one turn of an agent using this profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct AgentBudget {
     /// Provider requests in one turn (each tool round is one).
     pub max_steps: u32,
@@ -499,21 +480,21 @@ impl LocalFile {
 
 /// An environment variable's value: a literal, or a credential the profile
 /// explicitly maps into the runtime's environment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum EnvValue {
     Literal(String),
     Secret(CredentialId),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct EnvVar {
     pub name: String,
     pub value: EnvValue,
 }
 
 /// One environment profile as stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct Profile {
     pub id: ProfileId,
     /// Raised on every edit.
@@ -529,7 +510,7 @@ pub struct Profile {
 }
 
 /// What an execution records about the profile it launched with.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct ProfileRef {
     pub id: ProfileId,
     pub revision: u64,
@@ -788,7 +769,7 @@ pub enum ProfileLookup {
 /// Why a profile lookup blocks a resume (criterion 7). Recorded as the
 /// session's failure cause; the typed reasons are stored in the compact
 /// wire form (`crate::wire`), which costs no derived decoder per variant.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub enum ProfileBlock {
     /// Recorded before the reasons were typed: the store's English.
     Unreadable {
@@ -911,7 +892,7 @@ impl core::fmt::Debug for Secret {
 
 /// Why a credential could not be resolved at the launch checkpoint.
 /// Recorded as the session's failure cause; the page words each reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub enum CredentialFailure {
     Missing,
     /// Recorded before the reasons were typed: the store's English.
@@ -997,6 +978,10 @@ pub fn launch_environment(
 #[cfg(test)]
 #[path = "profile_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "local_spec_tests.rs"]
+mod local_spec_tests;
 
 /// Why a file picked for a local model profile cannot be one, as a person
 /// is told it (the header reader's own words go to the worker's log).

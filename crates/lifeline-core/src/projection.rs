@@ -31,7 +31,7 @@ use crate::session_record::SessionRecord;
 use crate::settled::SettledCommand;
 
 /// Bounds on what the projection keeps in memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct RetentionPolicy {
     /// Inline output bytes per command (stdout and stderr together).
     pub inline_output_bytes: u64,
@@ -76,7 +76,7 @@ pub enum RuntimeStatus {
 }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct RuntimeView {
     pub runtime: RuntimeId,
     pub generation: Generation,
@@ -85,7 +85,7 @@ pub struct RuntimeView {
     pub termination_requested: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct LeaseView {
     pub workspace: WorkspaceId,
     pub lease: LeaseId,
@@ -136,14 +136,14 @@ impl Exposure {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct CancelState {
     pub reason: CancelReason,
     pub requested_at: Millis,
 }
 
 /// One step in a command's outcome history.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct OutcomeStep {
     pub position: u64,
     pub event: OutcomeEvent,
@@ -151,7 +151,7 @@ pub struct OutcomeStep {
 }
 
 /// What the UI shows for one command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct CommandView {
     pub command: CommandId,
     pub key: IdempotencyKey,
@@ -205,7 +205,7 @@ pub struct CommandView {
 /// model session's tool results go into every later provider request of
 /// its conversation. Snapshots written before this change carry the text
 /// of every collapsed command (and no `in_journal`); they still read.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct SettledOutput {
     /// Last output event folded in; the terminal event follows it.
     pub through: EventSeq,
@@ -347,7 +347,7 @@ impl CommandView {
 }
 
 /// A conversation on a workspace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct SessionView {
     pub session: SessionId,
     pub workspace: WorkspaceId,
@@ -630,7 +630,7 @@ impl Projection {
 const ENTRY_OVERHEAD_BYTES: u64 = 160;
 
 /// How a turn ended, as recorded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct TurnEnd {
     pub status: TurnStatus,
     pub reply: String,
@@ -641,7 +641,7 @@ pub struct TurnEnd {
 }
 
 /// One prompt and what the agent planned for it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct TurnView {
     pub turn: TurnId,
     pub session: SessionId,
@@ -658,7 +658,7 @@ pub struct TurnView {
 }
 
 /// One provider request of a model turn.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct ProviderRequestView {
     pub request: ProviderRequestId,
     pub turn: TurnId,
@@ -743,7 +743,7 @@ impl ProviderOutcome {
 }
 
 /// Everything the journal proves, folded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct Projection {
     pub policy: RetentionPolicy,
     /// Last applied journal position (0 for an empty journal).
@@ -792,7 +792,7 @@ pub struct Projection {
 }
 
 /// A projection at a journal position, for fast startup.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(from = "SnapshotRead")]
 pub struct ProjectionSnapshot {
     pub v: SnapshotVersion,
@@ -802,7 +802,7 @@ pub struct ProjectionSnapshot {
 
 /// A snapshot as read, before what it leaves out is rebuilt: so that no
 /// decoded snapshot lacks it.
-#[derive(Deserialize)]
+#[derive(Deserialize, lifeline_decode::Decode)]
 struct SnapshotRead {
     v: SnapshotVersion,
     position: u64,
@@ -885,17 +885,23 @@ mod seen_ids {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<u128>, D::Error> {
-        let texts = Vec::<String>::deserialize(d)?;
+        from_texts(Vec::<String>::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+
+    pub fn decode(
+        json: lifeline_decode::Json<'_>,
+    ) -> Result<BTreeSet<u128>, lifeline_decode::Error> {
+        from_texts(lifeline_decode::Decode::decode(json)?).map_err(lifeline_decode::Error::invalid)
+    }
+
+    fn from_texts(texts: Vec<String>) -> Result<BTreeSet<u128>, String> {
         let mut set = BTreeSet::new();
         for t in &texts {
             if t.is_empty() || t.len() % 32 != 0 || !t.is_ascii() {
-                return Err(serde::de::Error::custom(
-                    "seen ids must be 32 hex digits each",
-                ));
+                return Err("seen ids must be 32 hex digits each".to_string());
             }
             for at in (0..t.len()).step_by(32) {
-                let id =
-                    u128::from_str_radix(&t[at..at + 32], 16).map_err(serde::de::Error::custom)?;
+                let id = u128::from_str_radix(&t[at..at + 32], 16).map_err(|e| e.to_string())?;
                 set.insert(id);
             }
         }

@@ -5,7 +5,19 @@
 use serde::{Deserialize, Serialize};
 
 /// Why a provider request ended without a complete reply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderFailureClass {
     /// The key was refused (401/403).

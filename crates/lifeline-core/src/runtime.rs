@@ -30,7 +30,7 @@ use crate::outcome::{CancelReason, TerminalStatus};
 use crate::schema::{limits, V1};
 
 /// Who this runtime is. Fixed for the worker's life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct RuntimeIdentity {
     pub lease: LeaseId,
     pub runtime: RuntimeId,
@@ -38,7 +38,7 @@ pub struct RuntimeIdentity {
     pub execution: ExecutionId,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct RuntimeConfig {
     pub identity: RuntimeIdentity,
     pub heartbeat_interval_ms: u64,
@@ -183,7 +183,7 @@ impl fmt::Display for RuntimeError {
 
 impl std::error::Error for RuntimeError {}
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkState {
     Disconnected,

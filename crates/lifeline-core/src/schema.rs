@@ -87,6 +87,17 @@ impl<'de> Deserialize<'de> for V1 {
     }
 }
 
+impl lifeline_decode::Decode for V1 {
+    fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
+        match u64::decode(json)? {
+            SCHEMA_VERSION => Ok(V1),
+            v => Err(lifeline_decode::Error::invalid(format_args!(
+                "unsupported schema version {v}; this build understands {SCHEMA_VERSION}"
+            ))),
+        }
+    }
+}
+
 /// A projection snapshot's `"v"`. Version 2 may keep settled commands
 /// small (`Projection::settled`), which a build that knows only version 1
 /// would read as missing commands, and write back without them; such a
@@ -123,8 +134,19 @@ impl<'de> Deserialize<'de> for SnapshotVersion {
     }
 }
 
+impl lifeline_decode::Decode for SnapshotVersion {
+    fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
+        match u64::decode(json)? {
+            v if SnapshotVersion::READS.contains(&v) => Ok(SnapshotVersion(v)),
+            v => Err(lifeline_decode::Error::invalid(format_args!(
+                "unsupported snapshot version {v}; this build understands 1 to 4"
+            ))),
+        }
+    }
+}
+
 /// A durable or wire record with a named, versioned schema.
-pub trait Schema: Serialize + DeserializeOwned {
+pub trait Schema: Serialize + DeserializeOwned + lifeline_decode::Decode {
     /// Human name used in errors ("command record").
     const NAME: &'static str;
     /// The `"v"` values this build reads; a record with another is refused
@@ -138,7 +160,7 @@ pub trait Schema: Serialize + DeserializeOwned {
 }
 
 /// Why bytes could not be decoded as a schema.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub enum SchemaError {
     TooLarge {
         schema: String,
@@ -185,24 +207,51 @@ impl fmt::Display for SchemaError {
 
 impl std::error::Error for SchemaError {}
 
-/// Decodes and validates one record. The bytes are parsed once, straight
-/// into `T`: going through `serde_json::Value` first doubled the work on
-/// every journal read and compiled every record type's decoder a second
-/// time. Only when that parse fails is the version looked at, so a future
-/// record is still named as such instead of failing on a field.
-///
-/// In the browser the store decodes with the browser's own `JSON.parse`
-/// instead (the `lifeline-codec` crate), through the same [`precheck`],
-/// [`accept`] and [`refusal`].
+/// Decodes and validates one record, as [`read`] does.
 pub fn decode<T: Schema>(bytes: &[u8]) -> Result<T, SchemaError> {
     precheck::<T>(bytes)?;
-    match serde_json::from_slice(bytes) {
+    let text = std::str::from_utf8(bytes).map_err(|e| SchemaError::Malformed {
+        schema: T::NAME.to_string(),
+        detail: e.to_string(),
+    })?;
+    read(text)
+}
+
+/// Decodes and validates one record's text, natively and in the browser
+/// alike (`lifeline_decode`). Only when decoding fails is the version
+/// looked at, so a future record is still named as such instead of
+/// failing on a field.
+pub fn read<T: Schema>(text: &str) -> Result<T, SchemaError> {
+    precheck::<T>(text.as_bytes())?;
+    let read = match lifeline_decode::from_str::<T>(text) {
         Ok(record) => accept(record),
         Err(e) => Err(refusal(
             T::NAME,
-            version_of(bytes, T::VERSIONS),
+            version_of(text, T::VERSIONS),
             e.to_string(),
         )),
+    };
+    #[cfg(debug_assertions)]
+    same_as_serde_json(text, &read);
+    read
+}
+
+/// In debug builds (every native test and simulation), each record read
+/// is also read with serde_json and serde's derive, which wrote it: what
+/// they accept must read the same here. (What they refuse may read here:
+/// unknown fields are ignored, see `lifeline_decode`.)
+#[cfg(debug_assertions)]
+fn same_as_serde_json<T: Schema>(text: &str, read: &Result<T, SchemaError>) {
+    if let Ok(theirs) = serde_json::from_str::<T>(text) {
+        let encoded = |r: &T| serde_json::to_string(r).ok();
+        let ours = read.as_ref().map(encoded);
+        let theirs = accept(theirs).map(|r| encoded(&r));
+        assert_eq!(
+            ours,
+            theirs.as_ref().cloned(),
+            "{}: lifeline_decode, then serde_json",
+            T::NAME
+        );
     }
 }
 
@@ -268,20 +317,24 @@ pub fn refusal(schema: &str, version: Version, detail: String) -> SchemaError {
     }
 }
 
-/// Reads only the `"v"` field of JSON text; every other field is skipped.
-fn version_of(bytes: &[u8], versions: &[u64]) -> Version {
-    #[derive(Deserialize)]
-    struct Versioned {
-        v: Option<serde_json::Value>,
-    }
-    match serde_json::from_slice::<Versioned>(bytes) {
+/// What the `"v"` field of a record's text holds. The text is parsed again:
+/// this runs only for a record that did not decode.
+fn version_of(text: &str, versions: &[u64]) -> Version {
+    use lifeline_decode::{Json, Object};
+    let Ok(Ok(mut object)) = lifeline_decode::json::parse(text).map(Object::of) else {
         // Broken JSON: the parse error says where, which beats a version.
+        return Version::Current;
+    };
+    match object.take("v") {
+        // Given twice: damaged, not foreign.
         Err(_) => Version::Current,
-        Ok(Versioned { v: None }) => Version::Missing,
-        Ok(Versioned { v: Some(v) }) if v.as_u64().is_some_and(|v| versions.contains(&v)) => {
+        Ok(None | Some(Json::Null)) => Version::Missing,
+        Ok(Some(Json::Number(n))) if n.parse::<u64>().is_ok_and(|v| versions.contains(&v)) => {
             Version::Current
         }
-        Ok(Versioned { v: Some(v) }) => Version::Other(v.to_string()),
+        Ok(Some(Json::Number(n))) => Version::Other(n.to_string()),
+        Ok(Some(Json::Text(t))) => Version::Other(format!("{t:?}")),
+        Ok(Some(other)) => Version::Other(other.kind().to_string()),
     }
 }
 

@@ -145,7 +145,7 @@ pub fn rejoin_verdict(
 pub use crate::environment::Environment;
 
 /// The execution a session is bound to (its stored token).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct ExecutionBinding {
     pub execution: ExecutionId,
     pub generation: Generation,
@@ -154,7 +154,7 @@ pub struct ExecutionBinding {
 }
 
 /// A failure shown with recovery controls.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct Failure {
     pub stamp: ErrorStamp,
     pub attempt: Option<StartupAttemptId>,
@@ -191,7 +191,7 @@ pub enum SessionState {
 }
 
 /// Timers the shell sets for an attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub enum AttemptTimer {
     Readiness,
     /// The retained runtime did not dial back in time: a timeout, never a

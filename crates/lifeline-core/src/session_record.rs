@@ -15,7 +15,7 @@ use crate::id::{
 use crate::profile::{CredentialFailure, ProfileBlock, ProfileRef};
 
 /// Why a session is being started.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Purpose {
     /// A first launch, or Start fresh: uses the session's selected profile.
@@ -26,7 +26,7 @@ pub enum Purpose {
 
 /// What led to a resume; kept on a failure even when an internal retry
 /// failed for another reason.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum ResumeCause {
     /// The user pressed Resume.
@@ -163,7 +163,7 @@ pub enum FailureCause {
 
 /// How the app learned that a session's runtime ended, when it was not
 /// the browser's report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum RuntimeEnd {
     /// The worker behind its port ended (its lock released, its port

@@ -30,7 +30,7 @@ use crate::id::{
 };
 use crate::outcome::Outcome;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct SettledCommand {
     pub command: CommandId,
     pub key: IdempotencyKey,
@@ -115,6 +115,12 @@ pub(crate) mod lines {
         d: D,
     ) -> Result<FlatMap<CommandId, SettledCommand>, D::Error> {
         from_lines(Vec::<String>::deserialize(d)?).map_err(D::Error::custom)
+    }
+
+    pub fn decode(
+        json: lifeline_decode::Json<'_>,
+    ) -> Result<FlatMap<CommandId, SettledCommand>, lifeline_decode::Error> {
+        from_lines(lifeline_decode::Decode::decode(json)?).map_err(lifeline_decode::Error::invalid)
     }
 
     fn from_lines(lines: Vec<String>) -> Result<FlatMap<CommandId, SettledCommand>, String> {

@@ -207,7 +207,7 @@ macro_rules! tag_first {
         $vis:vis enum $name:ident { $($body:tt)* }
     ) => {
         $(#[$attr])*
-        #[derive(serde::Serialize)]
+        #[derive(serde::Serialize, lifeline_decode::Decode)]
         #[serde(tag = $tag, rename_all = "snake_case")]
         $vis enum $name { $($body)* }
 

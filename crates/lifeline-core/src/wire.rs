@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// The serialized form of a phrase (see the `phrase` module) or of a
 /// small recorded enum: a kind, then its texts, numbers and nested values.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 pub struct Wire(
     pub(crate) u16,
     pub(crate) Vec<String>,
@@ -172,6 +172,16 @@ pub(crate) mod as_arg {
             p: p.into_iter(),
         })
         .map_err(D::Error::custom)
+    }
+
+    pub fn decode<T: Arg>(json: lifeline_decode::Json<'_>) -> Result<T, lifeline_decode::Error> {
+        let Wire(_, s, n, p) = lifeline_decode::Decode::decode(json)?;
+        T::take(&mut Reader {
+            s: s.into_iter(),
+            n: n.into_iter(),
+            p: p.into_iter(),
+        })
+        .map_err(lifeline_decode::Error::invalid)
     }
 }
 

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use crate::SecretText;
 
 /// A complete reply from a provider.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderReply {
     pub text: String,
@@ -40,7 +40,7 @@ pub struct ProviderReply {
 }
 
 /// How a provider request ended without a complete reply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderFailure {
     pub class: ProviderFailureClass,
@@ -57,7 +57,7 @@ pub struct ProviderFailure {
 }
 
 /// Where a provider request failed: the fact a retry decision rests on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum FailedAt {
     /// No response byte arrived: the connection failed (or the request was
@@ -70,7 +70,7 @@ pub enum FailedAt {
 }
 
 /// Controller → provider worker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ControllerToProvider {
     /// Send one recorded request (it is durable before this is posted) and
@@ -87,7 +87,7 @@ pub enum ControllerToProvider {
 }
 
 /// Provider worker → controller, each naming the request it is about.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ProviderToController {
     /// First message: the worker listens from now on. `watched`: it holds

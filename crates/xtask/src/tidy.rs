@@ -312,17 +312,19 @@ fn rust_sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// The browser decodes with the browser: every message, record, snapshot
-/// and profile that `web/` or `worker/` reads goes through `worker/codec`
-/// (`JSON.parse` + serde's derive over the parsed value), never serde_json's
-/// decoders, which would compile a second, larger decoder per type into the
-/// bundle
-/// (docs/benchmarks.md, "Issue 15, first step"). Tests are exempt.
+/// Every message, record, snapshot and profile that `web/` or `worker/`
+/// reads goes through `worker/codec` (`lifeline_decode`'s readers), never
+/// serde_json's decoders, which would compile serde's derived decoder for
+/// each type into the bundle beside them (docs/benchmarks.md, "Issue 15,
+/// first step" and "Fourteenth stop"). Tests are exempt.
 #[test]
 fn the_browser_decodes_through_the_codec() {
     // serde_json::Value for a tool call's arguments, which go straight back
     // into a provider request built with serde_json.
-    const ALLOWED: [&str; 1] = ["worker/provider/src/remote.rs: serde_json::from_"];
+    const ALLOWED: [&str; 2] = [
+        "worker/provider/src/remote.rs: serde_json::from_",
+        "worker/codec/src/lib.rs: lifeline_protocol::decode",
+    ];
     const DECODERS: [&str; 5] = [
         "serde_json::from_",
         "serde_json::Deserializer",
@@ -352,18 +354,15 @@ fn the_browser_decodes_through_the_codec() {
 }
 
 /// The core and the engine, which the controller links, read JSON text
-/// with serde_json only where the browser never calls it (`schema::decode`,
-/// `lifeline_protocol::decode`, `export::json_line`: native callers; the
-/// browser's go through `worker/codec`) or where its words go back to a
-/// model (a tool call's arguments). A spec is read by `plain_json`: each
-/// further serde_json reader links another copy of its parser
-/// (docs/ARCHITECTURE.md, `plain_json`). Tests are exempt.
+/// with `lifeline_decode`, and with serde_json's readers only in debug
+/// builds (`schema::read` and `lifeline_protocol::decode` check every read
+/// against serde_json's). Each serde_json reader in the browser links
+/// its parser and serde's derived decoders (docs/ARCHITECTURE.md,
+/// `lifeline-decode`). Tests are exempt.
 #[test]
 fn the_core_reads_json_with_serde_json_only_where_the_browser_does_not() {
-    const ALLOWED: [&str; 4] = [
+    const ALLOWED: [&str; 2] = [
         "crates/lifeline-core/src/schema.rs",
-        "crates/lifeline-core/src/export.rs",
-        "crates/lifeline-core/src/model.rs",
         "crates/lifeline-protocol/src/lib.rs",
     ];
     let offenders: Vec<String> = non_test_code(&[

@@ -198,9 +198,7 @@ fn import(
     } else {
         export::unbundle(data)?.0
     };
-    let imported = export::import_session_with(&jsonl, RetentionPolicy::default(), &|line| {
-        lifeline_codec::decode_value(line)
-    })?;
+    let imported = export::import_session(&jsonl, RetentionPolicy::default())?;
     let deltas = session_deltas(&imported.projection, imported.session);
     Ok((imported.session, imported.title, deltas))
 }

@@ -33,11 +33,23 @@ use crate::projection::RuntimeStatus;
 
 /// One port the shell handed over for a runtime, numbered by the shell; a
 /// number is never reused within one controller's life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    lifeline_decode::Decode,
+)]
 pub struct PortId(pub u64);
 
 /// What the controller made of the page's report that a runtime exited.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum ExitClaim {
     /// Recorded: the termination the controller asked for was carried out,

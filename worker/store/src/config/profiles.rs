@@ -227,7 +227,5 @@ fn stored_revision(value: &JsValue) -> Option<u64> {
     if json.len() > limits::MAX_PROFILE_JSON_BYTES {
         return None;
     }
-    lifeline_codec::number_field(&json, "revision")
-        .filter(|r| r.fract() == 0.0 && *r >= 0.0 && *r <= 9_007_199_254_740_991.0)
-        .map(|r| r as u64)
+    lifeline_codec::whole_field(&json, "revision")
 }
