@@ -38,8 +38,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use crate::id::{
     AttemptId, CommandId, EventSeq, ExecutionId, Generation, IdMinter, LeaseId, Millis, RuntimeId,
     WorkspaceId,
@@ -149,13 +147,22 @@ pub enum StartCause {
     HostLoss,
 }
 
-// Encoded as `#[serde(tag = "timer", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "timer", name = "TimerId";
 /// A timer the shell should fire at `at`. Each names the identities it was
 /// armed for; a timer that no longer matches the state is ignored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    lifeline_decode::Decode,
+)]
+#[serde(tag = "timer", rename_all = "snake_case")]
 pub enum TimerId {
     AckTimeout {
         command: CommandId,
@@ -183,14 +190,12 @@ pub enum TimerId {
         batch: BatchId,
     },
 }
-}
 
-// Encoded as `#[serde(tag = "effect", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "effect", name = "ControllerEffect";
 /// Work for the shell, in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "effect", rename_all = "snake_case")]
 pub enum ControllerEffect {
     /// Write in one transaction, then call `handle_persist_complete` or `_failed`.
     /// Shared with the controller, which keeps it until it is written (to
@@ -223,14 +228,12 @@ pub enum ControllerEffect {
         generation: Generation,
     },
 }
-}
 
-// Encoded as `#[serde(tag = "error", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "error", name = "ControllerError";
 /// An input the controller refused. Nothing was recorded for it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "error", rename_all = "snake_case")]
 pub enum ControllerError {
     Malformed {
         detail: String,
@@ -289,7 +292,6 @@ pub enum ControllerError {
     Responding {
         runtime: RuntimeId,
     },
-}
 }
 
 impl ControllerError {

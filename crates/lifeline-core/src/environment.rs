@@ -9,17 +9,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use crate::action::Action;
 use crate::id::FolderId;
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "Environment";
 /// Where a session's files live and who owns them.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Environment {
     /// This tab's worker sandbox: an OPFS folder Lifeline created and owns.
     Worker,
@@ -28,7 +25,6 @@ pub enum Environment {
     /// `folder` names the directory handle stored in this browser; `name`
     /// is the folder's own name, for people.
     LocalFolder { folder: FolderId, name: String },
-}
 }
 
 impl Environment {

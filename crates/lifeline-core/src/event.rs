@@ -9,18 +9,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use crate::id::{CommandId, Digest, EventSeq};
 use crate::outcome::TerminalStatus;
 use crate::schema::{check_text, limits, Schema, V1};
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "EventBody";
 /// An event as the runtime sends it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EventBody {
     Stdout { data: String },
     Stderr { data: String },
@@ -28,7 +25,6 @@ pub enum EventBody {
     Lifecycle { phase: String },
     Checkpoint { label: String },
     Terminal(TerminalResult),
-}
 }
 
 impl EventBody {
@@ -179,12 +175,11 @@ impl OutputChunk {
     }
 }
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "RetainedBody";
 /// The durable form of an event body.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RetainedBody {
     Stdout(OutputChunk),
     Stderr(OutputChunk),
@@ -192,7 +187,6 @@ pub enum RetainedBody {
     Lifecycle { phase: String },
     Checkpoint { label: String },
     Terminal(TerminalResult),
-}
 }
 
 impl RetainedBody {

@@ -410,8 +410,8 @@ fn unquoted(json: Vec<u8>) -> String {
 }
 
 /// The record's `type` tag: the first field of its JSON text, since the
-/// record enum is internally tagged and serde writes the tag first
-/// (`tag_first`). Read off the text, not decoded: see [`unquoted`]. (Not
+/// record enum is internally tagged and serde writes the tag first. Read
+/// off the text, not decoded: see [`unquoted`]. (Not
 /// `to_value`: that would compile a second encoder for every record type.)
 fn kind_of(record: &JournalRecord) -> String {
     serde_json::to_vec(record)

@@ -373,8 +373,8 @@ fn a_corrupt_line_is_named_by_its_number() {
         .iter()
         .position(|l| l.contains("\"runtime_assigned\""))
         .unwrap();
-    // Edited in the text: records keep their tag first (`tag_first`), which
-    // a `serde_json::Value` (sorted keys) would not.
+    // Edited in the text: records keep their tag first (serde writes it
+    // first), which a `serde_json::Value` (sorted keys) would not.
     let generation = objects(&lines)[assigned]["record"]["generation"].clone();
     bad = lines.clone();
     bad[assigned] = bad[assigned].replacen(

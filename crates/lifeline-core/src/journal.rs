@@ -21,7 +21,6 @@ use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
 use crate::profile::{AgentBudget, ProfileRef, Tool};
 use crate::schema::{check_text, limits, Schema, V1};
 use crate::session_record::SessionRecord;
-use crate::tag_first::tag_first;
 
 /// In its own module so that `ending` can name a class without importing
 /// the journal (which records endings).
@@ -196,13 +195,12 @@ impl Schema for RecoveryEvidence {
     }
 }
 
-// Encoded as `#[serde(tag = "reason", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "reason", name = "DispatchRefusal";
 /// Why a runtime refused a dispatch. A refusal is proof the command did not
 /// start on that runtime.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "reason", rename_all = "snake_case")]
 pub enum DispatchRefusal {
     WrongRuntime,
     /// The order names a generation other than the runtime's own.
@@ -213,7 +211,6 @@ pub enum DispatchRefusal {
     /// A cancel for this command arrived first; it will never run here.
     CancelledBeforeAccept,
     Capacity,
-}
 }
 
 impl DispatchRefusal {
@@ -239,12 +236,11 @@ impl fmt::Display for DispatchRefusal {
     }
 }
 
-// Encoded as `#[serde(tag = "type", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "type", name = "JournalRecord";
 /// One durable fact.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum JournalRecord {
     LeaseGranted {
         workspace: WorkspaceId,
@@ -399,14 +395,19 @@ pub enum JournalRecord {
         record: SessionRecord,
     },
 }
-}
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "TurnAgent", default;
 /// Who answers a turn.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TurnAgent {
     /// The deterministic offline agent: the turn's plan is its commands.
     #[default]
@@ -421,7 +422,6 @@ pub enum TurnAgent {
         budget: AgentBudget,
         tools: FlatSet<Tool>,
     },
-}
 }
 
 impl TurnAgent {

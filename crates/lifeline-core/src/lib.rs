@@ -15,7 +15,6 @@
 //! | [`flat`] | [`flat::FlatMap`]: an ordered map as one sorted vector, for maps keyed by time-ordered identities (less wasm than a `BTreeMap` per type) |
 //! | [`id`] | identities (128-bit, ULID text), [`Generation`], [`EventSeq`], [`Millis`], [`Digest`], [`IdMinter`] |
 //! | [`outcome`] | the ten [`Outcome`]s and [`transition`], the only legal way between them |
-//! | [`tag_first`] | the decoder of the internally tagged enums: tag first, no buffering (the encoding is serde's) |
 //! | [`schema`] | `"v": 1` versioning, limits, strict [`decode`]/[`encode`] |
 //! | [`command`] | [`Binding`] (what an idempotency key is bound to) and [`CommandRecord`] |
 //! | [`event`] | [`EventBody`], [`EventRecord`], [`TerminalResult`], [`Cursor`], output retention |
@@ -89,7 +88,6 @@ pub mod settled;
 pub mod stop;
 pub mod store_fault;
 pub mod stored_output;
-pub mod tag_first;
 pub mod view;
 pub mod wire;
 

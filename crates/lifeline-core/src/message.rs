@@ -8,8 +8,6 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use crate::command::{Binding, BindingField, BindingMismatch};
 use crate::event::{Cursor, EventBody, RetainedBody};
 use crate::id::{
@@ -79,12 +77,11 @@ fn check_streams(streams: &[StreamPosition]) -> Result<(), String> {
     Ok(())
 }
 
-// Encoded as `#[serde(tag = "reason", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "reason", name = "HelloRejection";
 /// Why the controller refused a hello.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "reason", rename_all = "snake_case")]
 pub enum HelloRejection {
     UnknownLease,
     UnknownRuntime,
@@ -98,7 +95,6 @@ pub enum HelloRejection {
     Malformed {
         detail: String,
     },
-}
 }
 
 impl fmt::Display for HelloRejection {
@@ -359,11 +355,10 @@ pub struct ClientId(pub u64);
 #[serde(transparent)]
 pub struct RequestId(pub u64);
 
-// Encoded as `#[serde(tag = "type", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "type", name = "ClientRequest";
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientRequest {
     /// Assigns the next runtime generation for the workspace's lease
     /// (creating the lease on first use) and retires the previous one.
@@ -484,7 +479,6 @@ pub enum ClientRequest {
         generation: Generation,
     },
 }
-}
 
 impl ClientRequest {
     pub fn request(&self) -> RequestId {
@@ -507,12 +501,11 @@ impl ClientRequest {
     }
 }
 
-// Encoded as `#[serde(tag = "state", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "state", name = "Settlement";
 /// What a cancel request resolved to. Repeating the request repeats the answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "state", rename_all = "snake_case")]
 pub enum Settlement {
     /// The cancel is durable and the runtime has been asked to stop.
     Pending { reason: CancelReason },
@@ -522,14 +515,12 @@ pub enum Settlement {
     /// keeps its honest outcome.
     NotRunning { outcome: Outcome },
 }
-}
 
-// Encoded as `#[serde(tag = "error", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "error", name = "Rejection";
 /// Why a client request was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "error", rename_all = "snake_case")]
 pub enum Rejection {
     BindingMismatch(BindingMismatch),
     InvalidBinding {
@@ -612,7 +603,6 @@ pub enum Rejection {
         command: CommandId,
         detail: String,
     },
-}
 }
 
 /// What kind of refusal a [`Rejection`] is: what the page words (a phrase
@@ -790,11 +780,10 @@ impl fmt::Display for Rejection {
     }
 }
 
-// Encoded as `#[serde(tag = "type", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "type", name = "ClientMessage";
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMessage {
     RuntimeStarted {
         request: RequestId,
@@ -884,7 +873,6 @@ pub enum ClientMessage {
         runtime: RuntimeId,
         generation: Generation,
     },
-}
 }
 
 /// Validates a client request's free-form parts.

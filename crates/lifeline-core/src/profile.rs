@@ -15,8 +15,6 @@ use crate::flat::FlatSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use crate::id::{CredentialId, ProfileId};
 use crate::store_fault::StoreFault;
 
@@ -49,12 +47,11 @@ pub mod limits {
     pub const MAX_LOCAL_SPEC_BYTES: usize = 2048;
 }
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "Provider";
 /// Which backend answers a turn.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Provider {
     /// The deterministic offline agent of DESIGN.md: no network, no key.
     BuiltIn,
@@ -77,7 +74,6 @@ pub enum Provider {
         /// the UI's wasm about 3 KB gzip, more than the form itself.
         spec: String,
     },
-}
 }
 
 /// What a local profile holds: the model file and how it samples.

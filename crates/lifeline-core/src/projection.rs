@@ -12,8 +12,6 @@ use crate::flat::{FlatMap, FlatSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use crate::command::Binding;
 use crate::derived_key::plan_key;
 use crate::event::{EventRecord, OutputSummary, RetainedBody};
@@ -63,17 +61,15 @@ impl Default for RetentionPolicy {
     }
 }
 
-// Encoded as `#[serde(tag = "status", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "status", name = "RuntimeStatus";
 /// Where a runtime generation stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "status", rename_all = "snake_case")]
 pub enum RuntimeStatus {
     Current,
     Retired { cause: RetireCause },
     Gone { cause: GoneCause },
-}
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
@@ -102,12 +98,11 @@ impl LeaseView {
     }
 }
 
-// Encoded as `#[serde(tag = "state", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "state", name = "Exposure";
 /// How far a command got towards the runtime.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "state", rename_all = "snake_case")]
 pub enum Exposure {
     /// Never written as exposed: provably not sent.
     None,
@@ -122,7 +117,6 @@ pub enum Exposure {
     Refused {
         attempt: AttemptId,
     },
-}
 }
 
 impl Exposure {
@@ -670,12 +664,11 @@ pub struct ProviderRequestView {
     pub outcome: Option<ProviderOutcome>,
 }
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "ProviderOutcome";
 /// How a provider request ended, as recorded.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProviderOutcome {
     Replied {
         text: String,
@@ -695,7 +688,6 @@ pub enum ProviderOutcome {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<crate::journal::FailureReason>,
     },
-}
 }
 
 impl ProviderOutcome {

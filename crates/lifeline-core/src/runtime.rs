@@ -14,8 +14,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use crate::command::Binding;
 use crate::event::{EventBody, TerminalResult};
 use crate::id::{
@@ -64,12 +62,11 @@ impl RuntimeConfig {
     }
 }
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "ProcessOutput";
 /// Output from a command's process, reported by the shell.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProcessOutput {
     Stdout { data: String },
     Stderr { data: String },
@@ -79,14 +76,12 @@ pub enum ProcessOutput {
     Exit { code: i32 },
     StartFailed { message: String },
 }
-}
 
-// Encoded as `#[serde(tag = "effect", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "effect", name = "RuntimeEffect";
 /// Work for the runtime's shell, in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "effect", rename_all = "snake_case")]
 pub enum RuntimeEffect {
     Send(RuntimeToController),
     /// Start the command; report output with `handle_process`.
@@ -106,13 +101,11 @@ pub enum RuntimeEffect {
         reason: HelloRejection,
     },
 }
-}
 
-// Encoded as `#[serde(tag = "error", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "error", name = "RuntimeError";
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "error", rename_all = "snake_case")]
 pub enum RuntimeError {
     /// The message names another runtime or generation; nothing was done.
     NotForMe {
@@ -143,7 +136,6 @@ pub enum RuntimeError {
     Malformed {
         detail: String,
     },
-}
 }
 
 impl fmt::Display for RuntimeError {

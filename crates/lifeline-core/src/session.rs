@@ -41,8 +41,6 @@ use crate::flat::FlatMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use crate::id::{
     CommandId, CredentialId, ErrorStamp, ExecutionId, Generation, IdError, IdMinter, Millis,
     ProfileId, RuntimeId, SessionId, StartupAttemptId, TurnId, WorkspaceId,
@@ -162,12 +160,11 @@ pub struct Failure {
     pub cause: FailureCause,
 }
 
-// Encoded as `#[serde(tag = "state", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "state", name = "SessionState";
 /// Where a session stands, as published to the UI.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "state", rename_all = "snake_case")]
 pub enum SessionState {
     /// Never launched.
     New,
@@ -187,7 +184,6 @@ pub enum SessionState {
     Cancelled,
     Failed(Failure),
     Archived,
-}
 }
 
 /// Timers the shell sets for an attempt.

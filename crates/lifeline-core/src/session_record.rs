@@ -5,8 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use crate::environment::Environment;
 use crate::id::{
     CommandId, CredentialId, ErrorStamp, ExecutionId, Generation, ProfileId, RuntimeId, SessionId,
@@ -39,12 +37,11 @@ pub enum ResumeCause {
     Automatic,
 }
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "LoadError";
 /// Why rejoining a retained execution failed, as classified by the shell.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LoadError {
     /// The execution's backend cannot be rejoined at all.
     Unsupported,
@@ -61,7 +58,6 @@ pub enum LoadError {
     Unclassified {
         detail: String,
     },
-}
 }
 
 impl LoadError {
@@ -92,12 +88,11 @@ impl core::fmt::Display for LoadError {
     }
 }
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "LaunchFailure";
 /// Why a launch failed in the shell.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LaunchFailure {
     /// The retained workspace is not there. It is never recreated empty.
     WorkspaceMissing,
@@ -109,23 +104,17 @@ pub enum LaunchFailure {
     },
     /// The runtime did not start; `detail` is the browser's words (or, in
     /// records written before `Refused`, the journal's English refusal).
-    Failed {
-        detail: String,
-    },
+    Failed { detail: String },
     /// The journal refused to start the runtime (`code`:
     /// [`crate::message::RejectionKind::as_str`]).
-    Refused {
-        code: String,
-    },
-}
+    Refused { code: String },
 }
 
-// Encoded as `#[serde(tag = "kind", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "kind", name = "FailureCause";
 /// What went wrong, durably, with what the user can do about it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FailureCause {
     ProfileBlocked {
         block: ProfileBlock,
@@ -158,7 +147,6 @@ pub enum FailureCause {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         end: Option<RuntimeEnd>,
     },
-}
 }
 
 /// How the app learned that a session's runtime ended, when it was not
@@ -250,13 +238,12 @@ impl core::fmt::Display for FailureCause {
     }
 }
 
-// Encoded as `#[serde(tag = "type", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "type", name = "SessionRecord";
 /// Durable records of session lifecycles. The shell writes them to the
 /// journal; [`crate::session::Sessions::recover`] folds them back after a restart.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionRecord {
     Created {
         session: SessionId,
@@ -371,7 +358,6 @@ pub enum SessionRecord {
         session: SessionId,
         title: String,
     },
-}
 }
 
 impl SessionRecord {

@@ -23,8 +23,6 @@ use crate::flat::{FlatMap, FlatSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::tag_first::tag_first;
-
 use super::{Controller, ControllerEffect, ControllerError, TimerId};
 use crate::id::{Generation, Millis, RuntimeId};
 use crate::journal::{RecoveryKind, RetireCause};
@@ -63,12 +61,11 @@ pub enum ExitClaim {
     Ignored,
 }
 
-// Encoded as `#[serde(tag = "liveness", rename_all = "snake_case")]`, decoded
-// tag-first (see `tag_first`).
-tag_first! {
-tag = "liveness", name = "Liveness";
 /// How a runtime looks to a person.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
+)]
+#[serde(tag = "liveness", rename_all = "snake_case")]
 pub enum Liveness {
     /// Not attached (starting, dialing back, or gone).
     Detached,
@@ -77,7 +74,6 @@ pub enum Liveness {
     NotResponding {
         since: Millis,
     },
-}
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
