@@ -430,7 +430,8 @@ fn wasm_bytes() -> f64 {
 }
 
 /// Times decoding the snapshot of `projection` and every tail entry, once
-/// with serde_json and once with the browser's decoder.
+/// with serde_json and serde's derive (the reference, and the store's
+/// decoder before `lifeline-codec`) and once with the browser's decoder.
 fn decode_both(projection: &Projection, tail: &[JournalEntry]) -> Result<(f64, f64), JsValue> {
     let encode_err = |e: schema::SchemaError| JsValue::from_str(&e.to_string());
     let snapshot = schema::encode(&projection.snapshot()).map_err(encode_err)?;
@@ -444,10 +445,10 @@ fn decode_both(projection: &Projection, tail: &[JournalEntry]) -> Result<(f64, f
         .map(|b| std::str::from_utf8(b).unwrap_or(""))
         .collect();
     let t0 = now();
-    let native = schema::decode::<ProjectionSnapshot>(texts[0].as_bytes()).is_ok()
+    let native = serde_json::from_str::<ProjectionSnapshot>(texts[0]).is_ok()
         && texts[1..]
             .iter()
-            .all(|t| schema::decode::<JournalEntry>(t.as_bytes()).is_ok());
+            .all(|t| serde_json::from_str::<JournalEntry>(t).is_ok());
     let t1 = now();
     let browser = lifeline_codec::decode_record::<ProjectionSnapshot>(texts[0]).is_ok()
         && texts[1..]
@@ -484,8 +485,7 @@ pub async fn recovery_measure(name: String) -> Result<String, JsValue> {
     journal.close();
     // The same records decoded by both decoders, in this worker: serde_json
     // (what the store used before `lifeline-codec`) and the browser's
-    // JSON.parse + serde's derived decoders over the parsed value
-    // (`lifeline_codec`, what it uses now).
+    // (`lifeline_codec`: `lifeline_decode`'s tree and readers).
     // Memory first: the comparison below allocates copies of everything.
     let wasm_after_fold = wasm_bytes();
     let (serde_json_ms, browser_ms) = decode_both(&projection, &loaded.tail)?;

@@ -20,7 +20,8 @@
 //!   refuses them reading any JSON value ([`json`]).
 //!
 //! Architecture Invariant: nothing from outside panics here; every input
-//! gives a value or an [`Error`], and an error never quotes a value.
+//! gives a value or an [`Error`], and an error quotes nothing from the
+//! text but an unknown variant's or field's name, cut short.
 
 mod error;
 pub mod json;
@@ -54,7 +55,7 @@ pub struct Object<'a> {
 }
 
 impl<'a> Object<'a> {
-    /// The object `json` holds; `what` names the type for an error.
+    /// The object `json` holds.
     pub fn of(json: Json<'a>) -> Result<Object<'a>, Error> {
         match json {
             Json::Object(fields) => Ok(Object { fields }),

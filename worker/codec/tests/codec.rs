@@ -349,6 +349,8 @@ fn every_shape_reads_as_serde_json_reads_it() {
         (r#""small":7"#, r#""small":7e0"#),
         (r#""small":7"#, r#""small":"7""#),
         (r#""size":4294967295"#, r#""size":4294967296"#),
+        (r#""signed":-3"#, r#""signed":-0"#),
+        (r#""small":7"#, r#""small":-0"#),
         (r#""signed":-3"#, r#""signed":-9223372036854775808"#),
         (r#""signed":-3"#, r#""signed":-9223372036854775809"#),
         (r#""flag":true"#, r#""flag":1"#),
