@@ -58,9 +58,9 @@ fn signed(json: Json<'_>, min: i64, max: i64) -> Result<i64, Error> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     match text.parse::<i64>() {
         // serde_json reads `-0` as a float.
-        Ok(0) if text.starts_with('-') => Err(Error::invalid(
-            "expected an integer, found another number",
-        )),
+        Ok(0) if text.starts_with('-') => {
+            Err(Error::invalid("expected an integer, found another number"))
+        }
         Ok(n) if (min..=max).contains(&n) => Ok(n),
         _ if digits.bytes().all(|b| b.is_ascii_digit()) => {
             Err(Error::invalid("an integer out of range"))
