@@ -3,10 +3,11 @@
 //! value: the card (`recovery`) offers them, the environment says which a
 //! folder blocks, the page words them; none of those is imported here.
 
+use lifeline_decode::Decode;
 use serde::{Deserialize, Serialize};
 
 /// A recovery action the card can offer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Resume,

@@ -30,6 +30,7 @@
 //! | `timers` | what each timer does when it fires, if it still matches the state |
 //! | `watch` | whose word counts about a runtime: its port, its silence, the page's claims |
 
+use lifeline_decode::Decode;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -73,7 +74,7 @@ mod watch;
 pub use watch::{ExitClaim, Liveness, PortId};
 
 /// Tunables. Every duration is in milliseconds of the caller's clock.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct ControllerConfig {
     /// Fresh random bytes from the shell; ids are minted from them.
     pub entropy: Vec<u8>,
@@ -138,7 +139,7 @@ fn default_room_retry_ms() -> u64 {
 }
 
 /// What the shell knows about how this controller came to start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum StartCause {
     /// The previous controller died but the page (and its runtimes) lived.
@@ -150,17 +151,7 @@ pub enum StartCause {
 /// A timer the shell should fire at `at`. Each names the identities it was
 /// armed for; a timer that no longer matches the state is ignored.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(tag = "timer", rename_all = "snake_case")]
 pub enum TimerId {
@@ -192,9 +183,7 @@ pub enum TimerId {
 }
 
 /// Work for the shell, in order.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum ControllerEffect {
     /// Write in one transaction, then call `handle_persist_complete` or `_failed`.
@@ -230,9 +219,7 @@ pub enum ControllerEffect {
 }
 
 /// An input the controller refused. Nothing was recorded for it.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum ControllerError {
     Malformed {

@@ -7,15 +7,14 @@
 //! card says and which actions it blocks. Asking the user for permission is
 //! the page's job, on the click that needs it: only a user gesture may.
 
+use lifeline_decode::Decode;
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
 use crate::id::FolderId;
 
 /// Where a session's files live and who owns them.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Environment {
     /// This tab's worker sandbox: an OPFS folder Lifeline created and owns.
@@ -41,7 +40,7 @@ impl Environment {
 }
 
 /// What the shell saw of a local folder's stored handle, without prompting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum FolderAccess {
     /// Read and write are granted now.
@@ -57,7 +56,7 @@ pub enum FolderAccess {
 }
 
 /// Who removes the environment's files when the session goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Teardown {
     /// Lifeline created the folder: Archive keeps it, Delete removes it.
@@ -67,7 +66,7 @@ pub enum Teardown {
 }
 
 /// Whether a new runtime can open the environment again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Reopen {
     /// Nothing stands in the way.
@@ -83,7 +82,7 @@ pub enum Reopen {
 
 /// A local folder as views carry it: a plain struct, not the journal's
 /// tagged [`Environment`], so the page decodes it cheaply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct FolderRef {
     pub folder: FolderId,
     pub name: String,
@@ -102,7 +101,7 @@ impl FolderRef {
 }
 
 /// The environment part of a recovery report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct EnvironmentState {
     /// The user's folder the session runs in; `None` for the worker sandbox.
     pub folder: Option<FolderRef>,

@@ -7,6 +7,7 @@
 //! to the command's budget, and anything beyond is counted but dropped, so a
 //! reader always knows where inline output stops and where the rest lives.
 
+use lifeline_decode::Decode;
 use serde::{Deserialize, Serialize};
 
 use crate::id::{CommandId, Digest, EventSeq};
@@ -14,9 +15,7 @@ use crate::outcome::TerminalStatus;
 use crate::schema::{check_text, limits, Schema, V1};
 
 /// An event as the runtime sends it.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EventBody {
     Stdout { data: String },
@@ -73,17 +72,7 @@ impl EventBody {
 }
 
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
@@ -96,7 +85,7 @@ pub enum EventKind {
 }
 
 /// How a command ended, as the runtime reports it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct TerminalResult {
     pub v: V1,
     pub status: TerminalStatus,
@@ -114,14 +103,14 @@ impl Schema for TerminalResult {
 }
 
 /// Where a span of output that is not inline is stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct ArtifactSpan {
     pub digest: Digest,
     pub len: u64,
 }
 
 /// Artifact content to write in the same transaction as the records naming it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct ArtifactBlob {
     pub digest: Digest,
     pub data: String,
@@ -141,7 +130,7 @@ impl ArtifactBlob {
 
 /// One output chunk as retained: `inline` is the first part, then the
 /// artifact span, then `dropped` bytes that exceeded the budget.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct OutputChunk {
     /// Byte offset of this chunk within its stream.
     pub offset: u64,
@@ -176,9 +165,7 @@ impl OutputChunk {
 }
 
 /// The durable form of an event body.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RetainedBody {
     Stdout(OutputChunk),
@@ -203,7 +190,7 @@ impl RetainedBody {
 }
 
 /// A durable command event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct EventRecord {
     pub v: V1,
@@ -238,7 +225,7 @@ impl Schema for EventRecord {
 }
 
 /// Where a client resumes a command's stream: everything after `after`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Cursor {
     pub v: V1,
@@ -255,7 +242,7 @@ impl Schema for Cursor {
 }
 
 /// A span of output stored in an artifact, by stream offset.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct ArtifactPlacement {
     pub offset: u64,
     pub digest: Digest,
@@ -297,7 +284,7 @@ pub fn push_inline(head: &mut [String; 2], event: &EventRecord) {
 /// Only snapshots hold it, one per stream of every command: what most
 /// streams never have (a truncation, artifacts, dropped bytes) is left out
 /// rather than written as empty, which was four of its six values.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct OutputSummary {
     pub total_bytes: u64,
     pub inline_bytes: u64,

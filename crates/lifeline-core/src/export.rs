@@ -20,6 +20,7 @@
 //! written into the live journal.
 
 use core::fmt;
+use lifeline_decode::Decode;
 use std::collections::BTreeMap;
 
 use crate::flat::{FlatMap, FlatSet};
@@ -51,7 +52,7 @@ pub const MAX_ARCHIVE_BYTES: usize = 256 << 20;
 
 /// One line of `session.jsonl`. Written from the journal's own record
 /// (`ExportLine<&JournalRecord>`, no copy of it), read back owned.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ExportLine<R = JournalRecord> {
     /// The entry's position in the journal it came from (not dense: other

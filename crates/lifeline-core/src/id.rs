@@ -8,6 +8,7 @@
 
 use core::fmt;
 use core::str::FromStr;
+use lifeline_decode::Decode;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest as _, Sha256};
@@ -256,17 +257,7 @@ identity!(
 
 /// Counter of runtime replacements on one lease; the first runtime is 1.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(transparent)]
 pub struct Generation(pub u64);
@@ -298,7 +289,7 @@ impl fmt::Display for Generation {
     Hash,
     Serialize,
     Deserialize,
-    lifeline_decode::Decode,
+    Decode,
 )]
 #[serde(transparent)]
 pub struct EventSeq(pub u64);
@@ -330,7 +321,7 @@ impl fmt::Display for EventSeq {
     Hash,
     Serialize,
     Deserialize,
-    lifeline_decode::Decode,
+    Decode,
 )]
 #[serde(transparent)]
 pub struct Millis(pub u64);

@@ -8,6 +8,7 @@
 use crate::flat::FlatSet;
 use crate::wire::{Arg, Reader, Wire, WireError};
 use core::fmt;
+use lifeline_decode::Decode;
 
 use serde::{Deserialize, Serialize};
 
@@ -28,34 +29,14 @@ pub use crate::provider_failure::ProviderFailureClass;
 
 /// Identity of a persist batch: the journal position of its first entry.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(transparent)]
 pub struct BatchId(pub u64);
 
 /// A runtime worker as the journal knows it.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 pub struct RuntimeRef {
     pub lease: LeaseId,
@@ -64,7 +45,7 @@ pub struct RuntimeRef {
 }
 
 /// Why a runtime generation stopped receiving work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum RetireCause {
     /// A newer generation was assigned to the lease.
@@ -80,7 +61,7 @@ pub enum RetireCause {
 }
 
 /// How a runtime generation is known to have ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum GoneCause {
     /// The shell confirmed the termination the controller asked for.
@@ -92,7 +73,7 @@ pub enum GoneCause {
 }
 
 /// How an acknowledgement was learned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum AckSource {
     /// The runtime's explicit ACK message.
@@ -107,17 +88,7 @@ pub enum AckSource {
 
 /// What a recovery procedure responded to.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum RecoveryKind {
@@ -153,7 +124,7 @@ impl RecoveryKind {
 }
 
 /// One command's outcome as a recovery procedure left it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct Resolution {
     pub command: CommandId,
     pub attempt: Option<AttemptId>,
@@ -163,7 +134,7 @@ pub struct Resolution {
 
 /// What a recovery procedure observed and decided. Never erases anything:
 /// it is appended, and outcome changes it implies are separate records.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct RecoveryEvidence {
     pub v: V1,
@@ -197,9 +168,7 @@ impl Schema for RecoveryEvidence {
 
 /// Why a runtime refused a dispatch. A refusal is proof the command did not
 /// start on that runtime.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum DispatchRefusal {
     WrongRuntime,
@@ -237,9 +206,7 @@ impl fmt::Display for DispatchRefusal {
 }
 
 /// One durable fact.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum JournalRecord {
     LeaseGranted {
@@ -397,16 +364,7 @@ pub enum JournalRecord {
 }
 
 /// Who answers a turn.
-#[derive(
-    Clone,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TurnAgent {
     /// The deterministic offline agent: the turn's plan is its commands.
@@ -443,7 +401,7 @@ impl TurnAgent {
 }
 
 /// One tool call of a provider reply, as the provider gave it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct ToolCallRecord {
     /// The provider's id for the call; tool results name it.
     pub id: String,
@@ -458,7 +416,7 @@ pub struct ToolCallRecord {
 ///
 /// Stored in the compact wire form (`crate::wire`): a derived enum
 /// decoder per variant would cost the controller's wasm budget ~16 KB.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(into = "Wire", try_from = "Wire")]
 pub enum FailureReason {
     /// Stop, while the request was out.
@@ -712,7 +670,7 @@ pub(crate) fn check_failure(message: &str, partial_text: &str) -> Result<(), Str
 }
 
 /// How a turn ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnStatus {
     /// Every planned command completed.
@@ -851,7 +809,7 @@ impl JournalRecord {
 }
 
 /// A record at its journal position.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct JournalEntry {
     pub v: V1,
@@ -871,7 +829,7 @@ impl Schema for JournalEntry {
 }
 
 /// Records to write in one transaction.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct PersistBatch {
     pub v: V1,
@@ -888,7 +846,7 @@ pub struct PersistBatch {
 /// What deleting a session removes from the journal, by store key
 /// (see `worker/store` `schema.rs`): the tombstone's batch carries it, so
 /// the removal and the tombstone commit together or not at all.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct Purge {
     pub session: SessionId,
     /// Positions in `records`.
@@ -942,7 +900,7 @@ impl Schema for PersistBatch {
 }
 
 /// A journal that cannot be replayed: corrupt, reordered or contradictory.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct ReplayError {
     pub position: u64,
     pub detail: String,

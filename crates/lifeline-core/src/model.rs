@@ -24,6 +24,7 @@
 //!
 //! [`JournalRecord::ProviderRequested`]: crate::journal::JournalRecord::ProviderRequested
 
+use lifeline_decode::Decode;
 use lifeline_decode::Json;
 use serde::{Deserialize, Serialize};
 
@@ -44,7 +45,7 @@ pub const MAX_TOOL_RESULT_BYTES: usize = 16 * 1024;
 
 /// One message of the conversation sent to a provider. It crosses to the
 /// provider worker as JSON (externally tagged: no buffered decoding there).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ModelMessage {
     User {

@@ -5,22 +5,13 @@
 //! never describe a path the table forbids.
 
 use core::fmt;
+use lifeline_decode::Decode;
 
 use serde::{Deserialize, Serialize};
 
 /// What the journal can honestly say about a command.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
@@ -111,17 +102,7 @@ impl fmt::Display for Outcome {
 
 /// How a command finished, as reported by the runtime.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalStatus {
@@ -144,17 +125,7 @@ impl TerminalStatus {
 
 /// Why a command is being stopped.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum CancelReason {
@@ -182,17 +153,7 @@ impl CancelReason {
 
 /// A fact that may change an outcome.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case", tag = "kind", content = "reason")]
 pub enum OutcomeEvent {
@@ -243,7 +204,7 @@ impl OutcomeEvent {
 }
 
 /// A transition the table does not allow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct IllegalTransition {
     pub from: Outcome,
     pub event: OutcomeEvent,

@@ -12,6 +12,7 @@
 //! translated.
 
 use core::fmt;
+use lifeline_decode::Decode;
 
 use serde::{Deserialize, Serialize};
 
@@ -73,7 +74,7 @@ pub enum JournalFault {
 }
 
 /// A text for a person, before it has words.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(into = "Wire", try_from = "Wire")]
 pub enum Phrase {
     // ---- the recovery card: summaries ----

@@ -12,6 +12,7 @@
 //! resume looks that identity up again to get its *current* environment.
 
 use crate::flat::FlatSet;
+use lifeline_decode::Decode;
 
 use serde::{Deserialize, Serialize};
 
@@ -48,9 +49,7 @@ pub mod limits {
 }
 
 /// Which backend answers a turn.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Provider {
     /// The deterministic offline agent of DESIGN.md: no network, no key.
@@ -77,7 +76,7 @@ pub enum Provider {
 }
 
 /// What a local profile holds: the model file and how it samples.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct LocalModel {
     pub file: LocalFile,
     #[serde(default)]
@@ -110,7 +109,7 @@ impl LocalModel {
 /// system so it survives reloads and works offline. The header facts are
 /// read once when it is picked (`lifeline_provider::gguf`) and kept here, so
 /// the profile shows them without reading the file again.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct LocalFile {
     /// The file's name as picked.
     pub name: String,
@@ -128,7 +127,7 @@ pub struct LocalFile {
 
 /// How a local model samples. Fractions are kept in hundredths so the
 /// profile stays `Eq` and its stored form exact.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct Sampling {
     /// 0 (greedy) to 200 (2.0).
     pub temperature_percent: u32,
@@ -299,17 +298,7 @@ impl Provider {
 
 /// A tool a model may call. Every call goes through the command journal.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Tool {
@@ -338,7 +327,7 @@ impl Tool {
 }
 
 /// What an agent using this profile may do.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct Capabilities {
     pub tools: FlatSet<Tool>,
     /// Whether the `js` command may evaluate JavaScript in the runtime.
@@ -369,7 +358,7 @@ impl Capabilities {
 }
 
 /// Limits on one turn of an agent using this profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct AgentBudget {
     /// Provider requests in one turn (each tool round is one).
     pub max_steps: u32,
@@ -476,21 +465,21 @@ impl LocalFile {
 
 /// An environment variable's value: a literal, or a credential the profile
 /// explicitly maps into the runtime's environment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum EnvValue {
     Literal(String),
     Secret(CredentialId),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct EnvVar {
     pub name: String,
     pub value: EnvValue,
 }
 
 /// One environment profile as stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct Profile {
     pub id: ProfileId,
     /// Raised on every edit.
@@ -506,7 +495,7 @@ pub struct Profile {
 }
 
 /// What an execution records about the profile it launched with.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct ProfileRef {
     pub id: ProfileId,
     pub revision: u64,
@@ -765,7 +754,7 @@ pub enum ProfileLookup {
 /// Why a profile lookup blocks a resume (criterion 7). Recorded as the
 /// session's failure cause; the typed reasons are stored in the compact
 /// wire form (`crate::wire`), which costs no derived decoder per variant.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub enum ProfileBlock {
     /// Recorded before the reasons were typed: the store's English.
     Unreadable {
@@ -888,7 +877,7 @@ impl core::fmt::Debug for Secret {
 
 /// Why a credential could not be resolved at the launch checkpoint.
 /// Recorded as the session's failure cause; the page words each reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub enum CredentialFailure {
     Missing,
     /// Recorded before the reasons were typed: the store's English.

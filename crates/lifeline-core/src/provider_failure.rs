@@ -2,21 +2,12 @@
 //! the advice the English export and logs use (the page words both from
 //! its catalog), and whether the reply broke off.
 
+use lifeline_decode::Decode;
 use serde::{Deserialize, Serialize};
 
 /// Why a provider request ended without a complete reply.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    lifeline_decode::Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderFailureClass {

@@ -7,6 +7,7 @@
 //! it is durable, so that after a reverse dial it can resend exactly the
 //! unacknowledged tail.
 
+use lifeline_decode::Decode;
 use std::collections::VecDeque;
 
 use crate::flat::{FlatMap, FlatSet};
@@ -28,7 +29,7 @@ use crate::outcome::{CancelReason, TerminalStatus};
 use crate::schema::{limits, V1};
 
 /// Who this runtime is. Fixed for the worker's life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct RuntimeIdentity {
     pub lease: LeaseId,
     pub runtime: RuntimeId,
@@ -36,7 +37,7 @@ pub struct RuntimeIdentity {
     pub execution: ExecutionId,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct RuntimeConfig {
     pub identity: RuntimeIdentity,
     pub heartbeat_interval_ms: u64,
@@ -63,9 +64,7 @@ impl RuntimeConfig {
 }
 
 /// Output from a command's process, reported by the shell.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProcessOutput {
     Stdout { data: String },
@@ -78,9 +77,7 @@ pub enum ProcessOutput {
 }
 
 /// Work for the runtime's shell, in order.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum RuntimeEffect {
     Send(RuntimeToController),
@@ -102,9 +99,7 @@ pub enum RuntimeEffect {
     },
 }
 
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum RuntimeError {
     /// The message names another runtime or generation; nothing was done.
@@ -175,7 +170,7 @@ impl fmt::Display for RuntimeError {
 
 impl std::error::Error for RuntimeError {}
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkState {
     Disconnected,

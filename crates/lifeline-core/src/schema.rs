@@ -5,6 +5,7 @@
 //! given to [`decode`] yields a value or an error, never a panic.
 
 use core::fmt;
+use lifeline_decode::Decode;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -160,7 +161,7 @@ pub trait Schema: Serialize + DeserializeOwned + lifeline_decode::Decode {
 }
 
 /// Why bytes could not be decoded as a schema.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub enum SchemaError {
     TooLarge {
         schema: String,

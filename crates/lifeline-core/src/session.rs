@@ -35,6 +35,7 @@
 //! continuation, failure, Stop while starting, cleanup, timers); `queue.rs`
 //! prompts and turns; `retire.rs` what ends or replaces a session.
 
+use lifeline_decode::Decode;
 use std::collections::VecDeque;
 
 use crate::flat::FlatMap;
@@ -143,7 +144,7 @@ pub fn rejoin_verdict(
 pub use crate::environment::Environment;
 
 /// The execution a session is bound to (its stored token).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct ExecutionBinding {
     pub execution: ExecutionId,
     pub generation: Generation,
@@ -152,7 +153,7 @@ pub struct ExecutionBinding {
 }
 
 /// A failure shown with recovery controls.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct Failure {
     pub stamp: ErrorStamp,
     pub attempt: Option<StartupAttemptId>,
@@ -161,9 +162,7 @@ pub struct Failure {
 }
 
 /// Where a session stands, as published to the UI.
-#[derive(
-    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, lifeline_decode::Decode,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum SessionState {
     /// Never launched.
@@ -187,7 +186,7 @@ pub enum SessionState {
 }
 
 /// Timers the shell sets for an attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub enum AttemptTimer {
     Readiness,
     /// The retained runtime did not dial back in time: a timeout, never a

@@ -18,6 +18,7 @@
 //! session no model conversation (whose tool results go into every later
 //! provider request), and never moves back.
 
+use lifeline_decode::Decode;
 use std::fmt::Display;
 
 use serde::{Deserialize, Serialize};
@@ -30,7 +31,7 @@ use crate::id::{
 };
 use crate::outcome::Outcome;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct SettledCommand {
     pub command: CommandId,
     pub key: IdempotencyKey,

@@ -6,12 +6,13 @@
 //! `journal::FailureReason` this way; `phrase` builds on it).
 
 use core::fmt;
+use lifeline_decode::Decode;
 
 use serde::{Deserialize, Serialize};
 
 /// The serialized form of a phrase (see the `phrase` module) or of a
 /// small recorded enum: a kind, then its texts, numbers and nested values.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, lifeline_decode::Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 pub struct Wire(
     pub(crate) u16,
     pub(crate) Vec<String>,

@@ -60,8 +60,11 @@ fn string(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<String> {
     }
 }
 
-fn container(attrs: &[syn::Attribute]) -> syn::Result<Container> {
-    let mut c = Container::default();
+/// Each item of every `#[serde(...)]` attribute, by name.
+fn each_serde_item(
+    attrs: &[syn::Attribute],
+    mut item: impl FnMut(&str, &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()>,
+) -> syn::Result<()> {
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|meta| {
             let name = meta
@@ -69,57 +72,58 @@ fn container(attrs: &[syn::Attribute]) -> syn::Result<Container> {
                 .get_ident()
                 .map(Ident::to_string)
                 .unwrap_or_default();
-            match name.as_str() {
-                "rename_all" => {
-                    let rule = string(&meta)?;
-                    if rule != "snake_case" {
-                        return Err(meta.error("only rename_all = \"snake_case\" is read"));
-                    }
-                    c.snake_case = true;
-                }
-                "tag" => c.tag = Some(string(&meta)?),
-                "content" => c.content = Some(string(&meta)?),
-                "transparent" => c.transparent = true,
-                "from" => c.from = Some(syn::parse_str(&string(&meta)?)?),
-                "try_from" => c.try_from = Some(syn::parse_str(&string(&meta)?)?),
-                "default" if !meta.input.peek(syn::Token![=]) => c.default = true,
-                "into" => {
-                    string(&meta)?;
-                }
-                "deny_unknown_fields" => c.deny_unknown_fields = true,
-                _ => return Err(meta.error("a serde attribute Decode does not read")),
-            }
-            Ok(())
+            item(&name, &meta)
         })?;
     }
+    Ok(())
+}
+
+fn container(attrs: &[syn::Attribute]) -> syn::Result<Container> {
+    let mut c = Container::default();
+    each_serde_item(attrs, |name, meta| {
+        match name {
+            "rename_all" => {
+                let rule = string(meta)?;
+                if rule != "snake_case" {
+                    return Err(meta.error("only rename_all = \"snake_case\" is read"));
+                }
+                c.snake_case = true;
+            }
+            "tag" => c.tag = Some(string(meta)?),
+            "content" => c.content = Some(string(meta)?),
+            "transparent" => c.transparent = true,
+            "from" => c.from = Some(syn::parse_str(&string(meta)?)?),
+            "try_from" => c.try_from = Some(syn::parse_str(&string(meta)?)?),
+            "default" if !meta.input.peek(syn::Token![=]) => c.default = true,
+            "into" => {
+                string(meta)?;
+            }
+            "deny_unknown_fields" => c.deny_unknown_fields = true,
+            _ => return Err(meta.error("a serde attribute Decode does not read")),
+        }
+        Ok(())
+    })?;
     Ok(c)
 }
 
 fn field_attrs(attrs: &[syn::Attribute]) -> syn::Result<Field> {
     let mut f = Field::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            let name = meta
-                .path
-                .get_ident()
-                .map(Ident::to_string)
-                .unwrap_or_default();
-            match name.as_str() {
-                "rename" => f.rename = Some(string(&meta)?),
-                "default" if meta.input.peek(syn::Token![=]) => {
-                    f.default = Some(Some(syn::parse_str(&string(&meta)?)?))
-                }
-                "default" => f.default = Some(None),
-                "with" => f.with = Some(syn::parse_str(&string(&meta)?)?),
-                "skip_serializing_if" => {
-                    string(&meta)?;
-                }
-                "skip_serializing" => {}
-                _ => return Err(meta.error("a serde attribute Decode does not read")),
+    each_serde_item(attrs, |name, meta| {
+        match name {
+            "rename" => f.rename = Some(string(meta)?),
+            "default" if meta.input.peek(syn::Token![=]) => {
+                f.default = Some(Some(syn::parse_str(&string(meta)?)?))
             }
-            Ok(())
-        })?;
-    }
+            "default" => f.default = Some(None),
+            "with" => f.with = Some(syn::parse_str(&string(meta)?)?),
+            "skip_serializing_if" => {
+                string(meta)?;
+            }
+            "skip_serializing" => {}
+            _ => return Err(meta.error("a serde attribute Decode does not read")),
+        }
+        Ok(())
+    })?;
     Ok(f)
 }
 
