@@ -382,9 +382,11 @@ proptest! {
         let _ = decode::<PersistBatch>(&bytes);
         let _ = decode::<ProjectionSnapshot>(&bytes);
         let _ = decode::<Hello>(&bytes);
-        let _ = serde_json::from_slice::<RuntimeToController>(&bytes);
-        let _ = serde_json::from_slice::<ControllerToRuntime>(&bytes);
-        let _ = serde_json::from_slice::<ClientRequest>(&bytes);
+        // Messages, read as their receivers read them.
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = lifeline_decode::from_str::<RuntimeToController>(&text);
+        let _ = lifeline_decode::from_str::<ControllerToRuntime>(&text);
+        let _ = lifeline_decode::from_str::<ClientRequest>(&text);
     }
 
     #[test]
