@@ -17,8 +17,9 @@ const LAYERS: [&str; 3] = ["native", "wasm", "e2e"];
 /// Host crates; the browser shells are tested in the wasm layer instead.
 /// The UI's unit tests (locale catalogs, phrase wording, profile form) need
 /// no browser and run here too.
-const NATIVE_PACKAGES: [&str; 9] = [
+pub(crate) const NATIVE_PACKAGES: [&str; 10] = [
     "lifeline-core",
+    "lifeline-decode",
     "lifeline-engine",
     "lifeline-protocol",
     "lifeline-provider",
@@ -30,7 +31,8 @@ const NATIVE_PACKAGES: [&str; 9] = [
 ];
 
 /// Crates with wasm-bindgen tests in headless Chromium.
-const WASM_PACKAGES: [&str; 3] = ["lifeline-store", "lifeline-runtime", "lifeline-codec"];
+pub(crate) const WASM_PACKAGES: [&str; 3] =
+    ["lifeline-store", "lifeline-runtime", "lifeline-codec"];
 
 #[derive(Default)]
 struct Tally {

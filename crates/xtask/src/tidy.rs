@@ -5,8 +5,9 @@ use crate::root;
 use std::{collections::BTreeMap, process::Command};
 
 /// Crates that must never see a browser API, directly or transitively.
-const PURE_CRATES: [&str; 6] = [
+const PURE_CRATES: [&str; 7] = [
     "lifeline-core",
+    "lifeline-decode",
     "lifeline-engine",
     "lifeline-protocol",
     "lifeline-shell",
@@ -173,6 +174,52 @@ fn the_controller_shell_decides_nothing() {
     assert!(
         shell_lines <= SHELL_LINES,
         "the controller shell has {shell_lines} lines (ceiling {SHELL_LINES}): move the decision into lifeline-engine"
+    );
+}
+
+/// Every workspace crate that has tests runs them in a layer of `cargo
+/// xtask test`: a crate left off both lists would pass CI with its tests
+/// never run (lifeline-decode's were, for one commit).
+#[test]
+fn every_crate_with_tests_runs_in_a_layer() {
+    let metadata = metadata();
+    let members: Vec<&str> = metadata["workspace_members"]
+        .as_array()
+        .expect("workspace members")
+        .iter()
+        .filter_map(|m| m.as_str())
+        .collect();
+    let mut untested = Vec::new();
+    for package in metadata["packages"].as_array().expect("packages") {
+        let (Some(id), Some(name), Some(manifest)) = (
+            package["id"].as_str(),
+            package["name"].as_str(),
+            package["manifest_path"].as_str(),
+        ) else {
+            continue;
+        };
+        if !members.contains(&id) {
+            continue;
+        }
+        let dir = std::path::Path::new(manifest)
+            .parent()
+            .expect("a manifest's folder");
+        let has_tests = dir.join("tests").is_dir()
+            || rust_sources(&dir.join("src")).iter().any(|path| {
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                ["#[test]", "#[wasm_bindgen_test]", "proptest!"]
+                    .iter()
+                    .any(|mark| text.contains(mark))
+            });
+        let runs = crate::test::NATIVE_PACKAGES.contains(&name)
+            || crate::test::WASM_PACKAGES.contains(&name);
+        if has_tests && !runs {
+            untested.push(name.to_string());
+        }
+    }
+    assert!(
+        untested.is_empty(),
+        "these crates have tests no layer runs: {untested:?}"
     );
 }
 
