@@ -239,8 +239,8 @@ pub fn read<T: Schema>(text: &str) -> Result<T, SchemaError> {
 
 /// In debug builds (every native test and simulation), each record read
 /// is also read with serde_json and serde's derive, which wrote it: what
-/// they accept must read the same here. (What they refuse may read here:
-/// unknown fields are ignored, see `lifeline_decode`.)
+/// they accept must read the same here, but for the differences
+/// `lifeline_decode` lists, which nothing the app writes has.
 #[cfg(debug_assertions)]
 fn same_as_serde_json<T: Schema>(text: &str, read: &Result<T, SchemaError>) {
     if let Ok(theirs) = serde_json::from_str::<T>(text) {

@@ -40,8 +40,7 @@ pub enum Role {
 
 /// Page → controller.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
-// Externally tagged, like ControllerToPage: no buffered content tree in
-// the controller's decoder (its wasm budget).
+// Externally tagged, like ControllerToPage (why: there).
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum PageToController {
     /// First message. `cause` says whether runtimes of this page may still
@@ -338,10 +337,10 @@ pub struct Waiting {
 
 /// Controller → page.
 ///
-/// Externally tagged (`{"notice": {…}}`), unlike the other messages: the
-/// page decodes it without buffering each message into serde's generic
-/// content tree first, which kept the UI's wasm within its budget once
-/// the phrases arrived.
+/// Externally tagged (`{"notice": {…}}`), unlike the other messages:
+/// chosen when serde's derive decoded it in the page, which buffered an
+/// internally tagged enum into a generic content tree first and so cost
+/// the UI's wasm budget. (`lifeline_decode` reads either form alike.)
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ControllerToPage<T = Phrase> {
@@ -733,8 +732,7 @@ pub enum RuntimeToPage {
 
 /// Leader controller → follower controllers, on the origin's BroadcastChannel.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
-// Externally tagged, like ControllerToPage: no buffered content tree in
-// the controller's decoder (its wasm budget).
+// Externally tagged, like ControllerToPage (why: there).
 // Generic over how the entries are held: the leader writes them from the
 // batch it persisted (`&[JournalEntry]`), without a copy; a follower reads
 // them owned.
