@@ -215,7 +215,7 @@ pub fn decode<T: Schema>(bytes: &[u8]) -> Result<T, SchemaError> {
         schema: T::NAME.to_string(),
         detail: e.to_string(),
     })?;
-    read(text)
+    read_checked(text)
 }
 
 /// Decodes and validates one record's text, natively and in the browser
@@ -224,6 +224,11 @@ pub fn decode<T: Schema>(bytes: &[u8]) -> Result<T, SchemaError> {
 /// failing on a field.
 pub fn read<T: Schema>(text: &str) -> Result<T, SchemaError> {
     precheck::<T>(text.as_bytes())?;
+    read_checked(text)
+}
+
+/// [`read`] of a text that passed [`precheck`].
+fn read_checked<T: Schema>(text: &str) -> Result<T, SchemaError> {
     let read = match lifeline_decode::from_str::<T>(text) {
         Ok(record) => accept(record),
         Err(e) => Err(refusal(

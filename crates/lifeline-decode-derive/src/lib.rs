@@ -11,7 +11,7 @@
 //! error, so a new serde attribute cannot be silently misread.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::quote;
 use syn::{
     parse_macro_input, Data, DeriveInput, Expr, ExprLit, Fields, GenericParam, Ident, Lit, LitStr,
     Path,
@@ -299,6 +299,12 @@ fn read_fields(
 fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<TokenStream> {
     let mut names = Vec::new();
     let mut arms = Vec::new();
+    // A variant's fields are read like a struct's, under the enum's
+    // `deny_unknown_fields`.
+    let plain = Container {
+        deny_unknown_fields: c.deny_unknown_fields,
+        ..Container::default()
+    };
     for variant in &e.variants {
         let attrs = field_attrs(&variant.attrs)?;
         if attrs.default.is_some() || attrs.with.is_some() {
@@ -318,10 +324,6 @@ fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<To
         let key = LitStr::new(&key, ident.span());
         names.push(key.clone());
         let path = quote!(#name::#ident);
-        let plain = Container {
-            deny_unknown_fields: c.deny_unknown_fields,
-            ..Container::default()
-        };
         let arm = match (&c.tag, &c.content) {
             // Internally tagged: the variant's fields sit beside the tag.
             (Some(_), None) => match &variant.fields {
@@ -354,7 +356,6 @@ fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<To
         };
         arms.push(quote!(#key => #arm,));
     }
-    let names_const = format_ident!("VARIANTS");
     let head = match (&c.tag, &c.content) {
         (Some(tag), None) => quote! {
             let mut object = ::lifeline_decode::Object::of(json)?;
@@ -371,13 +372,13 @@ fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<To
         },
     };
     Ok(quote! {
-        const #names_const: &[&str] = &[#(#names),*];
+        const VARIANTS: &[&str] = &[#(#names),*];
         #head
         ::core::result::Result::Ok(match &*variant {
             #(#arms)*
             other => {
                 return ::core::result::Result::Err(
-                    ::lifeline_decode::Error::unknown_variant(other, #names_const),
+                    ::lifeline_decode::Error::unknown_variant(other, VARIANTS),
                 )
             }
         })

@@ -94,6 +94,10 @@ impl<'a> Object<'a> {
         }
     }
 
+    // `field` and `field_or` are not written through `field_with`: its
+    // closures, one pair per field type, made the controller larger
+    // (docs/benchmarks.md, "Fourteenth stop").
+
     /// A field read as `T`, or `T`'s absence.
     pub fn field<T: Decode>(&mut self, name: &'static str) -> Result<T, Error> {
         match self.take(name)? {

@@ -17,7 +17,7 @@
 
 use js_sys::JsString;
 use lifeline_core::schema::{self, Schema, SchemaError};
-use lifeline_decode::{Decode, Json, Object};
+use lifeline_decode::{Decode, Object};
 use lifeline_protocol::DecodeError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -59,8 +59,5 @@ pub fn decode_value<T: Decode>(text: &str) -> Result<T, String> {
 /// is readable.
 pub fn whole_field(text: &str, field: &'static str) -> Option<u64> {
     let mut object = Object::of(lifeline_decode::json::parse(text).ok()?).ok()?;
-    match object.take(field).ok()?? {
-        number @ Json::Number(_) => u64::decode(number).ok(),
-        _ => None,
-    }
+    u64::decode(object.take(field).ok()??).ok()
 }
