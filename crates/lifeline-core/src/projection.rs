@@ -872,27 +872,33 @@ mod seen_ids {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<u128>, D::Error> {
-        from_texts(Vec::<String>::deserialize(d)?).map_err(serde::de::Error::custom)
+        let mut set = BTreeSet::new();
+        for text in Vec::<String>::deserialize(d)? {
+            add(&mut set, &text).map_err(serde::de::Error::custom)?;
+        }
+        Ok(set)
     }
 
+    /// Each text read where the snapshot's text holds it, not copied first.
     pub fn decode(
         json: lifeline_decode::Json<'_>,
     ) -> Result<BTreeSet<u128>, lifeline_decode::Error> {
-        from_texts(lifeline_decode::Decode::decode(json)?).map_err(lifeline_decode::Error::invalid)
-    }
-
-    fn from_texts(texts: Vec<String>) -> Result<BTreeSet<u128>, String> {
         let mut set = BTreeSet::new();
-        for t in &texts {
-            if t.is_empty() || t.len() % 32 != 0 || !t.is_ascii() {
-                return Err("seen ids must be 32 hex digits each".to_string());
-            }
-            for at in (0..t.len()).step_by(32) {
-                let id = u128::from_str_radix(&t[at..at + 32], 16).map_err(|e| e.to_string())?;
-                set.insert(id);
-            }
+        for text in lifeline_decode::texts(json)? {
+            add(&mut set, &text?).map_err(lifeline_decode::Error::invalid)?;
         }
         Ok(set)
+    }
+
+    fn add(set: &mut BTreeSet<u128>, text: &str) -> Result<(), String> {
+        if text.is_empty() || text.len() % 32 != 0 || !text.is_ascii() {
+            return Err("seen ids must be 32 hex digits each".to_string());
+        }
+        for at in (0..text.len()).step_by(32) {
+            let id = u128::from_str_radix(&text[at..at + 32], 16).map_err(|e| e.to_string())?;
+            set.insert(id);
+        }
+        Ok(())
     }
 }
 

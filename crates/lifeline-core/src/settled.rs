@@ -115,24 +115,32 @@ pub(crate) mod lines {
     pub fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<FlatMap<CommandId, SettledCommand>, D::Error> {
-        from_lines(Vec::<String>::deserialize(d)?).map_err(D::Error::custom)
+        let mut map = FlatMap::new();
+        for line in Vec::<String>::deserialize(d)? {
+            add(&mut map, &line).map_err(D::Error::custom)?;
+        }
+        Ok(map)
     }
 
+    /// Each text is read where the snapshot's text holds it: at a million
+    /// events these are most of a 4.5 MB snapshot, and a copy of all of
+    /// them would be held until the last was read.
     pub fn decode(
         json: lifeline_decode::Json<'_>,
     ) -> Result<FlatMap<CommandId, SettledCommand>, lifeline_decode::Error> {
-        from_lines(lifeline_decode::Decode::decode(json)?).map_err(lifeline_decode::Error::invalid)
-    }
-
-    fn from_lines(lines: Vec<String>) -> Result<FlatMap<CommandId, SettledCommand>, String> {
         let mut map = FlatMap::new();
-        for line in lines {
-            let c = SettledCommand::from_line(&line)?;
-            if map.insert(c.command, c).is_some() {
-                return Err("a settled command written twice".to_string());
-            }
+        for line in lifeline_decode::texts(json)? {
+            add(&mut map, &line?).map_err(lifeline_decode::Error::invalid)?;
         }
         Ok(map)
+    }
+
+    fn add(map: &mut FlatMap<CommandId, SettledCommand>, line: &str) -> Result<(), String> {
+        let c = SettledCommand::from_line(line)?;
+        match map.insert(c.command, c) {
+            Some(_) => Err("a settled command written twice".to_string()),
+            None => Ok(()),
+        }
     }
 }
 

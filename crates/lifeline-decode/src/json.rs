@@ -58,6 +58,38 @@ pub fn parse(text: &str) -> Result<Json<'_>, Error> {
     Ok(value)
 }
 
+/// Where the run of plain string text from `at` ends: at the first `"`,
+/// `\` or control character, or at the end. Eight bytes at a time, since
+/// a snapshot is mostly long strings (its settled commands) and a byte at
+/// a time was most of its parse.
+fn plain_run(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Whether any byte of `x` is zero (exact: no byte above a zero one is
+    // needed, only whether there is one).
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let word = u64::from_le_bytes(word);
+        let quote = zero(word ^ (ONES * u64::from(b'"')));
+        let backslash = zero(word ^ (ONES * u64::from(b'\\')));
+        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+        if quote | backslash | control != 0 {
+            break;
+        }
+        at += 8;
+    }
+    while bytes
+        .get(at)
+        .is_some_and(|b| !matches!(b, b'"' | b'\\' | 0x00..=0x1F))
+    {
+        at += 1;
+    }
+    at
+}
+
 struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -215,6 +247,7 @@ impl<'a> Reader<'a> {
         let mut owned: Option<String> = None;
         let mut run = start;
         loop {
+            self.at = plain_run(self.bytes, self.at);
             let byte = self.next()?;
             match byte {
                 b'"' => {

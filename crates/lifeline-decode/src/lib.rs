@@ -214,6 +214,29 @@ pub fn entries<'a, K: Key, V: Decode>(
     }
 }
 
+/// A string, borrowed from the text where it holds no escape.
+fn text(json: Json<'_>) -> Result<std::borrow::Cow<'_, str>, Error> {
+    match json {
+        Json::Text(text) => Ok(text),
+        other => Err(Error::expected("a string", &other)),
+    }
+}
+
+/// An array's strings, each borrowed where [`text`] can: for a reader
+/// that only looks at them, so that a long list of long ones is not copied
+/// before it is read.
+pub fn texts<'a>(
+    json: Json<'a>,
+) -> Result<impl Iterator<Item = Result<std::borrow::Cow<'a, str>, Error>> + 'a, Error> {
+    match json {
+        Json::Array(items) => Ok(items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| text(item).map_err(|e| e.item(i)))),
+        other => Err(Error::expected("an array", &other)),
+    }
+}
+
 /// An array's items, each read.
 pub fn items<'a, T: Decode>(
     json: Json<'a>,

@@ -10,10 +10,7 @@ use crate::{Decode, Error, Json, Key};
 
 impl Decode for String {
     fn decode(json: Json<'_>) -> Result<Self, Error> {
-        match json {
-            Json::Text(text) => Ok(text.into_owned()),
-            other => Err(Error::expected("a string", &other)),
-        }
+        crate::text(json).map(Cow::into_owned)
     }
 }
 

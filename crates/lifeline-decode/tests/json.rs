@@ -172,3 +172,22 @@ fn the_corners_of_json_read_as_serde_json_reads_them() {
         agree(&deep(depth));
     }
 }
+
+/// The string reader skips plain text eight bytes at a time: what ends a
+/// run (a quote, a backslash, a control character) is found wherever it
+/// sits in a word, and the bytes beside those values (space, `!`, `#`,
+/// `[`, `]`, DEL, non-ASCII) are not taken for one.
+#[test]
+fn a_string_reads_the_same_wherever_a_character_sits() {
+    let specials = ['"', '\\', '\0', '\u{1f}', '\n', ' ', '!', '#', '[', ']'];
+    let others = ['\u{7f}', '\u{9f}', 'é', '😀'];
+    for c in specials.into_iter().chain(others) {
+        for at in 0..=24 {
+            let mut s = String::from("abcdefghijklmnopqrstuvwx");
+            s.insert(at, c);
+            agree(&serde_json::to_string(&s).expect("a string"));
+            agree(&format!("\"{s}\""));
+            agree(&format!("[\"{s}\",\"{s}\"]"));
+        }
+    }
+}

@@ -137,9 +137,9 @@ fn limits_hold_before_any_parsing() {
     ));
 }
 
-/// The journal's reader decodes the string IndexedDB gave back without
-/// copying it into wasm first: it must accept and refuse exactly what the
-/// text decoder does, near the size limit and with text that is not ASCII
+/// The journal's reader decodes the string IndexedDB gave back, checking
+/// its length before copying it into wasm: it must accept and refuse
+/// exactly what the text decoder does, near the size limit and with text that is not ASCII
 /// too (where UTF-16 units and UTF-8 bytes differ).
 #[wasm_bindgen_test]
 fn a_stored_string_decodes_like_its_text() {
@@ -174,31 +174,12 @@ fn a_stored_string_decodes_like_its_text() {
     ));
 }
 
-/// A snapshot of version 1 (before commands were kept small), 2 (before
-/// the key index was left out), 3 (before settled commands were one text
-/// each) or 4 reads through the browser's decoder, settled commands in
-/// either form; any other version is refused as one this build does not
-/// know, not as malformed.
-#[wasm_bindgen_test]
-fn snapshots_of_versions_1_to_4_read_and_others_are_refused_by_version() {
+/// A snapshot with one settled command, whose command line is `line`.
+fn snapshot_settling(line: &str) -> lifeline_core::ProjectionSnapshot {
     use lifeline_core::event::OutputSummary;
     use lifeline_core::projection::{Projection, RetentionPolicy};
     use lifeline_core::settled::SettledCommand;
     use lifeline_core::*;
-    let empty = Projection::new(RetentionPolicy::default()).snapshot();
-    let text = String::from_utf8(encode(&empty).unwrap()).unwrap();
-    assert!(text.starts_with(r#"{"v":4,"#), "{text}");
-    let with = |v: &str| text.replacen(r#"{"v":4,"#, &format!(r#"{{"v":{v},"#), 1);
-    for v in ["1", "2", "3", "4"] {
-        let read = decode_record::<ProjectionSnapshot>(&with(v)).expect("reads");
-        assert_eq!(read.projection, empty.projection);
-        assert!(decode_stored::<ProjectionSnapshot>(&JsString::from(with(v).as_str())).is_ok());
-    }
-    assert!(matches!(
-        decode_record::<ProjectionSnapshot>(&with("5")),
-        Err(SchemaError::UnsupportedVersion { found, .. }) if found == "5"
-    ));
-    // Settled commands: one text each (4), or a map of objects (1 to 3).
     let mut with_settled = Projection::new(RetentionPolicy::default());
     let command = CommandId::from_u128(0xC0).unwrap();
     with_settled.settled.insert(
@@ -209,7 +190,7 @@ fn snapshots_of_versions_1_to_4_read_and_others_are_refused_by_version() {
             session: SessionId::from_u128(0xC2).unwrap(),
             runtime: RuntimeId::from_u128(0xC3).unwrap(),
             generation: Generation(2),
-            line: "grep -c \"ä b\" notes.txt".to_string(),
+            line: line.to_string(),
             binding: Digest::of(b"binding"),
             admitted_at: Millis(1_000),
             admitted_position: 7,
@@ -229,7 +210,69 @@ fn snapshots_of_versions_1_to_4_read_and_others_are_refused_by_version() {
             reissued_as: None,
         },
     );
-    let snapshot = with_settled.snapshot();
+    with_settled.snapshot()
+}
+
+/// A long stored string is written into wasm memory by the browser's
+/// `TextEncoder.encodeInto`: in one step when it is ASCII, in more when it
+/// is not (the room it was given, a byte a unit, runs out), and a lone
+/// surrogate becomes U+FFFD, as wasm-bindgen's conversion of a short one
+/// makes it.
+#[wasm_bindgen_test]
+fn a_long_stored_string_decodes_like_its_text() {
+    use lifeline_core::ProjectionSnapshot;
+    let text_of = |line: &str| {
+        let snapshot = snapshot_settling(line);
+        (
+            String::from_utf8(encode(&snapshot).unwrap()).unwrap(),
+            snapshot,
+        )
+    };
+    for line in [
+        "a".repeat(5_000),
+        format!("{}é{}", "a".repeat(4_500), "b".repeat(600)),
+        "é😀".repeat(3_000),
+        format!("{}😀", "a".repeat(6_000)),
+    ] {
+        let (text, snapshot) = text_of(&line);
+        let stored = decode_stored::<ProjectionSnapshot>(&JsString::from(text.as_str()))
+            .expect("a long snapshot reads");
+        assert_eq!(stored.projection.settled, snapshot.projection.settled);
+    }
+    let (text, _) = text_of(&format!("{}\u{FFFD}x", "a".repeat(5_000)));
+    let at = text.find('\u{FFFD}').unwrap();
+    let lone = JsString::from(&text[..at])
+        .concat(&JsString::from_char_code1(0xD800))
+        .concat(&JsString::from(&text[at + '\u{FFFD}'.len_utf8()..]));
+    assert_eq!(lone.length(), JsString::from(text.as_str()).length());
+    let read = decode_stored::<ProjectionSnapshot>(&lone).expect("reads");
+    assert_eq!(Ok(read), decode_record::<ProjectionSnapshot>(&text));
+}
+
+/// A snapshot of version 1 (before commands were kept small), 2 (before
+/// the key index was left out), 3 (before settled commands were one text
+/// each) or 4 reads through the browser's decoder, settled commands in
+/// either form; any other version is refused as one this build does not
+/// know, not as malformed.
+#[wasm_bindgen_test]
+fn snapshots_of_versions_1_to_4_read_and_others_are_refused_by_version() {
+    use lifeline_core::projection::{Projection, RetentionPolicy};
+    use lifeline_core::*;
+    let empty = Projection::new(RetentionPolicy::default()).snapshot();
+    let text = String::from_utf8(encode(&empty).unwrap()).unwrap();
+    assert!(text.starts_with(r#"{"v":4,"#), "{text}");
+    let with = |v: &str| text.replacen(r#"{"v":4,"#, &format!(r#"{{"v":{v},"#), 1);
+    for v in ["1", "2", "3", "4"] {
+        let read = decode_record::<ProjectionSnapshot>(&with(v)).expect("reads");
+        assert_eq!(read.projection, empty.projection);
+        assert!(decode_stored::<ProjectionSnapshot>(&JsString::from(with(v).as_str())).is_ok());
+    }
+    assert!(matches!(
+        decode_record::<ProjectionSnapshot>(&with("5")),
+        Err(SchemaError::UnsupportedVersion { found, .. }) if found == "5"
+    ));
+    // Settled commands: one text each (4), or a map of objects (1 to 3).
+    let snapshot = snapshot_settling("grep -c \"ä b\" notes.txt");
     let lines = String::from_utf8(encode(&snapshot).unwrap()).unwrap();
     assert!(lines.contains(r#""settled_lines":[""#), "{lines}");
     let objects = lines.replacen(r#"{"v":4,"#, r#"{"v":3,"#, 1).replacen(
