@@ -493,6 +493,23 @@ impl World {
 }
 
 /// Reassembles stdout from inline text and the artifacts holding the rest.
+/// `p` as its snapshot holds it: the recent window emptied.
+fn windowless(p: &Projection) -> Projection {
+    let mut p = p.clone();
+    p.empty_window();
+    p
+}
+
+/// The fold of `w`'s journal when a snapshot was written after its first
+/// `cut` entries and the rest was read after it.
+fn folded_through_snapshot(w: &World, cut: usize) -> Projection {
+    let mut p = windowless(&Projection::rebuild(w.config.retention, &w.journal[..cut]).unwrap());
+    for entry in &w.journal[cut..] {
+        p.apply(entry).unwrap();
+    }
+    p
+}
+
 fn stdout_text(w: &World, events: &[EventRecord]) -> String {
     let mut out = String::new();
     for e in events {
@@ -1146,7 +1163,8 @@ fn terminal_evidence_survives_live_stream_loss_controller_restart_and_runtime_te
             (4, EventKind::Terminal)
         ]
     );
-    // And a snapshot plus the tail gives the same projection.
+    // And a snapshot plus the tail gives the same projection (the recent
+    // window emptied where the snapshot was written).
     let half = w.journal.len() / 2;
     let snap = Projection::rebuild(w.config.retention, &w.journal[..half])
         .unwrap()
@@ -1155,7 +1173,7 @@ fn terminal_evidence_survives_live_stream_loss_controller_restart_and_runtime_te
     let snap: ProjectionSnapshot = decode(&bytes).unwrap();
     assert_eq!(
         Projection::from_snapshot(snap, &w.journal[half..]).unwrap(),
-        p
+        folded_through_snapshot(&w, half)
     );
 }
 
@@ -1571,12 +1589,27 @@ fn settled_commands_beyond_the_recent_window_keep_no_output_and_read_it_when_sho
         ClientMessage::Gap { command, to, .. } if *command == commands[0] && *to == through.next())));
     assert!(w.inbox.iter().any(|(_, m)| matches!(m,
         ClientMessage::Joined { command, outcome: Outcome::Completed, .. } if *command == commands[0])));
-    // The same fold from a snapshot gives the same projection.
-    let snapshot = Projection::rebuild(w.config.retention, &w.journal[..w.journal.len() / 2])
+    // The same fold from a snapshot gives the same projection, but for the
+    // recent window, which the snapshot emptied: none of its events is in
+    // the snapshot, and those commands' output is read when shown.
+    let half = w.journal.len() / 2;
+    let snapshot = Projection::rebuild(w.config.retention, &w.journal[..half])
         .unwrap()
         .snapshot();
+    assert!(snapshot.projection.recently_settled.is_empty());
+    assert!(snapshot
+        .projection
+        .commands
+        .values()
+        .all(|c| c.terminal.is_none() || c.events.is_empty()));
     let resumed = Projection::from_snapshot(snapshot, &w.journal).unwrap();
-    assert_eq!(resumed, p);
+    assert_eq!(resumed, folded_through_snapshot(&w, half));
+    // The window fills again with what settled after the snapshot.
+    assert!(!resumed.recently_settled.is_empty());
+    assert!(resumed
+        .recently_settled
+        .iter()
+        .all(|c| p.recently_settled.contains(c)));
 }
 
 /// A command kept small still answers for itself: its key admits it again
@@ -1727,8 +1760,14 @@ fn a_snapshot_leaves_out_the_key_index_and_empty_summary_parts_and_version_2_sti
     let s = w.start_runtime(id(0x300e));
     open_session(&mut w, s);
     echo_turns(&mut w, s, 0x7900, window + 3);
-    let p = w.replayed();
-    assert!(!p.settled.is_empty() && !p.commands.is_empty());
+    // One command still running: a snapshot holds it whole.
+    let turn: TurnId = id(0x79ff);
+    record_turn(&mut w, turn, "$ echo running");
+    let running = waiting_on(drive(&mut w, s, turn));
+    w.stdout(s.runtime, running, "partial\n");
+    // As its snapshot holds it: the recent window emptied.
+    let p = windowless(&w.replayed());
+    assert!(!p.settled.is_empty() && p.commands.contains_key(&running));
     let text = String::from_utf8(lifeline_core::schema::encode(&p.snapshot()).unwrap()).unwrap();
     assert!(text.starts_with(r#"{"v":4,"#));
     for left_out in [
@@ -1801,7 +1840,7 @@ fn seen_identities_are_written_64_to_a_string_and_read_either_way() {
     let s = w.start_runtime(id(0x300b));
     open_session(&mut w, s);
     echo_turns(&mut w, s, 0x7600, 20);
-    let p = w.replayed();
+    let p = windowless(&w.replayed());
     let text = String::from_utf8(lifeline_core::schema::encode(&p.snapshot()).unwrap()).unwrap();
     let start = text.find("\"seen\":[").unwrap() + "\"seen\":".len();
     let end = start + text[start..].find(']').unwrap() + 1;
@@ -2074,8 +2113,13 @@ fn a_turns_commands_are_kept_small_when_it_ends_and_old_snapshots_still_read() {
         .expect("whole while its turn is open");
     assert!(oldest.settled.as_ref().is_some_and(|s| s.in_journal));
     assert!(open.settled.is_empty());
-    // Written the way an older build wrote it: the text inline.
-    let mut old = open.snapshot();
+    // Written the way an older build wrote it: the text inline, and the
+    // recent window whole.
+    let mut old = ProjectionSnapshot {
+        v: lifeline_core::schema::SnapshotVersion::CURRENT,
+        position: open.position,
+        projection: open.clone(),
+    };
     for (i, c) in commands.iter().enumerate() {
         let c = old.projection.commands.get_mut(c).unwrap();
         if let Some(s) = c.settled.as_mut() {
@@ -2130,7 +2174,7 @@ fn a_turns_commands_are_kept_small_when_it_ends_and_old_snapshots_still_read() {
             .insert(*c, before.command(*c).unwrap().clone());
     }
     let loaded = Projection::from_snapshot(whole, &[]).unwrap();
-    assert_eq!(loaded, ended);
+    assert_eq!(loaded, windowless(&ended));
 }
 
 /// Engine-level: a transcript shown from scratch reads its collapsed

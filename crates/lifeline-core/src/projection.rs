@@ -3,8 +3,11 @@
 //! [`Projection::rebuild`] is a pure function of the durable entries, so what
 //! the UI shows after a restart is exactly what the journal proves. A
 //! [`ProjectionSnapshot`] lets startup load a snapshot and replay only the
-//! tail; `apply` re-checks every invariant as it reads, so a corrupt or
-//! contradictory journal is reported, not believed.
+//! tail: it is the projection with its recent window emptied
+//! ([`Projection::snapshot`]), so a snapshot and the entries after it fold
+//! to what the whole journal folds to, but for which settled commands keep
+//! their events in memory. `apply` re-checks every invariant as it reads,
+//! so a corrupt or contradictory journal is reported, not believed.
 
 use lifeline_decode::Decode;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -1106,12 +1109,47 @@ impl Projection {
         })
     }
 
+    /// This projection as a snapshot holds it: with the recent window
+    /// emptied ([`Projection::empty_window`]).
     pub fn snapshot(&self) -> ProjectionSnapshot {
+        let mut projection = self.clone();
+        projection.empty_window();
         ProjectionSnapshot {
             v: SnapshotVersion::CURRENT,
             position: self.position,
-            projection: self.clone(),
+            projection,
         }
+    }
+
+    /// Every settled command leaves the recent window, as it would if the
+    /// window were full ([`RetentionPolicy::settled_with_events`] is how
+    /// much output is kept in memory to show without reading the journal,
+    /// never what a decision rests on). A snapshot is written this way:
+    /// the window's events were more than half of a long history's
+    /// snapshot (464 of 800 KB at 100k events), read at every start and
+    /// all in the journal already. After a start, those commands' output
+    /// is read from the journal when they are shown, like any older one's.
+    pub fn empty_window(&mut self) {
+        while !self.recently_settled.is_empty() {
+            self.leave_window();
+        }
+    }
+
+    /// The oldest command of the recent window leaves it: its events go
+    /// (their text stays if its session is a model conversation, whose
+    /// provider requests carry it), and it is kept small if it may be.
+    fn leave_window(&mut self) {
+        let Some(old) = self.recently_settled.pop_front() else {
+            return;
+        };
+        let keep_text = self
+            .commands
+            .get(&old)
+            .is_some_and(|c| self.has_model_turn(c.binding.session));
+        if let Some(c) = self.commands.get_mut(&old) {
+            c.settle(keep_text);
+        }
+        self.keep_small(old);
     }
 
     pub fn outcome(&self, command: CommandId) -> Option<Outcome> {
@@ -1563,16 +1601,7 @@ impl Projection {
                     }
                     self.recently_settled.push_back(rec.command);
                     while self.recently_settled.len() > policy.settled_with_events {
-                        if let Some(old) = self.recently_settled.pop_front() {
-                            let keep_text = self
-                                .commands
-                                .get(&old)
-                                .is_some_and(|c| self.has_model_turn(c.binding.session));
-                            if let Some(c) = self.commands.get_mut(&old) {
-                                c.settle(keep_text);
-                            }
-                            self.keep_small(old);
-                        }
+                        self.leave_window();
                     }
                 } else {
                     c.events.push_back(rec.clone());
