@@ -44,13 +44,13 @@ pub fn decode_stored<T: Schema>(text: &JsString) -> Result<T, SchemaError> {
         Some(text) => schema::read(&text),
         None => Err(SchemaError::Malformed {
             schema: T::NAME.to_string(),
-            detail: "the browser gave back text that is not UTF-8".to_string(),
+            detail: "the browser gave back text that could not be read as UTF-8".to_string(),
         }),
     }
 }
 
 /// Below this many UTF-16 units a string is copied by wasm-bindgen's own
-/// conversion, whose call costs less.
+/// conversion: one call into JavaScript, where `utf8_of` makes four.
 const LARGE: usize = 4096;
 
 /// `text` as UTF-8 in wasm memory. A long one is written by the browser's
@@ -84,8 +84,13 @@ fn utf8_of(text: &JsString) -> Option<String> {
             done.read() as usize
         };
         read += took;
-        if read >= units || (took == 0 && spare >= 4) {
+        if read >= units {
             break;
+        }
+        if took == 0 && spare >= 4 {
+            // Room for any character and none taken: never, by the
+            // standard; refused rather than read cut short.
+            return None;
         }
         bytes.reserve((units - read) * 3);
     }
