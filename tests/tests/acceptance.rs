@@ -492,7 +492,6 @@ impl World {
     }
 }
 
-/// Reassembles stdout from inline text and the artifacts holding the rest.
 /// `p` as its snapshot holds it: the recent window emptied.
 fn windowless(p: &Projection) -> Projection {
     let mut p = p.clone();
@@ -510,6 +509,7 @@ fn folded_through_snapshot(w: &World, cut: usize) -> Projection {
     p
 }
 
+/// Reassembles stdout from inline text and the artifacts holding the rest.
 fn stdout_text(w: &World, events: &[EventRecord]) -> String {
     let mut out = String::new();
     for e in events {

@@ -123,7 +123,7 @@ pub(crate) mod lines {
     }
 
     /// Each text is read where the snapshot's text holds it: at a million
-    /// events these are most of a 4.5 MB snapshot, and a copy of all of
+    /// events these are most of a 4.1 MB snapshot, and a copy of all of
     /// them would be held until the last was read.
     pub fn decode(
         json: lifeline_decode::Json<'_>,

@@ -139,8 +139,8 @@ fn limits_hold_before_any_parsing() {
 
 /// The journal's reader decodes the string IndexedDB gave back, checking
 /// its length before copying it into wasm: it must accept and refuse
-/// exactly what the text decoder does, near the size limit and with text that is not ASCII
-/// too (where UTF-16 units and UTF-8 bytes differ).
+/// exactly what the text decoder does, near the size limit and with text
+/// that is not ASCII too (where UTF-16 units and UTF-8 bytes differ).
 #[wasm_bindgen_test]
 fn a_stored_string_decodes_like_its_text() {
     let max = lifeline_core::schema::limits::MAX_RECORD_BYTES;
