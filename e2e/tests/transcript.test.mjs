@@ -121,6 +121,10 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const { page } = browser;
       const long = Array.from({ length: 20 }, (_, i) => `line ${i + 1} of a long message`).join('\n');
       await send(page, long);
+      // The reply first: while it lands the log follows the bottom, and if
+      // the button moves between press and release the click goes to what
+      // holds both, not the button (Playwright checks only the press).
+      await idle(page);
       const prompt = transcript(page).locator('.prompt').last();
       const more = prompt.getByRole('button', { name: 'Show more' });
       await more.waitFor();
@@ -131,7 +135,6 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       assert.equal(await less.getAttribute('aria-expanded'), 'true');
       const open = await prompt.locator('.prompt-text').evaluate((el) => el.clientHeight);
       assert.ok(open > collapsed, `${open} > ${collapsed}`);
-      await idle(page);
     });
 
     test('the transcript follows new output at the bottom; scrolled up, Jump to latest brings it back', async () => {
