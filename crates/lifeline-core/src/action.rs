@@ -4,10 +4,11 @@
 //! folder blocks, the page words them; none of those is imported here.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use serde::{Deserialize, Serialize};
 
 /// A recovery action the card can offer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Resume,

@@ -9,6 +9,7 @@
 use crate::flat::FlatSet;
 use core::fmt;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +20,7 @@ use crate::schema::{check_text, limits, Schema, V1};
 
 /// Where and with what a command may run, and its budget. Compared field by
 /// field on idempotent re-admission.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Binding {
     pub workspace: WorkspaceId,
@@ -36,7 +37,7 @@ pub struct Binding {
 }
 
 /// Limits a command runs under.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
     /// Absolute time after which the command is timed out (caller's clock).
@@ -46,7 +47,7 @@ pub struct Budget {
 }
 
 /// A field of [`Binding`], as named in a mismatch error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum BindingField {
     Workspace,
@@ -80,7 +81,7 @@ impl BindingField {
 
 /// The key was already bound to a command with a different binding.
 /// Values are not echoed: a command line may hold something private.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct BindingMismatch {
     pub key: IdempotencyKey,
     pub existing: CommandId,
@@ -199,7 +200,7 @@ impl Binding {
 }
 
 /// The durable admission of a command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct CommandRecord {
     pub v: V1,

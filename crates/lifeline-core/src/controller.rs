@@ -31,6 +31,7 @@
 //! | `watch` | whose word counts about a runtime: its port, its silence, the page's claims |
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -74,7 +75,7 @@ mod watch;
 pub use watch::{ExitClaim, Liveness, PortId};
 
 /// Tunables. Every duration is in milliseconds of the caller's clock.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ControllerConfig {
     /// Fresh random bytes from the shell; ids are minted from them.
     pub entropy: Vec<u8>,
@@ -139,7 +140,7 @@ fn default_room_retry_ms() -> u64 {
 }
 
 /// What the shell knows about how this controller came to start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum StartCause {
     /// The previous controller died but the page (and its runtimes) lived.
@@ -151,7 +152,7 @@ pub enum StartCause {
 /// A timer the shell should fire at `at`. Each names the identities it was
 /// armed for; a timer that no longer matches the state is ignored.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(tag = "timer", rename_all = "snake_case")]
 pub enum TimerId {
@@ -183,7 +184,7 @@ pub enum TimerId {
 }
 
 /// Work for the shell, in order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum ControllerEffect {
     /// Write in one transaction, then call `handle_persist_complete` or `_failed`.
@@ -219,7 +220,7 @@ pub enum ControllerEffect {
 }
 
 /// An input the controller refused. Nothing was recorded for it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum ControllerError {
     Malformed {

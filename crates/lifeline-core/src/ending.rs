@@ -137,6 +137,12 @@ impl<'de> Deserialize<'de> for TurnEnding {
     }
 }
 
+impl lifeline_encode::Encode for TurnEnding {
+    fn encode(&self, w: &mut lifeline_encode::Writer) {
+        w.str(&self.encode());
+    }
+}
+
 impl lifeline_decode::Decode for TurnEnding {
     fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
         TurnEnding::decode(&String::decode(json)?)

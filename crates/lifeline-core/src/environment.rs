@@ -8,13 +8,14 @@
 //! the page's job, on the click that needs it: only a user gesture may.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
 use crate::id::FolderId;
 
 /// Where a session's files live and who owns them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Environment {
     /// This tab's worker sandbox: an OPFS folder Lifeline created and owns.
@@ -40,7 +41,7 @@ impl Environment {
 }
 
 /// What the shell saw of a local folder's stored handle, without prompting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum FolderAccess {
     /// Read and write are granted now.
@@ -56,7 +57,7 @@ pub enum FolderAccess {
 }
 
 /// Who removes the environment's files when the session goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Teardown {
     /// Lifeline created the folder: Archive keeps it, Delete removes it.
@@ -66,7 +67,7 @@ pub enum Teardown {
 }
 
 /// Whether a new runtime can open the environment again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Reopen {
     /// Nothing stands in the way.
@@ -82,7 +83,7 @@ pub enum Reopen {
 
 /// A local folder as views carry it: a plain struct, not the journal's
 /// tagged [`Environment`], so the page decodes it cheaply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct FolderRef {
     pub folder: FolderId,
     pub name: String,
@@ -101,7 +102,7 @@ impl FolderRef {
 }
 
 /// The environment part of a recovery report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct EnvironmentState {
     /// The user's folder the session runs in; `None` for the worker sandbox.
     pub folder: Option<FolderRef>,

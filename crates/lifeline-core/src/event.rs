@@ -8,6 +8,7 @@
 //! reader always knows where inline output stops and where the rest lives.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use serde::{Deserialize, Serialize};
 
 use crate::id::{CommandId, Digest, EventSeq};
@@ -15,7 +16,7 @@ use crate::outcome::TerminalStatus;
 use crate::schema::{check_text, limits, Schema, V1};
 
 /// An event as the runtime sends it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EventBody {
     Stdout { data: String },
@@ -41,7 +42,7 @@ impl EventBody {
     /// Identity of the content, for telling a resend from a conflict.
     pub fn digest(&self) -> Digest {
         // Field order is fixed by the type, so this encoding is canonical.
-        Digest::of(&serde_json::to_vec(self).unwrap_or_default())
+        Digest::of(&lifeline_encode::to_vec(self))
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -72,7 +73,7 @@ impl EventBody {
 }
 
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
@@ -85,7 +86,7 @@ pub enum EventKind {
 }
 
 /// How a command ended, as the runtime reports it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct TerminalResult {
     pub v: V1,
     pub status: TerminalStatus,
@@ -103,14 +104,14 @@ impl Schema for TerminalResult {
 }
 
 /// Where a span of output that is not inline is stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ArtifactSpan {
     pub digest: Digest,
     pub len: u64,
 }
 
 /// Artifact content to write in the same transaction as the records naming it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ArtifactBlob {
     pub digest: Digest,
     pub data: String,
@@ -130,7 +131,7 @@ impl ArtifactBlob {
 
 /// One output chunk as retained: `inline` is the first part, then the
 /// artifact span, then `dropped` bytes that exceeded the budget.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct OutputChunk {
     /// Byte offset of this chunk within its stream.
     pub offset: u64,
@@ -165,7 +166,7 @@ impl OutputChunk {
 }
 
 /// The durable form of an event body.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RetainedBody {
     Stdout(OutputChunk),
@@ -190,7 +191,7 @@ impl RetainedBody {
 }
 
 /// A durable command event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct EventRecord {
     pub v: V1,
@@ -225,7 +226,7 @@ impl Schema for EventRecord {
 }
 
 /// Where a client resumes a command's stream: everything after `after`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Cursor {
     pub v: V1,
@@ -242,7 +243,7 @@ impl Schema for Cursor {
 }
 
 /// A span of output stored in an artifact, by stream offset.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ArtifactPlacement {
     pub offset: u64,
     pub digest: Digest,
@@ -284,7 +285,7 @@ pub fn push_inline(head: &mut [String; 2], event: &EventRecord) {
 /// Only snapshots hold it, one per stream of every command: what most
 /// streams never have (a truncation, artifacts, dropped bytes) is left out
 /// rather than written as empty, which was four of its six values.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct OutputSummary {
     pub total_bytes: u64,
     pub inline_bytes: u64,

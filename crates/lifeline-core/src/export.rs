@@ -21,6 +21,7 @@
 
 use core::fmt;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use std::collections::BTreeMap;
 
 use crate::flat::{FlatMap, FlatSet};
@@ -52,7 +53,7 @@ pub const MAX_ARCHIVE_BYTES: usize = 256 << 20;
 
 /// One line of `session.jsonl`. Written from the journal's own record
 /// (`ExportLine<&JournalRecord>`, no copy of it), read back owned.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ExportLine<R = JournalRecord> {
     /// The entry's position in the journal it came from (not dense: other
@@ -220,7 +221,7 @@ impl Selection {
         entries
             .iter()
             .filter_map(|e| columns(&self.members, e, self.session))
-            .map(|l| serde_json::to_string(&l).expect("export lines always serialise"))
+            .map(|l| lifeline_encode::to_string(&l))
             .collect()
     }
 
@@ -388,14 +389,10 @@ fn columns<'a>(
     })
 }
 
-/// The serde name of a unit enum value (`completed`, `host_loss`).
-/// Through the JSON text, not `serde_json::to_value`: the value serializer
-/// would compile a second encoder for every type named here.
-fn name<T: Serialize>(value: &T) -> String {
-    match serde_json::to_vec(value) {
-        Ok(json) => unquoted(json),
-        Err(_) => String::new(),
-    }
+/// The serde name of a unit enum value (`completed`, `host_loss`), read
+/// off the JSON text its `Encode` writes: no second encoder per type.
+fn name<T: Serialize + lifeline_encode::Encode>(value: &T) -> String {
+    unquoted(lifeline_encode::to_vec(value))
 }
 
 /// A serde name is a snake_case word, written with no escapes, so its text
@@ -411,14 +408,12 @@ fn unquoted(json: Vec<u8>) -> String {
 }
 
 /// The record's `type` tag: the first field of its JSON text, since the
-/// record enum is internally tagged and serde writes the tag first. Read
-/// off the text, not decoded: see [`unquoted`]. (Not
-/// `to_value`: that would compile a second encoder for every record type.)
+/// record enum is internally tagged and the tag is written first. Read
+/// off the text, not decoded: see [`unquoted`].
 fn kind_of(record: &JournalRecord) -> String {
-    serde_json::to_vec(record)
-        .ok()
-        .and_then(|json| {
-            let rest = json.strip_prefix(br#"{"type":""#)?;
+    let json = lifeline_encode::to_vec(record);
+    json.strip_prefix(br#"{"type":""#)
+        .and_then(|rest| {
             let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
             (rest[end] == b'"').then(|| String::from_utf8_lossy(&rest[..end]).into_owned())
         })
@@ -445,7 +440,7 @@ pub fn session_lines(
 pub fn export_lines(entries: &[JournalEntry], session: SessionId) -> Vec<String> {
     session_lines(entries, session)
         .iter()
-        .map(|l| serde_json::to_string(l).expect("export lines always serialise"))
+        .map(lifeline_encode::to_string)
         .collect()
 }
 

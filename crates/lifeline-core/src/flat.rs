@@ -171,6 +171,14 @@ impl<'a, K, V> IntoIterator for &'a FlatMap<K, V> {
     }
 }
 
+impl<K: lifeline_encode::EncodeKey, V: lifeline_encode::Encode> lifeline_encode::Encode
+    for FlatMap<K, V>
+{
+    fn encode(&self, w: &mut lifeline_encode::Writer) {
+        lifeline_encode::map(w, self.0.iter());
+    }
+}
+
 impl<K: Serialize, V: Serialize> Serialize for FlatMap<K, V> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_map(self.0.iter())
@@ -302,6 +310,12 @@ impl<'a, K> IntoIterator for &'a FlatSet<K> {
     fn into_iter(self) -> Self::IntoIter {
         let key: fn((&'a K, &'a ())) -> &'a K = |(k, _)| k;
         self.0.iter().map(key)
+    }
+}
+
+impl<K: lifeline_encode::Encode> lifeline_encode::Encode for FlatSet<K> {
+    fn encode(&self, w: &mut lifeline_encode::Writer) {
+        lifeline_encode::seq(w, self.iter());
     }
 }
 

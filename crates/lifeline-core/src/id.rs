@@ -9,6 +9,7 @@
 use core::fmt;
 use core::str::FromStr;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest as _, Sha256};
@@ -163,6 +164,18 @@ macro_rules! identity {
             }
         }
 
+        impl lifeline_encode::Encode for $name {
+            fn encode(&self, w: &mut lifeline_encode::Writer) {
+                w.display(self);
+            }
+        }
+
+        impl lifeline_encode::EncodeKey for $name {
+            fn encode_key(&self, w: &mut lifeline_encode::Writer) {
+                w.display(self);
+            }
+        }
+
         impl lifeline_decode::Key for $name {
             fn from_key(key: std::borrow::Cow<'_, str>) -> Result<Self, lifeline_decode::Error> {
                 key.parse().map_err(lifeline_decode::Error::invalid)
@@ -257,7 +270,7 @@ identity!(
 
 /// Counter of runtime replacements on one lease; the first runtime is 1.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(transparent)]
 pub struct Generation(pub u64);
@@ -288,6 +301,7 @@ impl fmt::Display for Generation {
     Ord,
     Hash,
     Serialize,
+    Encode,
     Deserialize,
     Decode,
 )]
@@ -320,6 +334,7 @@ impl fmt::Display for EventSeq {
     Ord,
     Hash,
     Serialize,
+    Encode,
     Deserialize,
     Decode,
 )]
@@ -411,6 +426,18 @@ impl<'de> Deserialize<'de> for Digest {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl lifeline_encode::Encode for Digest {
+    fn encode(&self, w: &mut lifeline_encode::Writer) {
+        w.display(self);
+    }
+}
+
+impl lifeline_encode::EncodeKey for Digest {
+    fn encode_key(&self, w: &mut lifeline_encode::Writer) {
+        w.display(self);
     }
 }
 

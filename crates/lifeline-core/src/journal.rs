@@ -9,6 +9,7 @@ use crate::flat::FlatSet;
 use crate::wire::{Arg, Reader, Wire, WireError};
 use core::fmt;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,14 +30,14 @@ pub use crate::provider_failure::ProviderFailureClass;
 
 /// Identity of a persist batch: the journal position of its first entry.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(transparent)]
 pub struct BatchId(pub u64);
 
 /// A runtime worker as the journal knows it.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 pub struct RuntimeRef {
     pub lease: LeaseId,
@@ -45,7 +46,7 @@ pub struct RuntimeRef {
 }
 
 /// Why a runtime generation stopped receiving work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum RetireCause {
     /// A newer generation was assigned to the lease.
@@ -61,7 +62,7 @@ pub enum RetireCause {
 }
 
 /// How a runtime generation is known to have ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum GoneCause {
     /// The shell confirmed the termination the controller asked for.
@@ -73,7 +74,7 @@ pub enum GoneCause {
 }
 
 /// How an acknowledgement was learned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum AckSource {
     /// The runtime's explicit ACK message.
@@ -88,7 +89,7 @@ pub enum AckSource {
 
 /// What a recovery procedure responded to.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum RecoveryKind {
@@ -124,7 +125,7 @@ impl RecoveryKind {
 }
 
 /// One command's outcome as a recovery procedure left it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Resolution {
     pub command: CommandId,
     pub attempt: Option<AttemptId>,
@@ -134,7 +135,7 @@ pub struct Resolution {
 
 /// What a recovery procedure observed and decided. Never erases anything:
 /// it is appended, and outcome changes it implies are separate records.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct RecoveryEvidence {
     pub v: V1,
@@ -168,7 +169,7 @@ impl Schema for RecoveryEvidence {
 
 /// Why a runtime refused a dispatch. A refusal is proof the command did not
 /// start on that runtime.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum DispatchRefusal {
     WrongRuntime,
@@ -206,7 +207,7 @@ impl fmt::Display for DispatchRefusal {
 }
 
 /// One durable fact.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum JournalRecord {
     LeaseGranted {
@@ -364,7 +365,7 @@ pub enum JournalRecord {
 }
 
 /// Who answers a turn.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TurnAgent {
     /// The deterministic offline agent: the turn's plan is its commands.
@@ -401,7 +402,7 @@ impl TurnAgent {
 }
 
 /// One tool call of a provider reply, as the provider gave it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ToolCallRecord {
     /// The provider's id for the call; tool results name it.
     pub id: String,
@@ -416,7 +417,7 @@ pub struct ToolCallRecord {
 ///
 /// Stored in the compact wire form (`crate::wire`): a derived enum
 /// decoder per variant would cost the controller's wasm budget ~16 KB.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(into = "Wire", try_from = "Wire")]
 pub enum FailureReason {
     /// Stop, while the request was out.
@@ -670,7 +671,7 @@ pub(crate) fn check_failure(message: &str, partial_text: &str) -> Result<(), Str
 }
 
 /// How a turn ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnStatus {
     /// Every planned command completed.
@@ -790,9 +791,7 @@ impl JournalRecord {
             JournalRecord::Session { record } => {
                 // Its text fields are notes and failure details; one
                 // bound on the whole record keeps them all small.
-                let bytes = serde_json::to_vec(record)
-                    .map(|v| v.len())
-                    .unwrap_or(usize::MAX);
+                let bytes = lifeline_encode::to_string(record).len();
                 if bytes > limits::MAX_SESSION_RECORD_BYTES {
                     return Err(format!(
                         "a session record of {bytes} bytes; the limit is {}",
@@ -809,7 +808,7 @@ impl JournalRecord {
 }
 
 /// A record at its journal position.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct JournalEntry {
     pub v: V1,
@@ -829,7 +828,7 @@ impl Schema for JournalEntry {
 }
 
 /// Records to write in one transaction.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct PersistBatch {
     pub v: V1,
@@ -846,7 +845,7 @@ pub struct PersistBatch {
 /// What deleting a session removes from the journal, by store key
 /// (see `worker/store` `schema.rs`): the tombstone's batch carries it, so
 /// the removal and the tombstone commit together or not at all.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Purge {
     pub session: SessionId,
     /// Positions in `records`.
@@ -900,7 +899,7 @@ impl Schema for PersistBatch {
 }
 
 /// A journal that cannot be replayed: corrupt, reordered or contradictory.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ReplayError {
     pub position: u64,
     pub detail: String,

@@ -6,6 +6,7 @@
 
 use core::fmt;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +25,7 @@ use crate::session_record::SessionRecord;
 
 /// A stream as the runtime sees it: how far it has emitted and how far the
 /// controller has confirmed as durable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct StreamPosition {
     pub command: CommandId,
     pub attempt: AttemptId,
@@ -33,14 +34,14 @@ pub struct StreamPosition {
 }
 
 /// The controller's durable position for one command stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct DurablePosition {
     pub command: CommandId,
     pub through: EventSeq,
 }
 
 /// The reverse dial: a runtime introduces itself on a new port.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Hello {
     pub v: V1,
@@ -79,7 +80,7 @@ fn check_streams(streams: &[StreamPosition]) -> Result<(), String> {
 }
 
 /// Why the controller refused a hello.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum HelloRejection {
     UnknownLease,
@@ -120,7 +121,7 @@ impl fmt::Display for HelloRejection {
 }
 
 /// Order to run one command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct DispatchOrder {
     pub command: CommandId,
     pub attempt: AttemptId,
@@ -129,7 +130,7 @@ pub struct DispatchOrder {
 }
 
 /// What a runtime says about a cancel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum CancelReply {
     /// The process is being killed; a terminal event follows.
@@ -140,7 +141,7 @@ pub enum CancelReply {
     AlreadyFinished,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 // Externally tagged: an internally tagged enum is decoded through serde's
 // buffered content tree, which costs the workers' wasm dearly; only this
 // build's controller and runtimes speak it (the protocol version says so).
@@ -232,7 +233,7 @@ impl ControllerToRuntime {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 // Externally tagged: an internally tagged enum is decoded through serde's
 // buffered content tree, which costs the workers' wasm dearly; only this
 // build's controller and runtimes speak it (the protocol version says so).
@@ -322,19 +323,19 @@ impl RuntimeToController {
 
 /// A client attachment (a tab's UI), numbered by the shell.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(transparent)]
 pub struct ClientId(pub u64);
 
 /// Client-chosen correlation number for a request.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(transparent)]
 pub struct RequestId(pub u64);
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientRequest {
     /// Assigns the next runtime generation for the workspace's lease
@@ -479,7 +480,7 @@ impl ClientRequest {
 }
 
 /// What a cancel request resolved to. Repeating the request repeats the answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Settlement {
     /// The cancel is durable and the runtime has been asked to stop.
@@ -492,7 +493,7 @@ pub enum Settlement {
 }
 
 /// Why a client request was refused.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum Rejection {
     BindingMismatch(BindingMismatch),
@@ -753,7 +754,7 @@ impl fmt::Display for Rejection {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMessage {
     RuntimeStarted {

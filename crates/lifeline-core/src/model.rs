@@ -26,6 +26,7 @@
 
 use lifeline_decode::Decode;
 use lifeline_decode::Json;
+use lifeline_encode::Encode;
 use serde::{Deserialize, Serialize};
 
 use crate::flat::FlatSet;
@@ -45,7 +46,7 @@ pub const MAX_TOOL_RESULT_BYTES: usize = 16 * 1024;
 
 /// One message of the conversation sent to a provider. It crosses to the
 /// provider worker as JSON (externally tagged: no buffered decoding there).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ModelMessage {
     User {

@@ -6,12 +6,13 @@
 
 use core::fmt;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::{Deserialize, Serialize};
 
 /// What the journal can honestly say about a command.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
@@ -102,7 +103,7 @@ impl fmt::Display for Outcome {
 
 /// How a command finished, as reported by the runtime.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalStatus {
@@ -125,7 +126,7 @@ impl TerminalStatus {
 
 /// Why a command is being stopped.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum CancelReason {
@@ -153,7 +154,7 @@ impl CancelReason {
 
 /// A fact that may change an outcome.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case", tag = "kind", content = "reason")]
 pub enum OutcomeEvent {
@@ -204,7 +205,7 @@ impl OutcomeEvent {
 }
 
 /// A transition the table does not allow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct IllegalTransition {
     pub from: Outcome,
     pub event: OutcomeEvent,

@@ -13,6 +13,7 @@
 
 use core::fmt;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::{Deserialize, Serialize};
 
@@ -74,7 +75,7 @@ pub enum JournalFault {
 }
 
 /// A text for a person, before it has words.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(into = "Wire", try_from = "Wire")]
 pub enum Phrase {
     // ---- the recovery card: summaries ----

@@ -13,6 +13,7 @@
 
 use crate::flat::FlatSet;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::{Deserialize, Serialize};
 
@@ -49,7 +50,7 @@ pub mod limits {
 }
 
 /// Which backend answers a turn.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Provider {
     /// The deterministic offline agent of DESIGN.md: no network, no key.
@@ -76,7 +77,7 @@ pub enum Provider {
 }
 
 /// What a local profile holds: the model file and how it samples.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct LocalModel {
     pub file: LocalFile,
     #[serde(default)]
@@ -93,7 +94,7 @@ impl LocalModel {
                 .clone()
                 .unwrap_or_else(|| self.file.name.clone()),
             // A struct of strings and numbers always encodes.
-            spec: serde_json::to_string(self).unwrap_or_default(),
+            spec: lifeline_encode::to_string(self),
         }
     }
 
@@ -109,7 +110,7 @@ impl LocalModel {
 /// system so it survives reloads and works offline. The header facts are
 /// read once when it is picked (`lifeline_provider::gguf`) and kept here, so
 /// the profile shows them without reading the file again.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct LocalFile {
     /// The file's name as picked.
     pub name: String,
@@ -127,7 +128,7 @@ pub struct LocalFile {
 
 /// How a local model samples. Fractions are kept in hundredths so the
 /// profile stays `Eq` and its stored form exact.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Sampling {
     /// 0 (greedy) to 200 (2.0).
     pub temperature_percent: u32,
@@ -298,7 +299,7 @@ impl Provider {
 
 /// A tool a model may call. Every call goes through the command journal.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Tool {
@@ -327,7 +328,7 @@ impl Tool {
 }
 
 /// What an agent using this profile may do.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Capabilities {
     pub tools: FlatSet<Tool>,
     /// Whether the `js` command may evaluate JavaScript in the runtime.
@@ -358,7 +359,7 @@ impl Capabilities {
 }
 
 /// Limits on one turn of an agent using this profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct AgentBudget {
     /// Provider requests in one turn (each tool round is one).
     pub max_steps: u32,
@@ -465,21 +466,21 @@ impl LocalFile {
 
 /// An environment variable's value: a literal, or a credential the profile
 /// explicitly maps into the runtime's environment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum EnvValue {
     Literal(String),
     Secret(CredentialId),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct EnvVar {
     pub name: String,
     pub value: EnvValue,
 }
 
 /// One environment profile as stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Profile {
     pub id: ProfileId,
     /// Raised on every edit.
@@ -495,7 +496,7 @@ pub struct Profile {
 }
 
 /// What an execution records about the profile it launched with.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ProfileRef {
     pub id: ProfileId,
     pub revision: u64,
@@ -754,7 +755,7 @@ pub enum ProfileLookup {
 /// Why a profile lookup blocks a resume (criterion 7). Recorded as the
 /// session's failure cause; the typed reasons are stored in the compact
 /// wire form (`crate::wire`), which costs no derived decoder per variant.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub enum ProfileBlock {
     /// Recorded before the reasons were typed: the store's English.
     Unreadable {
@@ -877,7 +878,7 @@ impl core::fmt::Debug for Secret {
 
 /// Why a credential could not be resolved at the launch checkpoint.
 /// Recorded as the session's failure cause; the page words each reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub enum CredentialFailure {
     Missing,
     /// Recorded before the reasons were typed: the store's English.

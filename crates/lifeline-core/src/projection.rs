@@ -10,6 +10,7 @@
 //! so a corrupt or contradictory journal is reported, not believed.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::flat::{FlatMap, FlatSet};
@@ -33,7 +34,7 @@ use crate::session_record::SessionRecord;
 use crate::settled::SettledCommand;
 
 /// Bounds on what the projection keeps in memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct RetentionPolicy {
     /// Inline output bytes per command (stdout and stderr together).
     pub inline_output_bytes: u64,
@@ -66,7 +67,7 @@ impl Default for RetentionPolicy {
 }
 
 /// Where a runtime generation stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum RuntimeStatus {
     Current,
@@ -74,7 +75,7 @@ pub enum RuntimeStatus {
     Gone { cause: GoneCause },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct RuntimeView {
     pub runtime: RuntimeId,
     pub generation: Generation,
@@ -83,7 +84,7 @@ pub struct RuntimeView {
     pub termination_requested: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct LeaseView {
     pub workspace: WorkspaceId,
     pub lease: LeaseId,
@@ -101,7 +102,7 @@ impl LeaseView {
 }
 
 /// How far a command got towards the runtime.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Exposure {
     /// Never written as exposed: provably not sent.
@@ -130,14 +131,14 @@ impl Exposure {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct CancelState {
     pub reason: CancelReason,
     pub requested_at: Millis,
 }
 
 /// One step in a command's outcome history.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct OutcomeStep {
     pub position: u64,
     pub event: OutcomeEvent,
@@ -145,7 +146,7 @@ pub struct OutcomeStep {
 }
 
 /// What the UI shows for one command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct CommandView {
     pub command: CommandId,
     pub key: IdempotencyKey,
@@ -199,7 +200,7 @@ pub struct CommandView {
 /// model session's tool results go into every later provider request of
 /// its conversation. Snapshots written before this change carry the text
 /// of every collapsed command (and no `in_journal`); they still read.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct SettledOutput {
     /// Last output event folded in; the terminal event follows it.
     pub through: EventSeq,
@@ -341,7 +342,7 @@ impl CommandView {
 }
 
 /// A conversation on a workspace.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct SessionView {
     pub session: SessionId,
     pub workspace: WorkspaceId,
@@ -624,7 +625,7 @@ impl Projection {
 const ENTRY_OVERHEAD_BYTES: u64 = 160;
 
 /// How a turn ended, as recorded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct TurnEnd {
     pub status: TurnStatus,
     pub reply: String,
@@ -635,7 +636,7 @@ pub struct TurnEnd {
 }
 
 /// One prompt and what the agent planned for it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct TurnView {
     pub turn: TurnId,
     pub session: SessionId,
@@ -652,7 +653,7 @@ pub struct TurnView {
 }
 
 /// One provider request of a model turn.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ProviderRequestView {
     pub request: ProviderRequestId,
     pub turn: TurnId,
@@ -665,7 +666,7 @@ pub struct ProviderRequestView {
 }
 
 /// How a provider request ended, as recorded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProviderOutcome {
     Replied {
@@ -733,7 +734,7 @@ impl ProviderOutcome {
 }
 
 /// Everything the journal proves, folded.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Projection {
     pub policy: RetentionPolicy,
     /// Last applied journal position (0 for an empty journal).
@@ -782,7 +783,7 @@ pub struct Projection {
 }
 
 /// A projection at a journal position, for fast startup.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(from = "SnapshotRead")]
 pub struct ProjectionSnapshot {
     pub v: SnapshotVersion,
@@ -872,6 +873,17 @@ mod seen_ids {
                 .map(|v| format!("{v:032x}"))
                 .collect::<String>()
         }))
+    }
+
+    pub fn encode(set: &BTreeSet<u128>, w: &mut lifeline_encode::Writer) {
+        let ids: Vec<&u128> = set.iter().collect();
+        w.raw("[");
+        for chunk in ids.chunks(PER_TEXT) {
+            let text: String = chunk.iter().map(|v| format!("{v:032x}")).collect();
+            w.item();
+            w.str(&text);
+        }
+        w.raw("]");
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<u128>, D::Error> {

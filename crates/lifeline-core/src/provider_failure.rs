@@ -3,11 +3,12 @@
 //! its catalog), and whether the reply broke off.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use serde::{Deserialize, Serialize};
 
 /// Why a provider request ended without a complete reply.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderFailureClass {

@@ -17,6 +17,7 @@
 //! visible as a distinct historical record.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use serde::{Deserialize, Serialize};
 
 use crate::environment::{EnvironmentState, FolderAccess};
@@ -30,7 +31,7 @@ use crate::session::{SessionState, Sessions, Trace};
 use crate::session_record::{FailureCause, Purpose, SessionRecord};
 
 /// The five things that can survive or not (reference 000).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Dimension {
     Conversation,
@@ -59,7 +60,7 @@ impl Dimension {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Survived,
@@ -81,7 +82,7 @@ impl Verdict {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Row<T = Phrase> {
     pub dimension: Dimension,
     pub verdict: Verdict,
@@ -90,7 +91,7 @@ pub struct Row<T = Phrase> {
 }
 
 /// What the shell observed without reviving anything.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Facts {
     /// Whether the session's workspace folder exists; `None` if not checked.
     pub workspace_exists: Option<bool>,
@@ -120,7 +121,7 @@ pub struct Facts {
     pub no_room_for_another: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct UncertainCommand {
     pub command: CommandId,
     pub line: String,
@@ -132,7 +133,7 @@ pub struct UncertainCommand {
 }
 
 /// The inspector's answer for one session.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Report<T = Phrase> {
     pub session: SessionId,
     pub rows: Vec<Row<T>>,
@@ -407,7 +408,7 @@ pub fn inspect(
 
 pub use crate::action::Action;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ActionView<T = Phrase> {
     pub action: Action,
     /// `None` when possible now; otherwise why not.
@@ -416,7 +417,7 @@ pub struct ActionView<T = Phrase> {
 
 /// Identifies one card for the reveal-once rule: revealed once per session
 /// and error stamp (or uncertainty) when the chat becomes visible.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct RevealKey {
     pub session: SessionId,
     pub stamp: Option<ErrorStamp>,
@@ -425,7 +426,7 @@ pub struct RevealKey {
 }
 
 /// The shared recovery view model.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Card<T = Phrase> {
     pub key: RevealKey,
     pub summary: T,

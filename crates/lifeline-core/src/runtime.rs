@@ -8,6 +8,7 @@
 //! unacknowledged tail.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use std::collections::VecDeque;
 
 use crate::flat::{FlatMap, FlatSet};
@@ -29,7 +30,7 @@ use crate::outcome::{CancelReason, TerminalStatus};
 use crate::schema::{limits, V1};
 
 /// Who this runtime is. Fixed for the worker's life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct RuntimeIdentity {
     pub lease: LeaseId,
     pub runtime: RuntimeId,
@@ -37,7 +38,7 @@ pub struct RuntimeIdentity {
     pub execution: ExecutionId,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct RuntimeConfig {
     pub identity: RuntimeIdentity,
     pub heartbeat_interval_ms: u64,
@@ -64,7 +65,7 @@ impl RuntimeConfig {
 }
 
 /// Output from a command's process, reported by the shell.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProcessOutput {
     Stdout { data: String },
@@ -77,7 +78,7 @@ pub enum ProcessOutput {
 }
 
 /// Work for the runtime's shell, in order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum RuntimeEffect {
     Send(RuntimeToController),
@@ -99,7 +100,7 @@ pub enum RuntimeEffect {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "error", rename_all = "snake_case")]
 pub enum RuntimeError {
     /// The message names another runtime or generation; nothing was done.
@@ -170,7 +171,7 @@ impl fmt::Display for RuntimeError {
 
 impl std::error::Error for RuntimeError {}
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum LinkState {
     Disconnected,

@@ -6,6 +6,7 @@
 
 use core::fmt;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -88,6 +89,12 @@ impl<'de> Deserialize<'de> for V1 {
     }
 }
 
+impl lifeline_encode::Encode for V1 {
+    fn encode(&self, w: &mut lifeline_encode::Writer) {
+        w.u64(SCHEMA_VERSION);
+    }
+}
+
 impl lifeline_decode::Decode for V1 {
     fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
         match u64::decode(json)? {
@@ -114,6 +121,12 @@ impl SnapshotVersion {
     pub const CURRENT: SnapshotVersion = SnapshotVersion(4);
     /// The versions this build reads.
     pub const READS: [u64; 4] = [SCHEMA_VERSION, 2, 3, 4];
+}
+
+impl lifeline_encode::Encode for SnapshotVersion {
+    fn encode(&self, w: &mut lifeline_encode::Writer) {
+        w.u64(self.0);
+    }
 }
 
 impl Serialize for SnapshotVersion {
@@ -147,7 +160,9 @@ impl lifeline_decode::Decode for SnapshotVersion {
 }
 
 /// A durable or wire record with a named, versioned schema.
-pub trait Schema: Serialize + DeserializeOwned + lifeline_decode::Decode {
+pub trait Schema:
+    Serialize + lifeline_encode::Encode + DeserializeOwned + lifeline_decode::Decode
+{
     /// Human name used in errors ("command record").
     const NAME: &'static str;
     /// The `"v"` values this build reads; a record with another is refused
@@ -161,7 +176,7 @@ pub trait Schema: Serialize + DeserializeOwned + lifeline_decode::Decode {
 }
 
 /// Why bytes could not be decoded as a schema.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub enum SchemaError {
     TooLarge {
         schema: String,
@@ -354,10 +369,7 @@ pub fn encode<T: Schema>(record: &T) -> Result<Vec<u8>, SchemaError> {
         schema: T::NAME.to_string(),
         detail,
     })?;
-    let json = serde_json::to_vec(record).map_err(|e| SchemaError::Malformed {
-        schema: T::NAME.to_string(),
-        detail: e.to_string(),
-    })?;
+    let json = lifeline_encode::to_vec(record);
     match first_unsafe_integer(&json) {
         None => Ok(json),
         Some(number) => Err(SchemaError::Invalid {

@@ -36,6 +36,7 @@
 //! prompts and turns; `retire.rs` what ends or replaces a session.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use std::collections::VecDeque;
 
 use crate::flat::FlatMap;
@@ -144,7 +145,7 @@ pub fn rejoin_verdict(
 pub use crate::environment::Environment;
 
 /// The execution a session is bound to (its stored token).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ExecutionBinding {
     pub execution: ExecutionId,
     pub generation: Generation,
@@ -153,7 +154,7 @@ pub struct ExecutionBinding {
 }
 
 /// A failure shown with recovery controls.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Failure {
     pub stamp: ErrorStamp,
     pub attempt: Option<StartupAttemptId>,
@@ -162,7 +163,7 @@ pub struct Failure {
 }
 
 /// Where a session stands, as published to the UI.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum SessionState {
     /// Never launched.
@@ -186,7 +187,7 @@ pub enum SessionState {
 }
 
 /// Timers the shell sets for an attempt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub enum AttemptTimer {
     Readiness,
     /// The retained runtime did not dial back in time: a timeout, never a

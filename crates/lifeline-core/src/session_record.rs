@@ -4,6 +4,7 @@
 //! emits it and folds it back after a restart.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use serde::{Deserialize, Serialize};
 
 use crate::environment::Environment;
@@ -14,7 +15,7 @@ use crate::id::{
 use crate::profile::{CredentialFailure, ProfileBlock, ProfileRef};
 
 /// Why a session is being started.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Purpose {
     /// A first launch, or Start fresh: uses the session's selected profile.
@@ -25,7 +26,7 @@ pub enum Purpose {
 
 /// What led to a resume; kept on a failure even when an internal retry
 /// failed for another reason.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum ResumeCause {
     /// The user pressed Resume.
@@ -39,7 +40,7 @@ pub enum ResumeCause {
 }
 
 /// Why rejoining a retained execution failed, as classified by the shell.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LoadError {
     /// The execution's backend cannot be rejoined at all.
@@ -88,7 +89,7 @@ impl core::fmt::Display for LoadError {
 }
 
 /// Why a launch failed in the shell.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LaunchFailure {
     /// The retained workspace is not there. It is never recreated empty.
@@ -108,7 +109,7 @@ pub enum LaunchFailure {
 }
 
 /// What went wrong, durably, with what the user can do about it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FailureCause {
     ProfileBlocked {
@@ -146,7 +147,7 @@ pub enum FailureCause {
 
 /// How the app learned that a session's runtime ended, when it was not
 /// the browser's report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum RuntimeEnd {
     /// The worker behind its port ended (its lock released, its port
@@ -235,7 +236,7 @@ impl core::fmt::Display for FailureCause {
 
 /// Durable records of session lifecycles. The shell writes them to the
 /// journal; [`crate::session::Sessions::recover`] folds them back after a restart.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionRecord {
     Created {

@@ -19,6 +19,7 @@
 //! provider request), and never moves back.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use std::fmt::Display;
 
 use serde::{Deserialize, Serialize};
@@ -31,7 +32,7 @@ use crate::id::{
 };
 use crate::outcome::Outcome;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct SettledCommand {
     pub command: CommandId,
     pub key: IdempotencyKey,
@@ -80,7 +81,7 @@ impl SettledCommand {
 
 pub(crate) fn binding_digest(binding: &Binding) -> Digest {
     // A binding always encodes (strings, numbers and sets of strings).
-    Digest::of(&serde_json::to_vec(binding).unwrap_or_default())
+    Digest::of(&lifeline_encode::to_vec(binding))
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -107,6 +108,15 @@ pub(crate) mod lines {
         s: S,
     ) -> Result<S::Ok, S::Error> {
         s.collect_seq(map.values().map(SettledCommand::to_line))
+    }
+
+    pub fn encode(map: &FlatMap<CommandId, SettledCommand>, w: &mut lifeline_encode::Writer) {
+        w.raw("[");
+        for line in map.values().map(SettledCommand::to_line) {
+            w.item();
+            w.str(&line);
+        }
+        w.raw("]");
     }
 
     /// Through a list of texts, which every decoder already reads, and one

@@ -9,6 +9,7 @@
 //! once per durable event, so appending cannot duplicate.
 
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
@@ -25,7 +26,7 @@ use crate::projection::{CommandView, Projection, ProviderOutcome, TurnView};
 use crate::render::{mark_output, marked_markdown};
 use crate::settled::SettledCommand;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Stream {
     Stdout,
@@ -34,7 +35,7 @@ pub enum Stream {
 
 // Externally tagged: the page decodes it without serde's buffered content
 // tree (the UI's wasm budget). It is never stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum ViewDelta<T = Phrase> {
     Session {
@@ -254,7 +255,7 @@ impl<T> ViewDelta<T> {
 /// Where a settled command's output is, for showing it: its events stay in
 /// the journal once it left the projection's recent window, so a view
 /// built from scratch says `Loading` and the engine reads them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputRead {
     /// The text is here.
@@ -295,7 +296,7 @@ impl OutputRead {
 }
 
 /// Where a provider request stands, as the journal proves it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderRequestStatus {
     /// Recorded and sent; its turn is still open.
@@ -321,7 +322,7 @@ impl ProviderRequestStatus {
 /// A recorded provider failure, ready to show. Its label and advice are
 /// the page's, from `class` in the reader's language: no English travels
 /// with it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ProviderFailureView<T = Phrase> {
     pub class: ProviderFailureClass,
     /// What happened: the recorded reason, worded for the reader
@@ -833,7 +834,7 @@ fn output_delta(command: CommandId, e: &crate::event::EventRecord) -> Option<Vie
 }
 
 /// Where a session stands in the session list, as the journal proves it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
     /// Nothing runs; a message starts or continues it.
@@ -848,7 +849,7 @@ pub enum SessionStatus {
 }
 
 /// One row of the session list.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct SessionItem {
     pub session: SessionId,
     /// The name the user gave it, else its first prompt's first line; empty

@@ -7,12 +7,13 @@
 
 use core::fmt;
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::{Deserialize, Serialize};
 
 /// The serialized form of a phrase (see the `phrase` module) or of a
 /// small recorded enum: a kind, then its texts, numbers and nested values.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct Wire(
     pub(crate) u16,
     pub(crate) Vec<String>,
@@ -173,6 +174,12 @@ pub(crate) mod as_arg {
             p: p.into_iter(),
         })
         .map_err(D::Error::custom)
+    }
+
+    pub fn encode<T: Arg>(value: &T, w: &mut lifeline_encode::Writer) {
+        let mut wire = Wire(0, Vec::new(), Vec::new(), Vec::new());
+        value.put(&mut wire);
+        lifeline_encode::Encode::encode(&wire, w);
     }
 
     pub fn decode<T: Arg>(json: lifeline_decode::Json<'_>) -> Result<T, lifeline_decode::Error> {

@@ -1,14 +1,15 @@
 //! `#[derive(Decode)]`: one reader per type over `lifeline_decode::Json`,
-//! from the same `#[serde]` attributes serde's derive reads, so that the
-//! two cannot drift apart field by field.
+//! and `#[derive(Encode)]`: one writer per type over
+//! `lifeline_encode::Writer`, both from the same `#[serde]` attributes
+//! serde's derive reads, so that they cannot drift apart field by field.
 //!
 //! Understood: on a container `rename_all = "snake_case"`, `tag`,
-//! `content`, `transparent`, `from`, `try_from`, `default` and
+//! `content`, `transparent`, `from`, `try_from`, `into`, `default` and
 //! `deny_unknown_fields`; on a field `rename`, `default`, `default =
-//! "path"` and `with = "module"` (the module's `decode`); on a variant
-//! `rename`. Attributes that only shape encoding (`into`,
-//! `skip_serializing*`) are passed over. Anything else is a compile
-//! error, so a new serde attribute cannot be silently misread.
+//! "path"`, `with = "module"` (the module's `decode` and `encode`),
+//! `skip_serializing` and `skip_serializing_if`; on a variant `rename`.
+//! Each derive uses the ones that shape its direction. Anything else is a
+//! compile error, so a new serde attribute cannot be silently misread.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -17,10 +18,23 @@ use syn::{
     Path,
 };
 
+mod encode;
+
 #[proc_macro_derive(Decode, attributes(serde))]
 pub fn derive_decode(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     match expand(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// `#[derive(Encode)]`: one writer per type over `lifeline_encode::Writer`
+/// (the `encode` module).
+#[proc_macro_derive(Encode, attributes(serde))]
+pub fn derive_encode(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match encode::expand(&input) {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
     }
@@ -34,6 +48,7 @@ struct Container {
     transparent: bool,
     from: Option<syn::Type>,
     try_from: Option<syn::Type>,
+    into: Option<syn::Type>,
     default: bool,
     deny_unknown_fields: bool,
 }
@@ -43,6 +58,8 @@ struct Field {
     rename: Option<String>,
     default: Option<Option<Path>>,
     with: Option<Path>,
+    skip_serializing_if: Option<Path>,
+    skip_serializing: bool,
 }
 
 /// A string given to an attribute, also where a `macro_rules!` expansion
@@ -95,9 +112,7 @@ fn container(attrs: &[syn::Attribute]) -> syn::Result<Container> {
             "from" => c.from = Some(syn::parse_str(&string(meta)?)?),
             "try_from" => c.try_from = Some(syn::parse_str(&string(meta)?)?),
             "default" if !meta.input.peek(syn::Token![=]) => c.default = true,
-            "into" => {
-                string(meta)?;
-            }
+            "into" => c.into = Some(syn::parse_str(&string(meta)?)?),
             "deny_unknown_fields" => c.deny_unknown_fields = true,
             _ => return Err(meta.error("a serde attribute Decode does not read")),
         }
@@ -116,10 +131,8 @@ fn field_attrs(attrs: &[syn::Attribute]) -> syn::Result<Field> {
             }
             "default" => f.default = Some(None),
             "with" => f.with = Some(syn::parse_str(&string(meta)?)?),
-            "skip_serializing_if" => {
-                string(meta)?;
-            }
-            "skip_serializing" => {}
+            "skip_serializing_if" => f.skip_serializing_if = Some(syn::parse_str(&string(meta)?)?),
+            "skip_serializing" => f.skip_serializing = true,
             _ => return Err(meta.error("a serde attribute Decode does not read")),
         }
         Ok(())
@@ -142,18 +155,25 @@ fn snake(name: &str) -> String {
     out
 }
 
-fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
-    let c = container(&input.attrs)?;
-    let name = &input.ident;
+/// The type's generics, each type parameter bound by `bound`, for the
+/// impl.
+fn bounded(input: &DeriveInput, bound: syn::TypeParamBound) -> syn::Generics {
     let mut generics = input.generics.clone();
     for param in &mut generics.params {
         if let GenericParam::Type(t) = param {
-            t.bounds.push(syn::parse_quote!(::lifeline_decode::Decode));
+            t.bounds.push(bound.clone());
             // A default (`T = Phrase`) may not appear in an impl's generics.
             t.default = None;
             t.eq_token = None;
         }
     }
+    generics
+}
+
+fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let c = container(&input.attrs)?;
+    let name = &input.ident;
+    let generics = bounded(input, syn::parse_quote!(::lifeline_decode::Decode));
     let (impl_generics, _, _) = generics.split_for_impl();
     let (_, ty_generics, where_clause) = input.generics.split_for_impl();
 

@@ -15,6 +15,7 @@ use lifeline_core::{
     ViewDelta, WorkspaceId,
 };
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::fmt;
 
@@ -29,7 +30,7 @@ pub const PROTOCOL_VERSION: u32 = 8;
 pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 
 /// Whether this tab's controller may write the journal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Holds the origin's leader lock: the one writer.
@@ -39,7 +40,7 @@ pub enum Role {
 }
 
 /// Page → controller.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 // Externally tagged, like ControllerToPage (why: there).
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum PageToController {
@@ -206,7 +207,7 @@ pub enum PageToController {
 }
 
 /// A workspace's files as workspace-only access shows them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceListing {
     pub session: SessionId,
@@ -218,7 +219,7 @@ pub struct WorkspaceListing {
 }
 
 /// A profile as the user edits it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileInput {
     /// `None` creates a new profile.
@@ -240,7 +241,7 @@ pub struct ProfileInput {
 }
 
 /// What to do with a profile's API key.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 // Externally tagged: page input only, never stored.
 #[serde(rename_all = "snake_case")]
 pub enum KeyInput {
@@ -261,7 +262,7 @@ impl fmt::Debug for KeyInput {
 
 /// A secret crossing a `postMessage` boundary once, on its way to the
 /// encrypted store or a runtime's environment. Its `Debug` hides it.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(transparent)]
 pub struct SecretText(pub String);
 
@@ -272,7 +273,7 @@ impl fmt::Debug for SecretText {
 }
 
 /// A profile as the page shows it: never a secret, only whether one is set.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileSummary<T = Phrase> {
     pub id: ProfileId,
@@ -295,7 +296,7 @@ pub struct ProfileSummary<T = Phrase> {
 }
 
 /// The session's lifecycle as the status line and Resume show it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct SessionStatus {
     /// `new`, `starting`, `running`, `cancelling`, `cancelled`, `failed`, `archived`.
@@ -328,7 +329,7 @@ pub struct SessionStatus {
 }
 
 /// A prompt waiting to run: its turn and the start of its text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Waiting {
     pub turn: TurnId,
@@ -341,7 +342,7 @@ pub struct Waiting {
 /// chosen when serde's derive decoded it in the page, which buffered an
 /// internally tagged enum into a generic content tree first and so cost
 /// the UI's wasm budget. (`lifeline_decode` reads either form alike.)
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ControllerToPage<T = Phrase> {
     /// The controller's module has loaded and its message handler is
@@ -649,7 +650,7 @@ impl<T> ProfileSummary<T> {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     Info,
@@ -658,7 +659,7 @@ pub enum Level {
 }
 
 /// What the status line and the details pane show.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct Status<T = Phrase> {
     pub role: Role,
@@ -676,7 +677,7 @@ pub struct Status<T = Phrase> {
     pub position: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeStatus {
     pub runtime: RuntimeId,
@@ -688,7 +689,7 @@ pub struct RuntimeStatus {
     pub not_responding: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct StorageStatus {
     pub usage: u64,
@@ -697,7 +698,7 @@ pub struct StorageStatus {
 }
 
 /// Page → runtime.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 // Externally tagged, like the other worker-bound messages.
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum PageToRuntime {
@@ -723,7 +724,7 @@ pub enum PageToRuntime {
 }
 
 /// Runtime → page. Externally tagged like [`ControllerToPage`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum RuntimeToPage {
     Ready { protocol: u32 },
@@ -731,7 +732,7 @@ pub enum RuntimeToPage {
 }
 
 /// Leader controller → follower controllers, on the origin's BroadcastChannel.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 // Externally tagged, like ControllerToPage (why: there).
 // Generic over how the entries are held: the leader writes them from the
 // batch it persisted (`&[JournalEntry]`), without a copy; a follower reads
@@ -743,7 +744,7 @@ pub enum Broadcast<E = Vec<JournalEntry>> {
     Entries { protocol: u32, entries: E },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum JournalStatus<T = Phrase> {
     Opening,
@@ -822,10 +823,8 @@ pub fn runtime_life_lock(runtime: RuntimeId, generation: Generation) -> String {
     format!("lifeline-runtime:{runtime}:{generation}")
 }
 
-pub fn encode<T: Serialize>(message: &T) -> String {
-    // Serialising these plain enums cannot fail: no maps with non-string keys,
-    // no floats, no custom serialisers.
-    serde_json::to_string(message).expect("protocol messages always serialise")
+pub fn encode<T: Serialize + lifeline_encode::Encode>(message: &T) -> String {
+    lifeline_encode::to_string(message)
 }
 
 /// Decodes one message from a peer, natively and in the browser alike

@@ -25,12 +25,13 @@ use lifeline_core::journal::{FailureReason, ProviderFailureClass, ToolCallRecord
 use lifeline_core::profile::{Provider, Tool};
 use lifeline_core::{ModelMessage, ProviderRequestId};
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 use serde::{Deserialize, Serialize};
 
 use crate::SecretText;
 
 /// A complete reply from a provider.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderReply {
     pub text: String,
@@ -41,7 +42,7 @@ pub struct ProviderReply {
 }
 
 /// How a provider request ended without a complete reply.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderFailure {
     pub class: ProviderFailureClass,
@@ -58,7 +59,7 @@ pub struct ProviderFailure {
 }
 
 /// Where a provider request failed: the fact a retry decision rests on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum FailedAt {
     /// No response byte arrived: the connection failed (or the request was
@@ -71,7 +72,7 @@ pub enum FailedAt {
 }
 
 /// Controller → provider worker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ControllerToProvider {
     /// Send one recorded request (it is durable before this is posted) and
@@ -88,7 +89,7 @@ pub enum ControllerToProvider {
 }
 
 /// Provider worker → controller, each naming the request it is about.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ProviderToController {
     /// First message: the worker listens from now on. `watched`: it holds

@@ -17,9 +17,10 @@ const LAYERS: [&str; 3] = ["native", "wasm", "e2e"];
 /// Host crates; the browser shells are tested in the wasm layer instead.
 /// The UI's unit tests (locale catalogs, phrase wording, profile form) need
 /// no browser and run here too.
-pub(crate) const NATIVE_PACKAGES: [&str; 10] = [
+pub(crate) const NATIVE_PACKAGES: [&str; 11] = [
     "lifeline-core",
     "lifeline-decode",
+    "lifeline-encode",
     "lifeline-engine",
     "lifeline-protocol",
     "lifeline-provider",

@@ -379,16 +379,8 @@ fn the_browser_decodes_through_the_codec() {
         "schema::decode(",
         "schema::decode::<",
     ];
-    let mut offenders = Vec::new();
     let sources = non_test_code(&["web/src", "worker"]);
-    for (relative, code) in &sources {
-        for decoder in DECODERS {
-            let found = format!("{relative}: {decoder}");
-            if code.contains(decoder) && !ALLOWED.contains(&found.as_str()) {
-                offenders.push(found);
-            }
-        }
-    }
+    let offenders = uses(&sources, &DECODERS, &ALLOWED);
     assert!(
         sources.len() > 20,
         "only {} browser sources found",
@@ -429,6 +421,55 @@ fn the_core_reads_json_with_serde_json_only_where_the_browser_does_not() {
         offenders.is_empty(),
         "these read JSON with serde_json, which links its parser into the controller: {offenders:?}"
     );
+}
+
+/// What the browser's modules write as JSON text is written by
+/// `lifeline_encode` (the derived `Encode`), never by serde_json's
+/// serializer: each use would link serde_json's writer and serde's derived
+/// `Serialize` for every type it reaches (docs/benchmarks.md, "Sixteenth
+/// stop"). The provider crate's request bodies are the provider worker's
+/// own. Tests are exempt.
+#[test]
+fn the_browser_writes_json_through_lifeline_encode() {
+    // Their debug builds' checks that a read agrees with serde_json's.
+    const ALLOWED: [&str; 2] = [
+        "crates/lifeline-core/src/schema.rs: serde_json::to_",
+        "crates/lifeline-protocol/src/lib.rs: serde_json::to_",
+    ];
+    const WRITERS: [&str; 3] = ["serde_json::to_", "serde_json::Serializer", "json!"];
+    let sources = non_test_code(&[
+        "web/src",
+        "worker",
+        "crates/lifeline-core/src",
+        "crates/lifeline-engine/src",
+        "crates/lifeline-protocol/src",
+        "crates/lifeline-words/src",
+    ]);
+    let offenders = uses(&sources, &WRITERS, &ALLOWED);
+    assert!(
+        sources.len() > 40,
+        "only {} browser sources found",
+        sources.len()
+    );
+    assert!(
+        offenders.is_empty(),
+        "write through lifeline_encode::to_string instead: {offenders:?}"
+    );
+}
+
+/// Each `file: needle` where a source's code holds a needle, but for the
+/// `allowed` ones.
+fn uses(sources: &[(String, String)], needles: &[&str], allowed: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (relative, code) in sources {
+        for needle in needles {
+            let place = format!("{relative}: {needle}");
+            if code.contains(needle) && !allowed.contains(&place.as_str()) {
+                found.push(place);
+            }
+        }
+    }
+    found
 }
 
 /// Each non-test source file under `dirs` (test files, `tests/` folders

@@ -7,9 +7,8 @@
 //! compiled per type and per reader, and what reads a [`lifeline_decode::Json`]
 //! tree is compiled once per type (docs/benchmarks.md, "Fourteenth stop").
 //!
-//! What goes out is still written with serde_json (`schema::encode`,
-//! `lifeline_protocol::encode`): its encoders are small, and the journal's
-//! digests are over those exact bytes.
+//! What goes out is written by `lifeline_encode` (`schema::encode`,
+//! `lifeline_protocol::encode`), the same text serde_json wrote.
 //!
 //! Architecture Invariant: everything decoded here passes the same checks as
 //! natively (`schema::read`: size, a JSON object, version, validate;

@@ -491,10 +491,8 @@ impl Shell {
                 });
             }
             Effect::SendToRuntime { port, message, .. } => {
-                if let (Some(p), Ok(text)) = (
-                    self.ports.borrow().get(&port),
-                    serde_json::to_string(&message),
-                ) {
+                if let Some(p) = self.ports.borrow().get(&port) {
+                    let text = lifeline_protocol::encode(&message);
                     let _ = p.port.post_message(&JsValue::from_str(&text));
                 }
             }

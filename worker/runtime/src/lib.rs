@@ -267,9 +267,8 @@ impl Worker {
             match effect {
                 RuntimeEffect::Send(message) => {
                     if let Some(link) = self.link.borrow().as_ref() {
-                        if let Ok(text) = serde_json::to_string(&message) {
-                            let _ = link.port.post_message(&JsValue::from_str(&text));
-                        }
+                        let text = lifeline_protocol::encode(&message);
+                        let _ = link.port.post_message(&JsValue::from_str(&text));
                     }
                 }
                 RuntimeEffect::StartProcess { command, binding } => {

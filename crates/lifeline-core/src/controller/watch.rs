@@ -21,6 +21,7 @@
 
 use crate::flat::{FlatMap, FlatSet};
 use lifeline_decode::Decode;
+use lifeline_encode::Encode;
 
 use serde::{Deserialize, Serialize};
 
@@ -33,12 +34,12 @@ use crate::projection::RuntimeStatus;
 /// One port the shell handed over for a runtime, numbered by the shell; a
 /// number is never reused within one controller's life.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Decode,
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Encode, Deserialize, Decode,
 )]
 pub struct PortId(pub u64);
 
 /// What the controller made of the page's report that a runtime exited.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(rename_all = "snake_case")]
 pub enum ExitClaim {
     /// Recorded: the termination the controller asked for was carried out,
@@ -53,7 +54,7 @@ pub enum ExitClaim {
 }
 
 /// How a runtime looks to a person.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "liveness", rename_all = "snake_case")]
 pub enum Liveness {
     /// Not attached (starting, dialing back, or gone).

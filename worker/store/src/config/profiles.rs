@@ -43,8 +43,7 @@ impl ConfigStore {
                 profile.revision
             )));
         }
-        let json = serde_json::to_string(profile)
-            .map_err(|_| ConfigError::InvalidProfile("the profile does not serialise".into()))?;
+        let json = lifeline_encode::to_string(profile);
         if json.len() > limits::MAX_PROFILE_JSON_BYTES {
             return Err(ConfigError::InvalidProfile(format!(
                 "the profile is {} bytes, above the {} a profile may have",
@@ -139,8 +138,7 @@ impl ConfigStore {
     pub async fn ensure_default_profile(&self, new_id: ProfileId) -> Result<Profile, ConfigError> {
         self.usable()?;
         let built_in = Profile::built_in(new_id);
-        let json = serde_json::to_string(&built_in)
-            .map_err(|_| ConfigError::InvalidProfile("the profile does not serialise".into()))?;
+        let json = lifeline_encode::to_string(&built_in);
         let value = object(&[
             ("v", JsValue::from(RECORD_VERSION)),
             ("id", JsValue::from_str(&new_id.to_string())),
