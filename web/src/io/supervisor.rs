@@ -529,9 +529,11 @@ impl Host {
         for key in late {
             self.runtime_crashed(
                 key,
+                // Whole seconds: a float's `Display` would link the float
+                // formatter (about 15 KB of the page's wasm) for this line.
                 format!(
                     "the runtime worker did not start within {} s",
-                    READY_TIMEOUT_MS / 1000.0
+                    READY_TIMEOUT_MS as u64 / 1000
                 ),
             );
         }
