@@ -127,8 +127,20 @@ for (const format of FORMATS) {
       refuseOnce(message, error(429, 'rate_limit_error', { retryAfter: 30 }));
       await withProfile(format, 'aimock 429 long', async (page) => {
         await send(page, message);
-        await page.getByText(/rate limited — retrying in \d+ s/).first().waitFor({ timeout: 30_000 });
-        await page.getByRole('button', { name: 'Retry now' }).click();
+        const waiting = page.getByText(/rate limited — retrying in \d+ s/).first();
+        await waiting.waitFor({ timeout: 30_000 });
+        // The countdown changes every second; the button it sits beside
+        // stays the same element, so the focus on it is kept and a
+        // keyboard's Enter reaches it.
+        const retry = page.getByRole('button', { name: 'Retry now' });
+        await retry.focus();
+        const before = await waiting.textContent();
+        await page.waitForFunction(
+          (text) => [...document.querySelectorAll('.notice p')].every((p) => p.textContent !== text),
+          before,
+        );
+        assert.ok(await retry.evaluate((button) => button === document.activeElement), 'Retry now kept the focus');
+        await page.keyboard.press('Enter');
         await transcript(page).getByText(REPLY).last().waitFor({ timeout: 15_000 });
         const sent = received(format, message);
         assert.deepEqual(sent.map((r) => r.response.status), [429, 200]);

@@ -6,7 +6,7 @@ use crate::i18n::{self, text, tf, tr, Msg};
 use crate::io;
 use crate::profiles::Profiles;
 use crate::transcript;
-use crate::ui::{set_if_changed, Connection, NoticeItem, Offline, Persist, Ui};
+use crate::ui::{set_if_changed, Connection, Offline, Persist, Ui};
 use crate::worded::JournalStatus;
 use leptos::prelude::*;
 use lifeline_protocol::{Level, PageToController, Role};
@@ -256,12 +256,11 @@ fn Notices(ui: Ui) -> impl IntoView {
                 </div>
             </Show>
             <RuntimeWatch ui />
-            <For
-                each=move || ui.notices.get()
-                key=|n| (n.key.clone(), n.revision)
-                let:notice
-            >
-                <NoticeRow ui notice />
+            // Keyed by the notice, not by its text: a row whose text
+            // changes (a retry's countdown, every second) keeps its
+            // elements, so a press on Retry now and the focus on it last.
+            <For each=move || ui.notices.get() key=|n| n.key.clone() let:notice>
+                <NoticeRow ui key=notice.key />
             </For>
         </div>
     }
@@ -295,8 +294,21 @@ fn JournalBanner(ui: Ui) -> impl IntoView {
 }
 
 #[component]
-fn NoticeRow(ui: Ui, notice: NoticeItem) -> impl IntoView {
-    let key = notice.key.clone();
+fn NoticeRow(ui: Ui, key: String) -> impl IntoView {
+    let shown = {
+        let key = key.clone();
+        move || {
+            ui.notices.with(|list| {
+                list.iter()
+                    .find(|n| n.key == key)
+                    .map(|n| (n.level, n.message.clone()))
+            })
+        }
+    };
+    let level = {
+        let shown = shown.clone();
+        move || shown().map(|(level, _)| level_name(level))
+    };
     // A provider request waiting to be sent again can be sent now (the
     // engine's notice key; Stop in the composer ends the wait instead).
     let retry = (key == "controller:provider-retry").then(|| {
@@ -307,8 +319,8 @@ fn NoticeRow(ui: Ui, notice: NoticeItem) -> impl IntoView {
         }
     });
     view! {
-        <div class="notice" data-level=level_name(notice.level)>
-            <p>{move || notice.message.clone()}</p>
+        <div class="notice" data-level=level>
+            <p>{move || shown().map(|(_, message)| message)}</p>
             {retry}
             <button
                 type="button"

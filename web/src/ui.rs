@@ -31,7 +31,9 @@ pub struct NoticeItem {
     pub level: Level,
     /// Worded in the locale it arrived in.
     pub message: String,
-    /// Raised on every change, so the list re-renders a changed notice.
+    /// Raised on every change: a profile save tells a warning that came
+    /// after it from one it had seen (`profiles`). The list keys its rows
+    /// by `key` alone, so a changed notice keeps its elements.
     pub revision: u64,
 }
 
