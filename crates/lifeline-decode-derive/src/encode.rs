@@ -209,6 +209,10 @@ fn named_fields(bound: &[(&syn::Field, Ident)]) -> syn::Result<TokenStream> {
 
 fn enumeration(e: &syn::DataEnum, c: &Container) -> syn::Result<TokenStream> {
     let mut arms = Vec::new();
+    // Each unit variant's whole text, a literal: an enum of unit variants
+    // only picks its text and writes it once, instead of one write per
+    // variant.
+    let mut texts = Vec::new();
     for variant in &e.variants {
         let attrs = field_attrs(&variant.attrs)?;
         let ident = &variant.ident;
@@ -233,7 +237,10 @@ fn enumeration(e: &syn::DataEnum, c: &Container) -> syn::Result<TokenStream> {
                 match &variant.fields {
                     Fields::Unit => {
                         let whole = literal(format!("{{\"{tag}\":\"{name}\"}}"));
-                        quote!(w.raw(#whole);)
+                        {
+                            texts.push(quote!(#pattern => #whole,));
+                            quote!(w.raw(#whole);)
+                        }
                     }
                     Fields::Unnamed(_) if bound.len() == 1 => {
                         let only = &bound[0].1;
@@ -263,7 +270,10 @@ fn enumeration(e: &syn::DataEnum, c: &Container) -> syn::Result<TokenStream> {
             (Some(tag), Some(key)) => match &variant.fields {
                 Fields::Unit => {
                     let whole = literal(format!("{{\"{tag}\":\"{name}\"}}"));
-                    quote!(w.raw(#whole);)
+                    {
+                        texts.push(quote!(#pattern => #whole,));
+                        quote!(w.raw(#whole);)
+                    }
                 }
                 _ => wrapped(
                     format!("{{\"{tag}\":\"{name}\",\"{key}\":"),
@@ -277,12 +287,23 @@ fn enumeration(e: &syn::DataEnum, c: &Container) -> syn::Result<TokenStream> {
             (None, None) => match &variant.fields {
                 Fields::Unit => {
                     let whole = literal(format!("\"{name}\""));
-                    quote!(w.raw(#whole);)
+                    {
+                        texts.push(quote!(#pattern => #whole,));
+                        quote!(w.raw(#whole);)
+                    }
                 }
                 _ => wrapped(format!("{{\"{name}\":"), &variant.fields, &bound)?,
             },
         };
         arms.push(quote!(#pattern => { #write }));
+    }
+    if texts.len() == e.variants.len() && !texts.is_empty() {
+        return Ok(quote! {
+            let text: &str = match self {
+                #(#texts)*
+            };
+            w.raw(text);
+        });
     }
     Ok(quote! {
         match self {

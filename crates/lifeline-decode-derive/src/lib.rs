@@ -376,6 +376,30 @@ fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<To
         };
         arms.push(quote!(#key => #arm,));
     }
+    // An enum of names only, externally tagged, is read by its name's
+    // place in `VARIANTS` (one shared search) and a match on that number:
+    // a match on the name compares it with every name, in every such enum.
+    let units = e.variants.iter().all(|v| matches!(v.fields, Fields::Unit));
+    let unit_only = (units && c.tag.is_none() && !e.variants.is_empty()).then(|| {
+        let count = e.variants.len();
+        let arms = e.variants.iter().enumerate().map(|(i, v)| {
+            let ident = &v.ident;
+            if i + 1 == count {
+                quote!(_ => #name::#ident,)
+            } else {
+                quote!(#i => #name::#ident,)
+            }
+        });
+        quote! {
+            const VARIANTS: &[&str] = &[#(#names),*];
+            ::core::result::Result::Ok(match ::lifeline_decode::unit_variant(json, VARIANTS)? {
+                #(#arms)*
+            })
+        }
+    });
+    if let Some(body) = unit_only {
+        return Ok(body);
+    }
     let head = match (&c.tag, &c.content) {
         (Some(tag), None) => quote! {
             let mut object = ::lifeline_decode::Object::of(json)?;

@@ -161,6 +161,19 @@ pub fn variant<'a>(json: Json<'a>) -> Result<(std::borrow::Cow<'a, str>, Option<
     }
 }
 
+/// Which of `names` an enum of unit variants only holds: its place in
+/// `names`. One search, shared by every such enum, where a derived match
+/// on the name would compare it with each name in each enum's reader.
+pub fn unit_variant(json: Json<'_>, names: &'static [&'static str]) -> Result<usize, Error> {
+    let (name, content) = variant(json)?;
+    let index = names
+        .iter()
+        .position(|n| *n == &*name)
+        .ok_or_else(|| Error::unknown_variant(&name, names))?;
+    no_content(content)?;
+    Ok(index)
+}
+
 /// A variant's content, which it must have.
 pub fn content(content: Option<Json<'_>>) -> Result<Json<'_>, Error> {
     content.ok_or_else(|| Error::invalid("expected the variant's content, found only its name"))

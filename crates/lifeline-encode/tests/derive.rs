@@ -87,6 +87,22 @@ enum Internal {
 }
 
 #[derive(Clone, Serialize, Encode)]
+#[serde(rename_all = "snake_case")]
+enum Names {
+    First,
+    #[serde(rename = "2nd")]
+    Second,
+    ThirdOne,
+}
+
+#[derive(Clone, Serialize, Encode)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum TaggedNames {
+    One,
+    Two,
+}
+
+#[derive(Clone, Serialize, Encode)]
 #[serde(tag = "kind")]
 enum External2 {
     One { x: u8 },
@@ -154,6 +170,12 @@ fn externally_tagged() {
     });
     same(&External::Renamed);
     same(&vec![External::UnitVariant, External::Renamed]);
+}
+
+#[test]
+fn names_only() {
+    same(&vec![Names::First, Names::Second, Names::ThirdOne]);
+    same(&vec![TaggedNames::One, TaggedNames::Two]);
 }
 
 #[test]

@@ -344,6 +344,16 @@ fn every_shape_reads_as_serde_json_reads_it() {
         Wrapped(Id2),
     }
 
+    /// Names only: read by a name's place (`lifeline_decode::unit_variant`).
+    #[derive(Deserialize, Decode, Debug, PartialEq)]
+    #[serde(rename_all = "snake_case")]
+    enum Names {
+        First,
+        #[serde(rename = "2nd")]
+        Second,
+        ThirdOne,
+    }
+
     #[derive(Deserialize, Decode, Debug, PartialEq)]
     struct Id2 {
         id: String,
@@ -363,6 +373,7 @@ fn every_shape_reads_as_serde_json_reads_it() {
         id: Id,
         list: Vec<Shape>,
         tagged: Vec<Tagged>,
+        names: Vec<Names>,
         map: BTreeMap<String, i32>,
         pair: (u16, String),
         unit: (),
@@ -382,6 +393,7 @@ fn every_shape_reads_as_serde_json_reads_it() {
         "renamed":"r\u00e4\"","id":"01J","list":["unit",{"newtype":4},{"tuple":[-1,false]},
         {"struct":{"width":2,"label":null}},{"struct":{"width":18446744073709551615,"label":"l"}}],
         "tagged":[{"kind":"plain","extra":1},{"count":3,"kind":"fields"},{"kind":"wrapped","id":"x"}],
+        "names":["first","2nd",{"third_one":null}],
         "map":{"b":2,"a":-1},"pair":[9,"x"],"unit":null,"extra":"ignored"}"#;
     same::<All>(all);
     assert!(lifeline_codec::decode_value::<All>(all).is_ok());
@@ -408,6 +420,14 @@ fn every_shape_reads_as_serde_json_reads_it() {
         (r#""kind":"plain""#, r#""kind":7"#),
         (r#"{"count":3,"kind":"fields"}"#, r#"{"count":3}"#),
         (r#""pair":[9,"x"]"#, r#""pair":{"0":9}"#),
+        (r#""2nd""#, r#""second""#),
+        (r#""2nd""#, r#""First""#),
+        (r#""2nd""#, r#"2"#),
+        (r#"{"third_one":null}"#, r#"{"third_one":1}"#),
+        (
+            r#"{"third_one":null}"#,
+            r#"{"third_one":null,"first":null}"#,
+        ),
         (r#""map":{"b":2,"a":-1}"#, r#""map":[]"#),
         (r#""map":{"b":2,"a":-1}"#, r#""map":{"b":2,"b":-1}"#),
         (r#""list":["#, r#""list":{"#),
