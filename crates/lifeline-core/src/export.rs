@@ -178,7 +178,7 @@ impl Scan {
     }
 
     pub fn finish(mut self) -> Selection {
-        self.m.digests.sort_unstable();
+        crate::order::by(&mut self.m.digests, Ord::cmp);
         self.m.digests.dedup();
         let workspace = self.m.workspace;
         self.m.leases = self

@@ -126,7 +126,16 @@ impl<T: Decode + Ord> Decode for BTreeSet<T> {
 
 impl<K: Key + Ord, V: Decode> Decode for BTreeMap<K, V> {
     fn decode(json: Json<'_>) -> Result<Self, Error> {
-        crate::entries::<K, V>(json)?.collect()
+        // Inserted one by one, not collected: `collect` sorts the entries
+        // first, and that stable sort is compiled (several KB of wasm) for
+        // every map type read. A key given twice keeps its last value
+        // either way.
+        let mut map = BTreeMap::new();
+        for entry in crate::entries::<K, V>(json)? {
+            let (key, value) = entry?;
+            map.insert(key, value);
+        }
+        Ok(map)
     }
 }
 

@@ -136,7 +136,7 @@ pub async fn list(
     let mut truncated = false;
     while let Some(dir) = stack.pop() {
         let mut items = ws.list(&dir).await.map_err(unreadable)?;
-        items.sort_unstable_by(|a, b| b.name.cmp(&a.name));
+        lifeline_core::order::by(&mut items, |a, b| b.name.cmp(&a.name));
         for item in items {
             if entries.len() >= MAX_ENTRIES {
                 truncated = true;
@@ -152,7 +152,7 @@ pub async fn list(
             }
         }
     }
-    entries.sort_unstable();
+    lifeline_core::order::by(&mut entries, Ord::cmp);
     let file = match file {
         Some(p) => {
             let read = match WorkspacePath::parse(&p) {
