@@ -114,7 +114,7 @@ fn container(attrs: &[syn::Attribute]) -> syn::Result<Container> {
             "default" if !meta.input.peek(syn::Token![=]) => c.default = true,
             "into" => c.into = Some(syn::parse_str(&string(meta)?)?),
             "deny_unknown_fields" => c.deny_unknown_fields = true,
-            _ => return Err(meta.error("a serde attribute Decode does not read")),
+            _ => return Err(meta.error("a serde attribute Decode and Encode do not read")),
         }
         Ok(())
     })?;
@@ -133,7 +133,7 @@ fn field_attrs(attrs: &[syn::Attribute]) -> syn::Result<Field> {
             "with" => f.with = Some(syn::parse_str(&string(meta)?)?),
             "skip_serializing_if" => f.skip_serializing_if = Some(syn::parse_str(&string(meta)?)?),
             "skip_serializing" => f.skip_serializing = true,
-            _ => return Err(meta.error("a serde attribute Decode does not read")),
+            _ => return Err(meta.error("a serde attribute Decode and Encode do not read")),
         }
         Ok(())
     })?;
