@@ -19,7 +19,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, Ident, LitStr};
 
-use crate::{container, field_attrs, snake, Container};
+use crate::{container, field_attrs, Container};
 
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let c = container(&input.attrs)?;
@@ -214,15 +214,8 @@ fn enumeration(e: &syn::DataEnum, c: &Container) -> syn::Result<TokenStream> {
     // variant.
     let mut texts = Vec::new();
     for variant in &e.variants {
-        let attrs = field_attrs(&variant.attrs)?;
         let ident = &variant.ident;
-        let name = attrs.rename.unwrap_or_else(|| {
-            if c.snake_case {
-                snake(&ident.to_string())
-            } else {
-                ident.to_string()
-            }
-        });
+        let name = crate::variant_name(variant, c)?;
         plain(&name)?;
         if let Some(tag) = &c.tag {
             plain(tag)?;

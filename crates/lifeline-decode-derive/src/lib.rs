@@ -316,6 +316,26 @@ fn read_fields(
     })
 }
 
+/// A variant's name in JSON: its `rename`, or its name under the enum's
+/// `rename_all`. A variant takes no other attribute.
+fn variant_name(variant: &syn::Variant, c: &Container) -> syn::Result<String> {
+    let attrs = field_attrs(&variant.attrs)?;
+    if attrs.default.is_some()
+        || attrs.with.is_some()
+        || attrs.skip_serializing
+        || attrs.skip_serializing_if.is_some()
+    {
+        return Err(syn::Error::new_spanned(
+            variant,
+            "a variant is only renamed",
+        ));
+    }
+    let ident = variant.ident.to_string();
+    Ok(attrs
+        .rename
+        .unwrap_or_else(|| if c.snake_case { snake(&ident) } else { ident }))
+}
+
 fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<TokenStream> {
     let mut names = Vec::new();
     let mut arms = Vec::new();
@@ -326,22 +346,8 @@ fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<To
         ..Container::default()
     };
     for variant in &e.variants {
-        let attrs = field_attrs(&variant.attrs)?;
-        if attrs.default.is_some() || attrs.with.is_some() {
-            return Err(syn::Error::new_spanned(
-                variant,
-                "a variant is only renamed",
-            ));
-        }
         let ident = &variant.ident;
-        let key = attrs.rename.unwrap_or_else(|| {
-            if c.snake_case {
-                snake(&ident.to_string())
-            } else {
-                ident.to_string()
-            }
-        });
-        let key = LitStr::new(&key, ident.span());
+        let key = LitStr::new(&variant_name(variant, c)?, ident.span());
         names.push(key.clone());
         let path = quote!(#name::#ident);
         let arm = match (&c.tag, &c.content) {
