@@ -865,25 +865,27 @@ mod seen_ids {
     /// pays per value. A snapshot written one to a string still reads.
     const PER_TEXT: usize = 64;
 
+    /// `PER_TEXT` identities to a text, each as 32 hex digits.
+    /// Made one at a time, as they are written.
+    fn texts(set: &BTreeSet<u128>) -> impl Iterator<Item = String> + '_ {
+        let mut ids = set.iter().peekable();
+        std::iter::from_fn(move || {
+            ids.peek()?;
+            Some(
+                ids.by_ref()
+                    .take(PER_TEXT)
+                    .map(|v| format!("{v:032x}"))
+                    .collect(),
+            )
+        })
+    }
+
     pub fn serialize<S: Serializer>(set: &BTreeSet<u128>, s: S) -> Result<S::Ok, S::Error> {
-        let ids: Vec<&u128> = set.iter().collect();
-        s.collect_seq(ids.chunks(PER_TEXT).map(|chunk| {
-            chunk
-                .iter()
-                .map(|v| format!("{v:032x}"))
-                .collect::<String>()
-        }))
+        s.collect_seq(texts(set))
     }
 
     pub fn encode(set: &BTreeSet<u128>, w: &mut lifeline_encode::Writer) {
-        let ids: Vec<&u128> = set.iter().collect();
-        w.raw("[");
-        for chunk in ids.chunks(PER_TEXT) {
-            let text: String = chunk.iter().map(|v| format!("{v:032x}")).collect();
-            w.item();
-            w.str(&text);
-        }
-        w.raw("]");
+        lifeline_encode::seq(w, texts(set));
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<u128>, D::Error> {

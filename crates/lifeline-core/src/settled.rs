@@ -111,12 +111,7 @@ pub(crate) mod lines {
     }
 
     pub fn encode(map: &FlatMap<CommandId, SettledCommand>, w: &mut lifeline_encode::Writer) {
-        w.raw("[");
-        for line in map.values().map(SettledCommand::to_line) {
-            w.item();
-            w.str(&line);
-        }
-        w.raw("]");
+        lifeline_encode::seq(w, map.values().map(SettledCommand::to_line));
     }
 
     /// Through a list of texts, which every decoder already reads, and one

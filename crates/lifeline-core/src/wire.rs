@@ -160,10 +160,15 @@ pub(crate) mod as_arg {
     use super::{Arg, Reader, Wire};
     use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
 
+    /// `value` in the wire form.
+    fn wire_of<T: Arg>(value: &T) -> Wire {
+        let mut wire = Wire(0, Vec::new(), Vec::new(), Vec::new());
+        value.put(&mut wire);
+        wire
+    }
+
     pub fn serialize<T: Arg, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut w = Wire(0, Vec::new(), Vec::new(), Vec::new());
-        value.put(&mut w);
-        w.serialize(serializer)
+        wire_of(value).serialize(serializer)
     }
 
     pub fn deserialize<'de, T: Arg, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
@@ -177,9 +182,7 @@ pub(crate) mod as_arg {
     }
 
     pub fn encode<T: Arg>(value: &T, w: &mut lifeline_encode::Writer) {
-        let mut wire = Wire(0, Vec::new(), Vec::new(), Vec::new());
-        value.put(&mut wire);
-        lifeline_encode::Encode::encode(&wire, w);
+        lifeline_encode::Encode::encode(&wire_of(value), w);
     }
 
     pub fn decode<T: Arg>(json: lifeline_decode::Json<'_>) -> Result<T, lifeline_decode::Error> {

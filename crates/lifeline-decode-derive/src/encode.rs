@@ -117,17 +117,6 @@ fn literal(text: String) -> LitStr {
     LitStr::new(&text, Span::call_site())
 }
 
-fn key_of(field: &syn::Field, rename: Option<String>) -> String {
-    rename.unwrap_or_else(|| {
-        let text = field
-            .ident
-            .as_ref()
-            .map(Ident::to_string)
-            .unwrap_or_default();
-        text.strip_prefix("r#").map(str::to_string).unwrap_or(text)
-    })
-}
-
 /// The writes of a struct's or a variant's fields, as serde writes the
 /// content: a unit as null, one unnamed field as itself, several as an
 /// array, named ones as an object.
@@ -186,7 +175,10 @@ fn named_fields(bound: &[(&syn::Field, Ident)]) -> syn::Result<TokenStream> {
         if attrs.skip_serializing {
             continue;
         }
-        let key = literal(format!("\"{}\":", plain(&key_of(field, attrs.rename))?));
+        let key = literal(format!(
+            "\"{}\":",
+            plain(&crate::field_key(field, attrs.rename))?
+        ));
         let value = match &attrs.with {
             Some(module) => quote!(#module::encode(#b, w);),
             None => quote!(::lifeline_encode::Encode::encode(#b, w);),

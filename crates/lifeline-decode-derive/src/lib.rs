@@ -267,11 +267,7 @@ fn read_fields(
             for field in &named.named {
                 let attrs = field_attrs(&field.attrs)?;
                 let ident = field.ident.as_ref().expect("a named field");
-                let key = attrs.rename.clone().unwrap_or_else(|| {
-                    let text = ident.to_string();
-                    text.strip_prefix("r#").map(str::to_string).unwrap_or(text)
-                });
-                let key = LitStr::new(&key, ident.span());
+                let key = LitStr::new(&field_key(field, attrs.rename.clone()), ident.span());
                 keys.push(key.clone());
                 let absent = match (&attrs.default, c.default) {
                     (Some(Some(function)), _) => Some(quote!(#function())),
@@ -313,6 +309,19 @@ fn read_fields(
                 #path { #(#reads),* }
             }}
         }
+    })
+}
+
+/// A named field's key in JSON: its `rename`, or its name (without a raw
+/// identifier's `r#`).
+fn field_key(field: &syn::Field, rename: Option<String>) -> String {
+    rename.unwrap_or_else(|| {
+        let text = field
+            .ident
+            .as_ref()
+            .map(Ident::to_string)
+            .unwrap_or_default();
+        text.strip_prefix("r#").map(str::to_string).unwrap_or(text)
     })
 }
 

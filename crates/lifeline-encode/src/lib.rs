@@ -196,8 +196,8 @@ impl Writer {
     }
 }
 
-/// An array of `items`.
-pub fn seq<'a, T: Encode + 'a>(w: &mut Writer, items: impl IntoIterator<Item = &'a T>) {
+/// An array of `items`, borrowed or made one at a time.
+pub fn seq<T: Encode>(w: &mut Writer, items: impl IntoIterator<Item = T>) {
     w.raw("[");
     for item in items {
         w.item();
