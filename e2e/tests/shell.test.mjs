@@ -138,6 +138,45 @@ describe('first visit', () => {
     });
   });
 
+  test("the Profiles editor's code is fetched when the dialog first opens, once", async () => {
+    await firstVisit(null, async (page) => {
+      const fetched = [];
+      page.on('request', (request) => {
+        if (request.url().includes('split_profiles')) fetched.push(request.url());
+      });
+      await waitConnected(page);
+      assert.deepEqual(fetched, [], 'fetched with the page');
+      const dialog = page.getByRole('dialog', { name: 'Profiles' });
+      await page.getByRole('button', { name: 'Profiles' }).click();
+      await dialog.getByRole('textbox', { name: 'Name' }).waitFor();
+      assert.equal(fetched.length, 1, fetched.join(', '));
+    });
+  });
+
+  test('a Profiles editor that cannot load says so, and Try again loads it', async () => {
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page, context } = browser;
+      await context.route('**/split_profiles.wasm', (route) => route.abort('internetdisconnected'));
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      const dialog = page.getByRole('dialog', { name: 'Profiles' });
+      await page.getByRole('button', { name: 'Profiles' }).click();
+      await dialog.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' }).waitFor();
+      await context.unroute('**/split_profiles.wasm');
+      await dialog.getByRole('button', { name: 'Try again' }).click();
+      await dialog.getByRole('textbox', { name: 'Name' }).waitFor();
+      assert.equal(await dialog.getByRole('alert').count(), 0, 'the failure stays said after the editor loaded');
+      // The refused fetch, as the browser and the loader log it, and nothing else.
+      assert.ok(
+        browser.errors.length > 0 && browser.errors.every((e) => /ERR_INTERNET_DISCONNECTED|Failed to fetch/.test(e)),
+        browser.errors.join('\n'),
+      );
+    } finally {
+      await browser.close();
+    }
+  });
+
   test('a controller that cannot load: the page still shows itself and says why', async () => {
     // The first render waits for the controller's Start; one that never
     // comes must not leave the page blank.
@@ -201,6 +240,10 @@ describe('installable PWA', () => {
       assert.ok(await page.evaluate(() => navigator.serviceWorker.controller !== null));
       await page.getByRole('log', { name: 'Transcript' }).waitFor();
       await waitConnected(page);
+      // The Profiles editor's module was never fetched by the page: the
+      // service worker precached it.
+      await page.getByRole('button', { name: 'Profiles' }).click();
+      await page.getByRole('dialog', { name: 'Profiles' }).getByRole('textbox', { name: 'Name' }).waitFor();
     } finally {
       await context.setOffline(false);
     }

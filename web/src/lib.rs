@@ -18,6 +18,7 @@ mod evidence;
 mod export;
 mod i18n;
 mod io;
+mod lazy;
 mod profiles;
 mod recovery;
 mod sessions;

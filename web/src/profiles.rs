@@ -862,13 +862,26 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
                 </button>
             </div>
             <p class="dialog-said" role="status">{move || said.get()}</p>
-            {move || opened.get().then(|| view! {
-                <ProfileErrors ui />
-                <ProfileList ui form said />
-                <ProfileForm form said pending_save notices=ui.notices />
-            })}
+            {move || opened.get().then(|| crate::lazy::shown(move || editor(ui, form, said, pending_save)))}
         </dialog>
     }
+}
+
+/// The dialog's content, in a module of its own ([`crate::lazy`]): most
+/// visits never open it.
+#[leptos::wasm_split::wasm_split(profiles, fallible, wasm_split_path = leptos::wasm_split)]
+fn editor(
+    ui: Ui,
+    form: Form,
+    said: RwSignal<String>,
+    pending_save: RwSignal<Option<PendingSave>>,
+) -> Result<AnyView, leptos::wasm_split::SplitLoaderError> {
+    Ok(view! {
+        <ProfileErrors ui />
+        <ProfileList ui form said />
+        <ProfileForm form said pending_save notices=ui.notices />
+    }
+    .into_any())
 }
 
 /// A save sent to the controller and not yet answered.

@@ -12,6 +12,7 @@ mod mutants;
 mod probe;
 mod serve;
 mod soak;
+mod split;
 mod test;
 mod tools;
 mod trace;

@@ -457,6 +457,26 @@ fn the_browser_writes_json_through_lifeline_encode() {
     );
 }
 
+#[test]
+fn every_split_point_says_when_its_module_cannot_load() {
+    // Without `fallible`, a split module that fails to load (offline
+    // before the service worker has it, a dropped connection) panics the
+    // page. With it, `lazy::shown` says so and offers Try again.
+    let sources = non_test_code(&["web/src"]);
+    let mut points = 0;
+    for (relative, code) in &sources {
+        for (at, _) in code.match_indices("wasm_split::wasm_split(") {
+            points += 1;
+            let arguments = &code[at..at + code[at..].find(')').unwrap_or(0)];
+            assert!(
+                arguments.contains("fallible"),
+                "{relative}: a split point without `fallible`: {arguments}"
+            );
+        }
+    }
+    assert!(points > 0, "no split point found in web/src");
+}
+
 /// Each `file: needle` where a source's code holds a needle, but for the
 /// `allowed` ones.
 fn uses(sources: &[(String, String)], needles: &[&str], allowed: &[&str]) -> Vec<String> {

@@ -484,4 +484,8 @@ catalog! {
     Queued => "queued", "wartet";
     CloseDetails => "Close details", "Details schließen";
     TechnicalDetails => "Technical details", "Technische Details";
+    // Code fetched when first needed (`wasm-split`).
+    NotLoaded => "This part of the page could not be loaded. Check the connection, then try again.",
+        "Dieser Teil der Seite konnte nicht geladen werden. Prüfe die Verbindung und versuche es dann erneut.";
+    TryAgain => "Try again", "Erneut versuchen";
 }

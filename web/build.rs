@@ -1,0 +1,10 @@
+//! The page's module is split after linking (`wasm-split`, see
+//! `crates/xtask/src/split.rs`): the splitter follows the linker's
+//! relocations to tell which code and data each part reaches, so the
+//! linker has to keep them in the module.
+
+fn main() {
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("wasm32") {
+        println!("cargo:rustc-cdylib-link-arg=--emit-relocs");
+    }
+}

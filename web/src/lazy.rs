@@ -1,0 +1,38 @@
+//! Views whose code is in a module of its own: `#[wasm_split]` marks where
+//! the page's module is cut (`cargo xtask build` splits it), and a view
+//! behind such a cut is fetched the first time it is shown, not with the
+//! page. Each cut is a view most visits never show.
+//!
+//! The service worker precaches the split modules with the page, so they
+//! load offline too. A fetch that fails anyway is said where the view
+//! would be, with a way to try again; nothing else on the page waits.
+
+use leptos::prelude::*;
+use leptos::wasm_split::SplitLoaderError;
+use std::future::Future;
+
+use crate::i18n::{text, Msg};
+
+/// Shows the view `load` makes once its module has loaded; until then
+/// nothing, and if it cannot load, why, with "Try again".
+pub fn shown<F>(load: impl Fn() -> F + Send + Sync + 'static) -> impl IntoView
+where
+    F: Future<Output = Result<AnyView, SplitLoaderError>> + Send + 'static,
+{
+    let attempt = Trigger::new();
+    move || {
+        attempt.track();
+        let view = load();
+        Suspend::new(async move {
+            view.await.unwrap_or_else(|_| {
+                view! {
+                    <p role="alert">{text(Msg::NotLoaded)}</p>
+                    <button type="button" on:click=move |_| attempt.notify()>
+                        {text(Msg::TryAgain)}
+                    </button>
+                }
+                .into_any()
+            })
+        })
+    }
+}
