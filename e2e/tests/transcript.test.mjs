@@ -137,6 +137,42 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       assert.ok(open > collapsed, `${open} > ${collapsed}`);
     });
 
+    test('a press held while new output lands is not lost: the log follows the bottom once it is released', async () => {
+      const { page } = browser;
+      await transcript(page).evaluate((el) => el.scrollTo(0, el.scrollHeight));
+      await send(page, '$ echo pressed-here');
+      const block = commandBlock(page, 'echo pressed-here');
+      await block.getByText('completed', { exact: true }).waitFor();
+      await idle(page);
+      const copy = block.getByRole('button', { name: 'Copy output' });
+      const box = await copy.boundingBox();
+      const log = await transcript(page).boundingBox();
+      assert.ok(box.y >= log.y && box.y + box.height <= log.y + log.height, 'Copy output is in view at the bottom');
+      const before = await transcript(page).evaluate((el) => el.scrollHeight);
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.down();
+      // Sent from the keyboard, with the button still held down.
+      const message = page.getByRole('textbox', { name: 'Message' });
+      await message.fill('$ seq 1 80');
+      await message.press('Enter');
+      await page.waitForFunction(
+        (height) => document.querySelector('[role="log"]').scrollHeight > height + 200,
+        before,
+        { timeout: 30_000 },
+      );
+      // Two frames: the one that follows the bottom has had its turn.
+      await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+      await page.mouse.up();
+      await block.getByRole('button', { name: 'Copied' }).waitFor({ timeout: 5_000 });
+      assert.ok((await clipboard(page)).startsWith('$ echo pressed-here'));
+      await commandBlock(page, 'seq 1 80').getByText('completed', { exact: true }).waitFor();
+      await idle(page);
+      await page.waitForFunction(() => {
+        const el = document.querySelector('[role="log"]');
+        return el.scrollHeight - el.scrollTop - el.clientHeight <= 8;
+      });
+    });
+
     test('the transcript follows new output at the bottom; scrolled up, Jump to latest brings it back', async () => {
       const { page } = browser;
       // Back at the bottom (an earlier click may have scrolled the log up).

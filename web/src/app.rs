@@ -337,6 +337,11 @@ fn NoticeRow(ui: Ui, key: String) -> impl IntoView {
 fn Transcript(ui: Ui) -> impl IntoView {
     let t = ui.transcript;
     let empty = move || t.turns.with(Vec::is_empty) && t.loose.with(Vec::is_empty);
+    // Up anywhere: a press that began in the transcript may end outside it.
+    let _ = window_event_listener(leptos::ev::pointerup, |_| transcript::log_pressed(false));
+    let _ = window_event_listener(leptos::ev::pointercancel, |_| {
+        transcript::log_pressed(false)
+    });
     view! {
         <crate::export::ImportedView />
         <div
@@ -347,6 +352,7 @@ fn Transcript(ui: Ui) -> impl IntoView {
             hidden=crate::evidence::importing
             node_ref=t.log
             on:click=transcript::clicked
+            on:pointerdown=|_| transcript::log_pressed(true)
             on:scroll=move |event| {
                 let element = event_target::<web_sys::Element>(&event);
                 transcript::log_scrolled(&element);

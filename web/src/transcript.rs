@@ -209,6 +209,10 @@ struct Model {
     away: RwSignal<bool>,
     /// The transcript's scroll position at its last scroll event.
     last_top: i32,
+    /// A pointer is down in the transcript: following the bottom waits
+    /// until it is up, or the control pressed would move away under it
+    /// and the release land elsewhere (the click lost).
+    pressed: bool,
     frame: Option<Closure<dyn FnMut()>>,
 }
 
@@ -238,6 +242,7 @@ pub fn init(signals: TranscriptSignals, owner: Owner) {
             stick_to_bottom: true,
             away,
             last_top: 0,
+            pressed: false,
             frame: None,
         })
     });
@@ -292,6 +297,21 @@ pub fn log_scrolled(element: &web_sys::Element) {
             }
             model.last_top = top;
             set_if_changed(model.away, !model.stick_to_bottom);
+        }
+    });
+}
+
+/// A pointer went down in the transcript (`true`) or up anywhere
+/// (`false`); once up, the transcript catches up with the bottom if it
+/// follows it.
+pub fn log_pressed(down: bool) {
+    MODEL.with(|m| {
+        if let Some(model) = m.borrow_mut().as_mut() {
+            let released = model.pressed && !down;
+            model.pressed = down;
+            if released {
+                model.request_frame();
+            }
         }
     });
 }
@@ -692,7 +712,7 @@ fn on_frame() {
                 pre.set_scroll_top(pre.scroll_height());
             }
         }
-        if model.stick_to_bottom {
+        if model.stick_to_bottom && !model.pressed {
             if let Some(log) = model.signals.log.get_untracked() {
                 log.set_scroll_top(log.scroll_height());
             }
