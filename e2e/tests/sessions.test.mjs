@@ -203,6 +203,29 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
       await link(page, '$ echo alpha > a.txt').waitFor();
     });
 
+    test('a name being typed survives its session running and settling under it', async () => {
+      const { page } = browser;
+      // The row's status and bytes change while the name is typed.
+      await closeList(page, phone);
+      await send(page, '$ sleep 4');
+      await openList(page, phone);
+      const running = list(page).locator('li.session[data-status="running"]');
+      await running.waitFor();
+      await running.getByRole('button', { name: 'Rename' }).click();
+      const name = list(page).getByRole('textbox', { name: 'Session name' });
+      await name.fill('Named while it ran');
+      assert.equal(await running.count(), 1, 'still running once the name was typed (4 s of sleep)');
+      await list(page)
+        .locator('li.session[data-status="ready"]')
+        .getByRole('textbox', { name: 'Session name' })
+        .waitFor({ timeout: 30_000 });
+      assert.equal(await name.inputValue(), 'Named while it ran');
+      assert.ok(await name.evaluate((el) => el === document.activeElement), 'the name field kept the focus');
+      await name.press('Enter');
+      await link(page, 'Named while it ran').waitFor();
+      await closeList(page, phone);
+    });
+
     test('axe-core finds no violations with the session list open', async () => {
       const { page } = browser;
       await openList(page, phone);

@@ -338,10 +338,11 @@ fn Transcript(ui: Ui) -> impl IntoView {
     let t = ui.transcript;
     let empty = move || t.turns.with(Vec::is_empty) && t.loose.with(Vec::is_empty);
     // Up anywhere: a press that began in the transcript may end outside it.
-    let _ = window_event_listener(leptos::ev::pointerup, |_| transcript::log_pressed(false));
-    let _ = window_event_listener(leptos::ev::pointercancel, |_| {
-        transcript::log_pressed(false)
-    });
+    fn released(_: web_sys::Event) {
+        transcript::log_pressed(false);
+    }
+    let _ = window_event_listener_untyped("pointerup", released);
+    let _ = window_event_listener_untyped("pointercancel", released);
     view! {
         <crate::export::ImportedView />
         <div
@@ -603,9 +604,14 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
         ui.sessions.list.with(|l| {
             l.iter()
                 .find(|i| i.session == id)
-                .map(|i| (i.session, i.action, i.bytes))
+                .map(|i| (i.session, i.bytes))
         })
     };
+    // Its actions are built again only for another session: a keyboard
+    // user's focus on them outlives its bytes growing with every event.
+    // (None or one: a vector, as the session list's memo, so that both
+    // share one memo's code.)
+    let listed = Memo::new(move |_| current().map(|(id, _)| id).into_iter().collect::<Vec<_>>());
     let connection = move || match ui.connection() {
         Connection::Failed(_) => "failed",
         _ => "",
@@ -638,7 +644,7 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                 <dd data-field="storage">{storage}</dd>
                 <dt>{text(Msg::SessionStorage)}</dt>
                 <dd data-field="session-storage">
-                    {move || current().map(|(_, _, b)| i18n::bytes(i18n::locale(), b)).unwrap_or_default()}
+                    {move || current().map(|(_, b)| i18n::bytes(i18n::locale(), b)).unwrap_or_default()}
                 </dd>
                 <dt>{text(Msg::OfflineStart)}</dt>
                 <dd data-field="offline">{offline_text}</dd>
@@ -647,7 +653,7 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                     {move || i18n::tokens(i18n::locale(), Msg::TokensInOut, ui.transcript.tokens.get()).unwrap_or_else(|| tr(Msg::Unknown).to_owned())}
                 </dd>
             </dl>
-            {move || current().map(|(id, action, _)| crate::sessions::session_actions(ui.sessions, id, action))}
+            {move || listed.get().into_iter().map(|id| crate::sessions::session_actions(ui.sessions, id)).collect_view()}
             <crate::export::EvidenceControls ui />
             // What a first-time user does not need, one click away.
             <details class="technical">

@@ -11,7 +11,7 @@ use lifeline_protocol::PageToController;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use crate::evidence::{signals, Block};
+use crate::evidence::{signals, Block, ImportedRun, Signals};
 use crate::i18n::{self, t, text, tf_in, Locale, Msg};
 use crate::io;
 use crate::ui::Ui;
@@ -89,25 +89,33 @@ pub fn EvidenceControls(ui: Ui) -> impl IntoView {
 pub fn ImportedView() -> impl IntoView {
     let s = signals();
     move || {
-        let l = i18n::locale();
-        s.imported.get().map(|run| {
-            let blocks = run.blocks.into_iter().map(|b| block(l, b)).collect_view();
-            view! {
-                <div class="transcript imported" role="log" aria-label=t(l, Msg::Transcript) tabindex="0">
-                    <div class="import-banner" role="region" aria-label=t(l, Msg::ImportedEvidence)>
-                        <p>
-                            <strong>{t(l, Msg::ImportedReadOnly)}</strong>
-                            {tf_in(l, Msg::ImportedFrom, &[&run.title, &run.file_name])}
-                        </p>
-                        <button type="button" on:click=move |_| s.imported.set(None)>
-                            {t(l, Msg::BackToSession)}
-                        </button>
-                    </div>
-                    {blocks}
-                </div>
-            }
-        })
+        s.imported
+            .get()
+            .map(|run| crate::lazy::shown(move || imported(run.clone(), s)))
     }
+}
+
+/// The imported run's view, in a module of its own ([`crate::lazy`]):
+/// most visits never import one.
+#[leptos::wasm_split::wasm_split(readonly, fallible, wasm_split_path = leptos::wasm_split)]
+fn imported(run: ImportedRun, s: Signals) -> Result<AnyView, leptos::wasm_split::SplitLoaderError> {
+    let l = i18n::locale();
+    let blocks = run.blocks.into_iter().map(|b| block(l, b)).collect_view();
+    Ok(view! {
+        <div class="transcript imported" role="log" aria-label=t(l, Msg::Transcript) tabindex="0">
+            <div class="import-banner" role="region" aria-label=t(l, Msg::ImportedEvidence)>
+                <p>
+                    <strong>{t(l, Msg::ImportedReadOnly)}</strong>
+                    {tf_in(l, Msg::ImportedFrom, &[&run.title, &run.file_name])}
+                </p>
+                <button type="button" on:click=move |_| s.imported.set(None)>
+                    {t(l, Msg::BackToSession)}
+                </button>
+            </div>
+            {blocks}
+        </div>
+    }
+    .into_any())
 }
 
 fn block(l: Locale, b: Block) -> AnyView {

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 
 use leptos::prelude::*;
 use lifeline_core::recovery::{Action, Card, RevealKey, UncertainCommand};
-use lifeline_protocol::{PageToController, Role};
+use lifeline_protocol::{PageToController, Role, WorkspaceListing};
 use wasm_bindgen::{closure::Closure, JsCast};
 
 use crate::environment::act;
@@ -348,10 +348,22 @@ fn UncertainItem(
 #[component]
 pub fn WorkspaceBrowser(ui: Ui) -> impl IntoView {
     move || {
-        let l = i18n::locale();
-        ui.workspace.get().map(|listing| {
-            let file = listing.file.clone();
-            view! {
+        ui.workspace
+            .get()
+            .map(|listing| crate::lazy::shown(move || workspace(ui, listing.clone())))
+    }
+}
+
+/// The listing's view, in a module of its own ([`crate::lazy`]): only a
+/// stopped session's workspace opened read-only shows it.
+#[leptos::wasm_split::wasm_split(readonly, fallible, wasm_split_path = leptos::wasm_split)]
+fn workspace(
+    ui: Ui,
+    listing: WorkspaceListing,
+) -> Result<AnyView, leptos::wasm_split::SplitLoaderError> {
+    let l = i18n::locale();
+    let file = listing.file.clone();
+    Ok(view! {
                 <section class="workspace" role="region" aria-label=t(l, Msg::Workspace)>
                     <p class="read-only">{t(l, Msg::ReadOnlyStopped)}</p>
                     <ul class="workspace-entries">
@@ -396,6 +408,5 @@ pub fn WorkspaceBrowser(ui: Ui) -> impl IntoView {
                     </button>
                 </section>
             }
-        })
-    }
+    .into_any())
 }

@@ -144,6 +144,7 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
             _ => list,
         }
     };
+    let ids = Memo::new(move |_| shown().into_iter().map(|i| i.session).collect::<Vec<_>>());
     let search = move |ev: leptos::ev::Event| {
         let query = event_target_value(&ev);
         s.query.set(query.clone());
@@ -184,39 +185,22 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                 prop:value=move || s.query.get()
                 on:input=search
             />
-            {move || {
-                let list = shown();
-                if list.is_empty() {
-                    let empty = if s.query.with(|q| q.trim().is_empty()) {
+            <p class="empty" hidden=move || !ids.with(Vec::is_empty)>
+                {move || {
+                    tr(if s.query.with(|q| q.trim().is_empty()) {
                         Msg::NoSessionYet
                     } else {
                         Msg::NoSessionMatches
-                    };
-                    return view! { <p class="empty">{text(empty)}</p> }.into_any();
-                }
-                let all = s.list.get_untracked();
-                let name = move |id: SessionId| {
-                    all.iter()
-                        .find(|i| i.session == id)
-                        .map(title_of)
-                        .unwrap_or_else(|| tr(Msg::UntitledSession).to_owned())
-                };
-                view! {
-                    <ul class="session-list">
-                        {list
-                            .into_iter()
-                            .map(|item| {
-                                let links = [
-                                    item.continued_from.map(|id| tf(Msg::ContinuedFrom, &[&name(id)])),
-                                    item.continued_in.map(|id| tf(Msg::ContinuedIn, &[&name(id)])),
-                                ];
-                                session_row(s, item, links, open)
-                            })
-                            .collect_view()}
-                    </ul>
-                }
-                    .into_any()
-            }}
+                    })
+                }}
+            </p>
+            // Rows are built again only when the sessions listed change: a
+            // row stays, with its focus and a name being typed, while its
+            // item changes (its status, its bytes as the journal grows,
+            // another session's title in its links).
+            <ul class="session-list" hidden=move || ids.with(Vec::is_empty)>
+                {move || ids.get().into_iter().map(|id| session_row(s, id, open)).collect_view()}
+            </ul>
             <p id="sessions-note" class="empty">
                 {text(Msg::BackgroundNote)}
             </p>
@@ -225,23 +209,40 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
 }
 
 /// One row (a plain function, not a component: the UI's wasm has a
-/// size budget).
-fn session_row(
-    s: SessionsUi,
-    item: SessionItem,
-    links: [Option<String>; 2],
-    open: RwSignal<bool>,
-) -> impl IntoView {
-    let id = item.session;
+/// size budget), reading its item from the list.
+fn session_row(s: SessionsUi, id: SessionId, open: RwSignal<bool>) -> impl IntoView {
+    // The row's item as the list has it now (tracked).
+    let item = move || s.list.with(|l| l.iter().find(|i| i.session == id).cloned());
+    let read =
+        move |f: fn(&SessionItem) -> String| move || item().as_ref().map(f).unwrap_or_default();
     let current = move || s.open.get() == Some(id);
-    let title = title_of(&item);
-    let place = match &item.folder {
-        Some(name) => tf(Msg::SessionInFolder, &[name]),
-        None => tr(Msg::SessionInSandbox).to_owned(),
+    let meta = read(|item| {
+        let place = match &item.folder {
+            Some(name) => tf(Msg::SessionInFolder, &[name]),
+            None => tr(Msg::SessionInSandbox).to_owned(),
+        };
+        format!("{} · {place}", status_text(item.status))
+    });
+    // What it continued and where it was continued, by the other sessions'
+    // titles as they are now.
+    let links = move || {
+        let (from, into) = item().map_or((None, None), |i| (i.continued_from, i.continued_in));
+        let name = |other: SessionId| {
+            s.list
+                .with(|l| l.iter().find(|i| i.session == other).map(title_of))
+                .unwrap_or_else(|| tr(Msg::UntitledSession).to_owned())
+        };
+        [
+            from.map(|other| tf(Msg::ContinuedFrom, &[&name(other)])),
+            into.map(|other| tf(Msg::ContinuedIn, &[&name(other)])),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|l| view! { <span class="session-link">{l}</span> })
+        .collect_view()
     };
-    let meta = format!("{} · {place}", status_text(item.status));
     let renaming = RwSignal::new(false);
-    let draft = RwSignal::new(item.title.clone());
+    let draft = RwSignal::new(String::new());
     let save = move || {
         io::request(PageToController::RenameSession {
             session: id,
@@ -250,21 +251,17 @@ fn session_row(
         renaming.set(false);
     };
     view! {
-        <li class="session" data-status=status_key(item.status)>
+        <li class="session" data-status=move || item().map(|i| status_key(i.status))>
             <a
                 href=format!("{PREFIX}{id}")
                 aria-current=move || current().then_some("page")
                 on:click=move |_| open.set(false)
             >
-                {title}
+                {read(title_of)}
             </a>
             <span class="session-meta">{meta}</span>
-            {links
-                .into_iter()
-                .flatten()
-                .map(|l| view! { <span class="session-link">{l}</span> })
-                .collect_view()}
-            {session_actions(s, id, item.action)}
+            {links}
+            {session_actions(s, id)}
             {move || {
                 if renaming.get() {
                     Some(
@@ -296,7 +293,11 @@ fn session_row(
                             <button
                                 type="button"
                                 class="session-rename"
-                                on:click=move |_| renaming.set(true)
+                                on:click=move |_| {
+                                    // The draft starts from the title as it is now.
+                                    draft.set(untrack(item).map(|i| i.title).unwrap_or_default());
+                                    renaming.set(true);
+                                }
                             >
                                 {text(Msg::Rename)}
                             </button>
@@ -314,7 +315,16 @@ fn session_row(
 /// The action the session's item offers (Archive or Unarchive: the core
 /// decides), and Delete (which asks first), for any session: in its row of
 /// the list and in the Details pane.
-pub fn session_actions(s: SessionsUi, id: SessionId, action: Action) -> impl IntoView {
+pub fn session_actions(s: SessionsUi, id: SessionId) -> impl IntoView {
+    // Read from the list when shown and when pressed: the row or pane that
+    // holds these buttons is not built again when the action changes.
+    let action = move || {
+        s.list.with(|l| {
+            l.iter()
+                .find(|i| i.session == id)
+                .map_or(Action::Archive, |i| i.action)
+        })
+    };
     view! {
         <span class="session-actions">
             <button
@@ -322,11 +332,11 @@ pub fn session_actions(s: SessionsUi, id: SessionId, action: Action) -> impl Int
                 on:click=move |_| {
                     io::request(PageToController::SessionAction {
                         session: id,
-                        action,
+                        action: action(),
                     });
                 }
             >
-                {text(crate::i18n::action(action))}
+                {move || tr(crate::i18n::action(action()))}
             </button>
             <button type="button" aria-haspopup="dialog" on:click=move |_| ask_delete(s, id)>
                 {text(Msg::Delete)}
