@@ -59,6 +59,32 @@ function duckdb(sql) {
 }
 
 describe('evidence export and import (1280×800)', () => {
+  test("an export whose code cannot be fetched is said, nothing is saved, and the next export works", async () => {
+    // The export is a module of the controller's own, fetched the first time.
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page, context } = browser;
+      await context.route('**/split_export.wasm', (route) => route.abort('internetdisconnected'));
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      await send(page, '$ echo exported');
+      await transcript(page).getByRole('group', { name: 'Command: echo exported' }).getByText('completed', { exact: true }).waitFor();
+      let downloads = 0;
+      page.on('download', () => downloads++);
+      const exportButton = page.getByRole('button', { name: 'Export evidence' });
+      await exportButton.click();
+      await page.getByText(/part of the app could not be loaded, so nothing was done/i).waitFor();
+      // The control is free again: the failed export ended.
+      assert.equal(await exportButton.isEnabled(), true);
+      await context.unroute('**/split_export.wasm');
+      const [download] = await Promise.all([page.waitForEvent('download'), exportButton.click()]);
+      assert.match(download.suggestedFilename(), /^lifeline-evidence-.*\.tar$/);
+      assert.equal(downloads, 1, 'nothing was saved by the export that failed');
+    } finally {
+      await browser.close();
+    }
+  });
+
   test('an exported session is read by DuckDB as it is, holds no secret, and imports read-only elsewhere', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lifeline-export-'));
     let archive;

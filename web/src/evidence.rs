@@ -182,6 +182,12 @@ pub(crate) fn signals() -> Signals {
 
 /// An imported run is shown (tracked): the live transcript is hidden and
 /// Send is off.
+/// An export or import the controller carried ended without a file or a
+/// run to show (it failed, or its code could not be loaded).
+pub fn ended() {
+    signals().busy.set(false);
+}
+
 pub fn importing() -> bool {
     signals().imported.with(Option::is_some)
 }

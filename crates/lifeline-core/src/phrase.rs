@@ -389,6 +389,9 @@ pub enum Phrase {
         ours: u32,
     },
     PortMissing,
+    /// Code fetched when first needed (a module split off the controller)
+    /// could not be loaded; what needed it was not begun.
+    NotLoaded,
     ExportNoJournal,
     Exporting,
     ExportFailed {
@@ -969,6 +972,9 @@ impl fmt::Display for Phrase {
             P::PortMissing => f.write_str(
                 "a runtime port message arrived without its port; the runtime cannot dial in",
             ),
+            P::NotLoaded => f.write_str(
+                "part of the app could not be loaded, so nothing was done; check the connection and try again",
+            ),
             P::ExportNoJournal => f.write_str("Export failed: the journal is not open."),
             P::Exporting => f.write_str("Exporting evidence…"),
             P::ExportFailed { fault } => write!(f, "Export failed: {fault}"),
@@ -1542,6 +1548,7 @@ phrase_wire! {
     137 => Observed { kind },
     138 => PageMessageTooLarge { bytes, max },
     139 => PageOtherBuild { theirs, ours },
+    140 => NotLoaded,
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
     162 => EventsUnreadable,

@@ -336,6 +336,10 @@ pub struct Waiting {
     pub text: String,
 }
 
+/// The notice key of the controller's export and import (see
+/// [`ControllerToPage::Notice`]).
+pub const EXPORT_NOTICE: &str = "export";
+
 /// Controller → page.
 ///
 /// Externally tagged (`{"notice": {…}}`), unlike the other messages:
@@ -388,7 +392,9 @@ pub enum ControllerToPage<T = Phrase> {
     },
     /// Something the user should know, as a structured phrase the page
     /// words in its language. The same `key` replaces an earlier notice;
-    /// `None` clears it.
+    /// `None` clears it. Under [`EXPORT_NOTICE`], an export or import is
+    /// under way while the notice is at `Info`, and has ended once it is
+    /// cleared or says why it failed.
     Notice {
         key: String,
         level: Level,

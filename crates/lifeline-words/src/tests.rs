@@ -297,6 +297,7 @@ fn every_phrase() -> Vec<Phrase> {
         },
         Phrase::PageOtherBuild { theirs: 7, ours: 8 },
         Phrase::PortMissing,
+        Phrase::NotLoaded,
         Phrase::ExportNoJournal,
         Phrase::Exporting,
         Phrase::ExportFailed {
@@ -838,6 +839,7 @@ fn index(p: &Phrase) -> usize {
         P::PageMessageTooLarge { .. } => 142,
         P::PageOtherBuild { .. } => 143,
         P::EventsUnreadable => 144,
+        P::NotLoaded => 145,
     }
 }
 

@@ -1,54 +1,91 @@
-//! The page's module split at its `wasm_split` points: code that only a
-//! split point reaches (the Profiles dialog's editor) goes to a module of
-//! its own that the page fetches when it first needs it, and the page's
-//! first visit does not carry it.
+//! Modules split at their `wasm_split` points: code that only a split
+//! point reaches (the Profiles dialog's editor; a profile's save, an
+//! export) goes to a module of its own that is fetched when first needed,
+//! and a first visit does not carry it.
 //!
 //! Runs between cargo and wasm-bindgen, as cargo-leptos's `--split` does:
-//! the splitter reads the linker's relocations (`web/build.rs` keeps them),
-//! writes the main module for wasm-bindgen, the split modules and the
-//! `__wasm_split.js` that loads them into the bundle.
+//! the splitter reads the linker's relocations (each split crate's
+//! `build.rs` keeps them), writes the main module for wasm-bindgen, and the
+//! split modules with the `__wasm_split.js` that loads them to a folder of
+//! the bundle, one per split module (their chunks' names would collide).
 
 use std::path::{Path, PathBuf};
 
-/// The module whose code is split; the workers are not.
-pub const SPLIT_MODULE: &str = "lifeline_web";
+/// The modules whose code is split, and the bundle's folder for the
+/// pieces of each.
+pub const SPLIT: [(&str, &str); 2] = [
+    ("lifeline_web", "split-page"),
+    ("lifeline_controller", "split-controller"),
+];
 
-/// The loader the main module imports, relative to the bundle root.
-const LINK: &str = "./__wasm_split.js";
+/// Where the main module split from `name` is, for wasm-bindgen: the same
+/// file name, in a folder of its own.
+pub fn main_of(wasm_dir: &Path, name: &str) -> PathBuf {
+    wasm_dir
+        .join("split")
+        .join(name)
+        .join(format!("{name}.wasm"))
+}
 
-/// Splits `wasm_dir/lifeline_web.wasm` into `out` (the split modules and
-/// their loader). Returns the main module, for wasm-bindgen, with the
-/// same file name in a directory of its own, and the split modules.
-pub fn split(wasm_dir: &Path, out: &Path) -> Result<(PathBuf, Vec<PathBuf>), String> {
-    let input = wasm_dir.join(format!("{SPLIT_MODULE}.wasm"));
+/// Whether `name` is split.
+pub fn is_split(name: &str) -> bool {
+    SPLIT.iter().any(|(module, _)| *module == name)
+}
+
+/// A split module: where the bundle has it, and a copy that kept its
+/// function names (for the footprint report).
+pub struct Piece {
+    pub shipped: PathBuf,
+    pub named: PathBuf,
+}
+
+/// Splits `wasm_dir/<name>.wasm` into `out/<folder>` (the split modules
+/// and their loader) and [`main_of`].
+pub fn split(wasm_dir: &Path, out: &Path, name: &str, folder: &str) -> Result<Vec<Piece>, String> {
+    let input = wasm_dir.join(format!("{name}.wasm"));
     let wasm = std::fs::read(&input).map_err(|e| format!("cannot read {input:?}: {e}"))?;
-    let main_dir = wasm_dir.join("split");
+    let main = main_of(wasm_dir, name);
+    let main_dir = main
+        .parent()
+        .ok_or("the main module has no folder")?
+        .to_path_buf();
     if main_dir.exists() {
         // A split module that is no longer made must not be reported.
         std::fs::remove_dir_all(&main_dir)
             .map_err(|e| format!("cannot clear {main_dir:?}: {e}"))?;
     }
     std::fs::create_dir_all(&main_dir).map_err(|e| format!("cannot create {main_dir:?}: {e}"))?;
-    let main = main_dir.join(format!("{SPLIT_MODULE}.wasm"));
-    let main_module = format!("./{SPLIT_MODULE}.js");
+    let folder_out = out.join(folder);
+    // The main module imports the loader by this path, from the bundle's
+    // root; the splitter writes it to the same path under `folder_out`, and it
+    // is moved up beside the modules it fetches (by `./<file>`).
+    let link = format!("./{folder}/__wasm_split.js");
+    let main_module = format!("../{name}.js");
+    let nested = folder_out.join(folder);
+    std::fs::create_dir_all(&nested).map_err(|e| format!("cannot create {nested:?}: {e}"))?;
     let mut options = wasm_split_cli_support::Options::new(&wasm);
-    options.output_dir = out;
+    options.output_dir = &folder_out;
     options.main_out_path = &main;
     options.main_module = &main_module;
-    options.link_name = LINK;
+    options.link_name = &link;
     let split = wasm_split_cli_support::transform(options)
         .map_err(|e| format!("cannot split {input:?}: {e:#}"))?;
     if split.split_modules.is_empty() {
         return Err(format!(
             "{input:?} has no split module: a wasm_split point is gone, or \
-             the linker dropped its relocations (web/build.rs)"
+             the linker dropped its relocations (the crate's build.rs)"
         ));
     }
+    let written = nested.join("__wasm_split.js");
+    std::fs::rename(&written, folder_out.join("__wasm_split.js"))
+        .map_err(|e| format!("cannot move {written:?}: {e}"))?;
+    std::fs::remove_dir(&nested).map_err(|e| format!("cannot remove {nested:?}: {e}"))?;
     // wasm-bindgen strips the main module; nothing runs over the split
     // ones, whose function names alone were more than their code. A copy
     // with the names stays beside the main module for the footprint report.
-    for module in &split.split_modules {
-        let bytes = std::fs::read(module).map_err(|e| format!("cannot read {module:?}: {e}"))?;
+    let mut pieces = Vec::new();
+    for module in split.split_modules {
+        let bytes = std::fs::read(&module).map_err(|e| format!("cannot read {module:?}: {e}"))?;
         let named = main_dir.join(
             module
                 .file_name()
@@ -57,9 +94,13 @@ pub fn split(wasm_dir: &Path, out: &Path) -> Result<(PathBuf, Vec<PathBuf>), Str
         std::fs::write(&named, &bytes).map_err(|e| format!("cannot write {named:?}: {e}"))?;
         let stripped = without_custom_sections(&bytes)
             .map_err(|e| format!("cannot read the split module {module:?}: {e}"))?;
-        std::fs::write(module, stripped).map_err(|e| format!("cannot write {module:?}: {e}"))?;
+        std::fs::write(&module, stripped).map_err(|e| format!("cannot write {module:?}: {e}"))?;
+        pieces.push(Piece {
+            shipped: module,
+            named,
+        });
     }
-    Ok((main, split.split_modules))
+    Ok(pieces)
 }
 
 /// `wasm` without its custom sections (names, producers, target

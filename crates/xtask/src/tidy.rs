@@ -461,11 +461,15 @@ fn the_browser_writes_json_through_lifeline_encode() {
 fn every_split_point_says_when_its_module_cannot_load() {
     // Without `fallible`, a split module that fails to load (offline
     // before the service worker has it, a dropped connection) panics the
-    // page. With it, `lazy::shown` says so and offers Try again.
-    let sources = non_test_code(&["web/src"]);
+    // page or the controller. With it, the page's `lazy::shown` says so
+    // and offers Try again, and the controller says nothing was done.
+    let sources = non_test_code(&["web/src", "worker/controller/src"]);
     let mut points = 0;
     for (relative, code) in &sources {
-        for (at, _) in code.match_indices("wasm_split::wasm_split(") {
+        for (at, _) in code.match_indices("wasm_split(") {
+            if !code[..at].ends_with("::") {
+                continue;
+            }
             points += 1;
             let arguments = &code[at..at + code[at..].find(')').unwrap_or(0)];
             assert!(
@@ -474,7 +478,7 @@ fn every_split_point_says_when_its_module_cannot_load() {
             );
         }
     }
-    assert!(points > 0, "no split point found in web/src");
+    assert!(points >= 4, "only {points} split points found");
 }
 
 /// Each `file: needle` where a source's code holds a needle, but for the

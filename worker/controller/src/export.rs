@@ -11,6 +11,8 @@
 //! transcript. Nothing of it touches the journal.
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use js_sys::{Array, ArrayBuffer, Uint8Array};
@@ -21,6 +23,7 @@ use lifeline_core::{CommandId, Digest, JournalEntry, RetentionPolicy, SessionId,
 use lifeline_engine::KeptRead;
 use lifeline_protocol::{encode, ControllerToPage, Level, MAX_MESSAGE_BYTES};
 use wasm_bindgen_futures::spawn_local;
+use wasm_split_helpers::SplitLoaderError;
 
 use lifeline_core::phrase::Phrase;
 
@@ -28,7 +31,7 @@ use crate::journal::{Journal, JournalError};
 use crate::shell::{clear_notice, notice, post, post_worded, Shell};
 use crate::web::{now, scope};
 
-const KEY: &str = "export";
+const KEY: &str = lifeline_protocol::EXPORT_NOTICE;
 /// Entries read per round trip.
 const READ: usize = 10_000;
 /// Deltas per `Imported` message stay below this many encoded bytes.
@@ -68,6 +71,22 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
     };
     notice(KEY, Level::Info, Phrase::Exporting);
     spawn_local(async move {
+        match exporting(journal, session).await {
+            Ok(export) => export.await,
+            Err(_) => notice(KEY, Level::Error, Phrase::NotLoaded),
+        }
+    });
+}
+
+/// The export itself, in a module of its own that `cargo xtask build`
+/// splits off: most sessions are never exported. The module is fetched the
+/// first time; if it cannot be, nothing was read.
+#[wasm_split_helpers::wasm_split(export, fallible)]
+fn exporting(
+    journal: Rc<Journal>,
+    session: SessionId,
+) -> Result<Pin<Box<dyn Future<Output = ()>>>, SplitLoaderError> {
+    Ok(Box::pin(async move {
         // Two passes over the journal, a batch at a time: the first learns
         // what belongs to the session (identities only), the second keeps
         // its lines. The journal is never held whole.
@@ -133,7 +152,7 @@ pub fn export(shell: &Rc<Shell>, session: SessionId) {
                 },
             );
         }
-    });
+    }))
 }
 
 /// An `Import` header: the archive follows as the next binary message.
@@ -169,24 +188,40 @@ pub fn received_buffer(buffer: ArrayBuffer) {
         );
     }
     let data = Uint8Array::new(&buffer).to_vec();
-    match import(&data, &file_name) {
-        Ok((session, title, deltas)) => {
-            send_view(&file_name, session, &title, deltas);
-            clear_notice(KEY);
+    spawn_local(async move {
+        let Ok(imported) = importing(data, file_name.clone()).await else {
+            return notice(KEY, Level::Error, Phrase::NotLoaded);
+        };
+        match imported {
+            Ok((session, title, deltas)) => {
+                send_view(&file_name, session, &title, deltas);
+                clear_notice(KEY);
+            }
+            Err(e) => {
+                crate::web::log(&e.to_string());
+                notice(
+                    KEY,
+                    Level::Error,
+                    Phrase::ImportFailed {
+                        file: file_name,
+                        fault: e.fault(),
+                    },
+                );
+            }
         }
-        Err(e) => {
-            crate::web::log(&e.to_string());
-            notice(
-                KEY,
-                Level::Error,
-                Phrase::ImportFailed {
-                    file: file_name,
-                    fault: e.fault(),
-                },
-            );
-        }
-    }
+    });
 }
+
+/// [`import`], in the export's module of its own (`cargo xtask build`
+/// splits it off): fetched the first time, and if it cannot be, nothing
+/// was read.
+#[wasm_split_helpers::wasm_split(export, fallible)]
+fn importing(data: Vec<u8>, file_name: String) -> Result<Imported, SplitLoaderError> {
+    Ok(import(&data, &file_name))
+}
+
+/// An archive's session, title and transcript, or why it could not be read.
+type Imported = Result<(SessionId, String, Vec<ViewDelta>), ImportError>;
 
 fn import(
     data: &[u8],

@@ -4,6 +4,8 @@
 //! profile whole; nothing here decides how a session starts (the engine's
 //! session layer reads profiles through `Effect::LookupProfile`).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use lifeline_core::phrase::Phrase;
@@ -13,6 +15,7 @@ use lifeline_core::profile::{
 use lifeline_core::{CredentialId, ProfileId};
 use lifeline_protocol::{ControllerToPage, KeyInput, Level, ProfileInput, ProfileSummary};
 use wasm_bindgen_futures::spawn_local;
+use wasm_split_helpers::SplitLoaderError;
 
 use super::{notice, post, Shell};
 use crate::config::ConfigStore;
@@ -54,7 +57,11 @@ impl Shell {
         };
         let shell = self.clone();
         spawn_local(async move {
-            match save(&config, input).await {
+            let saved = match saving(config, input).await {
+                Ok(save) => save.await,
+                Err(_) => Err(Phrase::NotLoaded),
+            };
+            match saved {
                 Ok(name) => notice("profiles", Level::Info, Phrase::ProfileSaved { name }),
                 Err(e) => notice("profiles", Level::Error, e),
             }
@@ -112,6 +119,17 @@ fn summary(p: &Profile) -> ProfileSummary {
         capabilities: p.capabilities.clone(),
         budget: p.budget,
     }
+}
+
+/// A profile's save, in a module of its own that `cargo xtask build`
+/// splits off: most visits save none. The module is fetched the first
+/// time; if it cannot be, nothing was stored.
+#[wasm_split_helpers::wasm_split(profile_save, fallible)]
+fn saving(
+    config: Rc<ConfigStore>,
+    input: ProfileInput,
+) -> Result<Pin<Box<dyn Future<Output = Result<String, Phrase>>>>, SplitLoaderError> {
+    Ok(Box::pin(async move { save(&config, input).await }))
 }
 
 /// Creates or edits a profile. The key is stored first under a fresh
