@@ -87,5 +87,44 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         await browser.close();
       }
     });
+
+    test('a Cancel held down while status lines arrive is not lost', async () => {
+      // The queue is built again with each status line, but as the same
+      // elements: the button pressed is the one released on. (A list built
+      // anew would lose the click, as the transcript once did.)
+      const browser = await openApp(viewport);
+      try {
+        const { page } = browser;
+        const box = page.getByRole('textbox', { name: 'Message' });
+        // One turn: a pause, output (an event and a status line each), a
+        // long pause during which the queued message still waits.
+        await box.fill('$ sleep 1\n$ seq 1 2000\n$ sleep 30');
+        await box.press('Enter');
+        await commandBlock(page, 'sleep 1').getByText('running', { exact: true }).waitFor({ timeout: 30_000 });
+        await box.fill('$ echo never');
+        await box.press('Enter');
+        const cancel = queued(page, 'echo never').getByRole('button', { name: 'Cancel' });
+        await cancel.waitFor();
+        const position = page.locator('[data-field="position"]');
+        const before = await position.textContent();
+        const at = await cancel.boundingBox();
+        await page.mouse.move(at.x + at.width / 2, at.y + at.height / 2);
+        await page.mouse.down();
+        await page.waitForFunction(
+          (was) => document.querySelector('[data-field="position"]').textContent !== was,
+          before,
+          { timeout: 30_000 },
+        );
+        await page.mouse.up();
+        // Withdrawn by the click, while the turn still sleeps.
+        await queued(page, 'echo never').waitFor({ state: 'detached', timeout: 5_000 });
+        assert.equal(await commandBlock(page, 'sleep 30').getByText('running', { exact: true }).count(), 1);
+        await page.getByRole('button', { name: 'Stop' }).click();
+        await commandBlock(page, 'sleep 30').getByText(/cancelled|interrupted/).waitFor({ timeout: 30_000 });
+        assert.equal(await commandBlock(page, 'echo never').count(), 0);
+      } finally {
+        await browser.close();
+      }
+    });
   });
 }
