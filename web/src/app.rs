@@ -337,12 +337,14 @@ fn NoticeRow(ui: Ui, key: String) -> impl IntoView {
 fn Transcript(ui: Ui) -> impl IntoView {
     let t = ui.transcript;
     let empty = move || t.turns.with(Vec::is_empty) && t.loose.with(Vec::is_empty);
-    // Up anywhere: a press that began in the transcript may end outside it.
+    // Up anywhere: a press that began in the transcript may end outside it,
+    // or in another window (the release never comes: the page loses focus).
     fn released(_: web_sys::Event) {
         transcript::log_pressed(false);
     }
-    let _ = window_event_listener_untyped("pointerup", released);
-    let _ = window_event_listener_untyped("pointercancel", released);
+    for event in ["pointerup", "pointercancel", "blur"] {
+        let _ = window_event_listener_untyped(event, released);
+    }
     view! {
         <crate::export::ImportedView />
         <div

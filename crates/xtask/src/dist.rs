@@ -206,8 +206,14 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
     print_sizes(&sizes);
     if profile == Profile::Release {
         for (name, _) in MODULES {
-            // A report, not a gate: the budgets above are the gate.
-            match crate::footprint::measure(&wasm_dir.join(format!("{name}.wasm"))) {
+            // A report, not a gate: the budgets above are the gate. A split
+            // module's is what stayed in it, not the whole program.
+            let linked = if crate::split::is_split(name) {
+                crate::split::main_of(&wasm_dir, name)
+            } else {
+                wasm_dir.join(format!("{name}.wasm"))
+            };
+            match crate::footprint::measure(&linked) {
                 Ok(footprint) => crate::footprint::print(name, &footprint),
                 Err(e) => println!("xtask: no footprint for {name}: {e}"),
             }
@@ -388,11 +394,14 @@ fn stamp_engine(dir: &Path, engine: &[String]) -> Result<String, String> {
     Ok(name)
 }
 
+/// `path`'s sizes, named by its path in the bundle (split modules are in
+/// folders, and both folders have a `chunk_<n>`).
 fn measure(path: &Path, budget: u64) -> Result<WasmSize, String> {
     let name = path
-        .file_name()
+        .strip_prefix(dist_dir())
+        .ok()
         .and_then(|name| name.to_str())
-        .ok_or_else(|| format!("{path:?} has no file name"))?;
+        .ok_or_else(|| format!("{path:?} is not in the bundle"))?;
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path:?}: {e}"))?;
     let mut encoder = GzEncoder::new(Vec::new(), Compression::best());
     encoder.write_all(&bytes).map_err(|e| e.to_string())?;
@@ -407,12 +416,12 @@ fn measure(path: &Path, budget: u64) -> Result<WasmSize, String> {
 
 fn print_sizes(sizes: &[WasmSize]) {
     println!(
-        "{:<34} {:>10} {:>10} {:>10}",
+        "{:<42} {:>10} {:>10} {:>10}",
         "wasm", "raw KB", "gzip KB", "budget KB"
     );
     for size in sizes {
         println!(
-            "{:<34} {:>10.1} {:>10.1} {:>10.0} {}",
+            "{:<42} {:>10.1} {:>10.1} {:>10.0} {}",
             size.name,
             size.raw as f64 / 1024.0,
             size.gzip as f64 / 1024.0,
