@@ -603,11 +603,7 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
     // The open session: its storage and its Archive, Unarchive and Delete.
     let current = move || {
         let id = ui.sessions.open.get()?;
-        ui.sessions.list.with(|l| {
-            l.iter()
-                .find(|i| i.session == id)
-                .map(|i| (i.session, i.bytes))
-        })
+        ui.sessions.item(id).map(|i| (i.session, i.bytes))
     };
     // Its actions are built again only for another session: a keyboard
     // user's focus on them outlives its bytes growing with every event.

@@ -9,7 +9,6 @@ use crate::i18n::{text, tf, tr, Msg};
 use crate::io;
 use crate::ui::Ui;
 use leptos::prelude::*;
-use lifeline_core::recovery::Action;
 use lifeline_core::view::{SessionItem, SessionStatus};
 use lifeline_core::SessionId;
 use lifeline_protocol::PageToController;
@@ -28,6 +27,14 @@ pub struct SessionsUi {
 }
 
 impl SessionsUi {
+    /// The listed item of session `id`, if it is listed (tracked). One
+    /// function, not one per reader: a closure over the list per reader
+    /// cost the page's wasm more than the copy costs here.
+    pub fn item(&self, id: SessionId) -> Option<SessionItem> {
+        self.list
+            .with(|l| l.iter().find(|i| i.session == id).cloned())
+    }
+
     pub fn new() -> SessionsUi {
         SessionsUi {
             list: RwSignal::new(Vec::new()),
@@ -211,10 +218,8 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
 /// One row (a plain function, not a component: the UI's wasm has a
 /// size budget), reading its item from the list.
 fn session_row(s: SessionsUi, id: SessionId, open: RwSignal<bool>) -> impl IntoView {
-    // The row's item as the list has it now (tracked).
-    let item = move || s.list.with(|l| l.iter().find(|i| i.session == id).cloned());
     let read =
-        move |f: fn(&SessionItem) -> String| move || item().as_ref().map(f).unwrap_or_default();
+        move |f: fn(&SessionItem) -> String| move || s.item(id).as_ref().map(f).unwrap_or_default();
     let current = move || s.open.get() == Some(id);
     let meta = read(|item| {
         let place = match &item.folder {
@@ -226,10 +231,14 @@ fn session_row(s: SessionsUi, id: SessionId, open: RwSignal<bool>) -> impl IntoV
     // What it continued and where it was continued, by the other sessions'
     // titles as they are now.
     let links = move || {
-        let (from, into) = item().map_or((None, None), |i| (i.continued_from, i.continued_in));
+        let (from, into) = s
+            .item(id)
+            .map(|i| (i.continued_from, i.continued_in))
+            .unwrap_or_default();
         let name = |other: SessionId| {
-            s.list
-                .with(|l| l.iter().find(|i| i.session == other).map(title_of))
+            s.item(other)
+                .as_ref()
+                .map(title_of)
                 .unwrap_or_else(|| tr(Msg::UntitledSession).to_owned())
         };
         [
@@ -251,7 +260,7 @@ fn session_row(s: SessionsUi, id: SessionId, open: RwSignal<bool>) -> impl IntoV
         renaming.set(false);
     };
     view! {
-        <li class="session" data-status=move || item().map(|i| status_key(i.status))>
+        <li class="session" data-status=move || s.item(id).map(|i| status_key(i.status))>
             <a
                 href=format!("{PREFIX}{id}")
                 aria-current=move || current().then_some("page")
@@ -295,7 +304,7 @@ fn session_row(s: SessionsUi, id: SessionId, open: RwSignal<bool>) -> impl IntoV
                                 class="session-rename"
                                 on:click=move |_| {
                                     // The draft starts from the title as it is now.
-                                    draft.set(untrack(item).map(|i| i.title).unwrap_or_default());
+                                    draft.set(untrack(read(|i| i.title.clone())));
                                     renaming.set(true);
                                 }
                             >
@@ -317,26 +326,20 @@ fn session_row(s: SessionsUi, id: SessionId, open: RwSignal<bool>) -> impl IntoV
 /// the list and in the Details pane.
 pub fn session_actions(s: SessionsUi, id: SessionId) -> impl IntoView {
     // Read from the list when shown and when pressed: the row or pane that
-    // holds these buttons is not built again when the action changes.
-    let action = move || {
-        s.list.with(|l| {
-            l.iter()
-                .find(|i| i.session == id)
-                .map_or(Action::Archive, |i| i.action)
-        })
-    };
+    // holds these buttons is not built again when the action changes. A
+    // session no longer listed offers none (its row is on its way out).
+    let action = move || s.item(id).map(|i| i.action);
     view! {
         <span class="session-actions">
             <button
                 type="button"
                 on:click=move |_| {
-                    io::request(PageToController::SessionAction {
-                        session: id,
-                        action: action(),
-                    });
+                    if let Some(action) = action() {
+                        io::request(PageToController::SessionAction { session: id, action });
+                    }
                 }
             >
-                {move || tr(crate::i18n::action(action()))}
+                {move || action().map_or("", |a| tr(crate::i18n::action(a)))}
             </button>
             <button type="button" aria-haspopup="dialog" on:click=move |_| ask_delete(s, id)>
                 {text(Msg::Delete)}
@@ -351,11 +354,7 @@ pub fn session_actions(s: SessionsUi, id: SessionId) -> impl IntoView {
 /// session asked about stays in `deleting` until the next Delete).
 #[component]
 pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
-    let title = move || {
-        let id = s.deleting.get()?;
-        s.list
-            .with(|l| l.iter().find(|i| i.session == id).map(title_of))
-    };
+    let title = move || s.item(s.deleting.get()?).as_ref().map(title_of);
     let confirm = move |_| {
         if let Some(session) = s.deleting.get_untracked() {
             io::request(PageToController::DeleteSession { session });

@@ -486,6 +486,17 @@ pub enum ControllerToPage<T = Phrase> {
 }
 
 impl<T> ControllerToPage<T> {
+    /// Whether this message ends the controller's export or import: its
+    /// [`EXPORT_NOTICE`] cleared, or saying why it failed (at `Info` it
+    /// says one is under way). A file or an imported run ends one too.
+    pub fn ends_export(&self) -> bool {
+        matches!(
+            self,
+            ControllerToPage::Notice { key, level, message }
+                if key == EXPORT_NOTICE && (message.is_none() || *level != Level::Info)
+        )
+    }
+
     /// The same message with every phrase worded by `word`: the controller
     /// posts `ControllerToPage<String>`, so the page carries no phrase
     /// decoder and no wording code (its wasm budget).
@@ -875,6 +886,24 @@ pub fn check_version(theirs: u32) -> Result<(), DecodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_export_ends_with_its_notice_cleared_or_failed_not_while_under_way() {
+        let notice = |key: &str, level, message: Option<&str>| ControllerToPage::<String>::Notice {
+            key: key.into(),
+            level,
+            message: message.map(Into::into),
+        };
+        assert!(!notice(EXPORT_NOTICE, Level::Info, Some("Exporting…")).ends_export());
+        assert!(notice(EXPORT_NOTICE, Level::Info, None).ends_export());
+        assert!(notice(EXPORT_NOTICE, Level::Warning, Some("with gaps")).ends_export());
+        assert!(notice(EXPORT_NOTICE, Level::Error, Some("failed")).ends_export());
+        assert!(!notice("profiles", Level::Error, Some("failed")).ends_export());
+        assert!(!ControllerToPage::<String>::Ready {
+            protocol: PROTOCOL_VERSION
+        }
+        .ends_export());
+    }
 
     #[test]
     fn a_refused_page_message_is_worded_without_the_decoders_english() {

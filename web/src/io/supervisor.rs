@@ -159,6 +159,9 @@ impl Host {
                 )
             }
         };
+        if message.ends_export() {
+            crate::evidence::ended();
+        }
         match message {
             ControllerToPage::Ready { protocol } => {
                 if let Err(e) = check_version(protocol) {
@@ -274,17 +277,7 @@ impl Host {
                 key,
                 level,
                 message,
-            } => {
-                // The controller's export and import say they are under way
-                // with an `export` notice at Info, and end it cleared or
-                // saying why they failed: then the controls are free again.
-                if key == lifeline_protocol::EXPORT_NOTICE
-                    && (message.is_none() || level != Level::Info)
-                {
-                    crate::evidence::ended();
-                }
-                self.set_notice(&format!("controller:{key}"), level, message)
-            }
+            } => self.set_notice(&format!("controller:{key}"), level, message),
             ControllerToPage::Sessions { open, list } => {
                 crate::sessions::listed(&self.ui.sessions, open, list)
             }
