@@ -5,11 +5,11 @@
 //! lives in [`io`]. Recovery semantics are decided in `lifeline-core`, never
 //! here.
 
-// Talc instead of the default dlmalloc: the same single-threaded heap in
-// fewer bytes of wasm.
-#[cfg(target_family = "wasm")]
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+// The default allocator (dlmalloc), unlike the workers' talc: Leptos'
+// `send_wrapper` calls `std::thread::current()`, which allocates through
+// `System` (dlmalloc) whatever the global allocator is, so talc here was
+// a second allocator linked beside it (docs/benchmarks.md, "Eighteenth
+// stop": −0.6 KB gzip without it).
 
 mod app;
 mod copied;

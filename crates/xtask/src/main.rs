@@ -16,6 +16,7 @@ mod split;
 mod test;
 mod tools;
 mod trace;
+mod wasm_opt;
 
 use std::{path::PathBuf, process::ExitCode};
 

@@ -1,0 +1,105 @@
+//! Binaryen's `wasm-opt` over every shipped module of a release bundle,
+//! after wasm-bindgen (which keeps its exports and the function table the
+//! split modules fill).
+//!
+//! It comes from the npm `binaryen` package pinned in e2e/package.json
+//! (binaryen compiled to wasm, run by Node), never from Debian: Debian's
+//! `binaryen` 108 emits modules Chromium rejects.
+//!
+//! Measured on the release bundle (docs/benchmarks.md, "Eighteenth
+//! stop"): plain `-Oz` shrinks every module raw but grows the page's gzip
+//! by 12 % and the controller's by 6 %, because binaryen's inlining copies
+//! code LLVM had already decided to share, and gzip finds the copies
+//! harder to fold than calls. Without binaryen's inlining and its local
+//! CSE, `-Oz` shrinks every module raw and gzip.
+
+use crate::{root, tools};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `-Oz` without the passes that grew the gzip size (module docs).
+const PASSES: &[&str] = &[
+    "-Oz",
+    "--skip-pass=inlining-optimizing",
+    "--skip-pass=inlining",
+    "--skip-pass=local-cse",
+];
+
+/// What rustc's wasm32 target emits today: binaryen validates against the
+/// features it is told of, and refuses the module otherwise.
+const FEATURES: &[&str] = &[
+    "--enable-bulk-memory",
+    "--enable-nontrapping-float-to-int",
+    "--enable-sign-ext",
+    "--enable-mutable-globals",
+    "--enable-reference-types",
+    "--enable-multivalue",
+];
+
+fn wasm_opt() -> Result<PathBuf, String> {
+    tools::ensure_e2e_packages()?;
+    let bin = root().join("e2e/node_modules/binaryen/bin/wasm-opt");
+    if bin.exists() {
+        Ok(bin)
+    } else {
+        Err(format!("{bin:?} is missing after npm ci in e2e/"))
+    }
+}
+
+/// Optimises each of `modules` in place, at most two at a time (the
+/// machine has two cores; each run is one Node process).
+pub fn optimize(modules: &[PathBuf]) -> Result<(), String> {
+    run(modules, &[])
+}
+
+/// [`optimize`], keeping the function names for a profiler.
+pub fn optimize_keeping_names(modules: &[PathBuf]) -> Result<(), String> {
+    run(modules, &["--debuginfo"])
+}
+
+fn run(modules: &[PathBuf], extra: &[&str]) -> Result<(), String> {
+    let bin = wasm_opt()?;
+    println!("xtask: wasm-opt over {} modules", modules.len());
+    for pair in modules.chunks(2) {
+        let runs = pair
+            .iter()
+            .map(|module| start(&bin, module, extra).map(|child| (module, child)))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (module, child) in runs {
+            finish(module, child)?;
+        }
+    }
+    Ok(())
+}
+
+fn optimized_path(module: &Path) -> PathBuf {
+    module.with_extension("opt.wasm")
+}
+
+fn start(bin: &Path, module: &Path, extra: &[&str]) -> Result<std::process::Child, String> {
+    Command::new(bin)
+        .args(PASSES)
+        .args(FEATURES)
+        .args(extra)
+        .arg(module)
+        .arg("-o")
+        .arg(optimized_path(module))
+        .spawn()
+        .map_err(|e| format!("could not start wasm-opt for {module:?}: {e}"))
+}
+
+fn finish(module: &Path, child: std::process::Child) -> Result<(), String> {
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("wasm-opt for {module:?} did not finish: {e}"))?;
+    let optimized = optimized_path(module);
+    if !output.status.success() {
+        let _ = std::fs::remove_file(&optimized);
+        return Err(format!(
+            "wasm-opt refused {module:?} ({}); the module is left as wasm-bindgen wrote it",
+            output.status
+        ));
+    }
+    std::fs::rename(&optimized, module)
+        .map_err(|e| format!("cannot move {optimized:?} over {module:?}: {e}"))
+}
