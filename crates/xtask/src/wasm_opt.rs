@@ -8,7 +8,7 @@
 //!
 //! Measured on the release bundle (docs/benchmarks.md, "Eighteenth
 //! stop"): plain `-Oz` shrinks every module raw but grows the page's gzip
-//! by 12 % and the controller's by 6 %, because binaryen's inlining copies
+//! by 13 % and the controller's by 6 %, because binaryen's inlining copies
 //! code LLVM had already decided to share, and gzip finds the copies
 //! harder to fold than calls. Without binaryen's inlining and its local
 //! CSE, `-Oz` shrinks every module raw and gzip.
@@ -61,12 +61,20 @@ fn run(modules: &[PathBuf], extra: &[&str]) -> Result<(), String> {
     let bin = wasm_opt()?;
     println!("xtask: wasm-opt over {} modules", modules.len());
     for pair in modules.chunks(2) {
-        let runs = pair
+        // Every run started is waited for, even after one fails, so none
+        // is left writing into the bundle.
+        let runs: Vec<_> = pair
             .iter()
-            .map(|module| start(&bin, module, extra).map(|child| (module, child)))
-            .collect::<Result<Vec<_>, _>>()?;
-        for (module, child) in runs {
-            finish(module, child)?;
+            .map(|module| (module, start(&bin, module, extra)))
+            .collect();
+        let mut first_error = None;
+        for (module, run) in runs {
+            if let Err(e) = run.and_then(|child| finish(module, child)) {
+                first_error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
         }
     }
     Ok(())
@@ -88,18 +96,48 @@ fn start(bin: &Path, module: &Path, extra: &[&str]) -> Result<std::process::Chil
         .map_err(|e| format!("could not start wasm-opt for {module:?}: {e}"))
 }
 
-fn finish(module: &Path, child: std::process::Child) -> Result<(), String> {
-    let output = child
-        .wait_with_output()
+/// Waits for one run (its messages go to the terminal) and puts its output
+/// in the module's place.
+fn finish(module: &Path, mut child: std::process::Child) -> Result<(), String> {
+    let status = child
+        .wait()
         .map_err(|e| format!("wasm-opt for {module:?} did not finish: {e}"))?;
     let optimized = optimized_path(module);
-    if !output.status.success() {
+    if !status.success() {
         let _ = std::fs::remove_file(&optimized);
-        return Err(format!(
-            "wasm-opt refused {module:?} ({}); the module is left as wasm-bindgen wrote it",
-            output.status
-        ));
+        return Err(format!("wasm-opt refused {module:?} ({status})"));
     }
     std::fs::rename(&optimized, module)
         .map_err(|e| format!("cannot move {optimized:?} over {module:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lifeline-wasm-opt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, b"as wasm-bindgen wrote it").unwrap();
+        path
+    }
+
+    #[test]
+    fn a_refused_module_fails_the_build_and_stays_as_it_was() {
+        let path = module("refused_bg.wasm");
+        let child = start(Path::new("/bin/false"), &path, &[]).unwrap();
+        let error = finish(&path, child).unwrap_err();
+        assert!(error.contains("refused"), "{error}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"as wasm-bindgen wrote it");
+        assert!(!optimized_path(&path).exists());
+    }
+
+    #[test]
+    fn a_run_that_wrote_nothing_fails_the_build() {
+        let path = module("silent_bg.wasm");
+        let child = start(Path::new("/bin/true"), &path, &[]).unwrap();
+        assert!(finish(&path, child).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"as wasm-bindgen wrote it");
+    }
 }
