@@ -8,7 +8,7 @@
 // sleeps.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { VIEWPORTS, openApp } from '../lib/browser.mjs';
+import { BASE_URL, VIEWPORTS, openApp, openBrowser, waitConnected } from '../lib/browser.mjs';
 import { addProfile, explainFailure, send, streaming, transcript } from '../lib/ui.mjs';
 import { startAimock } from '../lib/aimock.mjs';
 import { providerRecords } from '../lib/journal.mjs';
@@ -391,6 +391,45 @@ for (const format of FORMATS) {
     });
   });
 }
+
+describe('the provider worker (1280×800)', () => {
+  const WASM = '**/lifeline_provider_worker_bg.wasm';
+
+  test('a provider worker that cannot load ends the turn worded, sends nothing, and the next message is answered once it loads', async () => {
+    const format = FORMATS[0];
+    const refused = 'worker: its code cannot be fetched';
+    const answered = 'worker: its code can be fetched again';
+    aimock.mock.onMessage(answered, { content: REPLY });
+    const browser = await openBrowser(VIEWPORTS.desktop);
+    try {
+      const { page, context } = browser;
+      // Its module's top-level `await init()` rejects: the worker ends
+      // before it ever says Ready, which only its error event tells.
+      await context.route(WASM, (route) => route.abort('internetdisconnected'));
+      await page.goto(BASE_URL);
+      await waitConnected(page);
+      await addProfile(page, aimock.profile('aimock, no worker', 'sk-mock', format.provider));
+      await send(page, refused);
+      await turnFailed(page).waitFor({ timeout: 30_000 });
+      await shown(page, /the worker calling the model stopped/).waitFor();
+      assert.equal(received(format, refused).length, 0, 'nothing reached the model');
+      const records = await journal(page);
+      // Never handed over, so known unsent: retried to the bound, each
+      // time with a new worker.
+      assert.deepEqual(records.retried, ['1:transport', '2:transport', '3:transport']);
+      assert.deepEqual(records.failed.map((r) => r.class), ['transport']);
+
+      await context.unroute(WASM);
+      await send(page, answered);
+      await transcript(page).getByText(REPLY).last().waitFor({ timeout: 30_000 });
+      assert.equal(received(format, answered).length, 1);
+    } catch (failure) {
+      throw await explainFailure(browser, failure, { records: await providerRecords(browser.page).catch(() => []) });
+    } finally {
+      await browser.close();
+    }
+  });
+});
 
 /** Nothing on the page says the turn failed. */
 async function assertNoFailure(page) {
