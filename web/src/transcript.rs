@@ -36,10 +36,10 @@ pub const SHOWN_BYTES: usize = 256 * 1024;
 const SEGMENT_BYTES: usize = 4 * 1024;
 /// Output text added to the page per animation frame, over all commands:
 /// laying out new text is the frame's main cost, so a burst of output is
-/// shown over several frames instead of in one long task. At 8 KiB, 3 of 5
-/// first rounds of the 10 MB output benchmark had a frame of 57–65 ms
-/// (its layout 15–33 ms); at 4 KiB none of 12 rounds had one over 50
-/// (docs/benchmarks.md, "Eighteenth stop").
+/// shown over several frames instead of in one long task. At 8 KiB, 4 of 7
+/// cold first rounds of the 10 MB output benchmark had a task of 57–65 ms
+/// (its layout 15–33 ms); at 4 KiB, 2 of 7 had one of 52–53 ms, for
+/// about a tenth less throughput (docs/benchmarks.md, "Eighteenth stop").
 const FRAME_BYTES: usize = 4 * 1024;
 
 /// One turn as the transcript shows it.
