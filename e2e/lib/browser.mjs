@@ -67,12 +67,13 @@ export async function openBrowser(viewport, options = {}) {
 }
 
 /** Opens a fresh browser profile on the app and waits until it is
- * Connected; `prepare(browser)`, if given, runs before the page loads.
- * Call `close()` when done. */
+ * Connected; `prepare(browser)`, if given, runs (and is awaited: a
+ * route it sets is in place) before the page loads. Call `close()` when
+ * done. */
 export async function openApp(viewport, prepare) {
   const browser = await openBrowser(viewport);
   try {
-    prepare?.(browser);
+    await prepare?.(browser);
     await browser.page.goto(BASE_URL);
     await waitConnected(browser.page);
   } catch (error) {

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { BASE_URL, VIEWPORTS, openApp, openBrowser, waitConnected } from '../lib/browser.mjs';
 import { send, transcript } from '../lib/ui.mjs';
 
 const KEY = 'sk-lifeline-PLANTED-export-90e1d4';
@@ -61,12 +61,11 @@ function duckdb(sql) {
 describe('evidence export and import (1280×800)', () => {
   test("an export whose code cannot be fetched is said, nothing is saved, and the next export works", async () => {
     // The export is a module of the controller's own, fetched the first time.
-    const browser = await openBrowser(VIEWPORTS.desktop);
+    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+      context.route('**/split_export.wasm', (route) => route.abort('internetdisconnected')),
+    );
     try {
       const { page, context } = browser;
-      await context.route('**/split_export.wasm', (route) => route.abort('internetdisconnected'));
-      await page.goto(BASE_URL);
-      await waitConnected(page);
       await send(page, '$ echo exported');
       await transcript(page).getByRole('group', { name: 'Command: echo exported' }).getByText('completed', { exact: true }).waitFor();
       let downloads = 0;

@@ -8,7 +8,7 @@
 // sleeps.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE_URL, VIEWPORTS, openApp, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { VIEWPORTS, openApp } from '../lib/browser.mjs';
 import { addProfile, explainFailure, send, streaming, transcript } from '../lib/ui.mjs';
 import { startAimock } from '../lib/aimock.mjs';
 import { providerRecords } from '../lib/journal.mjs';
@@ -400,14 +400,13 @@ describe('the provider worker (1280×800)', () => {
     const refused = 'worker: its code cannot be fetched';
     const answered = 'worker: its code can be fetched again';
     aimock.mock.onMessage(answered, { content: REPLY });
-    const browser = await openBrowser(VIEWPORTS.desktop);
+    // Its module's top-level `await init()` rejects: the worker ends
+    // before it ever says Ready, which only its error event tells.
+    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+      context.route(WASM, (route) => route.abort('internetdisconnected')),
+    );
     try {
       const { page, context } = browser;
-      // Its module's top-level `await init()` rejects: the worker ends
-      // before it ever says Ready, which only its error event tells.
-      await context.route(WASM, (route) => route.abort('internetdisconnected'));
-      await page.goto(BASE_URL);
-      await waitConnected(page);
       await addProfile(page, aimock.profile('aimock, no worker', 'sk-mock', format.provider));
       await send(page, refused);
       await turnFailed(page).waitFor({ timeout: 30_000 });

@@ -3,7 +3,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
-import { BASE_URL, VIEWPORTS, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
+import { BASE_URL, VIEWPORTS, openApp, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
 
 for (const [name, viewport] of Object.entries(VIEWPORTS)) {
   describe(`app shell at ${viewport.width}×${viewport.height} (${name})`, () => {
@@ -154,12 +154,11 @@ describe('first visit', () => {
   });
 
   test('a Profiles editor that cannot load says so, and Try again loads it', async () => {
-    const browser = await openBrowser(VIEWPORTS.desktop);
+    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+      context.route('**/split_profiles.wasm', (route) => route.abort('internetdisconnected')),
+    );
     try {
       const { page, context } = browser;
-      await context.route('**/split_profiles.wasm', (route) => route.abort('internetdisconnected'));
-      await page.goto(BASE_URL);
-      await waitConnected(page);
       const dialog = page.getByRole('dialog', { name: 'Profiles' });
       await page.getByRole('button', { name: 'Profiles' }).click();
       await dialog.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' }).waitFor();

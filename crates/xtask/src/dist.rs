@@ -199,7 +199,7 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
     if profile == Profile::Release {
         let shipped = MODULES
             .iter()
-            .map(|(name, _)| out.join(format!("{name}_bg.wasm")))
+            .map(|(name, _)| bindgen_output(&out, name))
             .chain(split_modules.iter().map(|piece| piece.shipped.clone()))
             .collect::<Vec<_>>();
         crate::wasm_opt::optimize(&shipped)?;
@@ -213,7 +213,7 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
 
     let mut sizes = MODULES
         .iter()
-        .map(|(name, budget)| measure(&out.join(format!("{name}_bg.wasm")), *budget))
+        .map(|(name, budget)| measure(&bindgen_output(&out, name), *budget))
         .collect::<Result<Vec<_>, _>>()?;
     for piece in &split_modules {
         sizes.push(measure(&piece.shipped, SPLIT_BUDGET)?);
@@ -246,6 +246,11 @@ pub fn build(profile: Profile) -> Result<Bundle, String> {
         }
     }
     Ok(Bundle { dir: out, sizes })
+}
+
+/// The module wasm-bindgen writes for crate `name` into `out`.
+fn bindgen_output(out: &Path, name: &str) -> PathBuf {
+    out.join(format!("{name}_bg.wasm"))
 }
 
 /// llama.cpp in WebAssembly for local models (`web/static/local-model.js`),
@@ -317,7 +322,7 @@ pub fn names_kept(bundle: &Bundle) -> Result<PathBuf, String> {
     // that ships; the split modules were copied already optimised.
     let mains = MODULES
         .iter()
-        .map(|(name, _)| out.join(format!("{name}_bg.wasm")))
+        .map(|(name, _)| bindgen_output(&out, name))
         .collect::<Vec<_>>();
     crate::wasm_opt::optimize_keeping_names(&mains)?;
     Ok(out)
