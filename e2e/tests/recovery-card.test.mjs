@@ -6,9 +6,9 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
-import { BASE_URL, VIEWPORTS, openBrowser, waitConnected } from '../lib/browser.mjs';
+import { BASE_URL, VIEWPORTS, openApp, openBrowser, waitConnected } from '../lib/browser.mjs';
 import { startStubProvider, HELLO_TEXT } from '../lib/stub-provider.mjs';
-import { addProfile, card, send, transcript, waitRunning, watchPage, watched } from '../lib/ui.mjs';
+import { addProfile, card, commandBlock, send, transcript, waitOutcome, waitRunning, watchPage, watched } from '../lib/ui.mjs';
 
 /** With LIFELINE_SCREENSHOTS=<dir>, the screens the user guide shows
  * (docs/recovery.md) are saved there. */
@@ -358,6 +358,38 @@ describe('the recovery card in another language (1280×800)', () => {
       assert.equal(await c.getByText(summaryDe, { exact: true }).count(), 0, 'no German summary left');
       assert.equal(await c.getByRole('cell', { name: /^der Arbeitsbereich-Ordner ist vorhanden/ }).count(), 0, 'no German evidence left');
       assert.equal(await c.getByRole('button', { name: 'Resume' }).count(), 1);
+      assert.deepEqual(browser.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+});
+
+describe('a runtime worker that cannot load (1280×800)', () => {
+  const WASM = '**/lifeline_runtime_bg.wasm';
+
+  test('the card says the runtime could not start; once it loads, Start fresh runs the next command', async () => {
+    // The first runtime worker starts at boot, before the page listens:
+    // its failure reaches the controller through the events replayed when
+    // the page adopts it.
+    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+      context.route(WASM, (route) => route.abort('internetdisconnected')),
+    );
+    try {
+      const { page, context } = browser;
+      const c = card(page);
+      await c.getByText('Recovery failed.').waitFor({ timeout: 30_000 });
+      await c.getByRole('button', { name: 'Details' }).click();
+      await c.getByText(/^the runtime could not start: /).waitFor();
+
+      await context.unroute(WASM);
+      await c.getByRole('button', { name: 'Start fresh' }).click();
+      await c.getByRole('button', { name: 'Confirm start fresh' }).click();
+      await c.waitFor({ state: 'detached', timeout: 30_000 });
+      await send(page, '$ echo loaded');
+      const block = commandBlock(page, 'echo loaded');
+      await waitOutcome(block, 'completed');
+      await block.locator('pre').filter({ hasText: 'loaded' }).waitFor();
       assert.deepEqual(browser.errors, []);
     } finally {
       await browser.close();

@@ -129,6 +129,20 @@ describe('controller restart while the page lives (1280×800)', () => {
   });
 });
 
+const runtimeWorkers = (page) => page.workers().filter((w) => w.url().endsWith('/runtime.js'));
+
+/** Resolves once every runtime worker `page` has now has ended; fails
+ * after Playwright's default timeout if one does not. */
+function runtimeWorkersEnded(page) {
+  return Promise.all(
+    runtimeWorkers(page).map(async (worker) => {
+      const closed = worker.waitForEvent('close');
+      if (page.workers().includes(worker)) return closed;
+      closed.catch(() => {});
+    }),
+  );
+}
+
 /** The browser's first tab leading, and a second one following it. */
 async function twoTabs(browser) {
   const first = browser.page;
@@ -171,6 +185,11 @@ describe('two tabs (1280×800)', () => {
     try {
       const { first, second } = await twoTabs(browser);
       assert.equal(await second.getByRole('button', { name: 'Send' }).isDisabled(), true);
+      // Each tab's boot starts a runtime worker before it knows its role:
+      // the leader's runs its session; the follower's ends unused.
+      assert.equal(runtimeWorkers(first).length, 1, 'the leader runs one runtime worker');
+      await runtimeWorkersEnded(second);
+      assert.equal(runtimeWorkers(second).length, 0, 'the follower runs no runtime worker');
 
       await send(first, '$ echo one; sleep 60');
       const followed = commandBlock(second, 'echo one; sleep 60');
@@ -179,6 +198,7 @@ describe('two tabs (1280×800)', () => {
 
       await first.close();
       await waitConnected(second);
+      assert.equal(runtimeWorkers(second).length, 1, 'the new leader started its own runtime worker');
       await waitOutcome(followed, UNCERTAIN);
       assert.equal(await commandBlock(second, 'echo one; sleep 60').count(), 1);
       assert.equal((await followed.locator('pre').first().textContent()).match(/one/g).length, 1);

@@ -1,15 +1,23 @@
-// The controller's module is the largest of the app's three: started here,
-// its download and compile overlap the page's own. The page adopts this
-// worker as its first controller (web/src/io/supervisor.rs) and replays, in
-// order, the events it sent before the page listened.
-const worker = new Worker('./controller.js', { type: 'module' });
-const said = [];
-worker.onmessage = (event) => said.push(event);
-worker.onerror = (event) => {
-  event.preventDefault();
-  said.push(event);
-};
-globalThis.lifelineEarlyController = { worker, said };
+// The workers start here, before the page's own wasm, so that their modules
+// download and compile while the page's does. The page adopts each and
+// replays, in order, the events it sent before the page listened
+// (web/src/io/mod.rs, `adopt_early`):
+// - the controller, the largest module, as the page's first controller;
+// - a runtime, which says it is ready and waits, with no identity, until
+//   the page starts it as the first runtime the controller asks for; a tab
+//   that follows another ends it unused.
+function early(url) {
+  const worker = new Worker(url, { type: 'module' });
+  const said = [];
+  worker.onmessage = (event) => said.push(event);
+  worker.onerror = (event) => {
+    event.preventDefault();
+    said.push(event);
+  };
+  return { worker, said };
+}
+globalThis.lifelineEarlyController = early('./controller.js');
+globalThis.lifelineEarlyRuntime = early('./runtime.js');
 
 // Loads the UI's wasm; #[wasm_bindgen(start)] mounts the app.
 import init from './lifeline_web.js';

@@ -81,6 +81,9 @@ fn watch(call: Result<JsValue, JsValue>) {
 
 impl Host {
     fn elected(&mut self, role: Role) {
+        if role == Role::Follower {
+            super::runtimes::release_early_runtime();
+        }
         self.role = Some(role);
         self.ui.role.set(Some(role));
         self.send_start();

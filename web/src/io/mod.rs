@@ -81,6 +81,46 @@ pub(crate) fn describe(error: &JsValue) -> String {
     error.as_string().unwrap_or_else(|| format!("{error:?}"))
 }
 
+/// The workers boot.js starts before the page's own wasm, so that their
+/// modules download and compile while the page's does: the globals it
+/// leaves them in.
+const EARLY_CONTROLLER: &str = "lifelineEarlyController";
+const EARLY_RUNTIME: &str = "lifelineEarlyRuntime";
+
+/// A worker boot.js started and the events it sent before the page took
+/// it over; taken once (later workers are the page's own).
+fn adopt_early(key: &str) -> Option<(Worker, js_sys::Array)> {
+    let global = js_sys::global();
+    let key = JsValue::from_str(key);
+    let early = js_sys::Reflect::get(&global, &key).ok()?;
+    let _ = js_sys::Reflect::delete_property(global.unchecked_ref::<js_sys::Object>(), &key);
+    let field = |name: &str| js_sys::Reflect::get(&early, &JsValue::from_str(name)).ok();
+    let worker = field("worker")?.dyn_into::<Worker>().ok()?;
+    let said = field("said")?.dyn_into::<js_sys::Array>().ok()?;
+    Some((worker, said))
+}
+
+/// Hands what an early worker said before the page listened to the page's
+/// own handlers, in order, once the host is free again (the caller runs
+/// inside `with_host`): a microtask, so before any later event's task.
+fn replay(said: js_sys::Array, on_message: &JsValue, on_error: &JsValue) {
+    if said.length() == 0 {
+        return;
+    }
+    let message: js_sys::Function = on_message.clone().unchecked_into();
+    let error: js_sys::Function = on_error.clone().unchecked_into();
+    wasm_bindgen_futures::spawn_local(async move {
+        for event in said.iter() {
+            let handler = if event.is_instance_of::<web_sys::MessageEvent>() {
+                &message
+            } else {
+                &error
+            };
+            let _ = handler.call1(&JsValue::NULL, &event);
+        }
+    });
+}
+
 fn spawn_worker(url: &str) -> Result<Worker, String> {
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);

@@ -3,7 +3,9 @@
 //! between each and the current controller (the reverse dial), and
 //! reporting their end to the controller as a claim.
 
-use super::{describe, error_detail, now, spawn_worker, with_host, Host};
+use super::{
+    adopt_early, describe, error_detail, now, replay, spawn_worker, with_host, Host, EARLY_RUNTIME,
+};
 use crate::i18n::{self, Msg};
 use lifeline_core::{Generation, RuntimeId, RuntimeIdentity, WorkspaceId};
 use lifeline_protocol::{
@@ -39,6 +41,16 @@ impl RuntimeSlot {
     }
 }
 
+/// A follower's controller starts no runtime: the one boot.js started in
+/// case this tab leads is ended unused.
+pub(super) fn release_early_runtime() {
+    if let Some((worker, _)) = adopt_early(EARLY_RUNTIME) {
+        worker.set_onmessage(None);
+        worker.set_onerror(None);
+        worker.terminate();
+    }
+}
+
 impl Host {
     fn runtime(&mut self, key: RuntimeKey) -> Option<&mut RuntimeSlot> {
         self.runtimes.iter_mut().find(|r| r.key() == key)
@@ -70,17 +82,22 @@ impl Host {
                 ),
             );
         }
-        let worker = match spawn_worker("./runtime.js") {
-            Ok(w) => w,
-            Err(e) => {
-                self.send(PageToController::RuntimeExited {
-                    runtime: key.0,
-                    generation: key.1,
-                    crashed: true,
-                    detail: format!("could not start the runtime worker: {e}"),
-                });
-                return;
-            }
+        // The first runtime is the one boot.js started: it has said `Ready`
+        // (or failed to load) and waits, with no identity, for its `Start`.
+        let (worker, said) = match adopt_early(EARLY_RUNTIME) {
+            Some(early) => early,
+            None => match spawn_worker("./runtime.js") {
+                Ok(w) => (w, js_sys::Array::new()),
+                Err(e) => {
+                    self.send(PageToController::RuntimeExited {
+                        runtime: key.0,
+                        generation: key.1,
+                        crashed: true,
+                        detail: format!("could not start the runtime worker: {e}"),
+                    });
+                    return;
+                }
+            },
         };
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             let data = event.data().as_string();
@@ -93,6 +110,7 @@ impl Host {
             with_host(|h| h.runtime_crashed(key, detail));
         });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        replay(said, on_message.as_ref(), on_error.as_ref());
         on_message.forget();
         on_error.forget();
         self.runtimes.push(RuntimeSlot {

@@ -5,7 +5,10 @@
 //! yet.
 
 use super::runtimes::{RuntimeKey, RuntimeSlot};
-use super::{describe, download, error_detail, now, spawn_worker, with_host, Host};
+use super::{
+    adopt_early, describe, download, error_detail, now, replay, spawn_worker, with_host, Host,
+    EARLY_CONTROLLER,
+};
 use crate::i18n::{self, Msg};
 use crate::transcript;
 use crate::ui::set_if_changed;
@@ -52,26 +55,13 @@ pub(super) struct ControllerSlot {
     pub(super) unconfirmed: Vec<(u64, Msg)>,
 }
 
-/// The controller worker boot.js started, and the events it sent before the
-/// page took it over; taken once (later controllers are the page's own).
-fn adopt_early_controller() -> Option<(Worker, js_sys::Array)> {
-    let global = js_sys::global();
-    let key = JsValue::from_str("lifelineEarlyController");
-    let early = js_sys::Reflect::get(&global, &key).ok()?;
-    let _ = js_sys::Reflect::delete_property(global.unchecked_ref::<js_sys::Object>(), &key);
-    let field = |name: &str| js_sys::Reflect::get(&early, &JsValue::from_str(name)).ok();
-    let worker = field("worker")?.dyn_into::<Worker>().ok()?;
-    let said = field("said")?.dyn_into::<js_sys::Array>().ok()?;
-    Some((worker, said))
-}
-
 impl Host {
     pub(super) fn spawn_controller(&mut self, cause: StartCause) {
         self.epoch += 1;
         let epoch = self.epoch;
         // The first controller was started by boot.js, before the page's own
         // wasm, so that the two modules download and compile at once.
-        let (worker, said) = match adopt_early_controller() {
+        let (worker, said) = match adopt_early(EARLY_CONTROLLER) {
             Some(early) => early,
             None => match spawn_worker("./controller.js") {
                 Ok(w) => (w, js_sys::Array::new()),
@@ -98,23 +88,7 @@ impl Host {
             with_host(|h| h.controller_died(epoch, detail));
         });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        if said.length() > 0 {
-            // What the early worker said before the page listened, in order,
-            // once the host is free again (this runs inside `with_host`): a
-            // microtask, so before any later message's task.
-            let message: js_sys::Function = on_message.as_ref().clone().unchecked_into();
-            let error: js_sys::Function = on_error.as_ref().clone().unchecked_into();
-            wasm_bindgen_futures::spawn_local(async move {
-                for event in said.iter() {
-                    let handler = if event.is_instance_of::<MessageEvent>() {
-                        &message
-                    } else {
-                        &error
-                    };
-                    let _ = handler.call1(&JsValue::NULL, &event);
-                }
-            });
-        }
+        replay(said, on_message.as_ref(), on_error.as_ref());
         // Each handler checks its epoch, so a stale worker's events are ignored;
         // they stay allocated for the page's life (restarts are bounded).
         on_message.forget();
