@@ -378,7 +378,7 @@ describe('a runtime worker that cannot load (1280×800)', () => {
     try {
       const { page, context } = browser;
       const c = card(page);
-      await c.getByText('Recovery failed.').waitFor({ timeout: 30_000 });
+      await c.getByText("The session's runtime did not start.").waitFor({ timeout: 30_000 });
       await c.getByRole('button', { name: 'Details' }).click();
       await c.getByText(/^the runtime could not start: /).waitFor();
 

@@ -85,6 +85,8 @@ pub enum Phrase {
     SummaryCredential,
     SummaryProfile,
     SummaryRecoveryFailed,
+    /// The session's runtime did not start (a launch, fresh or a resume).
+    SummaryLaunchFailed,
     SummaryUnknownFailure,
     SummaryDetached,
     SummaryCancelled,
@@ -632,6 +634,7 @@ impl fmt::Display for Phrase {
             P::SummaryCredential => f.write_str("A key this session needs is missing."),
             P::SummaryProfile => f.write_str("The session's profile cannot be used."),
             P::SummaryRecoveryFailed => f.write_str("Recovery failed."),
+            P::SummaryLaunchFailed => f.write_str("The session's runtime did not start."),
             P::SummaryUnknownFailure => f.write_str("Something stopped this session."),
             P::SummaryDetached => f.write_str(
                 "The session stopped when the page or its worker did. Its history and workspace are kept.",
@@ -1549,6 +1552,7 @@ phrase_wire! {
     138 => PageMessageTooLarge { bytes, max },
     139 => PageOtherBuild { theirs, ours },
     140 => NotLoaded,
+    141 => SummaryLaunchFailed,
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
     162 => EventsUnreadable,

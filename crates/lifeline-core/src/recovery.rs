@@ -719,9 +719,8 @@ pub fn card(
                 FailureCause::ProfileBlocked { .. } | FailureCause::ProfileDeleted => {
                     Phrase::SummaryProfile
                 }
-                FailureCause::Launch { .. } | FailureCause::Load { .. } => {
-                    Phrase::SummaryRecoveryFailed
-                }
+                FailureCause::Launch { .. } => Phrase::SummaryLaunchFailed,
+                FailureCause::Load { .. } => Phrase::SummaryRecoveryFailed,
             },
             Some(Phrase::Cause {
                 cause: f.cause.clone(),

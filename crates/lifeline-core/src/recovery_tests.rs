@@ -881,3 +881,57 @@ fn an_archived_session_offers_unarchive_and_start_fresh_and_nothing_it_would_ref
     assert_eq!(unavailable(&c, Action::Resume), None);
     assert_eq!(c.reissue, Some(Phrase::ReissueNeedsRunning));
 }
+
+/// Up to the runtime's start: the profile found, its key resolved.
+fn to_the_start(
+    f: &mut Fixture,
+    purpose: Purpose,
+    cause: Option<ResumeCause>,
+) -> StartupAttemptIdAlias {
+    let a = f.sessions.begin(sid(), purpose, cause, None, T0).unwrap();
+    f.flush();
+    f.sessions
+        .handle_profile(a, ProfileLookup::Found(profile()), T0);
+    f.flush();
+    let key = CredentialId::from_u128(0xc1).unwrap();
+    f.sessions
+        .handle_credentials(a, vec![(key, Ok(Secret::new("k".into())))], T0);
+    f.flush();
+    a
+}
+
+/// A first launch whose runtime never started recovered nothing, so its
+/// card does not call it a failed recovery; a resume whose execution
+/// cannot be rejoined still does.
+#[test]
+fn a_runtime_that_did_not_start_is_said_as_such_not_as_a_failed_recovery() {
+    use crate::session_record::{LaunchFailure, LoadError};
+    let mut f = Fixture::new();
+    let a = to_the_start(&mut f, Purpose::Launch, None);
+    let failure = LaunchFailure::Failed {
+        detail: "Uncaught TypeError: Failed to fetch".into(),
+    };
+    assert_eq!(
+        f.sessions.handle_launch_failed(a, failure, T0),
+        Handled::Applied
+    );
+    f.flush();
+    let c = f.card(&facts()).expect("a card");
+    assert_eq!(c.summary, Phrase::SummaryLaunchFailed);
+    assert_eq!(
+        c.summary.to_string(),
+        "The session's runtime did not start."
+    );
+
+    let mut f = Fixture::new();
+    f.launch(1);
+    f.fail_turn(1);
+    let a = to_the_start(&mut f, Purpose::Resume, Some(ResumeCause::User));
+    assert_eq!(
+        f.sessions.handle_loaded(a, Err(LoadError::Timeout), T0),
+        Handled::Applied
+    );
+    f.flush();
+    let c = f.card(&facts()).expect("a card");
+    assert_eq!(c.summary, Phrase::SummaryRecoveryFailed);
+}

@@ -73,6 +73,7 @@ catalog! {
     PhSummaryCredential => "A key this session needs is missing.", "Ein Schlüssel, den diese Sitzung braucht, fehlt.";
     PhSummaryProfile => "The session's profile cannot be used.", "Das Profil der Sitzung kann nicht verwendet werden.";
     PhSummaryRecoveryFailed => "Recovery failed.", "Die Wiederherstellung ist fehlgeschlagen.";
+    PhSummaryLaunchFailed => "The session's runtime did not start.", "Die Runtime der Sitzung ist nicht gestartet.";
     PhSummaryUnknownFailure => "Something stopped this session.", "Etwas hat diese Sitzung angehalten.";
     PhSummaryDetached => "The session stopped when the page or its worker did. Its history and workspace are kept.", "Die Sitzung endete mit der Seite oder ihrem Worker. Verlauf und Arbeitsbereich bleiben erhalten.";
     PhSummaryCancelled => "The start was cancelled.", "Der Start wurde abgebrochen.";

@@ -77,6 +77,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::SummaryCredential => s(Msg::PhSummaryCredential),
         P::SummaryProfile => s(Msg::PhSummaryProfile),
         P::SummaryRecoveryFailed => s(Msg::PhSummaryRecoveryFailed),
+        P::SummaryLaunchFailed => s(Msg::PhSummaryLaunchFailed),
         P::SummaryUnknownFailure => s(Msg::PhSummaryUnknownFailure),
         P::SummaryDetached => s(Msg::PhSummaryDetached),
         P::SummaryCancelled => s(Msg::PhSummaryCancelled),

@@ -50,6 +50,7 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::SummaryCredential,
         Phrase::SummaryProfile,
         Phrase::SummaryRecoveryFailed,
+        Phrase::SummaryLaunchFailed,
         Phrase::SummaryUnknownFailure,
         Phrase::SummaryDetached,
         Phrase::SummaryCancelled,
@@ -840,6 +841,7 @@ fn index(p: &Phrase) -> usize {
         P::PageOtherBuild { .. } => 143,
         P::EventsUnreadable => 144,
         P::NotLoaded => 145,
+        P::SummaryLaunchFailed => 146,
     }
 }
 
