@@ -107,7 +107,8 @@ impl Fixture {
         self.through(a, n, false);
     }
 
-    fn through(&mut self, a: StartupAttemptIdAlias, n: u128, resume: bool) {
+    /// The attempt's profile found and its key resolved: next, the runtime.
+    fn to_the_start(&mut self, a: StartupAttemptIdAlias) {
         self.flush();
         self.sessions
             .handle_profile(a, ProfileLookup::Found(profile()), T0);
@@ -116,6 +117,10 @@ impl Fixture {
         self.sessions
             .handle_credentials(a, vec![(key, Ok(Secret::new("k".into())))], T0);
         self.flush();
+    }
+
+    fn through(&mut self, a: StartupAttemptIdAlias, n: u128, resume: bool) {
+        self.to_the_start(a);
         if resume {
             self.sessions.handle_loaded(a, Ok(()), T0);
         } else {
@@ -882,24 +887,6 @@ fn an_archived_session_offers_unarchive_and_start_fresh_and_nothing_it_would_ref
     assert_eq!(c.reissue, Some(Phrase::ReissueNeedsRunning));
 }
 
-/// Up to the runtime's start: the profile found, its key resolved.
-fn to_the_start(
-    f: &mut Fixture,
-    purpose: Purpose,
-    cause: Option<ResumeCause>,
-) -> StartupAttemptIdAlias {
-    let a = f.sessions.begin(sid(), purpose, cause, None, T0).unwrap();
-    f.flush();
-    f.sessions
-        .handle_profile(a, ProfileLookup::Found(profile()), T0);
-    f.flush();
-    let key = CredentialId::from_u128(0xc1).unwrap();
-    f.sessions
-        .handle_credentials(a, vec![(key, Ok(Secret::new("k".into())))], T0);
-    f.flush();
-    a
-}
-
 /// A first launch whose runtime never started recovered nothing, so its
 /// card does not call it a failed recovery; a resume whose execution
 /// cannot be rejoined still does.
@@ -907,7 +894,11 @@ fn to_the_start(
 fn a_runtime_that_did_not_start_is_said_as_such_not_as_a_failed_recovery() {
     use crate::session_record::{LaunchFailure, LoadError};
     let mut f = Fixture::new();
-    let a = to_the_start(&mut f, Purpose::Launch, None);
+    let a = f
+        .sessions
+        .begin(sid(), Purpose::Launch, None, None, T0)
+        .unwrap();
+    f.to_the_start(a);
     let failure = LaunchFailure::Failed {
         detail: "Uncaught TypeError: Failed to fetch".into(),
     };
@@ -926,7 +917,11 @@ fn a_runtime_that_did_not_start_is_said_as_such_not_as_a_failed_recovery() {
     let mut f = Fixture::new();
     f.launch(1);
     f.fail_turn(1);
-    let a = to_the_start(&mut f, Purpose::Resume, Some(ResumeCause::User));
+    let a = f
+        .sessions
+        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
+        .unwrap();
+    f.to_the_start(a);
     assert_eq!(
         f.sessions.handle_loaded(a, Err(LoadError::Timeout), T0),
         Handled::Applied
