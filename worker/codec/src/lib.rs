@@ -35,7 +35,9 @@ pub fn decode_stored<T: Schema>(text: &JsString) -> Result<T, SchemaError> {
     if units > T::MAX_BYTES {
         return Err(SchemaError::TooLarge {
             schema: T::NAME.to_string(),
-            len: units,
+            // What the error says is the size in bytes, as when the text is
+            // read: counted now, without copying the text into wasm memory.
+            len: utf8_len(text),
             max: T::MAX_BYTES,
         });
     }
@@ -96,6 +98,30 @@ fn utf8_of(text: &JsString) -> Option<String> {
     // `encodeInto` writes well-formed UTF-8 (a lone surrogate becomes
     // U+FFFD, as in wasm-bindgen's conversion); checked all the same.
     String::from_utf8(bytes).ok()
+}
+
+/// How many bytes `text` takes as UTF-8, encoded a piece at a time into
+/// one small buffer. Only for a text already refused as too large: it costs
+/// a pass over the whole text, but never memory in proportion to it.
+fn utf8_len(text: &JsString) -> usize {
+    const PIECE: usize = 64 * 1024;
+    let units = text.length() as usize;
+    let encoder = Utf8Encoder::new();
+    let buffer = Uint8Array::new_with_length(PIECE as u32);
+    let (mut read, mut written) = (0, 0);
+    while read < units {
+        let rest = text.slice(read as u32, units as u32);
+        let done = encoder.encode_into(&rest, &buffer);
+        let took = done.read() as usize;
+        if took == 0 {
+            // Room for any character and none taken: never, by the
+            // standard. One byte a unit is the least the rest can be.
+            return written + (units - read);
+        }
+        read += took;
+        written += done.written() as usize;
+    }
+    written
 }
 
 #[wasm_bindgen]

@@ -161,6 +161,9 @@ fn a_stored_string_decodes_like_its_text() {
         format!("{ENTRY}{}", "\u{2028}".repeat(max / 3 + 1)),
         // Over it in units.
         format!("{ENTRY}{}", " ".repeat(max)),
+        // Over it in units, with characters of two, three and four bytes:
+        // the error names the same size in bytes either way.
+        format!("{ENTRY}{}", "é\u{2028}😀 ".repeat(max / 5 + 1)),
     ];
     for text in &cases {
         let stored = decode_stored::<JournalEntry>(&JsString::from(text.as_str()));
@@ -172,6 +175,18 @@ fn a_stored_string_decodes_like_its_text() {
         decode_stored::<JournalEntry>(&JsString::from(cases[10].as_str())),
         Err(SchemaError::TooLarge { .. })
     ));
+    let mixed = &cases[11];
+    assert!(
+        mixed.encode_utf16().count() > max,
+        "over the limit in units"
+    );
+    assert!(
+        matches!(
+            decode_stored::<JournalEntry>(&JsString::from(mixed.as_str())),
+            Err(SchemaError::TooLarge { len, .. }) if len == mixed.len()
+        ),
+        "the size said is the size in bytes"
+    );
 }
 
 /// A snapshot with one settled command, whose command line is `line`.
