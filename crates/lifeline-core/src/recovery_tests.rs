@@ -107,6 +107,13 @@ impl Fixture {
         self.through(a, n, false);
     }
 
+    /// A resume the person asked for, begun.
+    fn resume_asked(&mut self) -> StartupAttemptIdAlias {
+        self.sessions
+            .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
+            .unwrap()
+    }
+
     /// The attempt's profile found and its key resolved: next, the runtime.
     fn to_the_start(&mut self, a: StartupAttemptIdAlias) {
         self.flush();
@@ -195,10 +202,7 @@ fn the_active_record_is_the_failure_the_state_names_and_others_stay_distinct() {
     f.fail_turn(1);
     let first = f.card(&facts()).expect("a card");
     // Resume, then the same failure text again: a distinct record.
-    let a = f
-        .sessions
-        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
-        .unwrap();
+    let a = f.resume_asked();
     f.through(a, 1, true);
     f.fail_turn(2);
     let second = f.card(&facts()).expect("a card");
@@ -226,18 +230,12 @@ fn a_late_success_of_an_old_attempt_cannot_clear_a_newer_failure() {
     let mut f = Fixture::new();
     f.launch(1);
     f.fail_turn(1);
-    let old = f
-        .sessions
-        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
-        .unwrap();
+    let old = f.resume_asked();
     f.flush();
     // The user stops it and resumes again; that attempt fails on its profile.
     f.sessions.cancel(sid(), T0);
     f.flush();
-    let newer = f
-        .sessions
-        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
-        .unwrap();
+    let newer = f.resume_asked();
     f.flush();
     f.sessions.handle_profile(
         newer,
@@ -267,10 +265,7 @@ fn a_late_success_of_an_old_attempt_cannot_clear_a_newer_failure() {
         "The session's profile cannot be used."
     );
     // Its own success clears it.
-    let fix = f
-        .sessions
-        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
-        .unwrap();
+    let fix = f.resume_asked();
     f.through(fix, 1, true);
     let mut running = facts();
     running.runtime_attached = true;
@@ -342,10 +337,7 @@ fn the_reveal_key_is_stable_per_session_and_stamp() {
         a.key, again.key,
         "a repeated render keeps its key: no second reveal"
     );
-    let r = f
-        .sessions
-        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
-        .unwrap();
+    let r = f.resume_asked();
     f.through(r, 1, true);
     f.fail_turn(2);
     assert_ne!(
@@ -917,10 +909,7 @@ fn a_runtime_that_did_not_start_is_said_as_such_not_as_a_failed_recovery() {
     let mut f = Fixture::new();
     f.launch(1);
     f.fail_turn(1);
-    let a = f
-        .sessions
-        .begin(sid(), Purpose::Resume, Some(ResumeCause::User), None, T0)
-        .unwrap();
+    let a = f.resume_asked();
     f.to_the_start(a);
     assert_eq!(
         f.sessions.handle_loaded(a, Err(LoadError::Timeout), T0),
