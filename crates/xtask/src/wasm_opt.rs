@@ -115,8 +115,10 @@ fn finish(module: &Path, mut child: std::process::Child) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// A stand-in module in a folder of its own (the tests run at once).
     fn module(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lifeline-wasm-opt-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("lifeline-wasm-opt-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, b"as wasm-bindgen wrote it").unwrap();
@@ -131,6 +133,7 @@ mod tests {
         assert!(error.contains("refused"), "{error}");
         assert_eq!(std::fs::read(&path).unwrap(), b"as wasm-bindgen wrote it");
         assert!(!optimized_path(&path).exists());
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
     }
 
     #[test]
@@ -139,5 +142,6 @@ mod tests {
         let child = start(Path::new("/bin/true"), &path, &[]).unwrap();
         assert!(finish(&path, child).is_err());
         assert_eq!(std::fs::read(&path).unwrap(), b"as wasm-bindgen wrote it");
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
     }
 }
