@@ -10,7 +10,9 @@
 // What this is for: seeing what waits on what. A thread that is busy in
 // every slice is the bottleneck; slices where no thread is busy are a wait
 // (a timer, a transaction, a worker starting), which no CPU profile shows
-// by itself.
+// by itself. Each thread's report also counts the wasm functions V8
+// compiled on their first call, on that thread: on a first visit most of
+// the page's first render (docs/benchmarks.md, "Twentieth stop").
 import { chromium } from 'playwright-core';
 import { writeFileSync } from 'node:fs';
 import { ARGS } from '../lib/browser.mjs';
@@ -23,6 +25,7 @@ const CATEGORIES = [
   'disabled-by-default-devtools.timeline',
   'disabled-by-default-v8.cpu_profiler',
   'v8',
+  'v8.wasm',
 ];
 const LINES = { send: 'echo hi', output: 'seq 1 1300000' };
 
@@ -134,5 +137,10 @@ for (const p of profiles.values()) {
     .sort((a, b) => a.ts - b.ts)
     .map((e) => `${((e.ts - t0) / 1000).toFixed(0)}+${(e.dur / 1000).toFixed(0)}`);
   if (long.length) console.log(`\ntasks of 10 ms or more (start+ms): ${long.join(' ')}`);
+  const lazy = events.filter((e) => e.ph === 'X' && e.name === 'wasm.CompileLazy' && `${e.pid}:${e.tid}` === p.thread);
+  if (lazy.length) {
+    const took = lazy.reduce((sum, e) => sum + (e.dur ?? 0), 0) / 1000;
+    console.log(`\nwasm functions compiled on their first call: ${lazy.length}, ${took.toFixed(0)} ms (traced)`);
+  }
   console.log('```\n');
 }
