@@ -16,12 +16,13 @@
 // and so llama.cpp's threads need), with the 'loop' model generating 200
 // tokens on 1 and 2 threads.
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBrowser, VIEWPORTS } from '../lib/browser.mjs';
 import { addProfile, send, transcript } from '../lib/ui.mjs';
 import { HELLO_TEXT, startStubProvider } from '../lib/stub-provider.mjs';
+import { rssKb } from './procs.mjs';
 import { fmt, median, table } from './table.mjs';
 
 const APP = process.env.LIFELINE_APP_URL;
@@ -39,24 +40,6 @@ async function models(scripts) {
     execFileSync(python, ['lib/tiny_gguf.py', script, paths[script]]);
   }
   return { dir, paths };
-}
-
-/** Resident memory (KB) of every process whose command line names the
- * browser profile `profile` (Linux /proc). */
-async function browserRssKb(profile) {
-  let total = 0;
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
-      if (!cmdline.includes(profile)) continue;
-      const status = await readFile(`/proc/${pid}/status`, 'utf8');
-      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return total;
 }
 
 // Page-side marks, reset per turn: the first time each condition held.
@@ -130,9 +113,9 @@ export async function localGroup(rounds) {
         await addProfile(page, stub.profile('Stub', 'sk-bench'));
         runs.stub.push(await turn(page, 'Say hello.', HELLO_TEXT));
         await useLocal(page, 'Tiny', paths.answer);
-        const before = await browserRssKb(browser.profile);
+        const before = await rssKb(browser.profile);
         runs.local.push(await turn(page, 'Say hello.', ANSWER));
-        runs.memoryKb.push((await browserRssKb(browser.profile)) - before);
+        runs.memoryKb.push((await rssKb(browser.profile)) - before);
         runs.localAgain.push(await turn(page, 'Say hello again.', ANSWER));
       } finally {
         await browser.close();
