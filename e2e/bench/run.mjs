@@ -276,9 +276,10 @@ async function relayBaseline(last) {
 // that starts a module worker which opens IndexedDB, the least an app like
 // this must do), alternating in every round in the same browser build.
 // Goal: app / baseline ≤ 1.5×. Beside the times, the CPU time the renderer
-// spent from navigation to "Connected": on two cores a first visit is
-// CPU-bound (docs/benchmarks.md, "Twentieth stop"), so work moved rather
-// than saved shows there and not in the times, whose noise hides it.
+// spent from just before navigation until the bench sees "Connected" (a
+// few ms after the page shows it): on two cores a first visit is CPU-bound
+// (docs/benchmarks.md, "Twentieth stop"), so work moved rather than saved
+// shows there and not in the times, whose noise hides it.
 const FIRST_VISIT_PROBE = () => {
   window.__firstVisit = {};
   const mark = () => {
