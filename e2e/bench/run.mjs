@@ -278,8 +278,8 @@ async function relayBaseline(last) {
 // Goal: app / baseline ≤ 1.5×. Beside the times, the CPU time the renderer
 // spent from just before navigation until the bench sees "Connected" (a
 // few ms after the page shows it): on two cores a first visit is CPU-bound
-// (docs/benchmarks.md, "Twentieth stop"), so work moved rather than saved
-// shows there and not in the times, whose noise hides it.
+// (docs/benchmarks.md, "Twentieth stop"), and this tells work saved, which
+// lowers it, from work only moved, which leaves it as it is.
 const FIRST_VISIT_PROBE = () => {
   window.__firstVisit = {};
   const mark = () => {
