@@ -11,8 +11,8 @@
 // every slice is the bottleneck; slices where no thread is busy are a wait
 // (a timer, a transaction, a worker starting), which no CPU profile shows
 // by itself. Each thread's report also counts the wasm functions V8
-// compiled on their first call, on that thread: on a first visit most of
-// the page's first render (docs/benchmarks.md, "Twentieth stop").
+// compiled on their first call, on that thread: on a first visit a large
+// part of the page's first render (docs/benchmarks.md, "Twentieth stop").
 import { chromium } from 'playwright-core';
 import { writeFileSync } from 'node:fs';
 import { ARGS } from '../lib/browser.mjs';
