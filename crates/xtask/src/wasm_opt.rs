@@ -10,19 +10,28 @@
 //! stop"): plain `-Oz` shrinks every module raw but grows the page's gzip
 //! by 13 % and the controller's by 6 %, because binaryen's inlining copies
 //! code LLVM had already decided to share, and gzip finds the copies
-//! harder to fold than calls. Without binaryen's inlining and its local
-//! CSE, `-Oz` shrinks every module raw and gzip.
+//! harder to fold than calls. Without binaryen's local CSE, and with its
+//! inlining kept to the tiniest functions (docs/benchmarks.md,
+//! "Twenty-first stop"), `-Oz` shrinks every module raw and gzip, and
+//! leaves fewer functions for V8 to compile on their first call.
 
 use crate::{root, tools};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// `-Oz` without the passes that grew the gzip size (module docs).
+/// `-Oz` without the pass that grew the gzip size, and with inlining only
+/// of functions of at most 4 bytes, or 12 with one caller (module docs).
+/// LLVM at `opt-level = "z"` keeps many tiny functions (a first visit ran
+/// 1,624 of under 50 bytes in the page), and each costs V8 a compilation
+/// of its own on its first call. Larger limits grew the gzip size again.
+/// Run to a fixed point (`--converge`): inlining leaves more to fold, and
+/// the second round took the page 4.4 KB further.
 const PASSES: &[&str] = &[
     "-Oz",
-    "--skip-pass=inlining-optimizing",
-    "--skip-pass=inlining",
+    "--always-inline-max-function-size=4",
+    "--one-caller-inline-max-function-size=12",
     "--skip-pass=local-cse",
+    "--converge",
 ];
 
 /// What rustc's wasm32 target emits today: binaryen validates against the
