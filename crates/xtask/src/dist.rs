@@ -279,9 +279,10 @@ fn copy_wllama(out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// wasm-bindgen for one module into `out`; `strip` drops the function
-/// names (kept only for profiling) and the producers section (which only
-/// says which compilers ran).
+/// wasm-bindgen for one module into `out`, its glue's imports renamed
+/// short (`crate::imports`); `strip` drops the function names (kept only
+/// for profiling) and the producers section (which only says which
+/// compilers ran).
 ///
 /// A split module's is the splitter's main module, whose exports for its
 /// split modules wasm-bindgen must keep.
@@ -306,7 +307,12 @@ fn bindgen_module(
     if strip {
         command.args(["--remove-name-section", "--remove-producers-section"]);
     }
-    run_command(&mut command)
+    run_command(&mut command)?;
+    crate::imports::shorten(
+        &bindgen_output(out, name),
+        &out.join(format!("{name}.js")),
+        name,
+    )
 }
 
 /// A copy of a release `bundle` whose modules keep their function names,

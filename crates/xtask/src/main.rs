@@ -8,6 +8,7 @@ mod bench;
 mod dist;
 mod footprint;
 mod i18n;
+mod imports;
 mod mutants;
 mod probe;
 mod serve;
