@@ -244,6 +244,30 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       }
     });
 
+    test("a file picked while the import's code cannot be fetched is said, and picking it again imports it", async () => {
+      // The import is in a module of the controller's own (with a profile's
+      // save), fetched the first time.
+      const browser = await openApp(viewport, ({ context }) =>
+        context.route('**/split_profile_save.wasm', (route) => route.abort('internetdisconnected')),
+      );
+      try {
+        const { page, context } = browser;
+        const dialog = await pickModel(page, 'Tiny', model('answer'));
+        await dialog
+          .getByRole('status')
+          .getByText(/part of the app could not be loaded, so nothing was done/i)
+          .waitFor({ timeout: 30_000 });
+        await context.unroute('**/split_profile_save.wasm');
+        // The same file again: the field was emptied, so this is a change.
+        await dialog.getByLabel('Model file', { exact: true }).setInputFiles(model('answer'));
+        await dialog.getByText(/llama, [\d,]+ parameters, trained context [\d,]+ tokens/).waitFor({ timeout: 30_000 });
+      } catch (failure) {
+        throw await explainFailure(browser, failure);
+      } finally {
+        await browser.close();
+      }
+    });
+
     test('Stop ends generation at once and keeps the partial text', async () => {
       const browser = await openApp(viewport);
       try {

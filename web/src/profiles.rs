@@ -1112,6 +1112,10 @@ fn local_model_field(form: Form) -> impl IntoView {
                         form.local_said.set(String::new());
                         form.clear_error(field);
                         io::send_model_file(&file);
+                        // Emptied once handed over, so that picking the same
+                        // file again (after an import that failed) is a
+                        // change too; what was read is said below it.
+                        ev.target().set_value("");
                     }
                 }
             />

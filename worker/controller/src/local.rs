@@ -5,11 +5,14 @@
 
 use js_sys::{Function, Promise, Reflect};
 use lifeline_core::phrase::Phrase;
-use lifeline_core::profile::{LocalFile, LocalModel, ModelFileFault, Sampling};
+use lifeline_core::profile::{LocalFile, LocalModel, ModelFileFault, Provider, Sampling};
 use lifeline_protocol::ControllerToPage;
 use lifeline_provider::gguf::{read_header, GgufError};
+use std::future::Future;
+use std::pin::Pin;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+use wasm_split_helpers::SplitLoaderError;
 
 use crate::shell::post;
 
@@ -35,7 +38,29 @@ const MAX_HEADER_BYTES: u64 = 64 * 1024 * 1024;
 /// it cannot be a model.
 pub fn import(file: JsValue) {
     wasm_bindgen_futures::spawn_local(async move {
-        let (provider, said, sampling) = match imported(&file).await {
+        let (provider, said, sampling) = match importing(file).await {
+            Ok(read) => read.await,
+            Err(_) => (None, Phrase::NotLoaded, Vec::new()),
+        };
+        post(ControllerToPage::LocalModel {
+            provider,
+            said,
+            sampling,
+        });
+    });
+}
+
+/// What [`import`] answers: the profile's provider, what to say of the
+/// file, and its sampling's texts.
+type Imported = (Option<Provider>, Phrase, Vec<String>);
+
+/// The import, in the module a profile's save is in (`cargo xtask build`
+/// splits it off): both happen in the Profiles dialog, and most visits do
+/// neither. If it cannot be fetched, nothing was read or copied.
+#[wasm_split_helpers::wasm_split(profile_save, fallible)]
+fn importing(file: JsValue) -> Result<Pin<Box<dyn Future<Output = Imported>>>, SplitLoaderError> {
+    Ok(Box::pin(async move {
+        match imported(&file).await {
             Ok(file) => {
                 let model = LocalModel {
                     sampling: Sampling::for_model(file.context_length),
@@ -45,13 +70,8 @@ pub fn import(file: JsValue) {
                 (Some(model.provider()), said, model.sampling.texts())
             }
             Err(fault) => (None, Phrase::LocalModelRefused { fault }, Vec::new()),
-        };
-        post(ControllerToPage::LocalModel {
-            provider,
-            said,
-            sampling,
-        });
-    });
+        }
+    }))
 }
 
 /// What a person is told of a header the reader refused; its `Display`
