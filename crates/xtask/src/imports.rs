@@ -4,7 +4,7 @@
 //! `./<name>_bg.js`, under a name such as `__wbg_new_ba40181b3f24ac80`, and
 //! its glue (`<name>.js`) passes them in one object with those names as
 //! keys. The names mean nothing to either side, yet they are written out
-//! in full in both: 234 in the page's module, 13.4 KB raw and about 4.4 KB
+//! in full in both: 234 in the page's module, 13.3 KB raw and about 4.4 KB
 //! of its gzip size, with a hash in each that gzip cannot fold
 //! (docs/benchmarks.md, "Twenty-first stop"). Here each is renamed, in the
 //! module and in the glue alike, to the shortest name not yet taken, and
