@@ -346,6 +346,12 @@ fn variant_name(variant: &syn::Variant, c: &Container) -> syn::Result<String> {
 }
 
 fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<TokenStream> {
+    if e.variants.is_empty() {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            "Decode reads no enum without variants",
+        ));
+    }
     let mut names = Vec::new();
     let mut arms = Vec::new();
     // A variant's fields are read like a struct's, under the enum's
@@ -389,13 +395,13 @@ fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<To
                 )?,
             },
         };
-        arms.push(quote!(#key => #arm,));
+        arms.push(arm);
     }
     // An enum of names only, externally tagged, is read by its name's
     // place in `VARIANTS` (one shared search) and a match on that number:
     // a match on the name compares it with every name, in every such enum.
     let units = e.variants.iter().all(|v| matches!(v.fields, Fields::Unit));
-    let unit_only = (units && c.tag.is_none() && !e.variants.is_empty()).then(|| {
+    let unit_only = (units && c.tag.is_none()).then(|| {
         let count = e.variants.len();
         let arms = e.variants.iter().enumerate().map(|(i, v)| {
             let ident = &v.ident;
@@ -430,16 +436,21 @@ fn enumeration(name: &Ident, e: &syn::DataEnum, c: &Container) -> syn::Result<To
             let (variant, content) = ::lifeline_decode::variant(json)?;
         },
     };
+    // The variant is found by its name's place in `VARIANTS` (one shared
+    // search) and a match on that number, as for an enum of names only.
+    let count = arms.len();
+    let arms = arms.into_iter().enumerate().map(|(i, arm)| {
+        if i + 1 == count {
+            quote!(_ => #arm,)
+        } else {
+            quote!(#i => #arm,)
+        }
+    });
     Ok(quote! {
         const VARIANTS: &[&str] = &[#(#names),*];
         #head
-        ::core::result::Result::Ok(match &*variant {
+        ::core::result::Result::Ok(match ::lifeline_decode::variant_index(&variant, VARIANTS)? {
             #(#arms)*
-            other => {
-                return ::core::result::Result::Err(
-                    ::lifeline_decode::Error::unknown_variant(other, VARIANTS),
-                )
-            }
         })
     })
 }

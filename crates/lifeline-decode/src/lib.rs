@@ -166,12 +166,19 @@ pub fn variant<'a>(json: Json<'a>) -> Result<(std::borrow::Cow<'a, str>, Option<
 /// on the name would compare it with each name in each enum's reader.
 pub fn unit_variant(json: Json<'_>, names: &'static [&'static str]) -> Result<usize, Error> {
     let (name, content) = variant(json)?;
-    let index = names
-        .iter()
-        .position(|n| *n == &*name)
-        .ok_or_else(|| Error::unknown_variant(&name, names))?;
+    let index = variant_index(&name, names)?;
     no_content(content)?;
     Ok(index)
+}
+
+/// Which of `names`, an enum's variants, `name` is: its place in `names`.
+/// One search, shared by every enum's reader, where a match on the name
+/// compared it with each name in each reader.
+pub fn variant_index(name: &str, names: &'static [&'static str]) -> Result<usize, Error> {
+    names
+        .iter()
+        .position(|n| *n == name)
+        .ok_or_else(|| Error::unknown_variant(name, names))
 }
 
 /// A variant's content, which it must have.
