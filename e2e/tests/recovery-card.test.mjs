@@ -121,6 +121,36 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       }
     });
 
+    test("a card whose code cannot be fetched says so where it would be; Try again shows the card", async () => {
+      // The card's view is a module of its own (web/src/recovery.rs), fetched
+      // the first time a card is shown.
+      const refused = '**/split_recovery.wasm';
+      const browser = await openApp(viewport, ({ context }) =>
+        context.route(refused, (route) => route.abort('internetdisconnected')),
+      );
+      try {
+        const { page, context } = browser;
+        await addProfile(page, stub.profile('Refused key', 'bad-key'));
+        await send(page, 'hello');
+        const alert = transcript(page).getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' });
+        await alert.waitFor({ timeout: 30_000 });
+        assert.equal(await card(page).count(), 0, 'no card without its code');
+        await context.unroute(refused);
+        await transcript(page).getByRole('button', { name: 'Try again' }).click();
+        await card(page).getByText('The last turn failed. The workspace and keys are kept.').waitFor();
+        await alert.waitFor({ state: 'detached' });
+        // The card works once loaded: its Resume is the one on the page.
+        assert.equal(await page.getByRole('button', { name: 'Resume' }).count(), 1);
+        // The refused fetch, as the browser and the loader log it, and nothing else.
+        assert.ok(
+          browser.errors.length > 0 && browser.errors.every((e) => /ERR_INTERNET_DISCONNECTED|Failed to fetch/.test(e)),
+          browser.errors.join('\n'),
+        );
+      } finally {
+        await browser.close();
+      }
+    });
+
     test('a lost encryption key is said by its reason; the key entered again and Resume bring the model back', async () => {
       const browser = await openBrowser(viewport);
       try {

@@ -6,7 +6,8 @@
 //! are not. This component owns the only action handlers for recovery in a
 //! mounted chat; nothing outside the transcript explains or acts on the same
 //! failure. It sits inside the transcript's scroll viewport, before the
-//! messages, and is revealed once per session and error stamp.
+//! messages, and is revealed once per session and error stamp. Its view is
+//! in a module of its own, fetched the first time a card is shown.
 
 use std::cell::RefCell;
 
@@ -94,46 +95,63 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
         // commands' buttons would send requests nobody here may carry out.
         let following = ui.role.get() == Some(Role::Follower);
         card.get().map(|c| {
-            let Card {
-                summary,
-                cause,
-                details,
-                report,
-                actions,
-                busy,
-                history,
-                reissue,
-                ..
-            } = c;
-            // Verify opens the workspace: possible exactly when Inspect is.
-            let verify = actions
-                .iter()
-                .find(|a| a.action == Action::InspectWorkspace)
-                .and_then(|a| a.unavailable.clone());
-            let offered: Vec<Action> = actions
-                .iter()
-                .filter(|a| a.unavailable.is_none())
-                .map(|a| a.action)
-                .collect();
-            let not_now: Vec<String> = actions
-                .iter()
-                .filter_map(|a| {
-                    a.unavailable.as_ref().map(|why| {
-                        tf_in(
-                            l,
-                            Msg::NotPossibleNow,
-                            &[t(l, i18n::action(a.action)), why],
-                        )
-                    })
-                })
-                .collect();
-            let rows = report.rows.clone();
-            let environment = report.environment.clone();
-            let env_line = environment.as_ref().map(|e| crate::environment::describe(l, e));
-            // Copy, for the action handlers inside the per-action views.
-            let environment = StoredValue::new(environment);
-            let uncertain = report.uncertain_commands.clone();
-            view! {
+            crate::lazy::shown(move || {
+                card_view(ui, c.clone(), l, following, expanded, confirming, node)
+            })
+        })
+    }
+}
+
+/// The card's view, in a module of its own ([`crate::lazy`]): most visits
+/// have nothing to recover, and a first visit never has.
+#[leptos::wasm_split::wasm_split(recovery, fallible, wasm_split_path = leptos::wasm_split)]
+fn card_view(
+    ui: Ui,
+    c: Card<String>,
+    l: i18n::Locale,
+    following: bool,
+    expanded: RwSignal<bool>,
+    confirming: RwSignal<Option<Action>>,
+    node: NodeRef<leptos::html::Section>,
+) -> Result<AnyView, leptos::wasm_split::SplitLoaderError> {
+    let Card {
+        summary,
+        cause,
+        details,
+        report,
+        actions,
+        busy,
+        history,
+        reissue,
+        ..
+    } = c;
+    // Verify opens the workspace: possible exactly when Inspect is.
+    let verify = actions
+        .iter()
+        .find(|a| a.action == Action::InspectWorkspace)
+        .and_then(|a| a.unavailable.clone());
+    let offered: Vec<Action> = actions
+        .iter()
+        .filter(|a| a.unavailable.is_none())
+        .map(|a| a.action)
+        .collect();
+    let not_now: Vec<String> = actions
+        .iter()
+        .filter_map(|a| {
+            a.unavailable
+                .as_ref()
+                .map(|why| tf_in(l, Msg::NotPossibleNow, &[t(l, i18n::action(a.action)), why]))
+        })
+        .collect();
+    let rows = report.rows.clone();
+    let environment = report.environment.clone();
+    let env_line = environment
+        .as_ref()
+        .map(|e| crate::environment::describe(l, e));
+    // Copy, for the action handlers inside the per-action views.
+    let environment = StoredValue::new(environment);
+    let uncertain = report.uncertain_commands.clone();
+    Ok(view! {
                 <section class="recovery-card" role="region" aria-label=t(l, Msg::Recovery) node_ref=node>
                     <p class="recovery-summary">{summary}</p>
                     {busy.map(|b| view! { <p class="recovery-busy" role="status">{b}</p> })}
@@ -245,8 +263,7 @@ pub fn RecoveryCard(ui: Ui) -> impl IntoView {
                     </div>
                 </section>
             }
-        })
-    }
+            .into_any())
 }
 
 /// One uncertain command: check it, then say what happened or run it again.

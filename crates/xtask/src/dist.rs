@@ -103,8 +103,12 @@ impl Profile {
 /// model's import left the controller for the module of a profile's save,
 /// all four came down again the same way: page 245.4 → 248, controller
 /// 340.8 → 343, runtime 95.1 → 97, provider worker 95.0 → 97.
+///
+/// When the recovery card's view left the page for a module of its own
+/// (`split_recovery`, fetched the first time a card is shown), the page
+/// measured 234.8 and its budget came down from 248 to 237.
 pub const MODULES: [(&str, u64); 4] = [
-    ("lifeline_web", 248 * 1024),
+    ("lifeline_web", 237 * 1024),
     ("lifeline_controller", 343 * 1024),
     ("lifeline_runtime", 97 * 1024),
     ("lifeline_provider_worker", 97 * 1024),
