@@ -180,14 +180,14 @@ pub(crate) fn signals() -> Signals {
     SIGNALS.with(|s| *s)
 }
 
-/// An imported run is shown (tracked): the live transcript is hidden and
-/// Send is off.
 /// An export or import the controller carried ended without a file or a
 /// run to show (it failed, or its code could not be loaded).
 pub fn ended() {
     signals().busy.set(false);
 }
 
+/// An imported run is shown (tracked): the live transcript is hidden and
+/// Send is off.
 pub fn importing() -> bool {
     signals().imported.with(Option::is_some)
 }
