@@ -636,7 +636,7 @@ struct Form {
 }
 
 impl Form {
-    fn new(ui: Ui) -> Form {
+    fn new(ui: Ui, api_key: RwSignal<String>) -> Form {
         let d = Draft::default();
         Form {
             id: RwSignal::new(d.id),
@@ -648,7 +648,7 @@ impl Form {
             local_spec: ui.local_spec,
             local_said: ui.local_said,
             sampling: ui.local_sampling,
-            api_key: RwSignal::new(String::new()),
+            api_key,
             env: RwSignal::new(d.env),
             key_env: RwSignal::new(d.key_env),
             tools: d.tools.map(RwSignal::new),
@@ -771,41 +771,15 @@ impl Form {
 pub fn Profiles(ui: Ui) -> impl IntoView {
     let dialog = NodeRef::<html::Dialog>::new();
     let opener = NodeRef::<html::Button>::new();
-    let form = Form::new(ui);
+    // The form's key field, here so that closing the dialog empties it.
+    let api_key = RwSignal::new(String::new());
     // What the dialog last said about a save, delete or selection.
     let said = RwSignal::new(String::new());
     let pending_save = RwSignal::new(None::<PendingSave>);
 
-    // A new list after a save is the controller's answer.
-    Effect::new(move |first: Option<()>| {
-        ui.profiles.track();
-        if first.is_some() {
-            if let Some(pending) = pending_save.get_untracked() {
-                pending_save.set(None);
-                form.load(Draft::default());
-                said.set(i18n::now_f(Msg::Saved, &[&pending.name]));
-            }
-        }
-    });
-    // So is a profile warning that was not there when the save was sent: the
-    // save was refused, and a later list (another profile deleted or chosen)
-    // must not be taken for its confirmation.
-    Effect::new(move |_| {
-        let refused = ui.notices.with(|list| {
-            pending_save.with_untracked(|pending| {
-                pending.as_ref().is_some_and(|p| {
-                    profile_warnings(list).any(|n| !p.seen.contains(&(n.key.clone(), n.revision)))
-                })
-            })
-        });
-        if refused {
-            pending_save.set(None);
-        }
-    });
-
-    // Its content is built the first time it opens: built with the page,
-    // it was a fifth of a first visit's render, for a dialog most visits
-    // never open.
+    // Its content, the form's state included, is built the first time it
+    // opens: built with the page, it was a fifth of a first visit's
+    // render, for a dialog most visits never open.
     let opened = RwSignal::new(false);
     let open = move |_| {
         said.set(String::new());
@@ -849,7 +823,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
             }
             on:close=move |_| {
                 // The key never outlives the dialog.
-                form.api_key.set(String::new());
+                api_key.set(String::new());
                 if let Some(button) = opener.get_untracked() {
                     let _ = button.focus();
                 }
@@ -862,26 +836,66 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
                 </button>
             </div>
             <p class="dialog-said" role="status">{move || said.get()}</p>
-            {move || opened.get().then(|| crate::lazy::shown(move || editor(ui, form, said, pending_save)))}
+            {move || opened.get().then(|| crate::lazy::shown(move || editor(ui, api_key, said, pending_save)))}
         </dialog>
     }
 }
 
-/// The dialog's content, in a module of its own ([`crate::lazy`]): most
-/// visits never open it.
+/// The dialog's content and its form's state, in a module of its own
+/// ([`crate::lazy`]): most visits never open it. Built once, when the
+/// dialog first opens, and kept while the page lives.
 #[leptos::wasm_split::wasm_split(profiles, fallible, wasm_split_path = leptos::wasm_split)]
 fn editor(
     ui: Ui,
-    form: Form,
+    api_key: RwSignal<String>,
     said: RwSignal<String>,
     pending_save: RwSignal<Option<PendingSave>>,
 ) -> Result<AnyView, leptos::wasm_split::SplitLoaderError> {
+    let form = Form::new(ui, api_key);
+    // A new list after a save is the controller's answer. (Only the form
+    // sends a save, so nothing is pending before this first runs.)
+    Effect::new(move |first: Option<()>| {
+        ui.profiles.track();
+        if first.is_some() {
+            if let Some(pending) = pending_save.get_untracked() {
+                pending_save.set(None);
+                form.load(Draft::default());
+                said.set(i18n::now_f(Msg::Saved, &[&pending.name]));
+            }
+        }
+    });
+    // So is a profile warning that was not there when the save was sent: the
+    // save was refused, and a later list (another profile deleted or chosen)
+    // must not be taken for its confirmation.
+    Effect::new(move |_| {
+        let refused = ui.notices.with(|list| {
+            pending_save.with_untracked(|pending| {
+                pending.as_ref().is_some_and(|p| {
+                    profile_warnings(list).any(|n| !p.seen.contains(&(n.key.clone(), n.revision)))
+                })
+            })
+        });
+        if refused {
+            pending_save.set(None);
+        }
+    });
     Ok(view! {
         <ProfileErrors ui />
-        <ProfileList ui form said />
+        {crate::lazy::shown(move || list(ui, form, said))}
         <ProfileForm form said pending_save notices=ui.notices />
     }
     .into_any())
+}
+
+/// The saved profiles, in a module of their own: the editor's module
+/// with them was over the split modules' budget (`cargo xtask build`).
+#[leptos::wasm_split::wasm_split(profile_list, fallible, wasm_split_path = leptos::wasm_split)]
+fn list(
+    ui: Ui,
+    form: Form,
+    said: RwSignal<String>,
+) -> Result<AnyView, leptos::wasm_split::SplitLoaderError> {
+    Ok(view! { <ProfileList ui form said /> }.into_any())
 }
 
 /// A save sent to the controller and not yet answered.

@@ -1,8 +1,8 @@
 //! Modules split at their `wasm_split` points: code that only a split
-//! point reaches (the Profiles dialog's editor, the recovery card; a
-//! profile's save and a local model's import, an export) goes to a module
-//! of its own that is fetched when first needed, and a first visit does
-//! not carry it.
+//! point reaches (the Profiles dialog's editor and its list, the recovery
+//! card; a profile's save and a local model's import, an export) goes to
+//! a module of its own that is fetched when first needed, and a first
+//! visit does not carry it.
 //!
 //! Runs between cargo and wasm-bindgen, as cargo-leptos's `--split` does:
 //! the splitter reads the linker's relocations (each split crate's
