@@ -6,7 +6,7 @@ use crate::i18n::{self, text, tf, tr, Msg};
 use crate::io;
 use crate::profiles::Profiles;
 use crate::transcript;
-use crate::ui::{set_if_changed, Connection, Offline, Persist, Ui};
+use crate::ui::{handler, set_if_changed, Connection, Offline, Persist, Ui};
 use crate::worded::JournalStatus;
 use leptos::prelude::*;
 use lifeline_protocol::{Level, PageToController, Role};
@@ -75,11 +75,11 @@ pub fn App() -> impl IntoView {
             // Escape closes whichever drawer is open (focus is inside the page
             // while one is: opening it moved focus into it).
             <div
-                on:keydown=move |event: web_sys::KeyboardEvent| {
+                on:keydown=handler(move |event: web_sys::KeyboardEvent| {
                     if event.key() == "Escape" && any_open() {
                         close_all();
                     }
-                }
+                })
                 class="shell"
                 class:sessions-open=move || sessions_open.get()
                 class:details-open=move || details_open.get()
@@ -91,7 +91,7 @@ pub fn App() -> impl IntoView {
                         node_ref=sessions_toggle
                         aria-controls="sessions"
                         aria-expanded=move || sessions_open.get().to_string()
-                        on:click=move |_| sessions_open.update(|open| *open = !*open)
+                        on:click=handler(move |_| sessions_open.update(|open| *open = !*open))
                     >
                         {text(Msg::Sessions)}
                     </button>
@@ -106,14 +106,14 @@ pub fn App() -> impl IntoView {
                         aria-controls="details"
                         aria-label=text(Msg::SessionDetails)
                         aria-expanded=move || details_open.get().to_string()
-                        on:click=move |_| details_open.update(|open| *open = !*open)
+                        on:click=handler(move |_| details_open.update(|open| *open = !*open))
                     >
                         <span class="long">{text(Msg::SessionDetails)}</span>
                         <span class="short">{text(Msg::Details)}</span>
                     </button>
                 </header>
                 // A tap outside an open drawer closes it.
-                <div class="scrim" hidden=move || !any_open() on:click=move |_| close_all()></div>
+                <div class="scrim" hidden=move || !any_open() on:click=handler(move |_| close_all())></div>
                 <crate::sessions::SessionList ui open=sessions_open />
                 <main class="chat">
                     <Notices ui />
@@ -184,7 +184,7 @@ fn RuntimeWatch(ui: Ui) -> impl IntoView {
         <Show when=move || unresponsive.get().is_some()>
             <div class="notice" data-level="warning" role="alert">
                 <p>{text(Msg::RuntimeNotResponding)}</p>
-                <button type="button" on:click=stop>{text(Msg::StopRuntime)}</button>
+                <button type="button" on:click=handler(stop)>{text(Msg::StopRuntime)}</button>
             </div>
         </Show>
     }
@@ -224,7 +224,7 @@ fn Notices(ui: Ui) -> impl IntoView {
                         view! {
                             <div class="notice" data-level="error">
                                 <p>{move || tf(Msg::Stopped, &[&reason])}</p>
-                                <button type="button" on:click=|_| io::reload()>
+                                <button type="button" on:click=handler(|_| io::reload())>
                                     {text(Msg::Reload)}
                                 </button>
                             </div>
@@ -238,17 +238,17 @@ fn Notices(ui: Ui) -> impl IntoView {
                     <button
                         type="button"
                         disabled=move || ui.persist.get() == Persist::Asking
-                        on:click=|_| io::keep_data()
+                        on:click=handler(|_| io::keep_data())
                     >
                         {text(Msg::KeepData)}
                     </button>
                     <button
                         type="button"
                         class="dismiss"
-                        on:click=move |_| {
+                        on:click=handler(move |_| {
                             crate::ui::dismiss_storage_notice();
                             dismissed.set(true);
-                        }
+                        })
                     >
                         {text(Msg::Dismiss)}
                     </button>
@@ -285,7 +285,7 @@ fn JournalBanner(ui: Ui) -> impl IntoView {
         Some(view! {
             <div class="notice journal-banner" data-level="error" role="alert">
                 <p>{reason}</p>
-                <button type="button" class="primary" on:click=move |_| act()>
+                <button type="button" class="primary" on:click=handler(move |_| act())>
                     {text(label)}
                 </button>
             </div>
@@ -313,7 +313,7 @@ fn NoticeRow(ui: Ui, key: String) -> impl IntoView {
     // engine's notice key; Stop in the composer ends the wait instead).
     let retry = (key == "controller:provider-retry").then(|| {
         view! {
-            <button type="button" on:click=move |_| crate::io::retry_now()>
+            <button type="button" on:click=handler(move |_| crate::io::retry_now())>
                 {text(Msg::RetryNow)}
             </button>
         }
@@ -325,7 +325,7 @@ fn NoticeRow(ui: Ui, key: String) -> impl IntoView {
             <button
                 type="button"
                 class="dismiss"
-                on:click=move |_| ui.notices.update(|list| list.retain(|n| n.key != key))
+                on:click=handler(move |_| ui.notices.update(|list| list.retain(|n| n.key != key)))
             >
                 {text(Msg::Dismiss)}
             </button>
@@ -354,12 +354,12 @@ fn Transcript(ui: Ui) -> impl IntoView {
             tabindex="0"
             hidden=crate::evidence::importing
             node_ref=t.log
-            on:click=transcript::clicked
-            on:pointerdown=|_| transcript::log_pressed(true)
-            on:scroll=move |event| {
+            on:click=handler(transcript::clicked)
+            on:pointerdown=handler(|_| transcript::log_pressed(true))
+            on:scroll=handler(move |event| {
                 let element = event_target::<web_sys::Element>(&event);
                 transcript::log_scrolled(&element);
-            }
+            })
         >
             <crate::recovery::RecoveryCard ui />
             <crate::recovery::WorkspaceBrowser ui />
@@ -400,12 +400,12 @@ fn Composer(ui: Ui) -> impl IntoView {
     view! {
         <form
             class="composer"
-            on:submit=move |event| {
+            on:submit=handler(move |event: leptos::ev::SubmitEvent| {
                 event.prevent_default();
                 if can_send() {
                     io::send_prompt();
                 }
-            }
+            })
         >
             <Show when=following>
                 <p id="composer-following" class="composer-note">
@@ -425,14 +425,14 @@ fn Composer(ui: Ui) -> impl IntoView {
                 disabled=locked
                 prop:value=move || ui.draft.get()
                 on:input:target=move |event| ui.draft.set(event.target().value())
-                on:keydown=move |event: web_sys::KeyboardEvent| {
+                on:keydown=handler(move |event: web_sys::KeyboardEvent| {
                     if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
                         event.prevent_default();
                         if can_send() {
                             io::send_prompt();
                         }
                     }
-                }
+                })
             ></textarea>
             <div class="composer-actions">
                 <p id="composer-hint" class="composer-hint">
@@ -441,7 +441,7 @@ fn Composer(ui: Ui) -> impl IntoView {
                 <button type="submit" class="primary" disabled=move || !can_send()>
                     {text(Msg::Send)}
                 </button>
-                <button type="button" disabled=move || !can_stop() on:click=|_| io::stop_turn()>
+                <button type="button" disabled=move || !can_stop() on:click=handler(|_| io::stop_turn())>
                     {text(Msg::Stop)}
                 </button>
             </div>
@@ -505,7 +505,7 @@ fn Queue(ui: Ui, can_cancel: impl Fn() -> bool + Copy + Send + Sync + 'static) -
                     <li>
                         <span class="queued-badge">{badge}</span>
                         <span class="queued-text">{w.text}</span>
-                        <button type="button" disabled=locked on:click=move |_| io::withdraw_prompt(w.turn)>
+                        <button type="button" disabled=locked on:click=handler(move |_| io::withdraw_prompt(w.turn))>
                             {cancel}
                         </button>
                     </li>
@@ -630,7 +630,7 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                     type="button"
                     class="pane-close"
                     aria-label=text(Msg::CloseDetails)
-                    on:click=move |_| open.set(false)
+                    on:click=handler(move |_| open.set(false))
                 >
                     "×"
                 </button>

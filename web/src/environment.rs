@@ -21,7 +21,7 @@ use web_sys::FileSystemDirectoryHandle;
 
 use crate::i18n::{self, t, text, tf, tf_in, tr, Locale, Msg};
 use crate::io::{self, folders};
-use crate::ui::Ui;
+use crate::ui::{handler, Ui};
 
 /// What the user picked, waiting for the confirmation.
 #[derive(Clone)]
@@ -136,10 +136,10 @@ pub fn EnvironmentSelect(ui: Ui) -> impl IntoView {
                     view! {
                         <div class="environment-confirm" role="group" aria-label=text(Msg::Environment)>
                             <p>{question}</p>
-                            <button type="button" class="danger" on:click=confirm>
+                            <button type="button" class="danger" on:click=handler(confirm)>
                                 {text(Msg::EnvStartThere)}
                             </button>
-                            <button type="button" on:click=move |_| choice.set(None)>
+                            <button type="button" on:click=handler(move |_| choice.set(None))>
                                 {text(Msg::Cancel)}
                             </button>
                         </div>

@@ -14,7 +14,7 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 use crate::evidence::{signals, Block, ImportedRun, Signals};
 use crate::i18n::{self, t, text, tf_in, Locale, Msg};
 use crate::io;
-use crate::ui::Ui;
+use crate::ui::{handler, Ui};
 
 fn export(ui: Ui) {
     let Some(session) = ui
@@ -69,7 +69,7 @@ pub fn EvidenceControls(ui: Ui) -> impl IntoView {
     };
     view! {
         <section class="evidence" aria-label=text(Msg::Evidence)>
-            <button type="button" disabled=move || !can_export() on:click=move |_| export(ui)>
+            <button type="button" disabled=move || !can_export() on:click=handler(move |_| export(ui))>
                 {text(Msg::ExportEvidence)}
             </button>
             <label class="import">
@@ -108,7 +108,7 @@ fn imported(run: ImportedRun, s: Signals) -> Result<AnyView, leptos::wasm_split:
                     <strong>{t(l, Msg::ImportedReadOnly)}</strong>
                     {tf_in(l, Msg::ImportedFrom, &[&run.title, &run.file_name])}
                 </p>
-                <button type="button" on:click=move |_| s.imported.set(None)>
+                <button type="button" on:click=handler(move |_| s.imported.set(None))>
                     {t(l, Msg::BackToSession)}
                 </button>
             </div>

@@ -10,8 +10,13 @@
 use leptos::prelude::*;
 use leptos::wasm_split::SplitLoaderError;
 use std::future::Future;
+use std::pin::Pin;
 
 use crate::i18n::{text, Msg};
+use crate::ui::handler;
+
+/// A split view's module, loading.
+type Loading = Pin<Box<dyn Future<Output = Result<AnyView, SplitLoaderError>> + Send>>;
 
 /// Shows the view `load` makes once its module has loaded; until then
 /// nothing, and if it cannot load, why, with "Try again".
@@ -19,6 +24,12 @@ pub fn shown<F>(load: impl Fn() -> F + Send + Sync + 'static) -> impl IntoView
 where
     F: Future<Output = Result<AnyView, SplitLoaderError>> + Send + 'static,
 {
+    // Boxed, so that every split view shares one instance of the
+    // suspense and its rendering code rather than one per view.
+    loading(Box::new(move || Box::pin(load()) as Loading))
+}
+
+fn loading(load: Box<dyn Fn() -> Loading + Send + Sync>) -> impl IntoView {
     let attempt = Trigger::new();
     move || {
         attempt.track();
@@ -27,7 +38,7 @@ where
             view.await.unwrap_or_else(|_| {
                 view! {
                     <p role="alert">{text(Msg::NotLoaded)}</p>
-                    <button type="button" on:click=move |_| attempt.notify()>
+                    <button type="button" on:click=handler(move |_| attempt.notify())>
                         {text(Msg::TryAgain)}
                     </button>
                 }

@@ -10,7 +10,7 @@
 
 use crate::i18n::{self, t, text, tf, tf_in, tr, Locale, Msg};
 use crate::io;
-use crate::ui::{set_if_changed, NoticeItem, Ui};
+use crate::ui::{handler, set_if_changed, NoticeItem, Ui};
 use crate::worded::ProfileSummary;
 use leptos::html;
 use leptos::prelude::*;
@@ -802,7 +802,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
             class="profiles-open"
             aria-haspopup="dialog"
             node_ref=opener
-            on:click=open
+            on:click=handler(open)
         >
             {text(Msg::Profiles)}
         </button>
@@ -810,7 +810,7 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
             class="profiles"
             aria-labelledby="profiles-title"
             node_ref=dialog
-            on:click=move |event| {
+            on:click=handler(move |event: web_sys::MouseEvent| {
                 // A tap on the backdrop closes it: the click lands on the
                 // dialog itself, outside its box.
                 let Some(d) = dialog.get_untracked() else { return };
@@ -820,18 +820,18 @@ pub fn Profiles(ui: Ui) -> impl IntoView {
                 if outside && event.target().as_ref() == Some(me) {
                     d.close();
                 }
-            }
-            on:close=move |_| {
+            })
+            on:close=handler(move |_| {
                 // The key never outlives the dialog.
                 api_key.set(String::new());
                 if let Some(button) = opener.get_untracked() {
                     let _ = button.focus();
                 }
-            }
+            })
         >
             <div class="dialog-head">
                 <h2 id="profiles-title">{text(Msg::Profiles)}</h2>
-                <button type="button" class="dialog-close" on:click=move |_| close()>
+                <button type="button" class="dialog-close" on:click=handler(move |_| close())>
                     {text(Msg::Close)}
                 </button>
             </div>
@@ -996,23 +996,23 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                     <button
                                         type="button"
                                         disabled=is_selected
-                                        on:click=move |_| {
+                                        on:click=handler(move |_| {
                                             if io::select_profile(id) {
                                                 said.set(i18n::now_f(Msg::LaunchesUse, &[&name2]));
                                             } else {
                                                 said.set(i18n::now(Msg::NotSentNoController).into());
                                             }
-                                        }
+                                        })
                                     >
                                         {text(Msg::UseForSession)}
                                     </button>
                                     <button
                                         type="button"
-                                        on:click=move |_| {
+                                        on:click=handler(move |_| {
                                             form.load(Draft::edit(&edit_profile));
                                             said.set(String::new());
                                             focus(Field::Name.id());
-                                        }
+                                        })
                                     >
                                         {text(Msg::Edit)}
                                     </button>
@@ -1020,7 +1020,7 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                         when=move || confirming.get() == Some(id)
                                         fallback=move || {
                                             view! {
-                                                <button type="button" on:click=move |_| confirming.set(Some(id))>
+                                                <button type="button" on:click=handler(move |_| confirming.set(Some(id)))>
                                                     {text(Msg::Delete)}
                                                 </button>
                                             }
@@ -1037,7 +1037,7 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                                     <button
                                                         type="button"
                                                         class="danger"
-                                                        on:click={
+                                                        on:click=handler({
                                                             let name3 = name3.clone();
                                                             move |_| {
                                                                 confirming.set(None);
@@ -1050,11 +1050,11 @@ fn ProfileList(ui: Ui, form: Form, said: RwSignal<String>) -> impl IntoView {
                                                                     said.set(i18n::now(Msg::NotSentNoController).into());
                                                                 }
                                                             }
-                                                        }
+                                                        })
                                                     >
                                                         {text(Msg::ConfirmDelete)}
                                                     </button>
-                                                    <button type="button" on:click=move |_| confirming.set(None)>
+                                                    <button type="button" on:click=handler(move |_| confirming.set(None))>
                                                         {text(Msg::Cancel)}
                                                     </button>
                                                 </span>
@@ -1295,11 +1295,11 @@ fn ProfileForm(
         }
     };
     view! {
-        <form class="profile-form" aria-labelledby="profile-form-title" novalidate=true on:submit=submit>
+        <form class="profile-form" aria-labelledby="profile-form-title" novalidate=true on:submit=handler(submit)>
             <div class="dialog-head">
                 <h3 id="profile-form-title">{title}</h3>
                 <Show when=editing>
-                    <button type="button" on:click=move |_| form.load(Draft::default())>
+                    <button type="button" on:click=handler(move |_| form.load(Draft::default()))>
                         {text(Msg::CancelEditing)}
                     </button>
                 </Show>

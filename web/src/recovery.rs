@@ -19,7 +19,7 @@ use wasm_bindgen::{closure::Closure, JsCast};
 use crate::environment::act;
 use crate::i18n::{self, t, tf_in, Msg};
 use crate::io;
-use crate::ui::Ui;
+use crate::ui::{handler, Ui};
 
 thread_local! {
     /// Cards already revealed in this page: a repeated event with the same
@@ -167,13 +167,13 @@ fn card_view(
                                             view! {
                                                 <button
                                                     type="button"
-                                                    on:click=move |_| {
+                                                    on:click=handler(move |_| {
                                                         if action.confirms() {
                                                             confirming.set(Some(action));
                                                         } else {
                                                             environment.with_value(|e| act(ui, action, e.as_ref()));
                                                         }
-                                                    }
+                                                    })
                                                 >
                                                     {label}
                                                 </button>
@@ -183,14 +183,14 @@ fn card_view(
                                         <button
                                             type="button"
                                             class="danger"
-                                            on:click=move |_| {
+                                            on:click=handler(move |_| {
                                                 confirming.set(None);
                                                 environment.with_value(|e| act(ui, action, e.as_ref()));
-                                            }
+                                            })
                                         >
                                             {t(l, i18n::confirm(action))}
                                         </button>
-                                        <button type="button" on:click=move |_| confirming.set(None)>
+                                        <button type="button" on:click=handler(move |_| confirming.set(None))>
                                             {t(l, Msg::Cancel)}
                                         </button>
                                     </Show>
@@ -236,7 +236,7 @@ fn card_view(
                         class="disclosure"
                         aria-expanded=move || if expanded.get() { "true" } else { "false" }
                         aria-controls="recovery-details"
-                        on:click=move |_| expanded.update(|e| *e = !*e)
+                        on:click=handler(move |_| expanded.update(|e| *e = !*e))
                     >
                         {t(l, Msg::Details)}
                     </button>
@@ -310,7 +310,7 @@ fn UncertainItem(
                         <button
                             type="button"
                             disabled=verify_off
-                            on:click=move |_| {
+                            on:click=handler(move |_| {
                                 // Verify: the command's own evidence and the
                                 // workspace, side by side.
                                 let name = tf_in(l, Msg::CommandName, &[&line]);
@@ -323,33 +323,33 @@ fn UncertainItem(
                                     }
                                 }
                                 send(ui, PageToController::Recover { action: Action::InspectWorkspace });
-                            }
+                            })
                         >
                             {t(l, Msg::Verify)}
                         </button>
-                        <button type="button" on:click=move |_| send(ui, PageToController::CommandVerdict { command, done: true })>
+                        <button type="button" on:click=handler(move |_| send(ui, PageToController::CommandVerdict { command, done: true }))>
                             {t(l, Msg::MarkDone)}
                         </button>
-                        <button type="button" on:click=move |_| send(ui, PageToController::CommandVerdict { command, done: false })>
+                        <button type="button" on:click=handler(move |_| send(ui, PageToController::CommandVerdict { command, done: false }))>
                             {t(l, Msg::MarkNotDone)}
                         </button>
                         <Show
                             when=move || confirming.get()
                             fallback=move || view! {
-                                <button type="button" disabled=reissue_off on:click=move |_| confirming.set(true)>{t(l, Msg::Reissue)}</button>
+                                <button type="button" disabled=reissue_off on:click=handler(move |_| confirming.set(true))>{t(l, Msg::Reissue)}</button>
                             }
                         >
                             <button
                                 type="button"
                                 class="danger"
-                                on:click=move |_| {
+                                on:click=handler(move |_| {
                                     confirming.set(false);
                                     send(ui, PageToController::Reissue { command });
-                                }
+                                })
                             >
                                 {t(l, Msg::ConfirmReissue)}
                             </button>
-                            <button type="button" on:click=move |_| confirming.set(false)>{t(l, Msg::Cancel)}</button>
+                            <button type="button" on:click=handler(move |_| confirming.set(false))>{t(l, Msg::Cancel)}</button>
                         </Show>
                         {(!why.is_empty()).then(|| view! { <span class="reason">{why}</span> })}
                     </span>
@@ -398,7 +398,7 @@ fn workspace(
                                             <button
                                                 type="button"
                                                 class="link"
-                                                on:click=move |_| send(ui, PageToController::ReadWorkspaceFile { path: p.clone() })
+                                                on:click=handler(move |_| send(ui, PageToController::ReadWorkspaceFile { path: p.clone() }))
                                             >
                                                 {path}
                                             </button>
@@ -420,7 +420,7 @@ fn workspace(
                         .into_any(),
                         Err(e) => view! { <p role="alert">{format!("{path}: {e}")}</p> }.into_any(),
                     })}
-                    <button type="button" on:click=move |_| send(ui, PageToController::CloseWorkspace)>
+                    <button type="button" on:click=handler(move |_| send(ui, PageToController::CloseWorkspace))>
                         {t(l, Msg::CloseWorkspace)}
                     </button>
                 </section>

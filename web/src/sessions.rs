@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use crate::i18n::{text, tf, tr, Msg};
 use crate::io;
-use crate::ui::Ui;
+use crate::ui::{handler, Ui};
 use leptos::prelude::*;
 use lifeline_core::view::{SessionItem, SessionStatus};
 use lifeline_core::SessionId;
@@ -168,7 +168,7 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                     type="button"
                     class="pane-close"
                     aria-label=text(Msg::CloseSessions)
-                    on:click=move |_| open.set(false)
+                    on:click=handler(move |_| open.set(false))
                 >
                     "×"
                 </button>
@@ -177,10 +177,10 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                 type="button"
                 class="primary"
                 aria-describedby="sessions-note"
-                on:click=move |_| {
+                on:click=handler(move |_| {
                     io::request(PageToController::NewSession);
                     open.set(false);
-                }
+                })
             >
                 {text(Msg::NewSession)}
             </button>
@@ -190,7 +190,7 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                 aria-label=text(Msg::SearchSessions)
                 placeholder=text(Msg::SearchSessions)
                 prop:value=move || s.query.get()
-                on:input=search
+                on:input=handler(search)
             />
             <p class="empty" hidden=move || !ids.with(Vec::is_empty)>
                 {move || {
@@ -264,7 +264,7 @@ fn session_row(s: SessionsUi, id: SessionId, open: RwSignal<bool>) -> impl IntoV
             <a
                 href=format!("{PREFIX}{id}")
                 aria-current=move || current().then_some("page")
-                on:click=move |_| open.set(false)
+                on:click=handler(move |_| open.set(false))
             >
                 {read(title_of)}
             </a>
@@ -277,19 +277,19 @@ fn session_row(s: SessionsUi, id: SessionId, open: RwSignal<bool>) -> impl IntoV
                         view! {
                             <form
                                 class="session-rename-form"
-                                on:submit=move |ev: leptos::ev::SubmitEvent| {
+                                on:submit=handler(move |ev: leptos::ev::SubmitEvent| {
                                     ev.prevent_default();
                                     save();
-                                }
+                                })
                             >
                                 <input
                                     type="text"
                                     aria-label=text(Msg::SessionName)
                                     prop:value=move || draft.get()
-                                    on:input=move |ev| draft.set(event_target_value(&ev))
+                                    on:input=handler(move |ev| draft.set(event_target_value(&ev)))
                                 />
                                 <button type="submit">{text(Msg::SaveName)}</button>
-                                <button type="button" on:click=move |_| renaming.set(false)>
+                                <button type="button" on:click=handler(move |_| renaming.set(false))>
                                     {text(Msg::Cancel)}
                                 </button>
                             </form>
@@ -302,11 +302,11 @@ fn session_row(s: SessionsUi, id: SessionId, open: RwSignal<bool>) -> impl IntoV
                             <button
                                 type="button"
                                 class="session-rename"
-                                on:click=move |_| {
+                                on:click=handler(move |_| {
                                     // The draft starts from the title as it is now.
                                     draft.set(untrack(read(|i| i.title.clone())));
                                     renaming.set(true);
-                                }
+                                })
                             >
                                 {text(Msg::Rename)}
                             </button>
@@ -333,15 +333,15 @@ pub fn session_actions(s: SessionsUi, id: SessionId) -> impl IntoView {
         <span class="session-actions">
             <button
                 type="button"
-                on:click=move |_| {
+                on:click=handler(move |_| {
                     if let Some(action) = action() {
                         io::request(PageToController::SessionAction { session: id, action });
                     }
-                }
+                })
             >
                 {move || action().map_or("", |a| tr(crate::i18n::action(a)))}
             </button>
-            <button type="button" aria-haspopup="dialog" on:click=move |_| ask_delete(s, id)>
+            <button type="button" aria-haspopup="dialog" on:click=handler(move |_| ask_delete(s, id))>
                 {text(Msg::Delete)}
             </button>
         </span>
@@ -372,7 +372,7 @@ pub fn DeleteDialog(s: SessionsUi) -> impl IntoView {
             </h2>
             <p id="delete-what">{text(Msg::DeleteWhat)}</p>
             <form method="dialog" class="confirm">
-                <button class="danger" on:click=confirm>
+                <button class="danger" on:click=handler(confirm)>
                     {text(Msg::DeleteSession)}
                 </button>
                 <button>{text(Msg::Cancel)}</button>

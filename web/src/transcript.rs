@@ -14,7 +14,7 @@
 
 use crate::copied;
 use crate::i18n::{self, text, tf, tr, Msg};
-use crate::ui::set_if_changed;
+use crate::ui::{handler, set_if_changed};
 use crate::worded::ViewDelta;
 use leptos::html::{Div, Pre};
 use leptos::prelude::*;
@@ -1293,7 +1293,7 @@ pub fn JumpToLatest() -> impl IntoView {
     let away = MODEL.with(|m| m.borrow().as_ref().map(|m| m.away));
     let away = away.unwrap_or_else(|| RwSignal::new(false));
     view! {
-        <button type="button" class="jump" hidden=move || !away.get() on:click=move |_| jump_to_latest()>
+        <button type="button" class="jump" hidden=move || !away.get() on:click=handler(move |_| jump_to_latest())>
             {text(Msg::JumpToLatest)}
         </button>
     }

@@ -250,3 +250,10 @@ pub fn dismiss_storage_notice() {
         let _ = s.set_item(STORAGE_NOTICE_KEY, "1");
     }
 }
+
+/// An event handler, boxed: every handler of one event then shares one
+/// instance of the code that attaches, clones and removes it, where each
+/// closure's own type made one of its own.
+pub fn handler<E: 'static>(f: impl FnMut(E) + 'static) -> Box<dyn FnMut(E)> {
+    Box::new(f)
+}

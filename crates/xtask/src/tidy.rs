@@ -481,6 +481,38 @@ fn every_split_point_says_when_its_module_cannot_load() {
     assert!(points >= 4, "only {points} split points found");
 }
 
+#[test]
+fn every_page_event_handler_is_boxed() {
+    // A closure's own type, handed to `on:`, instantiates the code that
+    // attaches, clones and removes a listener once per handler; boxed
+    // (`ui::handler`), every handler of one event shares one instance.
+    // `on:<event>:target=` boxes already.
+    let sources = non_test_code(&["web/src"]);
+    let mut handlers = 0;
+    let mut unboxed = Vec::new();
+    for (relative, code) in &sources {
+        for (at, _) in code.match_indices(" on:") {
+            let rest = &code[at + 4..];
+            let name = rest
+                .find(|c: char| !c.is_ascii_lowercase())
+                .map_or(rest, |end| &rest[..end]);
+            let after = &rest[name.len()..];
+            if name.is_empty() || !after.starts_with('=') {
+                continue;
+            }
+            handlers += 1;
+            if !after[1..].starts_with("handler(") {
+                unboxed.push(format!("{relative}: on:{name}"));
+            }
+        }
+    }
+    assert!(handlers >= 40, "only {handlers} event handlers found");
+    assert!(
+        unboxed.is_empty(),
+        "event handlers not boxed with `ui::handler`: {unboxed:?}"
+    );
+}
+
 /// Each `file: needle` where a source's code holds a needle, but for the
 /// `allowed` ones.
 fn uses(sources: &[(String, String)], needles: &[&str], allowed: &[&str]) -> Vec<String> {
