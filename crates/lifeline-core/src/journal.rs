@@ -169,7 +169,7 @@ impl Schema for RecoveryEvidence {
 
 /// Why a runtime refused a dispatch. A refusal is proof the command did not
 /// start on that runtime.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum DispatchRefusal {
     WrongRuntime,

@@ -25,7 +25,7 @@ use crate::export::ImportFault;
 use crate::id::{
     CredentialId, ErrorStamp, ExecutionId, ProviderRequestId, StartupAttemptId, TurnId,
 };
-use crate::journal::{FailureReason, ProviderFailureClass, RecoveryKind};
+use crate::journal::{DispatchRefusal, FailureReason, ProviderFailureClass, RecoveryKind};
 use crate::message::{Rejection, RejectionKind};
 use crate::outcome::Outcome;
 use crate::profile::{
@@ -459,6 +459,11 @@ pub enum Phrase {
     /// The runtime reported the command finished, but its terminal event
     /// (and any event after a hole) did not replay from the journal.
     EventsUnreadable,
+    /// The runtime refused the command's dispatch, so it has not started:
+    /// why a command shows as not dispatched.
+    DispatchRefused {
+        refusal: DispatchRefusal,
+    },
     /// A local model is loading for the running turn: `read` of its file's
     /// `total` bytes, `seconds` since the load began.
     LocalModelLoading {
@@ -618,6 +623,24 @@ fn observed_english(kind: RecoveryKind) -> &'static str {
         K::RuntimeReplaced => "its runtime was replaced by a new one",
         K::SessionStopped => "its session was stopped",
         K::StreamConflict => "its runtime sent a different version of a recorded event; the recorded one was kept",
+    }
+}
+
+/// Why a runtime refused a command, as its row says it.
+#[cfg(not(target_arch = "wasm32"))]
+fn dispatch_refused_english(refusal: DispatchRefusal) -> &'static str {
+    match refusal {
+        DispatchRefusal::Capacity => {
+            "its runtime had no room for another command, so it has not started; it is offered again when there is room"
+        }
+        DispatchRefusal::WrongRuntime
+        | DispatchRefusal::StaleGeneration { .. }
+        | DispatchRefusal::WrongExecution => {
+            "the runtime it was sent to had been replaced and refused it, so it has not started there"
+        }
+        DispatchRefusal::CancelledBeforeAccept => {
+            "its cancellation reached the runtime first, so it never started"
+        }
     }
 }
 
@@ -1076,6 +1099,7 @@ impl fmt::Display for Phrase {
             P::EventsUnreadable => f.write_str(
                 "some of this command's records could not be read back from the journal: its output and exit status are not shown (the notices say which records)",
             ),
+            P::DispatchRefused { refusal } => f.write_str(dispatch_refused_english(*refusal)),
             P::LocalModelLoading {
                 read,
                 total,
@@ -1217,6 +1241,13 @@ nested!(InvalidProfile {
     24 => EnvReserved { name },
     25 => EnvTwice { name },
     26 => EnvValueTooLong { name },
+});
+nested!(DispatchRefusal {
+    0 => WrongRuntime,
+    1 => StaleGeneration { runtime_generation },
+    2 => WrongExecution,
+    3 => CancelledBeforeAccept,
+    4 => Capacity,
 });
 nested!(RejectionKind {
     0 => BindingMismatch,
@@ -1556,6 +1587,7 @@ phrase_wire! {
     160 => OutputUnavailable,
     161 => OutputMissing { missing },
     162 => EventsUnreadable,
+    163 => DispatchRefused { refusal },
     200 => LocalModelRefused { fault },
     201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
     202 => LocalModelLoading { read, total, seconds },

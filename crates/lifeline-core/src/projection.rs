@@ -25,8 +25,8 @@ use crate::id::{
     LeaseId, Millis, ProviderRequestId, RuntimeId, SessionId, TurnId, WorkspaceId,
 };
 use crate::journal::{
-    GoneCause, JournalEntry, JournalRecord, ProviderFailureClass, RecoveryEvidence, ReplayError,
-    RetireCause, ToolCallRecord, TurnAgent, TurnStatus,
+    DispatchRefusal, GoneCause, JournalEntry, JournalRecord, ProviderFailureClass,
+    RecoveryEvidence, ReplayError, RetireCause, ToolCallRecord, TurnAgent, TurnStatus,
 };
 use crate::outcome::{transition, CancelReason, Outcome, OutcomeEvent};
 use crate::schema::{Schema, SnapshotVersion};
@@ -117,6 +117,10 @@ pub enum Exposure {
     /// The runtime refused it: provably not started.
     Refused {
         attempt: AttemptId,
+        /// Why, as the runtime said; absent in snapshots written before
+        /// it was kept (the journal's record still holds it).
+        #[serde(default)]
+        refusal: Option<DispatchRefusal>,
     },
 }
 
@@ -126,7 +130,7 @@ impl Exposure {
             Exposure::None => None,
             Exposure::Exposed { attempt }
             | Exposure::Acknowledged { attempt }
-            | Exposure::Refused { attempt } => Some(attempt),
+            | Exposure::Refused { attempt, .. } => Some(attempt),
         }
     }
 }
@@ -1569,7 +1573,9 @@ impl Projection {
                 c.exposure = Exposure::Acknowledged { attempt: *attempt };
             }
             JournalRecord::DispatchRefused {
-                command, attempt, ..
+                command,
+                attempt,
+                reason,
             } => {
                 let c = self.command_mut(*command)?;
                 if c.exposure != (Exposure::Exposed { attempt: *attempt }) {
@@ -1577,7 +1583,10 @@ impl Projection {
                         "refusal for command {command} does not match its exposure"
                     ));
                 }
-                c.exposure = Exposure::Refused { attempt: *attempt };
+                c.exposure = Exposure::Refused {
+                    attempt: *attempt,
+                    refusal: Some(*reason),
+                };
             }
             JournalRecord::Event(rec) => {
                 let policy = self.policy;

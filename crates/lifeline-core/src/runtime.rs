@@ -354,7 +354,7 @@ impl Runtime {
                 None
             };
             if let Some(refusal) = refusal {
-                self.refuse(order, refusal.clone());
+                self.refuse(order, refusal);
                 return Err(RuntimeError::Refused {
                     command: order.command,
                     refusal,
@@ -453,7 +453,7 @@ impl Runtime {
         let command = order.command;
         if self.fenced.contains(&command) {
             let refusal = DispatchRefusal::CancelledBeforeAccept;
-            self.refuse(&order, refusal.clone());
+            self.refuse(&order, refusal);
             return Err(RuntimeError::Refused { command, refusal });
         }
         if let Some(run) = self.runs.get(&command) {
@@ -470,7 +470,7 @@ impl Runtime {
             let refusal = DispatchRefusal::Capacity;
             if known || self.refused.len() < self.config.max_remembered {
                 self.refused.insert(order.attempt);
-                self.refuse(&order, refusal.clone());
+                self.refuse(&order, refusal);
             }
             // Otherwise it cannot promise to refuse a copy later, so it
             // does not claim a refusal: unanswered, the dispatch is

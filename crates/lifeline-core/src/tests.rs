@@ -1260,6 +1260,67 @@ fn a_refused_command_is_offered_again_only_as_a_new_attempt() {
     assert_eq!(attempts, [2], "one command, offered twice");
 }
 
+/// A command its runtime refused says why on its row for as long as the
+/// refusal stands: "not dispatched" alone reads as stuck or failed. Once it
+/// is offered again, the row no longer says it.
+#[test]
+fn a_refused_command_says_why_until_it_is_offered_again() {
+    let mut sim = Sim::new();
+    sim.step(Op::Replace);
+    sim.step(Op::PersistOk);
+    sim.step(Op::Deliver);
+    let row = |sim: &Sim| {
+        let p = Projection::rebuild(sim.config.retention, &sim.journal).unwrap();
+        crate::view::batch_deltas(&p, &sim.journal)
+            .into_iter()
+            .rev()
+            .find_map(|d| match d {
+                ViewDelta::Command {
+                    outcome, evidence, ..
+                } => Some((outcome, evidence)),
+                _ => None,
+            })
+            .expect("the command's row")
+    };
+    for op in [
+        Op::Admit { key: 0, line: 0 },
+        Op::Cut,
+        Op::PersistOk,
+        Op::Forge {
+            which: 0,
+            seq: 0,
+            kind: 3,
+        },
+        // The exposure's batch is still in flight; the refusal's follows.
+        Op::PersistOk,
+        Op::PersistOk,
+    ] {
+        sim.step(op);
+    }
+    assert!(sim.unwritten.is_none());
+    assert_eq!(
+        row(&sim),
+        (
+            Outcome::NotDispatched,
+            Some(crate::phrase::Phrase::DispatchRefused {
+                refusal: DispatchRefusal::Capacity
+            })
+        )
+    );
+    for op in [
+        Op::Reconnect,
+        Op::Admit { key: 0, line: 0 },
+        Op::Tick,
+        Op::PersistOk,
+    ] {
+        sim.step(op);
+    }
+    assert_eq!(sim.dispatches.values().map(Vec::len).sum::<usize>(), 2);
+    let (outcome, evidence) = row(&sim);
+    assert_ne!(outcome, Outcome::NotDispatched);
+    assert_eq!(evidence, None, "{outcome:?}");
+}
+
 /// Guards the randomized run against testing nothing: over a fixed set of
 /// seeds, every one of the ten outcomes and every recovery kind that the
 /// operations can cause must be reached.

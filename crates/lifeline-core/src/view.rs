@@ -22,7 +22,7 @@ use crate::journal::{JournalEntry, JournalRecord, ProviderFailureClass, TurnStat
 use crate::model::tool_key;
 use crate::outcome::{Outcome, OutcomeEvent};
 use crate::phrase::Phrase;
-use crate::projection::{CommandView, Projection, ProviderOutcome, TurnView};
+use crate::projection::{CommandView, Exposure, Projection, ProviderOutcome, TurnView};
 use crate::render::{mark_output, marked_markdown};
 use crate::settled::SettledCommand;
 
@@ -650,8 +650,19 @@ fn command_delta(projection: &Projection, c: &CommandView, turn: Option<TurnId>)
         _ => None,
     });
     // Said first: it is why the row shows no output and no exit status.
+    // Then a refusal the command still stands under: it is why the row
+    // says "not dispatched".
     let evidence = if events_unreadable(c) {
         Some(Phrase::EventsUnreadable)
+    } else if let (
+        Outcome::NotDispatched,
+        Exposure::Refused {
+            refusal: Some(refusal),
+            ..
+        },
+    ) = (c.outcome, c.exposure)
+    {
+        Some(Phrase::DispatchRefused { refusal })
     } else {
         observed(projection, &c.evidence)
     };

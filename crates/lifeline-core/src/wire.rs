@@ -126,6 +126,15 @@ impl Arg for Option<bool> {
     }
 }
 
+impl Arg for crate::id::Generation {
+    fn put(&self, w: &mut Wire) {
+        w.2.push(self.0);
+    }
+    fn take(r: &mut Reader) -> Result<Self, WireError> {
+        r.n().map(crate::id::Generation)
+    }
+}
+
 /// A nested enum on the wire: a kind number, then its arguments.
 macro_rules! nested {
     ($t:ident { $($k:literal => $v:ident $({ $($f:ident),* })?,)* }) => {

@@ -8,7 +8,7 @@ use lifeline_core::agent::PlanError;
 use lifeline_core::ending::TurnEnding;
 use lifeline_core::environment::FolderAccess;
 use lifeline_core::export::ImportFault;
-use lifeline_core::journal::{FailureReason, ProviderFailureClass, RecoveryKind};
+use lifeline_core::journal::{DispatchRefusal, FailureReason, ProviderFailureClass, RecoveryKind};
 use lifeline_core::message::RejectionKind;
 use lifeline_core::phrase::{JournalFault, Phrase};
 use lifeline_core::profile::{
@@ -153,6 +153,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::OutputUnavailable => s(Msg::PhOutputUnavailable),
         P::OutputMissing { missing } => f(Msg::PhOutputMissing, &[&n(*missing)]),
         P::EventsUnreadable => s(Msg::PhEventsUnreadable),
+        P::DispatchRefused { refusal } => s(dispatch_refused(*refusal)),
         P::NoMessagesYet => s(Msg::PhNoMessagesYet),
         P::TurnsRepliesLost { turns, lost } => f(Msg::PhTurnsRepliesLost, &[&n(*turns), &n(*lost)]),
         P::TurnsSomeUnreadable { turns } => f(
@@ -543,6 +544,17 @@ fn import_failed(l: Locale, file: &str, fault: &ImportFault) -> String {
     let [a, b, c] = args.map(|n| num(l, n));
     let why = tf_in(l, msg, &[&a, &b, &c]);
     tf_in(l, Msg::PhImportFailed, &[file, &why])
+}
+
+/// Why a command's runtime refused it, as its row says it.
+fn dispatch_refused(refusal: DispatchRefusal) -> Msg {
+    match refusal {
+        DispatchRefusal::Capacity => Msg::PhDispatchRefusedRoom,
+        DispatchRefusal::WrongRuntime
+        | DispatchRefusal::StaleGeneration { .. }
+        | DispatchRefusal::WrongExecution => Msg::PhDispatchRefusedReplaced,
+        DispatchRefusal::CancelledBeforeAccept => Msg::PhDispatchRefusedCancelled,
+    }
 }
 
 /// What a recovery procedure observed about a command, as its row says it.

@@ -332,6 +332,21 @@ fn every_phrase() -> Vec<Phrase> {
     ];
     all.extend(RecoveryKind::ALL.map(|kind| Phrase::Observed { kind }));
     {
+        use lifeline_core::journal::DispatchRefusal as R;
+        all.extend(
+            [
+                R::Capacity,
+                R::WrongRuntime,
+                R::StaleGeneration {
+                    runtime_generation: lifeline_core::Generation(2),
+                },
+                R::WrongExecution,
+                R::CancelledBeforeAccept,
+            ]
+            .map(|refusal| Phrase::DispatchRefused { refusal }),
+        );
+    }
+    {
         use lifeline_core::export::ImportFault as F;
         all.extend(
             [
@@ -842,6 +857,7 @@ fn index(p: &Phrase) -> usize {
         P::EventsUnreadable => 144,
         P::NotLoaded => 145,
         P::SummaryLaunchFailed => 146,
+        P::DispatchRefused { .. } => 147,
     }
 }
 
