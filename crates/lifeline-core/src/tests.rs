@@ -1237,11 +1237,22 @@ proptest! {
 /// refusal is durable. `Sim` checks both on every dispatch; this pins the path.
 #[test]
 fn a_refused_command_is_offered_again_only_as_a_new_attempt() {
+    let mut sim = refused_for_room();
+    for op in [Op::Reconnect, Op::Admit { key: 0, line: 0 }, Op::Tick] {
+        sim.step(op);
+    }
+    let attempts: Vec<usize> = sim.dispatches.values().map(Vec::len).collect();
+    assert_eq!(attempts, [2], "one command, offered twice");
+}
+
+/// One command, admitted and exposed (the exposure's batch still in
+/// flight), that its runtime then refuses for room.
+fn refused_for_room() -> Sim {
     let mut sim = Sim::new();
-    sim.step(Op::Replace);
-    sim.step(Op::PersistOk);
-    sim.step(Op::Deliver);
     for op in [
+        Op::Replace,
+        Op::PersistOk,
+        Op::Deliver,
         Op::Admit { key: 0, line: 0 },
         Op::Cut,
         Op::PersistOk,
@@ -1250,14 +1261,10 @@ fn a_refused_command_is_offered_again_only_as_a_new_attempt() {
             seq: 0,
             kind: 3,
         },
-        Op::Reconnect,
-        Op::Admit { key: 0, line: 0 },
-        Op::Tick,
     ] {
         sim.step(op);
     }
-    let attempts: Vec<usize> = sim.dispatches.values().map(Vec::len).collect();
-    assert_eq!(attempts, [2], "one command, offered twice");
+    sim
 }
 
 /// A command its runtime refused says why on its row for as long as the
@@ -1265,10 +1272,7 @@ fn a_refused_command_is_offered_again_only_as_a_new_attempt() {
 /// is offered again, the row no longer says it.
 #[test]
 fn a_refused_command_says_why_until_it_is_offered_again() {
-    let mut sim = Sim::new();
-    sim.step(Op::Replace);
-    sim.step(Op::PersistOk);
-    sim.step(Op::Deliver);
+    let mut sim = refused_for_room();
     let row = |sim: &Sim| {
         let p = Projection::rebuild(sim.config.retention, &sim.journal).unwrap();
         crate::view::batch_deltas(&p, &sim.journal)
@@ -1282,21 +1286,9 @@ fn a_refused_command_says_why_until_it_is_offered_again() {
             })
             .expect("the command's row")
     };
-    for op in [
-        Op::Admit { key: 0, line: 0 },
-        Op::Cut,
-        Op::PersistOk,
-        Op::Forge {
-            which: 0,
-            seq: 0,
-            kind: 3,
-        },
-        // The exposure's batch is still in flight; the refusal's follows.
-        Op::PersistOk,
-        Op::PersistOk,
-    ] {
-        sim.step(op);
-    }
+    // The exposure's batch is still in flight; the refusal's follows.
+    sim.step(Op::PersistOk);
+    sim.step(Op::PersistOk);
     assert!(sim.unwritten.is_none());
     assert_eq!(
         row(&sim),
