@@ -176,6 +176,33 @@ describe('first visit', () => {
     }
   });
 
+  test("a saved profiles' list that cannot load says so in the dialog, whose form still works, and Try again shows it", async () => {
+    // The list is a module of its own, fetched by the editor's.
+    const refused = '**/split_profile_list.wasm';
+    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+      context.route(refused, (route) => route.abort('internetdisconnected')),
+    );
+    try {
+      const { page, context } = browser;
+      const dialog = page.getByRole('dialog', { name: 'Profiles' });
+      await page.getByRole('button', { name: 'Profiles' }).click();
+      await dialog.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' }).waitFor();
+      await dialog.getByRole('textbox', { name: 'Name' }).fill('Kept while the list loads');
+      assert.equal(await dialog.getByRole('heading', { name: 'Saved profiles' }).count(), 0);
+      await context.unroute(refused);
+      await dialog.getByRole('button', { name: 'Try again' }).click();
+      await dialog.getByRole('heading', { name: 'Saved profiles' }).waitFor();
+      assert.equal(await dialog.getByRole('alert').count(), 0, 'the failure stays said after the list loaded');
+      assert.equal(
+        await dialog.getByRole('textbox', { name: 'Name' }).inputValue(),
+        'Kept while the list loads',
+        'loading the list does not rebuild the form',
+      );
+    } finally {
+      await browser.close();
+    }
+  });
+
   test('a controller that cannot load: the page still shows itself and says why', async () => {
     // The first render waits for the controller's Start; one that never
     // comes must not leave the page blank.
