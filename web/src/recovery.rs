@@ -152,118 +152,118 @@ fn card_view(
     let environment = StoredValue::new(environment);
     let uncertain = report.uncertain_commands.clone();
     Ok(view! {
-                <section class="recovery-card" role="region" aria-label=t(l, Msg::Recovery) node_ref=node>
-                    <p class="recovery-summary">{summary}</p>
-                    {busy.map(|b| view! { <p class="recovery-busy" role="status">{b}</p> })}
-                    <div class="recovery-actions">
-                        {offered
-                            .into_iter()
-                            .map(|action| {
-                                let label = t(l, i18n::action(action));
-                                view! {
-                                    <Show
-                                        when=move || confirming.get() == Some(action)
-                                        fallback=move || {
-                                            view! {
-                                                <button
-                                                    type="button"
-                                                    on:click=handler(move |_| {
-                                                        if action.confirms() {
-                                                            confirming.set(Some(action));
-                                                        } else {
-                                                            environment.with_value(|e| act(ui, action, e.as_ref()));
-                                                        }
-                                                    })
-                                                >
-                                                    {label}
-                                                </button>
-                                            }
-                                        }
-                                    >
+        <section class="recovery-card" role="region" aria-label=t(l, Msg::Recovery) node_ref=node>
+            <p class="recovery-summary">{summary}</p>
+            {busy.map(|b| view! { <p class="recovery-busy" role="status">{b}</p> })}
+            <div class="recovery-actions">
+                {offered
+                    .into_iter()
+                    .map(|action| {
+                        let label = t(l, i18n::action(action));
+                        view! {
+                            <Show
+                                when=move || confirming.get() == Some(action)
+                                fallback=move || {
+                                    view! {
                                         <button
                                             type="button"
-                                            class="danger"
                                             on:click=handler(move |_| {
-                                                confirming.set(None);
-                                                environment.with_value(|e| act(ui, action, e.as_ref()));
+                                                if action.confirms() {
+                                                    confirming.set(Some(action));
+                                                } else {
+                                                    environment.with_value(|e| act(ui, action, e.as_ref()));
+                                                }
                                             })
                                         >
-                                            {t(l, i18n::confirm(action))}
+                                            {label}
                                         </button>
-                                        <button type="button" on:click=handler(move |_| confirming.set(None))>
-                                            {t(l, Msg::Cancel)}
-                                        </button>
-                                    </Show>
-                                }
-                            })
-                            .collect_view()}
-                    </div>
-                    <table class="recovery-rows">
-                        <caption>{t(l, Msg::WhatSurvived)}</caption>
-                        <tbody>
-                            {rows
-                                .into_iter()
-                                .map(|r| {
-                                    view! {
-                                        <tr data-verdict=r.verdict.label()>
-                                            <th scope="row">{t(l, i18n::dimension(r.dimension))}</th>
-                                            <td>{t(l, i18n::verdict(r.verdict))}</td>
-                                            <td class="evidence">{r.evidence.clone()}</td>
-                                        </tr>
                                     }
+                                }
+                            >
+                                <button
+                                    type="button"
+                                    class="danger"
+                                    on:click=handler(move |_| {
+                                        confirming.set(None);
+                                        environment.with_value(|e| act(ui, action, e.as_ref()));
+                                    })
+                                >
+                                    {t(l, i18n::confirm(action))}
+                                </button>
+                                <button type="button" on:click=handler(move |_| confirming.set(None))>
+                                    {t(l, Msg::Cancel)}
+                                </button>
+                            </Show>
+                        }
+                    })
+                    .collect_view()}
+            </div>
+            <table class="recovery-rows">
+                <caption>{t(l, Msg::WhatSurvived)}</caption>
+                <tbody>
+                    {rows
+                        .into_iter()
+                        .map(|r| {
+                            view! {
+                                <tr data-verdict=r.verdict.label()>
+                                    <th scope="row">{t(l, i18n::dimension(r.dimension))}</th>
+                                    <td>{t(l, i18n::verdict(r.verdict))}</td>
+                                    <td class="evidence">{r.evidence.clone()}</td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+            {env_line.map(|e| view! { <p class="recovery-environment">{e}</p> })}
+            {(!uncertain.is_empty())
+                .then(|| {
+                    view! {
+                        <ul class="recovery-uncertain" aria-label=t(l, Msg::UncertainActions)>
+                            {uncertain
+                                .into_iter()
+                                .map(|u| {
+                                    let verify = verify.clone();
+                                    let reissue = reissue.clone();
+                                    view! { <UncertainItem ui u l following verify reissue /> }
                                 })
                                 .collect_view()}
-                        </tbody>
-                    </table>
-                    {env_line.map(|e| view! { <p class="recovery-environment">{e}</p> })}
-                    {(!uncertain.is_empty())
-                        .then(|| {
-                            view! {
-                                <ul class="recovery-uncertain" aria-label=t(l, Msg::UncertainActions)>
-                                    {uncertain
-                                        .into_iter()
-                                        .map(|u| {
-                                            let verify = verify.clone();
-                                            let reissue = reissue.clone();
-                                            view! { <UncertainItem ui u l following verify reissue /> }
-                                        })
-                                        .collect_view()}
-                                </ul>
-                            }
-                        })}
-                    <button
-                        type="button"
-                        class="disclosure"
-                        aria-expanded=move || if expanded.get() { "true" } else { "false" }
-                        aria-controls="recovery-details"
-                        on:click=handler(move |_| expanded.update(|e| *e = !*e))
-                    >
-                        {t(l, Msg::Details)}
-                    </button>
-                    <div id="recovery-details" class="recovery-details" hidden=move || !expanded.get()>
-                        {cause.map(|c| view! { <p class="recovery-cause">{c}</p> })}
-                        <ul>
-                            {details.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}
                         </ul>
-                        {(!not_now.is_empty())
-                            .then(|| {
-                                view! {
-                                    <ul class="recovery-not-now">
-                                        {not_now.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}
-                                    </ul>
-                                }
-                            })}
-                        {(!history.is_empty())
-                            .then(|| {
-                                view! {
-                                    <p>{t(l, Msg::EarlierFailures)}</p>
-                                    <ul>{history.into_iter().map(|h| view! { <li>{h}</li> }).collect_view()}</ul>
-                                }
-                            })}
-                    </div>
-                </section>
-            }
-            .into_any())
+                    }
+                })}
+            <button
+                type="button"
+                class="disclosure"
+                aria-expanded=move || if expanded.get() { "true" } else { "false" }
+                aria-controls="recovery-details"
+                on:click=handler(move |_| expanded.update(|e| *e = !*e))
+            >
+                {t(l, Msg::Details)}
+            </button>
+            <div id="recovery-details" class="recovery-details" hidden=move || !expanded.get()>
+                {cause.map(|c| view! { <p class="recovery-cause">{c}</p> })}
+                <ul>
+                    {details.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}
+                </ul>
+                {(!not_now.is_empty())
+                    .then(|| {
+                        view! {
+                            <ul class="recovery-not-now">
+                                {not_now.into_iter().map(|d| view! { <li>{d}</li> }).collect_view()}
+                            </ul>
+                        }
+                    })}
+                {(!history.is_empty())
+                    .then(|| {
+                        view! {
+                            <p>{t(l, Msg::EarlierFailures)}</p>
+                            <ul>{history.into_iter().map(|h| view! { <li>{h}</li> }).collect_view()}</ul>
+                        }
+                    })}
+            </div>
+        </section>
+    }
+    .into_any())
 }
 
 /// One uncertain command: check it, then say what happened or run it again.
