@@ -66,6 +66,13 @@ export async function openBrowser(viewport, options = {}) {
   };
 }
 
+/** Whether `errors` (a browser's, from `openBrowser`) hold a refused fetch
+ * of a split module, as the browser and the loader log it, and nothing
+ * else: a test that refuses one expects those and no other error. */
+export function onlyRefusedFetches(errors) {
+  return errors.length > 0 && errors.every((e) => /ERR_INTERNET_DISCONNECTED|Failed to fetch/.test(e));
+}
+
 /** Opens a fresh browser profile on the app and waits until it is
  * Connected; `prepare(browser)`, if given, runs (and is awaited: a
  * route it sets is in place) before the page loads. Call `close()` when
