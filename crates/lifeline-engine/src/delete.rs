@@ -124,7 +124,7 @@ impl Engine {
             // The tab goes on with the session used last, or a new one.
             let next = self.core.as_ref().and_then(|c| {
                 let p = c.pending_projection();
-                crate::open::pick_session(p, None).filter(|s| *s != session)
+                crate::open::opened_last(p, Some(session))
             });
             return match next {
                 Some(next) => self.handle_open_session(next, now),

@@ -255,17 +255,22 @@ pub(crate) fn start_or_resume(s: &mut Sessions, session: SessionId, turn_open: b
     }
 }
 
+/// The session a tab shows: `preferred` while it is there, else the one
+/// opened last.
 pub(crate) fn pick_session(p: &Projection, preferred: Option<SessionId>) -> Option<SessionId> {
-    let live = |s: &&lifeline_core::projection::SessionView| !s.deleted;
     preferred
-        .filter(|id| p.sessions.get(id).is_some_and(|s| live(&s)))
-        .or_else(|| {
-            p.sessions
-                .values()
-                .filter(live)
-                .max_by_key(|s| (s.opened_at, s.session))
-                .map(|s| s.session)
-        })
+        .filter(|id| p.sessions.get(id).is_some_and(|s| !s.deleted))
+        .or_else(|| opened_last(p, None))
+}
+
+/// The session opened last, other than `except` (one being deleted, which
+/// is usually the one opened last itself).
+pub(crate) fn opened_last(p: &Projection, except: Option<SessionId>) -> Option<SessionId> {
+    p.sessions
+        .values()
+        .filter(|s| !s.deleted && Some(s.session) != except)
+        .max_by_key(|s| (s.opened_at, s.session))
+        .map(|s| s.session)
 }
 
 fn search(p: &Projection, query: &str) -> Vec<SessionId> {

@@ -492,6 +492,21 @@ mod delete {
     }
 
     #[test]
+    fn deleting_the_session_opened_last_goes_on_with_the_one_before_not_a_new_one() {
+        let p = journal();
+        // Both were opened at the same time; the later id counts as last.
+        assert_eq!(crate::open::pick_session(&p, None), Some(sid(2)));
+        // What the tab shows after session 2 is deleted while open (a new
+        // empty session was made here once: the choice was made before
+        // leaving the deleted one out).
+        assert_eq!(crate::open::opened_last(&p, Some(sid(2))), Some(sid(1)));
+        assert_eq!(crate::open::opened_last(&p, Some(sid(1))), Some(sid(2)));
+        let mut only = p.clone();
+        only.sessions.retain(|s, _| *s == sid(2));
+        assert_eq!(crate::open::opened_last(&only, Some(sid(2))), None);
+    }
+
+    #[test]
     fn delete_writes_a_tombstone_with_its_removal_and_the_only_snapshot() {
         let (mut e, mut seen) = leading(journal());
         let size = e.projection().unwrap().sessions[&sid(2)].bytes;
