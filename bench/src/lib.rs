@@ -12,7 +12,7 @@ use std::str::FromStr;
 use js_sys::Reflect;
 use lifeline_core::schema::limits;
 use lifeline_core::*;
-use lifeline_store::journal::{durability_for, Journal, JournalError};
+use lifeline_store::journal::{durability_for, read_snapshot_text, Journal, JournalError, Load};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -472,7 +472,10 @@ pub async fn recovery_measure(name: String) -> Result<String, JsValue> {
     let t0 = now();
     let journal = Journal::open(&name).await.map_err(fail)?;
     let t1 = now();
-    let loaded = journal.load().await.map_err(fail)?;
+    let loaded = match journal.load(Some(read_snapshot_text)).await.map_err(fail)? {
+        Load::Loaded(loaded) => loaded,
+        Load::SnapshotReaderNeeded => return Err("a load given a reader asked for one".into()),
+    };
     let t2 = now();
     let tail = loaded.tail.len();
     let snapshot_position = loaded.snapshot.as_ref().map_or(0, |s| s.position);

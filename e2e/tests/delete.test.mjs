@@ -8,7 +8,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
-import { VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
+import { VIEWPORTS, onlyRefusedFetches, openApp, waitConnected } from '../lib/browser.mjs';
 import {
   closeSessionList as closeList,
   commandBlock,
@@ -167,3 +167,56 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
     });
   });
 }
+
+describe('a history whose snapshot cannot be read for want of its code (1280×800)', () => {
+  test('the page says the history was not opened; nothing is lost, and with the code it opens', async () => {
+    // The snapshot's reader is a module of the controller's own
+    // (worker/controller/src/shell/load.rs), fetched only when the journal
+    // holds a snapshot. A delete writes one, in the tombstone's transaction.
+    const refused = '**/split_snapshot.wasm';
+    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+      context.route(refused, (route) => route.abort('internetdisconnected')),
+    );
+    try {
+      const { page, context } = browser;
+      await run(page, KEEP.slice(2));
+      await openList(page, false);
+      await list(page).getByRole('button', { name: 'New session' }).click();
+      await closeList(page, false);
+      await commandBlock(page, KEEP.slice(2)).waitFor({ state: 'detached' });
+      await run(page, GONE.slice(2));
+      await openList(page, false);
+      await row(page, GONE).getByRole('button', { name: 'Delete' }).click();
+      await page.getByRole('dialog', { name: `Delete “${GONE}”?` }).getByRole('button', { name: 'Delete session' }).click();
+      await link(page, GONE).waitFor({ state: 'detached' });
+      // The tab goes on with the session before it, not a new empty one.
+      assert.equal(await list(page).getByRole('link').count(), 1);
+      await closeList(page, false);
+      await commandBlock(page, KEEP.slice(2)).waitFor();
+      await until(
+        async () => (await readJournalRows(page)).rows.filter((r) => /secret-words/.test(r.json ?? '')).length,
+        (n) => n === 0,
+        'the delete is in the journal',
+      );
+
+      await page.reload();
+      await page.getByText(/the part of the app that reads the saved history could not be loaded/).first().waitFor();
+      assert.equal(await commandBlock(page, KEEP.slice(2)).count(), 0, 'no history is shown without it');
+
+      await context.unroute(refused);
+      await page.reload();
+      await waitConnected(page);
+      await commandBlock(page, KEEP.slice(2)).waitFor();
+      await openList(page, false);
+      await link(page, KEEP).waitFor();
+      assert.equal(await list(page).getByRole('link').count(), 1, 'the delete held, and nothing was added');
+      await closeList(page, false);
+      await run(page, 'cat keep.txt');
+      await commandBlock(page, 'cat keep.txt').getByText('keep').first().waitFor();
+      // The refused fetch, as the browser and the loader log it, and nothing else.
+      assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
+    } finally {
+      await browser.close();
+    }
+  });
+});

@@ -394,6 +394,10 @@ pub enum Phrase {
     /// Code fetched when first needed (a module split off the controller)
     /// could not be loaded; what needed it was not begun.
     NotLoaded,
+    /// The code that reads the journal's snapshot (a module split off the
+    /// controller) could not be loaded: the history was not opened, and
+    /// nothing of it was read or changed.
+    HistoryNotLoaded,
     ExportNoJournal,
     Exporting,
     ExportFailed {
@@ -1001,6 +1005,9 @@ impl fmt::Display for Phrase {
             P::NotLoaded => f.write_str(
                 "part of the app could not be loaded, so nothing was done; check the connection and try again",
             ),
+            P::HistoryNotLoaded => f.write_str(
+                "the part of the app that reads the saved history could not be loaded, so the history was not opened; nothing was read or changed — check the connection and reload",
+            ),
             P::ExportNoJournal => f.write_str("Export failed: the journal is not open."),
             P::Exporting => f.write_str("Exporting evidence…"),
             P::ExportFailed { fault } => write!(f, "Export failed: {fault}"),
@@ -1588,6 +1595,7 @@ phrase_wire! {
     161 => OutputMissing { missing },
     162 => EventsUnreadable,
     163 => DispatchRefused { refusal },
+    164 => HistoryNotLoaded,
     200 => LocalModelRefused { fault },
     201 => LocalModelFacts { name, bytes, architecture, parameters, trained, context },
     202 => LocalModelLoading { read, total, seconds },

@@ -363,6 +363,7 @@ catalog! {
     PhPageMessageTooLarge => "a message from the page had {0} bytes, more than the {1} allowed; it was ignored", "eine Nachricht der Seite hatte {0} Bytes, mehr als die erlaubten {1}; sie wurde ignoriert";
     PhPageOtherBuild => "the page speaks protocol {0} and its worker {1}; reload the page so both come from the same build", "die Seite spricht Protokoll {0} und ihr Worker {1}; lade die Seite neu, damit beide aus demselben Build stammen";
     PhPortMissing => "a runtime port message arrived without its port; the runtime cannot dial in", "eine Runtime-Port-Nachricht kam ohne ihren Port; die Runtime kann sich nicht verbinden";
+    PhHistoryNotLoaded => "the part of the app that reads the saved history could not be loaded, so the history was not opened; nothing was read or changed — check the connection and reload", "der Teil der App, der den gespeicherten Verlauf liest, konnte nicht geladen werden, darum wurde der Verlauf nicht geöffnet; nichts wurde gelesen oder geändert — prüfe die Verbindung und lade neu";
     PhNotLoaded => "part of the app could not be loaded, so nothing was done; check the connection and try again", "ein Teil der App konnte nicht geladen werden, darum ist nichts geschehen; prüfe die Verbindung und versuche es erneut";
     PhExportNoJournal => "Export failed: the journal is not open.", "Export fehlgeschlagen: Das Journal ist nicht geöffnet.";
     PhExporting => "Exporting evidence…", "Nachweise werden exportiert…";

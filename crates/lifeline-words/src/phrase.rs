@@ -352,6 +352,7 @@ pub fn phrase(l: Locale, p: &Phrase) -> String {
         P::PageOtherBuild { theirs, ours } => f(Msg::PhPageOtherBuild, &[&n(*theirs), &n(*ours)]),
         P::PortMissing => s(Msg::PhPortMissing),
         P::NotLoaded => s(Msg::PhNotLoaded),
+        P::HistoryNotLoaded => s(Msg::PhHistoryNotLoaded),
         P::ExportNoJournal => s(Msg::PhExportNoJournal),
         P::Exporting => s(Msg::PhExporting),
         P::ExportFailed { fault } => f(Msg::PhExportFailed, &[&journal_fault(l, fault)]),

@@ -299,6 +299,7 @@ fn every_phrase() -> Vec<Phrase> {
         Phrase::PageOtherBuild { theirs: 7, ours: 8 },
         Phrase::PortMissing,
         Phrase::NotLoaded,
+        Phrase::HistoryNotLoaded,
         Phrase::ExportNoJournal,
         Phrase::Exporting,
         Phrase::ExportFailed {
@@ -858,6 +859,7 @@ fn index(p: &Phrase) -> usize {
         P::NotLoaded => 145,
         P::SummaryLaunchFailed => 146,
         P::DispatchRefused { .. } => 147,
+        P::HistoryNotLoaded => 148,
     }
 }
 

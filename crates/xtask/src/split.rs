@@ -1,6 +1,7 @@
 //! Modules split at their `wasm_split` points: code that only a split
 //! point reaches (the Profiles dialog's editor and its list, the recovery
-//! card; a profile's save and a local model's import, an export) goes to
+//! card; a profile's save and a local model's import, an export, the
+//! journal snapshot's reader) goes to
 //! a module of its own that is fetched when first needed, and a first
 //! visit does not carry it.
 //!

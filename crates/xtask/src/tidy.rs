@@ -482,6 +482,39 @@ fn every_split_point_says_when_its_module_cannot_load() {
 }
 
 #[test]
+fn the_snapshot_reader_is_only_in_its_split_module() {
+    // The projection's decoders are about a sixth of the controller's
+    // code; a first visit never reads a snapshot. Named anywhere else in
+    // the controller, the reader would be linked into its first module.
+    let sources = non_test_code(&["worker/controller/src"]);
+    let naming: Vec<&str> = sources
+        .iter()
+        .filter(|(_, code)| code.contains("read_snapshot_text"))
+        .map(|(relative, _)| relative.as_str())
+        .collect();
+    assert_eq!(naming, ["worker/controller/src/shell/load.rs"]);
+    let (_, load) = sources
+        .iter()
+        .find(|(relative, _)| relative.ends_with("shell/load.rs"))
+        .expect("shell/load.rs is there");
+    // In that file: imported, and named after the split point only (the
+    // reader is the file's last item).
+    let point = load
+        .find("wasm_split(snapshot")
+        .expect("the reader's split point");
+    let mut offset = 0;
+    for line in load.split_inclusive('\n') {
+        if line.contains("read_snapshot_text") {
+            assert!(
+                line.trim_start().starts_with("use ") || offset > point,
+                "shell/load.rs names read_snapshot_text before its split point: {line}"
+            );
+        }
+        offset += line.len();
+    }
+}
+
+#[test]
 fn every_page_event_handler_is_boxed() {
     // A closure's own type, handed to `on:`, instantiates the code that
     // attaches, clones and removes a listener once per handler; boxed

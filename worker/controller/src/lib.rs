@@ -6,7 +6,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`shell`] | the effect loop and the handles it keeps; `shell/observe.rs` looks without reviving anything; `shell/profiles.rs` lists, saves and deletes profiles |
+//! | [`shell`] | the effect loop and the handles it keeps; `shell/load.rs` reads the journal at start, its snapshot's reader fetched only when there is a snapshot; `shell/observe.rs` looks without reviving anything; `shell/profiles.rs` lists, saves and deletes profiles |
 //! | [`provider`] | sending a recorded provider request with `fetch`, streamed through `lifeline_provider` |
 //! | [`export`] | evidence export (a tar of JSON Lines and artifacts) and read-only import |
 //! | [`web`] | Web Locks, timers, randomness and the clock |

@@ -28,6 +28,7 @@ use crate::config::{ConfigError, ConfigStore};
 use crate::journal::{database_exists, Journal, JournalError, Loaded, WriterEpoch, DATABASE_NAME};
 use crate::web::{hold_lock_for_life, now, random_bytes, scope, Timeout};
 
+mod load;
 mod observe;
 mod profiles;
 
@@ -296,8 +297,8 @@ impl Shell {
 
     /// Folds the journal without writing (a follower, or a leader that
     /// cannot write), saying how many values could not be read.
-    async fn fold_read_only(&self, journal: &Journal) -> Result<Projection, JournalError> {
-        let loaded = journal.load().await?;
+    async fn fold_read_only(&self, journal: &Journal) -> Result<Projection, Phrase> {
+        let loaded = load::load(journal).await?;
         Ok(self.fold(loaded, Reader::Follower).0)
     }
 
@@ -346,7 +347,7 @@ impl Shell {
                 let folded = self.fold_read_only(&journal).await;
                 self.input(|e, _| match folded {
                     Ok(projection) => e.handle_writer_unreadable(projection, cause),
-                    Err(err) => e.stop(journal_fault(&err)),
+                    Err(reason) => e.stop(reason),
                 });
             }
             Err(err) => self.input(|e, _| e.stop(journal_fault(&err))),
@@ -359,9 +360,9 @@ impl Shell {
         self.epoch.set(Some(epoch));
         let (version, id) = (journal.version(), journal.id());
         self.input(|e, _| e.handle_journal_open(version, id));
-        let loaded = match journal.load().await {
+        let loaded = match load::load(&journal).await {
             Ok(loaded) => loaded,
-            Err(err) => return self.input(|e, _| e.stop(journal_fault(&err))),
+            Err(reason) => return self.input(|e, _| e.stop(reason)),
         };
         let (projection, unreadable) = self.salvage(&journal, epoch, loaded).await;
         let entropy = match random_bytes::<32>() {
@@ -779,7 +780,7 @@ impl Shell {
         self.open_channel(true);
         let projection = match self.fold_read_only(&journal).await {
             Ok(p) => p,
-            Err(err) => return self.input(|e, _| e.stop(journal_fault(&err))),
+            Err(reason) => return self.input(|e, _| e.stop(reason)),
         };
         // Reads only: whether the keys the session's profile names exist.
         if let Ok(config) = self.open_config().await {

@@ -32,7 +32,7 @@ use crate::idb::{self, Connection, Ended, Tx};
 use fence::Fence;
 pub use fence::WriterEpoch;
 pub use quarantine::Quarantined;
-pub use read::{Loaded, Tail, READ_CHUNK};
+pub use read::{read_snapshot_text, Load, Loaded, ReadSnapshot, Tail, READ_CHUNK};
 use schema::Keys;
 pub use schema::{store, store_for, SCHEMA_VERSION};
 pub use write::{durability_for, SNAPSHOTS_KEPT};

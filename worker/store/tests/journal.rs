@@ -13,8 +13,8 @@ use lifeline_core::schema::limits;
 use lifeline_core::*;
 use lifeline_store::durability::{self, Durability};
 use lifeline_store::journal::{
-    database_exists, durability_for, store, Journal, JournalError, Quarantined, WriterEpoch,
-    SCHEMA_VERSION,
+    database_exists, durability_for, read_snapshot_text, store, Journal, JournalError, Load,
+    Loaded, Quarantined, WriterEpoch, SCHEMA_VERSION,
 };
 use lifeline_store::storage;
 use wasm_bindgen::JsValue;
@@ -27,6 +27,15 @@ wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
 // ---------------------------------------------------------------------------
 // Helpers
+
+/// [`Journal::load`] with the snapshot reader, as a controller that has
+/// fetched it.
+async fn load(journal: &Journal) -> Result<Loaded, JournalError> {
+    match journal.load(Some(read_snapshot_text)).await? {
+        Load::Loaded(loaded) => Ok(loaded),
+        Load::SnapshotReaderNeeded => panic!("a load given a reader asked for one"),
+    }
+}
 
 const CLIENT: ClientId = ClientId(1);
 
@@ -360,7 +369,7 @@ async fn a_version_1_database_is_migrated_without_losing_its_records() {
     let journal = Journal::open(name).await.unwrap();
     assert_eq!(journal.version(), 2);
     // The v1 record has no position: it is kept but is not a journal entry.
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     assert!(loaded.tail.is_empty());
     assert!(loaded.quarantined.is_empty());
     assert_eq!(loaded.last_position, 0);
@@ -439,7 +448,7 @@ async fn another_tab_upgrading_closes_our_connection_and_tells_us() {
     // An upgrade keeps the data: this is not a deletion.
     assert_eq!(*lost.borrow(), vec![JournalError::VersionChange]);
     assert_eq!(
-        journal.load().await.unwrap_err(),
+        load(&journal).await.unwrap_err(),
         JournalError::VersionChange
     );
     assert_eq!(
@@ -484,12 +493,12 @@ async fn a_database_deleted_under_us_is_told_apart_from_an_upgrade() {
     assert_eq!(error, JournalError::Removed);
     assert!(error.to_string().contains("history is gone"), "{error}");
     assert!(error.to_string().contains("Start a new journal"), "{error}");
-    assert_eq!(journal.load().await.unwrap_err(), JournalError::Removed);
+    assert_eq!(load(&journal).await.unwrap_err(), JournalError::Removed);
     // Opening again makes a new, empty journal with an identity of its own.
     let first = journal.id().expect("the first claim stamped an identity");
     let again = Journal::open(name).await.unwrap();
     again.claim_writer().await.unwrap();
-    assert!(again.load().await.unwrap().tail.is_empty());
+    assert!(load(&again).await.unwrap().tail.is_empty());
     assert_ne!(again.id().unwrap(), first);
     again.close();
 }
@@ -533,7 +542,7 @@ async fn a_damaged_writer_record_leaves_the_rest_readable_and_repair_keeps_it() 
         JournalError::WriterUnreadable
     );
     // Everything else loads, and nothing was moved or deleted.
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     assert_eq!(loaded.tail, world.written);
     assert!(loaded.quarantined.is_empty());
     // No write gets past a fence it cannot read.
@@ -584,7 +593,7 @@ async fn a_damaged_writer_record_leaves_the_rest_readable_and_repair_keeps_it() 
         "seven"
     );
     journal.write_batch(&batch, epoch).await.unwrap();
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     assert_eq!(loaded.tail.len(), world.written.len() + 1);
     assert_eq!(loaded.tail[..world.written.len()], world.written[..]);
     assert!(journal.id().is_some());
@@ -602,7 +611,7 @@ async fn every_record_kind_lands_in_its_store_and_reads_back_equal() {
     let mut world = World::new(name).await;
     some_history(&mut world).await;
     let journal = world.journal.clone();
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     assert!(loaded.quarantined.is_empty());
     assert_eq!(loaded.tail, world.written);
     assert_eq!(loaded.last_position, world.written.len() as u64);
@@ -663,7 +672,7 @@ async fn a_second_claim_supersedes_the_first_and_its_write_leaves_nothing() {
     let mut world = World::new(name).await;
     some_history(&mut world).await;
     let journal = world.journal.clone();
-    let before = journal.load().await.unwrap();
+    let before = load(&journal).await.unwrap();
 
     let first = world.epoch;
     let second = journal.claim_writer().await.unwrap();
@@ -689,7 +698,7 @@ async fn a_second_claim_supersedes_the_first_and_its_write_leaves_nothing() {
     let error = journal.write_batch(&batch, first).await.unwrap_err();
     assert_eq!(error, JournalError::Superseded);
     assert!(error.to_string().contains("took over"));
-    assert_eq!(journal.load().await.unwrap(), before, "nothing was written");
+    assert_eq!(load(&journal).await.unwrap(), before, "nothing was written");
     assert_eq!(
         journal
             .put_snapshot(&world.controller.snapshot(), first)
@@ -699,7 +708,7 @@ async fn a_second_claim_supersedes_the_first_and_its_write_leaves_nothing() {
     );
     // The new writer writes the same batch.
     journal.write_batch(&batch, second).await.unwrap();
-    assert_eq!(journal.load().await.unwrap().last_position, next);
+    assert_eq!(load(&journal).await.unwrap().last_position, next);
     journal.close();
 }
 
@@ -753,7 +762,7 @@ async fn a_claim_held_under_the_writer_lock_writes_without_reading_the_fence_unt
         .put_snapshot(&world.controller.snapshot(), held)
         .await
         .unwrap();
-    assert_eq!(journal.load().await.unwrap().last_position, next + 1);
+    assert_eq!(load(&journal).await.unwrap().last_position, next + 1);
     // A claim through this journal that is not held (a repair) ends the
     // trust: writes under the held epoch read the fence again, and it is
     // no longer theirs.
@@ -769,7 +778,7 @@ async fn a_claim_held_under_the_writer_lock_writes_without_reading_the_fence_unt
         .write_batch(&batch(next + 2, 3), repaired)
         .await
         .unwrap();
-    assert_eq!(journal.load().await.unwrap().last_position, next + 2);
+    assert_eq!(load(&journal).await.unwrap().last_position, next + 2);
     journal.close();
 }
 
@@ -799,7 +808,7 @@ async fn a_write_to_a_journal_nobody_claimed_is_refused() {
             JournalError::Superseded
         );
     }
-    assert!(journal.load().await.unwrap().tail.is_empty());
+    assert!(load(&journal).await.unwrap().tail.is_empty());
     journal.close();
 }
 
@@ -864,7 +873,7 @@ async fn a_request_failing_mid_transaction_leaves_nothing_of_the_batch() {
     // Retrying the same batch (keyed by position) writes it once.
     journal.write_batch(&batch, epoch).await.unwrap();
     journal.write_batch(&batch, epoch).await.unwrap();
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     assert_eq!(loaded.tail, batch.entries);
     Projection::rebuild(RetentionPolicy::default(), &loaded.tail).unwrap();
     journal.close();
@@ -1046,7 +1055,7 @@ async fn snapshot_and_tail_fold_to_the_same_projection_as_full_replay() {
     journal.put_snapshot(&third, world.epoch).await.unwrap();
     world.more_history().await;
 
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     assert!(loaded.quarantined.is_empty());
     assert_eq!(loaded.snapshot_note, None);
     assert_eq!(loaded.snapshot.as_ref().unwrap().position, third.position);
@@ -1061,6 +1070,36 @@ async fn snapshot_and_tail_fold_to_the_same_projection_as_full_replay() {
     assert!(raw_get(name, store::SNAPSHOTS, first.position as f64)
         .await
         .is_none());
+    journal.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_load_without_a_reader_reads_nothing_but_says_a_snapshot_is_there() {
+    let name = "lifeline-test-snapshot-reader";
+    let mut world = World::new(name).await;
+    some_history(&mut world).await;
+    let journal = world.journal.clone();
+    // No snapshot yet: the whole journal loads without a reader.
+    let Load::Loaded(replayed) = journal.load(None).await.unwrap() else {
+        panic!("a journal without snapshots asked for a snapshot reader");
+    };
+    assert_eq!(replayed.snapshot, None);
+    assert_eq!(replayed.tail.len(), world.written.len());
+    assert_eq!(replayed, load(&journal).await.unwrap());
+
+    let snapshot = world.controller.snapshot();
+    journal.put_snapshot(&snapshot, world.epoch).await.unwrap();
+    world.more_history().await;
+    assert_eq!(
+        journal.load(None).await.unwrap(),
+        Load::SnapshotReaderNeeded
+    );
+    // Asking was a read only: with the reader, everything is there.
+    let loaded = load(&journal).await.unwrap();
+    assert!(loaded.quarantined.is_empty());
+    assert_eq!(loaded.snapshot.unwrap().position, snapshot.position);
+    assert_eq!(loaded.tail[0].position, snapshot.position + 1);
+    assert_eq!(loaded.last_position, world.written.len() as u64);
     journal.close();
 }
 
@@ -1096,7 +1135,7 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
         ])],
     )
     .await;
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     assert_eq!(loaded.snapshot.as_ref().unwrap().position, older.position);
     let note = loaded.snapshot_note.clone().unwrap();
     assert_eq!(
@@ -1124,7 +1163,7 @@ async fn an_unreadable_snapshot_falls_back_to_the_previous_one_then_to_replay() 
         ])],
     )
     .await;
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     assert_eq!(loaded.snapshot, None);
     // Both snapshots unreadable: the journal is replayed from its start.
     assert!(
@@ -1203,7 +1242,7 @@ async fn corrupt_records_are_quarantined_and_the_rest_loads() {
     )
     .await;
 
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     let bad = [lease.position, event.position, admitted.position];
     let expected: Vec<JournalEntry> = written
         .iter()
@@ -1262,7 +1301,7 @@ async fn corrupt_records_are_quarantined_and_the_rest_loads() {
         .await
         .unwrap();
     assert_eq!(raw_count(name, store::QUARANTINE).await, 3);
-    let again = journal.load().await.unwrap();
+    let again = load(&journal).await.unwrap();
     assert!(again.quarantined.is_empty());
     assert_eq!(again.tail, expected);
     assert!(raw_get(name, store::RECORDS, lease.position as f64)
@@ -1336,7 +1375,7 @@ async fn a_long_history_reads_back_in_chunks_and_pages() {
         assert_eq!(durability_for(&batch), Durability::Relaxed);
         journal.write_batch(&batch, epoch).await.unwrap();
     }
-    let loaded = journal.load().await.unwrap();
+    let loaded = load(&journal).await.unwrap();
     assert!(loaded.quarantined.is_empty());
     assert_eq!(loaded.last_position, 10_200);
     assert!(loaded.tail == all, "the whole history reads back in order");

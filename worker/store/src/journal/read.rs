@@ -23,6 +23,29 @@ use crate::idb;
 /// Values read per `getAll` request when reading the tail.
 pub const READ_CHUNK: u32 = 10_000;
 
+/// Reads a stored snapshot's JSON text: [`read_snapshot_text`], passed in
+/// by whoever loads. A first visit has no snapshot to read, and most
+/// histories never reach one ([`lifeline_core`] writes one every 2,000
+/// positions), so the controller keeps this reader in a module of its own,
+/// fetched only when [`Journal::load`] says a snapshot is there; it is
+/// about a sixth of the controller's code (docs/benchmarks.md,
+/// "Twenty-third stop").
+pub type ReadSnapshot = fn(&JsString) -> Result<ProjectionSnapshot, SchemaError>;
+
+/// The one [`ReadSnapshot`].
+pub fn read_snapshot_text(text: &JsString) -> Result<ProjectionSnapshot, SchemaError> {
+    decode(text)
+}
+
+/// What [`Journal::load`] gives.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Load {
+    Loaded(Loaded),
+    /// The journal holds a snapshot and no reader was given: nothing was
+    /// read beyond the snapshots' keys. Load again with one.
+    SnapshotReaderNeeded,
+}
+
 /// What [`Journal::load`] found.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loaded {
@@ -59,8 +82,10 @@ impl Tail {
 }
 
 impl Journal {
-    /// The newest readable snapshot and every entry after it.
-    pub async fn load(&self) -> Result<Loaded, JournalError> {
+    /// The newest readable snapshot (read by `read`) and every entry after
+    /// it, in one transaction; or, when there is a snapshot and no `read`,
+    /// [`Load::SnapshotReaderNeeded`].
+    pub async fn load(&self, read: Option<ReadSnapshot>) -> Result<Load, JournalError> {
         let mut names = vec![store::SNAPSHOTS];
         names.extend(store::ENTRIES);
         let transaction = self.readonly(&names)?;
@@ -74,8 +99,11 @@ impl Journal {
         let mut quarantined = Vec::new();
         let mut unreadable = Vec::new();
         for key in stored.iter().collect::<Vec<_>>().into_iter().rev() {
+            let Some(read) = read else {
+                return Ok(Load::SnapshotReaderNeeded);
+            };
             let value = self.request(snapshots.get(&key), "load snapshot").await?;
-            match read_snapshot(&key, &value, keys) {
+            match read_snapshot(&key, &value, keys, read) {
                 Ok(s) => {
                     snapshot = Some(s);
                     break;
@@ -113,13 +141,13 @@ impl Journal {
                     .filter_map(|q| q.position),
             )
             .fold(after, u64::max);
-        Ok(Loaded {
+        Ok(Load::Loaded(Loaded {
             snapshot,
             snapshot_note,
             tail: tail.entries,
             quarantined,
             last_position,
-        })
+        }))
     }
 
     /// Up to `limit` entries after position `after`, by position, with the
@@ -448,6 +476,7 @@ fn read_snapshot(
     key: &JsValue,
     value: &JsValue,
     keys: &Keys,
+    read: ReadSnapshot,
 ) -> Result<ProjectionSnapshot, Quarantined> {
     let position = key
         .as_f64()
@@ -462,7 +491,7 @@ fn read_snapshot(
     let Some(json) = json_of(value, keys) else {
         return Err(refuse("it has no json field".into()));
     };
-    let snapshot: ProjectionSnapshot = decode(&json).map_err(|e| refuse(reason_for(&e)))?;
+    let snapshot = read(&json).map_err(|e| refuse(reason_for(&e)))?;
     if Some(snapshot.position) != position {
         return Err(refuse(format!(
             "it is stored at position {} but the snapshot says {}",
