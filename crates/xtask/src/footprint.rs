@@ -70,7 +70,9 @@ pub fn measure(path: &Path) -> Result<Footprint, String> {
             _ => {}
         }
     }
-    if names.is_empty() {
+    // A chunk two split modules share may hold only data (no function to
+    // name): its footprint is its data.
+    if names.is_empty() && !bodies.is_empty() {
         return Err(format!(
             "{path:?} has no function names: build it with names kept"
         ));
@@ -182,5 +184,27 @@ mod tests {
         );
         assert_eq!(group_of("dlmalloc"), "dlmalloc");
         assert_eq!(group_of("<[T]>::sort"), "generic (slices, closures)");
+    }
+
+    #[test]
+    fn a_module_of_data_only_is_its_data() {
+        // A memory import and one 3-byte data segment: what a chunk two
+        // split modules share can be.
+        let module: &[u8] = &[
+            0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // header
+            0x02, 0x0a, 0x01, 0x01, b'm', 0x03, b'm', b'e', b'm', 0x02, 0x00, 0x01, // import
+            0x0b, 0x09, 0x01, 0x00, 0x41, 0x00, 0x0b, 0x03, b'a', b'b', b'c', // data
+        ];
+        let path = std::env::temp_dir().join(format!("footprint-data-{}.wasm", std::process::id()));
+        std::fs::write(&path, module).unwrap();
+        let footprint = measure(&path);
+        let _ = std::fs::remove_file(&path);
+        let footprint = footprint.expect("a data-only module has a footprint");
+        assert_eq!(footprint.total, 3);
+        assert_eq!(footprint.contributors.len(), 1);
+        assert_eq!(
+            footprint.contributors[0].name,
+            "data segments (text, tables)"
+        );
     }
 }
