@@ -53,6 +53,16 @@ async function until(read, check, what) {
 const KEEP = '$ echo keep > keep.txt';
 const GONE = '$ echo secret-words > gone.txt';
 
+/** KEEP run in the first session, GONE in a new one, left open. */
+async function twoSessions(page, phone) {
+  await run(page, KEEP.slice(2));
+  await openList(page, phone);
+  await list(page).getByRole('button', { name: 'New session' }).click();
+  await closeList(page, phone);
+  await commandBlock(page, KEEP.slice(2)).waitFor({ state: 'detached' });
+  await run(page, GONE.slice(2));
+}
+
 for (const [name, viewport] of Object.entries(VIEWPORTS)) {
   const phone = name === 'phone';
   describe(`archive and delete at ${viewport.width}×${viewport.height} (${name})`, () => {
@@ -64,12 +74,7 @@ for (const [name, viewport] of Object.entries(VIEWPORTS)) {
 
     test('two sessions with their own files', async () => {
       const { page } = browser;
-      await run(page, KEEP.slice(2));
-      await openList(page, phone);
-      await list(page).getByRole('button', { name: 'New session' }).click();
-      await closeList(page, phone);
-      await commandBlock(page, KEEP.slice(2)).waitFor({ state: 'detached' });
-      await run(page, GONE.slice(2));
+      await twoSessions(page, phone);
       assert.deepEqual(await readWorkspaceFile(page, 'gone.txt'), ['secret-words\n']);
     });
 
@@ -179,12 +184,7 @@ describe('a history whose snapshot cannot be read for want of its code (1280×80
     );
     try {
       const { page, context } = browser;
-      await run(page, KEEP.slice(2));
-      await openList(page, false);
-      await list(page).getByRole('button', { name: 'New session' }).click();
-      await closeList(page, false);
-      await commandBlock(page, KEEP.slice(2)).waitFor({ state: 'detached' });
-      await run(page, GONE.slice(2));
+      await twoSessions(page, false);
       await openList(page, false);
       await row(page, GONE).getByRole('button', { name: 'Delete' }).click();
       await page.getByRole('dialog', { name: `Delete “${GONE}”?` }).getByRole('button', { name: 'Delete session' }).click();
