@@ -436,8 +436,9 @@ fn push_fixed(text: &mut String, value: i128, precision: usize, shown: u128) {
 
 /// `n` in decimal; in 64 bits when it fits, as nearly every number does. A
 /// 128-bit division is a library call in wasm, and `write!` pads through
-/// the formatter: the two took about 80 of the runtime's 560 ms while
-/// `seq 1 1300000` ran (`cargo xtask trace output`).
+/// the formatter: the two took about 80 of the runtime's 564 ms while
+/// `seq 1 1300000` ran; with `seq`'s division by its unit gone too, the
+/// runtime was busy 394 ms (`cargo xtask trace output`).
 fn push_digits(text: &mut String, n: u128) {
     let Ok(mut n) = u64::try_from(n) else {
         use std::fmt::Write;

@@ -483,8 +483,8 @@ fn every_split_point_says_when_its_module_cannot_load() {
 
 #[test]
 fn the_snapshot_reader_is_only_in_its_split_module() {
-    // The projection's decoders are about a sixth of the controller's
-    // code; a first visit never reads a snapshot. Named anywhere else in
+    // The projection's decoders are 14 KB of the controller's gzip size;
+    // a first visit never reads a snapshot. Named anywhere else in
     // the controller, the reader would be linked into its first module.
     let sources = non_test_code(&["worker/controller/src"]);
     let naming: Vec<&str> = sources

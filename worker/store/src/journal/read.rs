@@ -28,7 +28,7 @@ pub const READ_CHUNK: u32 = 10_000;
 /// histories never reach one ([`lifeline_core`] writes one every 2,000
 /// positions), so the controller keeps this reader in a module of its own,
 /// fetched only when [`Journal::load`] says a snapshot is there; it is
-/// about a sixth of the controller's code (docs/benchmarks.md,
+/// 56 KB of the controller's code, 14 KB of it gzip (docs/benchmarks.md,
 /// "Twenty-third stop").
 pub type ReadSnapshot = fn(&JsString) -> Result<ProjectionSnapshot, SchemaError>;
 
