@@ -377,7 +377,7 @@ pub async fn recovery_prepare(name: String, events: u32) -> Result<String, JsVal
             .iter()
             .filter(|a| {
                 chunk.iter().any(|e| {
-                    matches!(&e.record, JournalRecord::ArtifactStored { digest, .. } if *digest == a.digest)
+                    matches!(&e.record, JournalRecord::ArtifactStored { digest, .. } if *digest == a.digest())
                 })
             })
             .cloned()

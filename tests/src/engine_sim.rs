@@ -692,7 +692,7 @@ impl EngineSim {
                         }
                         self.durable.extend(batch.entries.iter().cloned());
                         for a in &batch.artifacts {
-                            self.artifacts.insert(a.digest, a.data.clone());
+                            self.artifacts.insert(a.digest(), a.data().to_owned());
                         }
                         Ok(())
                     }

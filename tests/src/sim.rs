@@ -707,7 +707,7 @@ impl Sim {
                     format!("persist batch {} [{}]", id.0, kinds.join(", "))
                 });
                 for a in &batch.artifacts {
-                    self.artifacts.insert(a.digest, a.data.clone());
+                    self.artifacts.insert(a.digest(), a.data().to_owned());
                 }
                 self.journal.begin(id, batch.entries.clone());
                 let delay = self.rng.range(1, 8);

@@ -113,7 +113,7 @@ impl World {
             "dense journal"
         );
         for a in &batch.artifacts {
-            self.artifacts.insert(a.digest, a.data.clone());
+            self.artifacts.insert(a.digest(), a.data().to_owned());
         }
         self.journal.extend(batch.entries.iter().cloned());
         let now = self.now;

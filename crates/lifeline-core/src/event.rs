@@ -111,21 +111,69 @@ pub struct ArtifactSpan {
 }
 
 /// Artifact content to write in the same transaction as the records naming it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
+///
+/// Its digest is its content's, by construction: [`ArtifactBlob::new`] is
+/// the only way to make one from a value, and decoding one checks it. So
+/// the journal's writer does not hash 10 MB of output a second time to
+/// assert what the type already holds (a third of the controller's
+/// SHA-256 time on a 10 MB `seq`, docs/benchmarks.md, "Twenty-fourth
+/// stop").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode)]
 pub struct ArtifactBlob {
-    pub digest: Digest,
-    pub data: String,
+    digest: Digest,
+    data: String,
 }
 
 impl ArtifactBlob {
-    pub fn validate(&self) -> Result<(), String> {
-        if Digest::of(self.data.as_bytes()) != self.digest {
-            return Err(format!(
-                "artifact {} does not match its content",
-                self.digest
-            ));
+    pub fn new(data: String) -> ArtifactBlob {
+        ArtifactBlob {
+            digest: Digest::of(data.as_bytes()),
+            data,
         }
-        Ok(())
+    }
+
+    pub fn digest(&self) -> Digest {
+        self.digest
+    }
+
+    pub fn data(&self) -> &str {
+        &self.data
+    }
+
+    pub fn into_data(self) -> String {
+        self.data
+    }
+
+    /// A blob read back whole: refused unless its content has its digest.
+    fn checked(digest: Digest, data: String) -> Result<ArtifactBlob, String> {
+        let blob = ArtifactBlob::new(data);
+        if blob.digest != digest {
+            return Err(format!("artifact {digest} does not match its content"));
+        }
+        Ok(blob)
+    }
+}
+
+/// The fields as written; [`ArtifactBlob`]'s readers go through it.
+#[derive(Deserialize, Decode)]
+struct ArtifactBlobFields {
+    digest: Digest,
+    data: String,
+}
+
+impl<'de> Deserialize<'de> for ArtifactBlob {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let ArtifactBlobFields { digest, data } = ArtifactBlobFields::deserialize(d)?;
+        ArtifactBlob::checked(digest, data).map_err(serde::de::Error::custom)
+    }
+}
+
+impl lifeline_decode::Decode for ArtifactBlob {
+    fn decode(json: lifeline_decode::Json<'_>) -> Result<Self, lifeline_decode::Error> {
+        let ArtifactBlobFields { digest, data } = ArtifactBlobFields::decode(json)?;
+        ArtifactBlob::checked(digest, data).map_err(|_| {
+            lifeline_decode::Error::invalid("an artifact that does not match its digest")
+        })
     }
 }
 
@@ -358,10 +406,7 @@ pub fn retain_output(
     let artifact_cap = (budget_room - inline_end as u64).min(usize::MAX as u64) as usize;
     let artifact_end = floor_char_boundary(rest, artifact_cap);
     let stored = &rest[..artifact_end];
-    let blob = (!stored.is_empty()).then(|| ArtifactBlob {
-        digest: Digest::of(stored.as_bytes()),
-        data: stored.to_string(),
-    });
+    let blob = (!stored.is_empty()).then(|| ArtifactBlob::new(stored.to_string()));
     let chunk = OutputChunk {
         offset,
         len: data.len() as u64,
@@ -385,15 +430,31 @@ mod tests {
         let (c, blob) = retain_output("hello world", 100, 5, 8);
         assert_eq!(c.inline, "hello");
         assert_eq!(c.artifact.as_ref().unwrap().len, 3);
-        assert_eq!(blob.as_ref().unwrap().data, " wo");
+        assert_eq!(blob.as_ref().unwrap().data(), " wo");
         assert_eq!(c.dropped, 3);
         c.validate().unwrap();
-        blob.unwrap().validate().unwrap();
         let mut s = OutputSummary::default();
         s.record(&c);
         assert_eq!(s.truncated_at, Some(105));
         assert_eq!(s.artifacts[0].offset, 105);
         assert_eq!(s.dropped_from, Some(108));
+    }
+
+    #[test]
+    fn an_artifact_reads_back_only_with_its_own_digest() {
+        let (_, blob) = retain_output("hello world", 0, 0, 100);
+        let blob = blob.unwrap();
+        assert_eq!(blob.digest(), Digest::of(b"hello world"));
+        let text = lifeline_encode::to_string(&blob);
+        assert_eq!(
+            lifeline_decode::from_str::<ArtifactBlob>(&text).unwrap(),
+            blob
+        );
+        assert_eq!(serde_json::from_str::<ArtifactBlob>(&text).unwrap(), blob);
+        let forged = text.replace("hello world", "hello there");
+        assert_ne!(forged, text);
+        assert!(lifeline_decode::from_str::<ArtifactBlob>(&forged).is_err());
+        assert!(serde_json::from_str::<ArtifactBlob>(&forged).is_err());
     }
 
     #[test]

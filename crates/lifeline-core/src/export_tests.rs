@@ -124,12 +124,12 @@ impl J {
             });
             let (chunk, blob) = retain_output(output, 0, 16, 1 << 20);
             if let Some(blob) = blob {
-                if !self.artifacts.contains_key(&blob.digest) {
+                if !self.artifacts.contains_key(&blob.digest()) {
                     self.push(JournalRecord::ArtifactStored {
-                        digest: blob.digest,
-                        len: blob.data.len() as u64,
+                        digest: blob.digest(),
+                        len: blob.data().len() as u64,
                     });
-                    self.artifacts.insert(blob.digest, blob.data);
+                    self.artifacts.insert(blob.digest(), blob.into_data());
                 }
             }
             self.push(JournalRecord::Event(EventRecord {

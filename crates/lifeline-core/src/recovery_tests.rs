@@ -679,8 +679,8 @@ fn output_changes_the_card_only_through_eviction() {
         let (chunk, blob) = retain_output("1\n", 0, 64, 1 << 20);
         if let Some(blob) = blob {
             let stored = JournalRecord::ArtifactStored {
-                digest: blob.digest,
-                len: blob.data.len() as u64,
+                digest: blob.digest(),
+                len: blob.data().len() as u64,
             };
             assert!(!affects_card(&stored));
             f.append(stored);

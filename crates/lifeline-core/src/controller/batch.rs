@@ -113,7 +113,7 @@ impl Controller {
                 .into_iter()
                 .partition(|a| {
                     entries.iter().any(|e| {
-                        matches!(&e.record, JournalRecord::ArtifactStored { digest, .. } if *digest == a.digest)
+                        matches!(&e.record, JournalRecord::ArtifactStored { digest, .. } if *digest == a.digest())
                     })
                 });
         self.open.artifacts = keep;

@@ -250,12 +250,12 @@ impl Controller {
         };
         if let Some(b) = blob {
             // Content-addressed: the same bytes from any command are stored once.
-            if !self.working.artifacts.contains_key(&b.digest) {
+            if !self.working.artifacts.contains_key(&b.digest()) {
                 self.record(
                     now,
                     JournalRecord::ArtifactStored {
-                        digest: b.digest,
-                        len: b.data.len() as u64,
+                        digest: b.digest(),
+                        len: b.data().len() as u64,
                     },
                 );
                 self.open.artifacts.push(b);

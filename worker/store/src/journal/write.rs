@@ -76,9 +76,9 @@ impl Journal {
             set(
                 &value,
                 &keys.digest,
-                &JsValue::from_str(&artifact.digest.to_string()),
+                &JsValue::from_str(&artifact.digest().to_string()),
             );
-            set(&value, &keys.data, &JsValue::from_str(&artifact.data));
+            set(&value, &keys.data, &JsValue::from_str(artifact.data()));
             rows.push((store::ARTIFACTS, value.into()));
         }
         let mut names: Vec<&str> = Vec::with_capacity(4);
