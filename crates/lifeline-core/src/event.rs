@@ -41,8 +41,37 @@ impl EventBody {
 
     /// Identity of the content, for telling a resend from a conflict.
     pub fn digest(&self) -> Digest {
-        // Field order is fixed by the type, so this encoding is canonical.
-        Digest::of(&lifeline_encode::to_vec(self))
+        match self.output() {
+            Some(text) => self.digest_of_output(&HashedText::new(text)),
+            // Field order is fixed by the type, so this encoding is canonical.
+            None => Digest::of(&lifeline_encode::to_vec(self)),
+        }
+    }
+
+    /// An output event's text.
+    pub fn output(&self) -> Option<&str> {
+        match self {
+            EventBody::Stdout { data } | EventBody::Stderr { data } => Some(data),
+            _ => None,
+        }
+    }
+
+    /// [`EventBody::digest`] of an output event whose text is already
+    /// hashed: its stream and its text's SHA-256, hashed together. The
+    /// artifact that holds the text is named by that same SHA-256, so 10 MB
+    /// of output is hashed once, not once for the event and again for its
+    /// artifact (docs/benchmarks.md, "Twenty-fourth stop").
+    pub fn digest_of_output(&self, text: &HashedText<'_>) -> Digest {
+        let stream: &[u8] = match self {
+            EventBody::Stderr { .. } => b"stderr",
+            _ => b"stdout",
+        };
+        let mut framed = Vec::with_capacity(64);
+        framed.extend_from_slice(b"lifeline output event\0");
+        framed.extend_from_slice(stream);
+        framed.push(0);
+        framed.extend_from_slice(&text.digest.0);
+        Digest::of(&framed)
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -103,6 +132,22 @@ impl Schema for TerminalResult {
     }
 }
 
+/// Output text and its SHA-256, computed once for the event's digest and
+/// its artifact's; made only by [`HashedText::new`].
+pub struct HashedText<'a> {
+    text: &'a str,
+    digest: Digest,
+}
+
+impl<'a> HashedText<'a> {
+    pub fn new(text: &'a str) -> HashedText<'a> {
+        HashedText {
+            text,
+            digest: Digest::of(text.as_bytes()),
+        }
+    }
+}
+
 /// Where a span of output that is not inline is stored.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Encode, Deserialize, Decode)]
 pub struct ArtifactSpan {
@@ -112,8 +157,9 @@ pub struct ArtifactSpan {
 
 /// Artifact content to write in the same transaction as the records naming it.
 ///
-/// Its digest is its content's, by construction: [`ArtifactBlob::new`] is
-/// the only way to make one from a value, and decoding one checks it. So
+/// Its digest is its content's, by construction: it is made only by
+/// [`ArtifactBlob::new`] or from a [`HashedText`] (each hashes the text
+/// itself), and decoding one checks it. So
 /// the journal's writer does not hash 10 MB of output a second time to
 /// assert what the type already holds (a third of the controller's
 /// SHA-256 time on a 10 MB `seq`, docs/benchmarks.md, "Twenty-fourth
@@ -395,18 +441,29 @@ fn floor_char_boundary(s: &str, max: usize) -> usize {
 /// `budget_room` what is left of its output budget (inline counts against
 /// both). Splits fall on character boundaries so inline text stays valid.
 pub fn retain_output(
-    data: &str,
+    hashed: &HashedText<'_>,
     offset: u64,
     inline_room: u64,
     budget_room: u64,
 ) -> (OutputChunk, Option<ArtifactBlob>) {
+    let data = hashed.text;
     let inline_cap = inline_room.min(budget_room).min(usize::MAX as u64) as usize;
     let inline_end = floor_char_boundary(data, inline_cap);
     let rest = &data[inline_end..];
     let artifact_cap = (budget_room - inline_end as u64).min(usize::MAX as u64) as usize;
     let artifact_end = floor_char_boundary(rest, artifact_cap);
     let stored = &rest[..artifact_end];
-    let blob = (!stored.is_empty()).then(|| ArtifactBlob::new(stored.to_string()));
+    let blob = (!stored.is_empty()).then(|| {
+        if stored.len() == data.len() {
+            // The whole text: its digest is already known.
+            ArtifactBlob {
+                digest: hashed.digest,
+                data: stored.to_owned(),
+            }
+        } else {
+            ArtifactBlob::new(stored.to_owned())
+        }
+    });
     let chunk = OutputChunk {
         offset,
         len: data.len() as u64,
@@ -427,7 +484,7 @@ mod tests {
 
     #[test]
     fn output_splits_inline_then_artifact_then_dropped() {
-        let (c, blob) = retain_output("hello world", 100, 5, 8);
+        let (c, blob) = retain_output(&crate::event::HashedText::new("hello world"), 100, 5, 8);
         assert_eq!(c.inline, "hello");
         assert_eq!(c.artifact.as_ref().unwrap().len, 3);
         assert_eq!(blob.as_ref().unwrap().data(), " wo");
@@ -442,7 +499,7 @@ mod tests {
 
     #[test]
     fn an_artifact_reads_back_only_with_its_own_digest() {
-        let (_, blob) = retain_output("hello world", 0, 0, 100);
+        let (_, blob) = retain_output(&crate::event::HashedText::new("hello world"), 0, 0, 100);
         let blob = blob.unwrap();
         assert_eq!(blob.digest(), Digest::of(b"hello world"));
         let text = lifeline_encode::to_string(&blob);
@@ -458,19 +515,44 @@ mod tests {
     }
 
     #[test]
+    fn an_output_event_is_named_by_its_stream_and_its_text_hashed_once() {
+        let out = |data: &str| EventBody::Stdout { data: data.into() };
+        let err = |data: &str| EventBody::Stderr { data: data.into() };
+        assert_eq!(out("1\n2\n").digest(), out("1\n2\n").digest());
+        assert_ne!(out("1\n2\n").digest(), out("1\n3\n").digest());
+        assert_ne!(out("1\n2\n").digest(), err("1\n2\n").digest());
+        // Not the JSON's digest, which hashed the text a second time.
+        let body = out("1\n2\n");
+        assert_ne!(body.digest(), Digest::of(&lifeline_encode::to_vec(&body)));
+        // The text's own SHA-256 names the artifact holding all of it, and
+        // a part of it is hashed on its own.
+        let hashed = HashedText::new("1\n2\n");
+        assert_eq!(body.digest_of_output(&hashed), body.digest());
+        let (_, whole) = retain_output(&hashed, 0, 0, 100);
+        assert_eq!(whole.unwrap().digest(), Digest::of(b"1\n2\n"));
+        let (_, part) = retain_output(&hashed, 0, 2, 100);
+        assert_eq!(part.unwrap().digest(), Digest::of(b"2\n"));
+        // Other events keep the digest of their JSON.
+        let phase = EventBody::Lifecycle {
+            phase: "started".into(),
+        };
+        assert_eq!(phase.digest(), Digest::of(&lifeline_encode::to_vec(&phase)));
+    }
+
+    #[test]
     fn split_respects_character_boundaries() {
-        let (c, blob) = retain_output("héllo", 0, 2, 100);
+        let (c, blob) = retain_output(&crate::event::HashedText::new("héllo"), 0, 2, 100);
         assert_eq!(c.inline, "h");
         assert_eq!(blob.unwrap().data, "éllo");
         c.validate().unwrap();
-        let (c, blob) = retain_output("abc", 0, 10, 10);
+        let (c, blob) = retain_output(&crate::event::HashedText::new("abc"), 0, 10, 10);
         assert_eq!(c.inline, "abc");
         assert!(blob.is_none());
     }
 
     #[test]
     fn event_record_round_trips_and_checks_parts() {
-        let (chunk, _) = retain_output("abcdef", 0, 3, 100);
+        let (chunk, _) = retain_output(&crate::event::HashedText::new("abcdef"), 0, 3, 100);
         let rec = EventRecord {
             v: V1,
             command: crate::command::tests::id(7),

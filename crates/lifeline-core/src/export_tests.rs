@@ -122,7 +122,8 @@ impl J {
                 from: Outcome::Dispatched,
                 to: Outcome::Running,
             });
-            let (chunk, blob) = retain_output(output, 0, 16, 1 << 20);
+            let (chunk, blob) =
+                retain_output(&crate::event::HashedText::new(output), 0, 16, 1 << 20);
             if let Some(blob) = blob {
                 if !self.artifacts.contains_key(&blob.digest()) {
                     self.push(JournalRecord::ArtifactStored {

@@ -676,7 +676,7 @@ fn output_changes_the_card_only_through_eviction() {
     let before = f.card(&facts()).expect("a failed session has a card");
     let retained = RetentionPolicy::default().retained_events as u64;
     for seq in 1..=retained + 1 {
-        let (chunk, blob) = retain_output("1\n", 0, 64, 1 << 20);
+        let (chunk, blob) = retain_output(&crate::event::HashedText::new("1\n"), 0, 64, 1 << 20);
         if let Some(blob) = blob {
             let stored = JournalRecord::ArtifactStored {
                 digest: blob.digest(),

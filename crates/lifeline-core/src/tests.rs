@@ -49,7 +49,12 @@ pub(crate) fn examples() -> Vec<(&'static str, String)> {
         admitted_at: Millis(1_767_225_000_000),
         reissue_of: None,
     };
-    let (chunk, blob) = crate::event::retain_output("3 nums.txt\n", 0, 4, 1_048_576);
+    let (chunk, blob) = crate::event::retain_output(
+        &crate::event::HashedText::new("3 nums.txt\n"),
+        0,
+        4,
+        1_048_576,
+    );
     let stdout = EventRecord {
         v: V1,
         command,

@@ -7,7 +7,7 @@
 //! content-addressed artifact) and an event is acknowledged to the runtime
 //! only once durable, so the runtime keeps what it must resend.
 
-use crate::event::{retain_output, EventBody, EventRecord, RetainedBody};
+use crate::event::{retain_output, EventBody, EventRecord, HashedText, RetainedBody};
 use crate::id::{CommandId, Digest, EventSeq, Generation, Millis, RuntimeId};
 use crate::journal::{AckSource, JournalRecord, RecoveryKind};
 use crate::message::{ControllerToRuntime, StreamPosition};
@@ -151,7 +151,13 @@ impl Controller {
         body: EventBody,
         now: Millis,
     ) -> Result<(), ControllerError> {
-        let digest = body.digest();
+        // An output event's text is hashed once, for its digest and its
+        // artifact's.
+        let mut hashed = body.output().map(HashedText::new);
+        let digest = match &hashed {
+            Some(text) => body.digest_of_output(text),
+            None => body.digest(),
+        };
         if let Some(c) = self.working.settled_command(command) {
             // Settled for good: whatever it sends is at or before its
             // terminal event, whose digest is all that is kept.
@@ -227,12 +233,14 @@ impl Controller {
         let mut blob = None;
         let retained = match &body {
             EventBody::Stdout { data } => {
-                let (chunk, b) = retain_output(data, stdout_offset, inline_room, budget_room);
+                let text = hashed.take().unwrap_or_else(|| HashedText::new(data));
+                let (chunk, b) = retain_output(&text, stdout_offset, inline_room, budget_room);
                 blob = b;
                 RetainedBody::Stdout(chunk)
             }
             EventBody::Stderr { data } => {
-                let (chunk, b) = retain_output(data, stderr_offset, inline_room, budget_room);
+                let text = hashed.take().unwrap_or_else(|| HashedText::new(data));
+                let (chunk, b) = retain_output(&text, stderr_offset, inline_room, budget_room);
                 blob = b;
                 RetainedBody::Stderr(chunk)
             }
