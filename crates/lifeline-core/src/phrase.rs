@@ -954,7 +954,7 @@ impl fmt::Display for Phrase {
             ),
             P::RuntimeNotJson { runtime } => write!(
                 f,
-                "runtime {runtime} sent a message that is not a JSON string; it was ignored"
+                "runtime {runtime} sent a message that is not JSON text in a buffer; it was ignored"
             ),
             P::RuntimeMessageRejected { runtime, code } => write!(
                 f,

@@ -724,7 +724,8 @@ impl Shell {
         let weak = Rc::downgrade(self);
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             let Some(shell) = weak.upgrade() else { return };
-            let Some(text) = event.data().as_string() else {
+            // The runtime moves the UTF-8 bytes of its message's JSON.
+            let Ok(buffer) = event.data().dyn_into::<js_sys::ArrayBuffer>() else {
                 return notice(
                     "runtime-message",
                     Level::Warning,
@@ -732,6 +733,9 @@ impl Shell {
                         runtime: runtime.to_string(),
                     },
                 );
+            };
+            let Ok(text) = String::from_utf8(js_sys::Uint8Array::new(&buffer).to_vec()) else {
+                return shell.input(|e, _| e.runtime_message_rejected(runtime, "malformed"));
             };
             match lifeline_codec::decode_message::<lifeline_core::RuntimeToController>(&text) {
                 Ok(message) => shell.input(|e, now| {

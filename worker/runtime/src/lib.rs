@@ -268,7 +268,14 @@ impl Worker {
                 RuntimeEffect::Send(message) => {
                     if let Some(link) = self.link.borrow().as_ref() {
                         let text = lifeline_protocol::encode(&message);
-                        let _ = link.port.post_message(&JsValue::from_str(&text));
+                        // Its UTF-8 bytes, moved, not a JS string: output is
+                        // most of what goes this way, and a string is
+                        // converted from UTF-8 here and back again in the
+                        // controller (docs/benchmarks.md, "Twenty-fourth stop").
+                        let buffer = js_sys::Uint8Array::from(text.as_bytes()).buffer();
+                        let _ = link
+                            .port
+                            .post_message_with_transferable(&buffer, &js_sys::Array::of1(&buffer));
                     }
                 }
                 RuntimeEffect::StartProcess { command, binding } => {
