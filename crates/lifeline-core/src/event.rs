@@ -56,15 +56,18 @@ impl EventBody {
         }
     }
 
-    /// [`EventBody::digest`] of an output event whose text is already
-    /// hashed: its stream and its text's SHA-256, hashed together. The
-    /// artifact that holds the text is named by that same SHA-256, so 10 MB
-    /// of output is hashed once, not once for the event and again for its
-    /// artifact (docs/benchmarks.md, "Twenty-fourth stop").
-    pub fn digest_of_output(&self, text: &HashedText<'_>) -> Digest {
+    /// [`EventBody::digest`], given [`EventBody::output`] already hashed:
+    /// an output event's is its stream and its text's SHA-256, hashed
+    /// together. The artifact that holds the text is named by that same
+    /// SHA-256, so 10 MB of output is hashed once, not once for the event
+    /// and again for its artifact (docs/benchmarks.md, "Twenty-fourth
+    /// stop").
+    pub(crate) fn digest_of_output(&self, text: &HashedText<'_>) -> Digest {
+        debug_assert_eq!(self.output(), Some(text.text));
         let stream: &[u8] = match self {
+            EventBody::Stdout { .. } => b"stdout",
             EventBody::Stderr { .. } => b"stderr",
-            _ => b"stdout",
+            _ => return self.digest(),
         };
         let mut framed = Vec::with_capacity(64);
         framed.extend_from_slice(b"lifeline output event\0");
@@ -484,7 +487,7 @@ mod tests {
 
     #[test]
     fn output_splits_inline_then_artifact_then_dropped() {
-        let (c, blob) = retain_output(&crate::event::HashedText::new("hello world"), 100, 5, 8);
+        let (c, blob) = retain_output(&HashedText::new("hello world"), 100, 5, 8);
         assert_eq!(c.inline, "hello");
         assert_eq!(c.artifact.as_ref().unwrap().len, 3);
         assert_eq!(blob.as_ref().unwrap().data(), " wo");
@@ -499,7 +502,7 @@ mod tests {
 
     #[test]
     fn an_artifact_reads_back_only_with_its_own_digest() {
-        let (_, blob) = retain_output(&crate::event::HashedText::new("hello world"), 0, 0, 100);
+        let (_, blob) = retain_output(&HashedText::new("hello world"), 0, 0, 100);
         let blob = blob.unwrap();
         assert_eq!(blob.digest(), Digest::of(b"hello world"));
         let text = lifeline_encode::to_string(&blob);
@@ -541,18 +544,18 @@ mod tests {
 
     #[test]
     fn split_respects_character_boundaries() {
-        let (c, blob) = retain_output(&crate::event::HashedText::new("héllo"), 0, 2, 100);
+        let (c, blob) = retain_output(&HashedText::new("héllo"), 0, 2, 100);
         assert_eq!(c.inline, "h");
         assert_eq!(blob.unwrap().data, "éllo");
         c.validate().unwrap();
-        let (c, blob) = retain_output(&crate::event::HashedText::new("abc"), 0, 10, 10);
+        let (c, blob) = retain_output(&HashedText::new("abc"), 0, 10, 10);
         assert_eq!(c.inline, "abc");
         assert!(blob.is_none());
     }
 
     #[test]
     fn event_record_round_trips_and_checks_parts() {
-        let (chunk, _) = retain_output(&crate::event::HashedText::new("abcdef"), 0, 3, 100);
+        let (chunk, _) = retain_output(&HashedText::new("abcdef"), 0, 3, 100);
         let rec = EventRecord {
             v: V1,
             command: crate::command::tests::id(7),
