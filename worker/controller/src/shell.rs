@@ -734,7 +734,13 @@ impl Shell {
                     },
                 );
             };
-            let Ok(text) = String::from_utf8(js_sys::Uint8Array::new(&buffer).to_vec()) else {
+            // Over the protocol's limit it is refused before it is copied.
+            let text = if buffer.byte_length() as usize > lifeline_protocol::MAX_MESSAGE_BYTES {
+                None
+            } else {
+                String::from_utf8(js_sys::Uint8Array::new(&buffer).to_vec()).ok()
+            };
+            let Some(text) = text else {
                 return shell.input(|e, _| e.runtime_message_rejected(runtime, "malformed"));
             };
             match lifeline_codec::decode_message::<lifeline_core::RuntimeToController>(&text) {
