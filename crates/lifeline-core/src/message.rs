@@ -307,8 +307,8 @@ impl RuntimeToController {
 
     /// An output event's text, taken out to travel beside the message's
     /// JSON as raw UTF-8: inside it, every line end was escaped by the
-    /// runtime and unescaped again by the controller, about 60 ms of each
-    /// thread per 9 MB (docs/benchmarks.md, "Twenty-fourth stop"). The
+    /// runtime and unescaped again by the controller, 44–73 ms of each
+    /// thread per 8.9 MB (docs/benchmarks.md, "Twenty-fourth stop"). The
     /// event is left with an empty text; an empty text stays in place.
     pub fn take_output_text(&mut self) -> Option<String> {
         match self {
