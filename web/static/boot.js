@@ -19,6 +19,13 @@ function early(url) {
 globalThis.lifelineEarlyController = early('./controller.js');
 globalThis.lifelineEarlyRuntime = early('./runtime.js');
 
-// Loads the UI's wasm; #[wasm_bindgen(start)] mounts the app.
-import init from './lifeline_web.js';
-init();
+// Loads the UI's wasm; #[wasm_bindgen(start)] mounts the app. Imported,
+// not a static import: a static import is fetched, with its own import,
+// before this file runs, and the workers above waited for both. The
+// module's bytes and the glue's import are asked for at once, beside the
+// glue (see controller.js).
+const bytes = fetch(new URL('./lifeline_web_bg.wasm', import.meta.url));
+bytes.catch(() => {});
+import('./split-page/__wasm_split.js').catch(() => {});
+const { default: init } = await import('./lifeline_web.js');
+init({ module_or_path: bytes });

@@ -24,6 +24,9 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| root().join("target"))
 }
 
+/// How late each response of the first visit's second pair of servers is.
+const FIRST_VISIT_LATENCY_MS: u64 = 40;
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut rounds: Option<String> = None;
     let mut args = args.iter();
@@ -53,12 +56,22 @@ pub fn run(args: &[String]) -> Result<(), String> {
     // The first-visit benchmark's baseline: a minimal Leptos page and worker.
     let minimal = build_minimal()?;
     let minimal_address = serve::spawn(&minimal)?;
+    // Both again, each response 40 ms late: a first visit over a network.
+    let latency = std::time::Duration::from_millis(FIRST_VISIT_LATENCY_MS);
+    let slow_app = serve::spawn_with_latency(&app.dir, latency)?;
+    let slow_minimal = serve::spawn_with_latency(&minimal, latency)?;
     let mut node = Command::new("node");
     node.current_dir(root().join("e2e"))
         .arg("bench/run.mjs")
         .env("LIFELINE_BENCH_URL", format!("http://{address}/"))
         .env("LIFELINE_APP_URL", format!("http://{app_address}/"))
         .env("LIFELINE_MINIMAL_URL", format!("http://{minimal_address}/"))
+        .env("LIFELINE_SLOW_APP_URL", format!("http://{slow_app}/"))
+        .env(
+            "LIFELINE_SLOW_MINIMAL_URL",
+            format!("http://{slow_minimal}/"),
+        )
+        .env("LIFELINE_SLOW_MS", FIRST_VISIT_LATENCY_MS.to_string())
         .env("BENCH_JSON", target_dir().join("bench-results.json"))
         .env("CHROMIUM", tools::CHROMIUM)
         .env("LIFELINE_GGUF_PYTHON", &gguf_python);

@@ -11,7 +11,7 @@ use axum::{
     response::Response,
     Router,
 };
-use std::{net::SocketAddr, path::Path};
+use std::{net::SocketAddr, path::Path, time::Duration};
 use tower_http::{services::ServeDir, set_header::SetResponseHeaderLayer};
 
 /// `'wasm-unsafe-eval'` lets the page and workers compile wasm without
@@ -119,7 +119,25 @@ pub fn run(args: &[String]) -> Result<(), String> {
 /// Serves `dir` on an ephemeral loopback port from a background thread, for
 /// the end-to-end tests. The server lives until the process exits.
 pub fn spawn(dir: &Path) -> Result<SocketAddr, String> {
-    let dir = dir.to_path_buf();
+    spawn_with_latency(dir, Duration::ZERO)
+}
+
+/// [`spawn`], each response held back by `latency`: the round trip of a
+/// real network, which loopback does not have, so that the bench sees
+/// what a chain of requests, each asked for only once the one before has
+/// arrived, costs a visitor.
+pub fn spawn_with_latency(dir: &Path, latency: Duration) -> Result<SocketAddr, String> {
+    let app = router(dir);
+    let app = if latency.is_zero() {
+        app
+    } else {
+        app.layer(middleware::from_fn(
+            move |request: Request, next: Next| async move {
+                tokio::time::sleep(latency).await;
+                next.run(request).await
+            },
+        ))
+    };
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = match tokio::runtime::Runtime::new() {
@@ -133,7 +151,7 @@ pub fn spawn(dir: &Path) -> Result<SocketAddr, String> {
             };
             let address = listener.local_addr().map_err(|e| e.to_string());
             let _ = sender.send(address);
-            let _ = axum::serve(listener, router(&dir)).await;
+            let _ = axum::serve(listener, app).await;
             Ok(())
         })
     });

@@ -761,3 +761,29 @@ fn flat_maps_are_keyed_by_time_ordered_identities() {
         "FlatMap/FlatSet keyed by something other than an identity: {offenders:?}"
     );
 }
+
+/// No bootstrap script has a static import: a static import is fetched,
+/// with whatever it imports, before the script runs, so each link of the
+/// chain waited for the one before, one round trip each, and `boot.js`
+/// started the workers only once the page's glue had arrived
+/// (docs/benchmarks.md, "Twenty-fifth stop"). (docs/ARCHITECTURE.md,
+/// "Architecture Invariant" at `boot.js`.)
+#[test]
+fn no_bootstrap_script_waits_on_a_static_import() {
+    for name in ["boot.js", "controller.js", "runtime.js", "provider.js"] {
+        let path = root().join("web/static").join(name);
+        let text = std::fs::read_to_string(&path).expect("a bootstrap script");
+        let statics: Vec<&str> = text
+            .lines()
+            .filter(|line| line.trim_start().starts_with("import ") || line.starts_with("import{"))
+            .collect();
+        assert!(
+            statics.is_empty(),
+            "{name} has a static import: {statics:?}"
+        );
+        assert!(
+            text.contains("fetch(new URL("),
+            "{name} does not ask for its module's bytes itself"
+        );
+    }
+}
