@@ -14,6 +14,8 @@
 //! natively (`schema::read`: size, a JSON object, version, validate;
 //! `lifeline_protocol::decode`: size); nothing from outside can panic.
 
+pub mod frame;
+
 use js_sys::{JsString, Uint8Array};
 use lifeline_core::schema::{self, Schema, SchemaError};
 use lifeline_decode::{Decode, Object};

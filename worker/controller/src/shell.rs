@@ -15,6 +15,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 
+use lifeline_codec::frame::FrameError;
 use lifeline_core::phrase::Phrase;
 use lifeline_core::{Generation, JournalEntry, Millis, PortId, Projection, RuntimeId, StartCause};
 use lifeline_engine::salvage::{salvage, Reader, SetAside};
@@ -724,39 +725,20 @@ impl Shell {
         let weak = Rc::downgrade(self);
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
             let Some(shell) = weak.upgrade() else { return };
-            // The runtime moves its message's JSON as UTF-8 bytes, and an
-            // output event's text beside it as a second buffer.
-            let data = event.data();
-            let (json, beside) = match data.dyn_ref::<js_sys::Array>() {
-                Some(parts) if parts.length() == 2 => (parts.get(0), Some(parts.get(1))),
-                Some(_) => (JsValue::UNDEFINED, None),
-                None => (data, None),
-            };
-            if !json.is_instance_of::<js_sys::ArrayBuffer>() {
-                return notice(
+            match lifeline_codec::frame::read(event.data()) {
+                Ok(message) => shell.input(|e, now| {
+                    e.handle_runtime_message(runtime, generation, id, message, now)
+                }),
+                Err(FrameError::Malformed) => {
+                    shell.input(|e, _| e.runtime_message_rejected(runtime, "malformed"))
+                }
+                Err(FrameError::NotBuffer) => notice(
                     "runtime-message",
                     Level::Warning,
                     Phrase::RuntimeNotJson {
                         runtime: runtime.to_string(),
                     },
-                );
-            }
-            let message = utf8(&json)
-                .and_then(|text| {
-                    lifeline_codec::decode_message::<lifeline_core::RuntimeToController>(&text).ok()
-                })
-                .and_then(|mut message| match beside {
-                    None => Some(message),
-                    Some(beside) => {
-                        let text = utf8(&beside)?;
-                        message.put_output_text(text).ok().map(|()| message)
-                    }
-                });
-            match message {
-                Some(message) => shell.input(|e, now| {
-                    e.handle_runtime_message(runtime, generation, id, message, now)
-                }),
-                None => shell.input(|e, _| e.runtime_message_rejected(runtime, "malformed")),
+                ),
             }
         });
         port.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -913,14 +895,4 @@ fn silence(p: &Port) {
     p.port.set_onmessage(None);
     let _ = js_sys::Reflect::set(&p.port, &JsValue::from_str("onclose"), &JsValue::NULL);
     p.port.close();
-}
-
-/// A buffer's text, if it is a buffer of UTF-8 within the protocol's size
-/// limit (checked before it is copied).
-fn utf8(buffer: &JsValue) -> Option<String> {
-    let buffer = buffer.dyn_ref::<js_sys::ArrayBuffer>()?;
-    if buffer.byte_length() as usize > lifeline_protocol::MAX_MESSAGE_BYTES {
-        return None;
-    }
-    String::from_utf8(js_sys::Uint8Array::new(buffer).to_vec()).ok()
 }

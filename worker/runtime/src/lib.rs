@@ -265,23 +265,9 @@ impl Worker {
                 .and_then(|r| r.poll_effect());
             let Some(effect) = effect else { break };
             match effect {
-                RuntimeEffect::Send(mut message) => {
+                RuntimeEffect::Send(message) => {
                     if let Some(link) = self.link.borrow().as_ref() {
-                        // UTF-8 bytes, moved, not JS strings: output is most
-                        // of what goes this way, and a string is converted
-                        // from UTF-8 here and back again in the controller;
-                        // an output event's text goes beside its JSON, not
-                        // escaped inside it (docs/benchmarks.md,
-                        // "Twenty-fourth stop").
-                        let beside = message.take_output_text();
-                        let json = bytes(&lifeline_protocol::encode(&message));
-                        let (sent, moved): (JsValue, _) = match beside {
-                            None => (json.clone().into(), js_sys::Array::of1(&json)),
-                            Some(text) => {
-                                let parts = js_sys::Array::of2(&json, &bytes(&text));
-                                (parts.clone().into(), parts)
-                            }
-                        };
+                        let (sent, moved) = lifeline_codec::frame::frame(message);
                         let _ = link.port.post_message_with_transferable(&sent, &moved);
                     }
                 }
@@ -385,9 +371,4 @@ pub fn run_runtime() {
     post_to_page(&RuntimeToPage::Ready {
         protocol: PROTOCOL_VERSION,
     });
-}
-
-/// `text`'s UTF-8 bytes in a buffer of their own, to be transferred.
-fn bytes(text: &str) -> js_sys::ArrayBuffer {
-    js_sys::Uint8Array::from(text.as_bytes()).buffer()
 }
