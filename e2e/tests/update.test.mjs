@@ -4,8 +4,9 @@
 // rewrites to play the part of a new deployment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, readFile, writeFile, appendFile } from 'node:fs/promises';
+import { cp, readFile, writeFile, appendFile, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { VIEWPORTS, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
 
 const SCRATCH_URL = process.env.LIFELINE_SCRATCH_URL;
@@ -18,6 +19,14 @@ const servedStyle = (page) => page.evaluate(async () => (await fetch('./style.cs
 
 test('a new build replaces the old cache without mixing assets', { skip: !SCRATCH_DIR }, async () => {
   await cp(DIST, SCRATCH_DIR, { recursive: true });
+  // Build A's style.css dated a minute back, so that build B's, written
+  // below, never has the same `Last-Modified` second (the server's
+  // validator counts whole seconds): within one second a revalidation
+  // keeps build A's copy, which the half-deployed worker below, naming
+  // build A's digest, would then rightly cache, and there would be nothing
+  // to refuse.
+  const past = Date.now() / 1000 - 60;
+  await utimes(join(SCRATCH_DIR, 'style.css'), past, past);
   const browser = await openBrowser(VIEWPORTS.desktop);
   try {
     let page = browser.page;
@@ -30,21 +39,41 @@ test('a new build replaces the old cache without mixing assets', { skip: !SCRATC
     assert.match(oldCache, /^lifeline-[0-9a-f]{16}$/);
     const oldStyle = await servedStyle(page);
 
-    // Deploy "build B": a changed asset and a service worker with a new version.
+    // Deploy "build B": a changed asset and a service worker with a new
+    // version. First half-deployed: the new worker, whose digest for
+    // style.css is still build A's, while the server already has build B's
+    // file. Its install fails rather than cache a mix of the two builds.
     const sw = join(SCRATCH_DIR, 'sw.js');
     const oldVersion = oldCache.slice('lifeline-'.length);
-    const newVersion = 'b'.repeat(16);
-    await writeFile(sw, (await readFile(sw, 'utf8')).replace(oldVersion, newVersion));
-    await appendFile(join(SCRATCH_DIR, 'style.css'), '\n/* build B */\n');
+    const oldSw = await readFile(sw, 'utf8');
+    const style = join(SCRATCH_DIR, 'style.css');
+    const digest = async () => `sha256-${createHash('sha256').update(await readFile(style)).digest('base64')}`;
+    const oldDigest = await digest();
+    assert.ok(oldSw.includes(`"./style.css":"${oldDigest}"`), 'sw.js records style.css by its digest');
+    await appendFile(style, '\n/* build B */\n');
+    // Asks for the new worker and follows it until its install is over:
+    // "installed" (waiting), or "redundant" when the install failed.
+    const update = () =>
+      page.evaluate(async () => {
+        const registration = await navigator.serviceWorker.ready;
+        const found = new Promise((resolve) =>
+          registration.addEventListener('updatefound', () => resolve(registration.installing), { once: true }),
+        );
+        await registration.update();
+        const worker = await found;
+        while (worker.state === 'parsed' || worker.state === 'installing') {
+          await new Promise((resolve) => worker.addEventListener('statechange', resolve, { once: true }));
+        }
+        return worker.state;
+      });
+    await writeFile(sw, oldSw.replace(oldVersion, 'a'.repeat(16)));
+    assert.equal(await update(), 'redundant', 'a worker whose assets do not match its digests is not installed');
+    assert.deepEqual(await cacheNames(page), [oldCache]);
 
-    await page.evaluate(async () => {
-      const registration = await navigator.serviceWorker.ready;
-      await registration.update();
-    });
-    await page.waitForFunction(async () => {
-      const registration = await navigator.serviceWorker.getRegistration();
-      return registration?.waiting?.state === 'installed';
-    });
+    // Then whole: the digest that matches the server's file.
+    const newVersion = 'b'.repeat(16);
+    await writeFile(sw, oldSw.replace(oldVersion, newVersion).replace(oldDigest, await digest()));
+    assert.equal(await update(), 'installed');
     // The open page of build A still gets build A's bytes.
     assert.equal(await servedStyle(page), oldStyle);
     assert.deepEqual((await cacheNames(page)).sort(), [oldCache, `lifeline-${newVersion}`].sort());

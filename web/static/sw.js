@@ -11,6 +11,8 @@
 const VERSION = '__LIFELINE_BUILD__';
 const CACHE = `lifeline-${VERSION}`;
 const ASSETS = __LIFELINE_ASSETS__;
+// Each asset's SHA-256, as Subresource Integrity writes it.
+const INTEGRITY = __LIFELINE_INTEGRITY__;
 // llama.cpp in WebAssembly for local models: about 3 MB gzip, so it is not
 // precached (most visitors never use a local model). `local-model.js` puts
 // it into this cache when a model file is picked and before a model loads
@@ -19,11 +21,37 @@ const ASSETS = __LIFELINE_ASSETS__;
 // engine unchanged and is dropped when the engine changes.
 const ENGINE = '__LIFELINE_ENGINE__';
 
+// Each asset is revalidated, not fetched again: on a first visit the page
+// and its workers have just downloaded most of them (every module), and a
+// second download of all of them, about as much again as the visit
+// itself, went on beside the visitor's first command. Whatever comes,
+// from the server or from the HTTP cache, must have the digest this build
+// recorded: a copy a validator kept wrongly (a file changed within the
+// second its date names) is fetched again whole, and one that still does
+// not match belongs to another build, so the install fails and is tried
+// again at the next visit rather than cache a mix of two builds.
+async function fetchAsset(url) {
+  const integrity = INTEGRITY[url];
+  try {
+    return await fetch(new Request(url, { cache: 'no-cache', integrity }));
+  } catch {
+    return fetch(new Request(url, { cache: 'reload', integrity }));
+  }
+}
+
 self.addEventListener('install', (event) => {
   event.waitUntil(
-    caches.open(CACHE).then((cache) =>
-      cache.addAll(ASSETS.map((url) => new Request(url, { cache: 'reload' }))),
-    ),
+    (async () => {
+      const responses = await Promise.all(
+        ASSETS.map(async (url) => {
+          const response = await fetchAsset(url);
+          if (!response.ok) throw new TypeError(`${url}: HTTP ${response.status}`);
+          return [url, response];
+        }),
+      );
+      const cache = await caches.open(CACHE);
+      await Promise.all(responses.map(([url, response]) => cache.put(url, response)));
+    })(),
   );
 });
 

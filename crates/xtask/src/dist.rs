@@ -414,17 +414,51 @@ pub fn write_service_worker(dir: &Path) -> Result<String, String> {
     let mut urls = vec!["./".to_owned()];
     urls.extend(files.iter().map(|file| format!("./{file}")));
     let list = serde_json::to_string(&urls).map_err(|e| e.to_string())?;
+    // Each asset's digest, which the service worker checks what it caches
+    // against (Subresource Integrity's form): "./" is `index.html`.
+    let mut integrity = std::collections::BTreeMap::new();
+    for (url, file) in urls
+        .iter()
+        .zip(std::iter::once("index.html").chain(files.iter().map(String::as_str)))
+    {
+        let bytes = std::fs::read(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+        integrity.insert(url.clone(), sri_sha256(&bytes));
+    }
+    let integrity = serde_json::to_string(&integrity).map_err(|e| e.to_string())?;
     let template = std::fs::read_to_string(dir.join("sw.js"))
         .map_err(|e| format!("sw.js template missing from the bundle: {e}"))?;
-    if !template.contains("__LIFELINE_BUILD__") || !template.contains("__LIFELINE_ASSETS__") {
-        return Err("sw.js lacks its __LIFELINE_BUILD__/__LIFELINE_ASSETS__ placeholders".into());
+    if [
+        "__LIFELINE_BUILD__",
+        "__LIFELINE_ASSETS__",
+        "__LIFELINE_INTEGRITY__",
+    ]
+    .iter()
+    .any(|placeholder| !template.contains(placeholder))
+    {
+        return Err(
+            "sw.js lacks one of its __LIFELINE_BUILD__, __LIFELINE_ASSETS__ and \
+             __LIFELINE_INTEGRITY__ placeholders"
+                .into(),
+        );
     }
     let stamped = template
         .replace("__LIFELINE_BUILD__", &version)
         .replace("__LIFELINE_ASSETS__", &list)
+        .replace("__LIFELINE_INTEGRITY__", &integrity)
         .replace("__LIFELINE_ENGINE__", &engine_cache);
     std::fs::write(dir.join("sw.js"), stamped).map_err(|e| e.to_string())?;
     Ok(version)
+}
+
+/// `bytes`' SHA-256 as Subresource Integrity writes it.
+fn sri_sha256(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(bytes);
+    format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
 }
 
 /// The local model engine's cache name, from its files' bytes, written into
@@ -517,6 +551,20 @@ mod tests {
         );
         assert!(!sw.contains("__LIFELINE_"));
         assert!(!sw.contains("./sw.js"));
+        // Every asset has its digest; "./" is index.html's.
+        let html = sri_sha256(b"<html>");
+        assert!(
+            sw.contains(&format!(
+                r#"{{"./":"{html}","./icons/a.png":"{}","./index.html":"{html}"}}"#,
+                sri_sha256(&[1, 2, 3])
+            )),
+            "{sw}"
+        );
+        // SHA-256 of "abc", in base64 (FIPS 180-2's example).
+        assert_eq!(
+            sri_sha256(b"abc"),
+            "sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="
+        );
     }
 
     #[test]
