@@ -276,7 +276,8 @@ async function relayBaseline(last) {
 // that starts a module worker which opens IndexedDB, the least an app like
 // this must do), alternating in every round in the same browser build.
 // Goal: app / baseline ≤ 1.5×. Both are also opened from servers that
-// hold each response back 40 ms, as a network's round trip would. Beside
+// hold each response back LIFELINE_SLOW_MS (40 from `cargo xtask bench`),
+// as a network's round trip would. Beside
 // the times, the CPU time the renderer spent from just before navigation
 // until the bench sees "Connected" (a few ms after the page shows it): on
 // two cores a first visit is CPU-bound (docs/benchmarks.md, "Twentieth

@@ -3,8 +3,8 @@
 // Nothing here is a static import, so this runs as soon as this file
 // arrives and asks for the module's bytes, its glue and the glue's own
 // import (the split modules' loader) all at once. Static imports made
-// them a chain, each found only once the one before had arrived: on a
-// first visit the module was asked for 150 ms after this file
+// them a chain, each found only once the one before had arrived: one
+// round trip per link before the module was even asked for
 // (docs/benchmarks.md, "Twenty-fifth stop").
 const bytes = fetch(new URL('./lifeline_controller_bg.wasm', import.meta.url));
 // A failed fetch is reported by `init`, not also as unhandled here.
