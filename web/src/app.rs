@@ -19,9 +19,9 @@ pub fn App() -> impl IntoView {
         transcript::init(ui.transcript, owner);
     }
     io::start(ui);
-    // The service worker's install downloads the whole bundle again (its
-    // precache), beside the first visit's own loads: registered once the
-    // status line has settled, it no longer delays "Connected".
+    // The service worker's install revalidates the whole bundle and hashes
+    // each asset (its precache, sw.js), beside the first visit's own work:
+    // registered once the status line has settled, it never delays "Connected".
     let registered = StoredValue::new(false);
     Effect::new(move |_| {
         let settled = !matches!(
