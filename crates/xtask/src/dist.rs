@@ -403,10 +403,15 @@ pub fn write_service_worker(dir: &Path) -> Result<String, String> {
         .partition(|file| file.starts_with(&format!("{WLLAMA_DIR}/")));
     let engine_cache = stamp_engine(dir, &engine)?;
     let mut hashed = Vec::new();
+    // Each asset's digest, which the service worker checks what it caches
+    // against (Subresource Integrity's form).
+    let mut integrity = std::collections::BTreeMap::new();
     for file in &files {
+        let bytes = std::fs::read(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+        integrity.insert(format!("./{file}"), sri_sha256(&bytes));
         hashed.extend_from_slice(file.as_bytes());
         hashed.push(0);
-        hashed.extend(std::fs::read(dir.join(file)).map_err(|e| e.to_string())?);
+        hashed.extend(bytes);
         hashed.push(0);
     }
     let version = tools::hex_sha256(&hashed)[..16].to_owned();
@@ -414,16 +419,12 @@ pub fn write_service_worker(dir: &Path) -> Result<String, String> {
     let mut urls = vec!["./".to_owned()];
     urls.extend(files.iter().map(|file| format!("./{file}")));
     let list = serde_json::to_string(&urls).map_err(|e| e.to_string())?;
-    // Each asset's digest, which the service worker checks what it caches
-    // against (Subresource Integrity's form): "./" is `index.html`.
-    let mut integrity = std::collections::BTreeMap::new();
-    for (url, file) in urls
-        .iter()
-        .zip(std::iter::once("index.html").chain(files.iter().map(String::as_str)))
-    {
-        let bytes = std::fs::read(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
-        integrity.insert(url.clone(), sri_sha256(&bytes));
-    }
+    // "./" is answered with `index.html`.
+    let index = integrity
+        .get("./index.html")
+        .cloned()
+        .ok_or("the bundle has no index.html")?;
+    integrity.insert("./".to_owned(), index);
     let integrity = serde_json::to_string(&integrity).map_err(|e| e.to_string())?;
     let template = std::fs::read_to_string(dir.join("sw.js"))
         .map_err(|e| format!("sw.js template missing from the bundle: {e}"))?;
