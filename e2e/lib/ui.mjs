@@ -96,6 +96,24 @@ export async function closeSessionList(page, phone) {
   }
 }
 
+/** Makes sure the details pane's content is on the page, so that its
+ * fields can be read. It is a module of its own (web/src/app.rs), fetched
+ * once the pane can be seen: at once where the desktop layout shows the
+ * pane, and where the pane is a drawer the first time it opens. There it
+ * is opened and closed again, as a user would to read it. */
+export async function loadDetails(page) {
+  const pane = page.getByRole('complementary', { name: 'Session details' });
+  // Found hidden too, as the tests read it (a role finds visible panes only).
+  const storage = page.locator('#details [data-field="storage"]');
+  if (!(await pane.isVisible()) && (await storage.count()) === 0) {
+    await page.getByRole('button', { name: 'Session details' }).click();
+    await storage.waitFor();
+    await pane.getByRole('button', { name: 'Close details' }).click();
+    await pane.waitFor({ state: 'hidden' });
+  }
+  await storage.waitFor({ state: 'attached' });
+}
+
 /** Runs `line` as a command in the open session and waits until it completed. */
 export async function runCommand(page, line) {
   await send(page, `$ ${line}`);

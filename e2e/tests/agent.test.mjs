@@ -6,7 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
-import { addProfile, card, commandBlock, send, streaming, transcript } from '../lib/ui.mjs';
+import { addProfile, card, commandBlock, loadDetails, send, streaming, transcript } from '../lib/ui.mjs';
 import { readWorkspaceFile } from '../lib/workspace.mjs';
 import {
   startStubProvider,
@@ -125,6 +125,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
         // The stub reports 42 prompt tokens per request: the turn and the
         // session count both replies.
         await transcript(page).getByText(/^Tokens: 84 in · \d+ out$/).waitFor();
+        await loadDetails(page);
         assert.match(await page.locator('[data-field="tokens"]').textContent(), /^84 in · \d+ out$/);
 
         await scanForSecret(page, consoleLines, OPENAI_KEY);

@@ -8,7 +8,7 @@ import AxeBuilder from '@axe-core/playwright';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VIEWPORTS, openApp } from '../lib/browser.mjs';
-import { commandBlock, transcript } from '../lib/ui.mjs';
+import { commandBlock, loadDetails, transcript } from '../lib/ui.mjs';
 
 // LIFELINE_SCREENSHOTS=<dir> saves the composer with its queue there (for
 // the user guide); CI does not set it.
@@ -95,6 +95,8 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const browser = await openApp(viewport);
       try {
         const { page } = browser;
+        // The journal's position, in the details pane, tells when a status line came.
+        await loadDetails(page);
         const box = page.getByRole('textbox', { name: 'Message' });
         // One turn: a pause, output (an event and a status line each), a
         // long pause during which the queued message still waits.

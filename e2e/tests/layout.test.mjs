@@ -11,7 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { VIEWPORTS, openApp, waitConnected } from '../lib/browser.mjs';
-import { commandBlock, send } from '../lib/ui.mjs';
+import { commandBlock, loadDetails, send } from '../lib/ui.mjs';
 
 const SHOTS = process.env.LIFELINE_SCREENSHOTS;
 
@@ -167,6 +167,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       await notice.waitFor({ state: 'detached' });
       await page.reload();
       await waitConnected(page);
+      await loadDetails(page);
       // The storage line is known once the status arrived: the notice would
       // be back by then if it were going to be.
       await page.locator('[data-field="storage"]').filter({ hasText: /best-effort|not persistent/i }).waitFor({ state: 'attached' });

@@ -4,6 +4,7 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, onlyRefusedFetches, openApp, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
+import { commandBlock, send } from '../lib/ui.mjs';
 
 for (const [name, viewport] of Object.entries(VIEWPORTS)) {
   describe(`app shell at ${viewport.width}×${viewport.height} (${name})`, () => {
@@ -195,6 +196,67 @@ describe('first visit', () => {
         'Kept while the list loads',
         'loading the list does not rebuild the form',
       );
+      // The refused fetch, as the browser and the loader log it, and nothing else.
+      assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
+    } finally {
+      await browser.close();
+    }
+  });
+
+  test("the details pane's code is fetched at once on a desktop, and on a phone when the pane first opens", async () => {
+    // Its content is a module of its own (web/src/app.rs, `details`).
+    for (const [vname, viewport] of [['desktop', VIEWPORTS.desktop], ['phone', VIEWPORTS.phone]]) {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        const fetched = [];
+        page.on('request', (request) => {
+          if (request.url().includes('split_details')) fetched.push(request.url());
+        });
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        const details = page.getByRole('complementary', { name: 'Session details' });
+        const select = details.getByRole('combobox', { name: 'Environment' });
+        if (vname === 'phone') {
+          assert.deepEqual(fetched, [], 'fetched before the pane was opened');
+          assert.equal(await select.count(), 0, 'built before the pane was opened');
+          await page.getByRole('button', { name: 'Session details' }).click();
+        }
+        await select.waitFor();
+        assert.equal(fetched.length, 1, `${vname}: ${fetched.join(', ')}`);
+        // Closed and opened again, it is not fetched or built again.
+        if (vname === 'phone') {
+          await page.keyboard.press('Escape');
+          await details.waitFor({ state: 'hidden' });
+          await page.getByRole('button', { name: 'Session details' }).click();
+          await select.waitFor();
+        }
+        assert.equal(fetched.length, 1, `${vname}: ${fetched.join(', ')}`);
+        assert.equal(await select.count(), 1);
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    }
+  });
+
+  test('a details pane that cannot load says so in the pane, the rest of the page works, and Try again shows it', async () => {
+    const refused = '**/split_details.wasm';
+    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+      context.route(refused, (route) => route.abort('internetdisconnected')),
+    );
+    try {
+      const { page, context } = browser;
+      const details = page.getByRole('complementary', { name: 'Session details' });
+      const alert = details.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' });
+      await alert.waitFor();
+      assert.equal(await details.getByRole('combobox', { name: 'Environment' }).count(), 0);
+      await send(page, '$ echo without details');
+      await commandBlock(page, 'echo without details').getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
+      await context.unroute(refused);
+      await details.getByRole('button', { name: 'Try again' }).click();
+      await details.getByRole('combobox', { name: 'Environment' }).waitFor();
+      await alert.waitFor({ state: 'detached' });
       // The refused fetch, as the browser and the loader log it, and nothing else.
       assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
     } finally {

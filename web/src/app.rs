@@ -525,6 +525,53 @@ fn Queue(ui: Ui, can_cancel: impl Fn() -> bool + Copy + Send + Sync + 'static) -
 
 #[component]
 fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
+    let connection = move || match ui.connection() {
+        Connection::Failed(_) => "failed",
+        _ => "",
+    };
+    // Its content is a module of its own, fetched once the pane can be
+    // seen: at once where the desktop layout shows it, and on a narrower
+    // screen the first time it opens.
+    let wanted = RwSignal::new(io::is_desktop());
+    io::on_desktop(move || set_if_changed(wanted, true));
+    Effect::new(move |_| {
+        if open.get() {
+            set_if_changed(wanted, true);
+        }
+    });
+    view! {
+        // Focusable, so a click inside it keeps focus in the drawer and
+        // Escape reaches the shell's handler.
+        <aside
+            id="details"
+            class="details"
+            tabindex="-1"
+            aria-label=text(Msg::SessionDetails)
+            data-connection=connection
+        >
+            <div class="pane-heading">
+                <h2>{text(Msg::Details)}</h2>
+                <button
+                    type="button"
+                    class="pane-close"
+                    aria-label=text(Msg::CloseDetails)
+                    on:click=handler(move |_| open.set(false))
+                >
+                    "×"
+                </button>
+            </div>
+            {move || wanted.get().then(|| crate::lazy::shown(move || details(ui)))}
+        </aside>
+    }
+}
+
+/// The details pane's content, in a module of its own ([`crate::lazy`]):
+/// the environment and language pickers, what the app and the open session
+/// store, the session's Archive, Unarchive and Delete, the evidence's
+/// export and import, and the technical details. None of it is needed to
+/// send a first message, and a phone shows it only when asked.
+#[leptos::wasm_split::wasm_split(details, fallible, wasm_split_path = leptos::wasm_split)]
+fn details(ui: Ui) -> Result<AnyView, leptos::wasm_split::SplitLoaderError> {
     let role = move || {
         tr(match ui.role.get() {
             Some(Role::Leader) => Msg::RoleLeader,
@@ -610,65 +657,41 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
     // (None or one: a vector, as the session list's memo, so that both
     // share one memo's code.)
     let listed = Memo::new(move |_| current().map(|(id, _)| id).into_iter().collect::<Vec<_>>());
-    let connection = move || match ui.connection() {
-        Connection::Failed(_) => "failed",
-        _ => "",
-    };
-    view! {
-        // Focusable, so a click inside it keeps focus in the drawer and
-        // Escape reaches the shell's handler.
-        <aside
-            id="details"
-            class="details"
-            tabindex="-1"
-            aria-label=text(Msg::SessionDetails)
-            data-connection=connection
-        >
-            <div class="pane-heading">
-                <h2>{text(Msg::Details)}</h2>
-                <button
-                    type="button"
-                    class="pane-close"
-                    aria-label=text(Msg::CloseDetails)
-                    on:click=handler(move |_| open.set(false))
-                >
-                    "×"
-                </button>
-            </div>
-            <crate::environment::EnvironmentSelect ui />
-            <i18n::LanguageSelect />
+    Ok(view! {
+        <crate::environment::EnvironmentSelect ui />
+        <i18n::LanguageSelect />
+        <dl>
+            <dt>{text(Msg::Storage)}</dt>
+            <dd data-field="storage">{storage}</dd>
+            <dt>{text(Msg::SessionStorage)}</dt>
+            <dd data-field="session-storage">
+                {move || current().map(|(_, b)| i18n::bytes(i18n::locale(), b)).unwrap_or_default()}
+            </dd>
+            <dt>{text(Msg::OfflineStart)}</dt>
+            <dd data-field="offline">{offline_text}</dd>
+            <dt>{text(Msg::Tokens)}</dt>
+            <dd data-field="tokens">
+                {move || i18n::tokens(i18n::locale(), Msg::TokensInOut, ui.transcript.tokens.get()).unwrap_or_else(|| tr(Msg::Unknown).to_owned())}
+            </dd>
+        </dl>
+        {move || listed.get().into_iter().map(|id| crate::sessions::session_actions(ui.sessions, id)).collect_view()}
+        <crate::export::EvidenceControls ui />
+        // What a first-time user does not need, one click away.
+        <details class="technical">
+            <summary>{text(Msg::TechnicalDetails)}</summary>
             <dl>
-                <dt>{text(Msg::Storage)}</dt>
-                <dd data-field="storage">{storage}</dd>
-                <dt>{text(Msg::SessionStorage)}</dt>
-                <dd data-field="session-storage">
-                    {move || current().map(|(_, b)| i18n::bytes(i18n::locale(), b)).unwrap_or_default()}
-                </dd>
-                <dt>{text(Msg::OfflineStart)}</dt>
-                <dd data-field="offline">{offline_text}</dd>
-                <dt>{text(Msg::Tokens)}</dt>
-                <dd data-field="tokens">
-                    {move || i18n::tokens(i18n::locale(), Msg::TokensInOut, ui.transcript.tokens.get()).unwrap_or_else(|| tr(Msg::Unknown).to_owned())}
-                </dd>
+                <dt>{text(Msg::Role)}</dt>
+                <dd data-field="role">{role}</dd>
+                <dt>{text(Msg::Runtime)}</dt>
+                <dd data-field="runtime">{runtime}</dd>
+                <dt>{text(Msg::Journal)}</dt>
+                <dd data-field="journal">{journal}</dd>
+                <dt>{text(Msg::Position)}</dt>
+                <dd data-field="position">{position}</dd>
+                <dt>{text(Msg::ControllerRestarts)}</dt>
+                <dd data-field="restarts">{move || ui.restarts.get().to_string()}</dd>
             </dl>
-            {move || listed.get().into_iter().map(|id| crate::sessions::session_actions(ui.sessions, id)).collect_view()}
-            <crate::export::EvidenceControls ui />
-            // What a first-time user does not need, one click away.
-            <details class="technical">
-                <summary>{text(Msg::TechnicalDetails)}</summary>
-                <dl>
-                    <dt>{text(Msg::Role)}</dt>
-                    <dd data-field="role">{role}</dd>
-                    <dt>{text(Msg::Runtime)}</dt>
-                    <dd data-field="runtime">{runtime}</dd>
-                    <dt>{text(Msg::Journal)}</dt>
-                    <dd data-field="journal">{journal}</dd>
-                    <dt>{text(Msg::Position)}</dt>
-                    <dd data-field="position">{position}</dd>
-                    <dt>{text(Msg::ControllerRestarts)}</dt>
-                    <dd data-field="restarts">{move || ui.restarts.get().to_string()}</dd>
-                </dl>
-            </details>
-        </aside>
+        </details>
     }
+    .into_any())
 }
