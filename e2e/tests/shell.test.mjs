@@ -203,66 +203,85 @@ describe('first visit', () => {
     }
   });
 
-  test("the details pane's code is fetched at once on a desktop, and on a phone when the pane first opens", async () => {
-    // Its content is a module of its own (web/src/app.rs, `details`).
-    for (const [vname, viewport] of [['desktop', VIEWPORTS.desktop], ['phone', VIEWPORTS.phone]]) {
-      const browser = await openBrowser(viewport);
+  // Each pane's content is a module of its own (web/src/lazy.rs,
+  // `pane_wanted`), fetched once the pane can be seen.
+  const PANES = [
+    {
+      name: 'details pane',
+      module: 'split_details',
+      pane: (page) => page.getByRole('complementary', { name: 'Session details' }),
+      toggle: 'Session details',
+      content: (pane) => pane.getByRole('combobox', { name: 'Environment' }),
+    },
+    {
+      name: 'session list',
+      module: 'split_sessions',
+      pane: (page) => page.getByRole('navigation', { name: 'Sessions' }),
+      toggle: 'Sessions',
+      content: (pane) => pane.getByRole('link').first(),
+    },
+  ];
+
+  for (const { name, module, pane, toggle, content } of PANES) {
+    test(`the ${name}'s code is fetched at once on a desktop, and on a phone when the pane first opens`, async () => {
+      for (const [vname, viewport] of [['desktop', VIEWPORTS.desktop], ['phone', VIEWPORTS.phone]]) {
+        const browser = await openBrowser(viewport);
+        try {
+          const { page } = browser;
+          const fetched = [];
+          page.on('request', (request) => {
+            if (request.url().includes(module)) fetched.push(request.url());
+          });
+          await page.goto(BASE_URL);
+          await waitConnected(page);
+          const shown = content(pane(page));
+          const open = () => page.getByRole('button', { name: toggle, exact: true }).click();
+          if (vname === 'phone') {
+            assert.deepEqual(fetched, [], 'fetched before the pane was opened');
+            assert.equal(await shown.count(), 0, 'built before the pane was opened');
+            await open();
+          }
+          await shown.waitFor();
+          assert.equal(fetched.length, 1, `${vname}: ${fetched.join(', ')}`);
+          // Closed and opened again, it is not fetched or built again.
+          if (vname === 'phone') {
+            await page.keyboard.press('Escape');
+            await pane(page).waitFor({ state: 'hidden' });
+            await open();
+            await shown.waitFor();
+          }
+          assert.equal(fetched.length, 1, `${vname}: ${fetched.join(', ')}`);
+          assert.equal(await shown.count(), 1);
+          assert.deepEqual(browser.errors, []);
+        } finally {
+          await browser.close();
+        }
+      }
+    });
+
+    test(`a ${name} that cannot load says so in the pane, the rest of the page works, and Try again shows it`, async () => {
+      const refused = `**/${module}.wasm`;
+      const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+        context.route(refused, (route) => route.abort('internetdisconnected')),
+      );
       try {
-        const { page } = browser;
-        const fetched = [];
-        page.on('request', (request) => {
-          if (request.url().includes('split_details')) fetched.push(request.url());
-        });
-        await page.goto(BASE_URL);
-        await waitConnected(page);
-        const details = page.getByRole('complementary', { name: 'Session details' });
-        const select = details.getByRole('combobox', { name: 'Environment' });
-        if (vname === 'phone') {
-          assert.deepEqual(fetched, [], 'fetched before the pane was opened');
-          assert.equal(await select.count(), 0, 'built before the pane was opened');
-          await page.getByRole('button', { name: 'Session details' }).click();
-        }
-        await select.waitFor();
-        assert.equal(fetched.length, 1, `${vname}: ${fetched.join(', ')}`);
-        // Closed and opened again, it is not fetched or built again.
-        if (vname === 'phone') {
-          await page.keyboard.press('Escape');
-          await details.waitFor({ state: 'hidden' });
-          await page.getByRole('button', { name: 'Session details' }).click();
-          await select.waitFor();
-        }
-        assert.equal(fetched.length, 1, `${vname}: ${fetched.join(', ')}`);
-        assert.equal(await select.count(), 1);
-        assert.deepEqual(browser.errors, []);
+        const { page, context } = browser;
+        const alert = pane(page).getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' });
+        await alert.waitFor();
+        assert.equal(await content(pane(page)).count(), 0);
+        await send(page, '$ echo without the pane');
+        await commandBlock(page, 'echo without the pane').getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
+        await context.unroute(refused);
+        await pane(page).getByRole('button', { name: 'Try again' }).click();
+        await content(pane(page)).waitFor();
+        await alert.waitFor({ state: 'detached' });
+        // The refused fetch, as the browser and the loader log it, and nothing else.
+        assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
       } finally {
         await browser.close();
       }
-    }
-  });
-
-  test('a details pane that cannot load says so in the pane, the rest of the page works, and Try again shows it', async () => {
-    const refused = '**/split_details.wasm';
-    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
-      context.route(refused, (route) => route.abort('internetdisconnected')),
-    );
-    try {
-      const { page, context } = browser;
-      const details = page.getByRole('complementary', { name: 'Session details' });
-      const alert = details.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' });
-      await alert.waitFor();
-      assert.equal(await details.getByRole('combobox', { name: 'Environment' }).count(), 0);
-      await send(page, '$ echo without details');
-      await commandBlock(page, 'echo without details').getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
-      await context.unroute(refused);
-      await details.getByRole('button', { name: 'Try again' }).click();
-      await details.getByRole('combobox', { name: 'Environment' }).waitFor();
-      await alert.waitFor({ state: 'detached' });
-      // The refused fetch, as the browser and the loader log it, and nothing else.
-      assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
-    } finally {
-      await browser.close();
-    }
-  });
+    });
+  }
 
   test('a controller that cannot load: the page still shows itself and says why', async () => {
     // The first render waits for the controller's Start; one that never

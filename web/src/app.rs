@@ -529,16 +529,8 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
         Connection::Failed(_) => "failed",
         _ => "",
     };
-    // Its content is a module of its own, fetched once the pane can be
-    // seen: at once where the desktop layout shows it, and on a narrower
-    // screen the first time it opens.
-    let wanted = RwSignal::new(io::is_desktop());
-    io::on_desktop(move || set_if_changed(wanted, true));
-    Effect::new(move |_| {
-        if open.get() {
-            set_if_changed(wanted, true);
-        }
-    });
+    // Its content is a module of its own, fetched once the pane can be seen.
+    let wanted = crate::lazy::pane_wanted(io::Pane::Details, open);
     view! {
         // Focusable, so a click inside it keeps focus in the drawer and
         // Escape reaches the shell's handler.

@@ -1,7 +1,8 @@
 //! Views whose code is in a module of its own: `#[wasm_split]` marks where
 //! the page's module is cut (`cargo xtask build` splits it), and a view
 //! behind such a cut is fetched the first time it is shown, not with the
-//! page. Each cut is a view most visits never show.
+//! page. Each cut is a view most visits never show, or a pane's content,
+//! which a phone shows only when the pane is opened.
 //!
 //! The service worker precaches the split modules with the page, so they
 //! load offline too. A fetch that fails anyway is said where the view
@@ -13,7 +14,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::i18n::{text, Msg};
-use crate::ui::handler;
+use crate::io::{self, Pane};
+use crate::ui::{handler, set_if_changed};
 
 /// A split view's module, loading.
 type Loading = Pin<Box<dyn Future<Output = Result<AnyView, SplitLoaderError>> + Send>>;
@@ -46,4 +48,19 @@ fn loading(load: Box<dyn Fn() -> Loading + Send + Sync>) -> impl IntoView {
             })
         })
     }
+}
+
+/// Whether a pane's split content is wanted: once the pane can be seen,
+/// which is at once where style.css lays it beside the chat, and where it
+/// is a drawer the first time `open` is set. Once wanted, always (a drawer
+/// closed keeps what it loaded).
+pub fn pane_wanted(pane: Pane, open: RwSignal<bool>) -> RwSignal<bool> {
+    let wanted = RwSignal::new(io::is_beside(pane));
+    io::on_beside(pane, move || set_if_changed(wanted, true));
+    Effect::new(move |_| {
+        if open.get() {
+            set_if_changed(wanted, true);
+        }
+    });
+    wanted
 }

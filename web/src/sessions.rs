@@ -140,18 +140,6 @@ fn title_of(item: &SessionItem) -> String {
 #[component]
 pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
     let s = ui.sessions;
-    // The list as it is, or only the sessions the search matched.
-    let shown = move || {
-        let list = s.list.get();
-        match s.matches.get() {
-            Some(matches) if !s.query.with(|q| q.trim().is_empty()) => list
-                .into_iter()
-                .filter(|i| matches.contains(&i.session))
-                .collect(),
-            _ => list,
-        }
-    };
-    let ids = Memo::new(move |_| shown().into_iter().map(|i| i.session).collect::<Vec<_>>());
     let search = move |ev: leptos::ev::Event| {
         let query = event_target_value(&ev);
         s.query.set(query.clone());
@@ -160,6 +148,9 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
             io::request(PageToController::SearchSessions { query });
         }
     };
+    // The list itself is a module of its own, fetched once the pane can be
+    // seen. Nothing is listed before the controller's first list anyway.
+    let wanted = crate::lazy::pane_wanted(io::Pane::Sessions, open);
     view! {
         <nav id="sessions" class="sessions" aria-label=text(Msg::Sessions)>
             <div class="pane-heading">
@@ -192,27 +183,52 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
                 prop:value=move || s.query.get()
                 on:input=handler(search)
             />
-            <p class="empty" hidden=move || !ids.with(Vec::is_empty)>
-                {move || {
-                    tr(if s.query.with(|q| q.trim().is_empty()) {
-                        Msg::NoSessionYet
-                    } else {
-                        Msg::NoSessionMatches
-                    })
-                }}
-            </p>
-            // Rows are built again only when the sessions listed change: a
-            // row stays, with its focus and a name being typed, while its
-            // item changes (its status, its bytes as the journal grows,
-            // another session's title in its links).
-            <ul class="session-list" hidden=move || ids.with(Vec::is_empty)>
-                {move || ids.get().into_iter().map(|id| session_row(s, id, open)).collect_view()}
-            </ul>
+            {move || wanted.get().then(|| crate::lazy::shown(move || rows(s, open)))}
             <p id="sessions-note" class="empty">
                 {text(Msg::BackgroundNote)}
             </p>
         </nav>
     }
+}
+
+/// The sessions listed, in a module of its own ([`crate::lazy`]): a phone
+/// shows them only when asked.
+#[leptos::wasm_split::wasm_split(sessions, fallible, wasm_split_path = leptos::wasm_split)]
+fn rows(
+    s: SessionsUi,
+    open: RwSignal<bool>,
+) -> Result<AnyView, leptos::wasm_split::SplitLoaderError> {
+    // The list as it is, or only the sessions the search matched.
+    let shown = move || {
+        let list = s.list.get();
+        match s.matches.get() {
+            Some(matches) if !s.query.with(|q| q.trim().is_empty()) => list
+                .into_iter()
+                .filter(|i| matches.contains(&i.session))
+                .collect(),
+            _ => list,
+        }
+    };
+    let ids = Memo::new(move |_| shown().into_iter().map(|i| i.session).collect::<Vec<_>>());
+    Ok(view! {
+        <p class="empty" hidden=move || !ids.with(Vec::is_empty)>
+            {move || {
+                tr(if s.query.with(|q| q.trim().is_empty()) {
+                    Msg::NoSessionYet
+                } else {
+                    Msg::NoSessionMatches
+                })
+            }}
+        </p>
+        // Rows are built again only when the sessions listed change: a
+        // row stays, with its focus and a name being typed, while its
+        // item changes (its status, its bytes as the journal grows,
+        // another session's title in its links).
+        <ul class="session-list" hidden=move || ids.with(Vec::is_empty)>
+            {move || ids.get().into_iter().map(|id| session_row(s, id, open)).collect_view()}
+        </ul>
+    }
+    .into_any())
 }
 
 /// One row (a plain function, not a component: the UI's wasm has a

@@ -11,7 +11,7 @@
 //! | `download` | saving an exported archive |
 //! | `storage` | asking the browser to keep this origin's data |
 //! | `sw` | the service worker that makes the app start offline |
-//! | `layout` | which of style.css's layouts applies (the details pane beside the chat, or in a drawer) |
+//! | `layout` | which of style.css's layouts applies (each pane beside the chat, or in a drawer) |
 //!
 //! Everything a worker sends is untrusted: it is decoded with
 //! `lifeline_codec::decode_message`, and a malformed message becomes an error
@@ -28,7 +28,7 @@ mod storage;
 mod supervisor;
 mod sw;
 
-pub use layout::{is_desktop, on_desktop};
+pub use layout::{is_beside, on_beside, Pane};
 pub use storage::keep_data;
 pub use sw::register_service_worker;
 
