@@ -80,12 +80,15 @@ export async function waitRunning(page) {
 export const sessionList = (page) => page.getByRole('navigation', { name: 'Sessions' });
 export const sessionLink = (page, name) => sessionList(page).getByRole('link', { name, exact: true });
 
-/** Opens the session list (a drawer over the chat on a phone). */
+/** Opens the session list (a drawer over the chat on a phone) and waits
+ * for its rows, a module of its own fetched once the pane can be seen
+ * (web/src/sessions.rs). */
 export async function openSessionList(page, phone) {
   if (phone && !(await sessionList(page).isVisible())) {
     await page.getByRole('button', { name: 'Sessions', exact: true }).click();
   }
   await sessionList(page).waitFor();
+  await sessionList(page).locator('ul.session-list').waitFor({ state: 'attached' });
 }
 
 /** Closes the session list's drawer on a phone (a no-op on a desktop). */

@@ -24,11 +24,7 @@ pub fn App() -> impl IntoView {
     // registered once the status line has settled, it never delays "Connected".
     let registered = StoredValue::new(false);
     Effect::new(move |_| {
-        let settled = !matches!(
-            ui.connection(),
-            Connection::Connecting | Connection::Recovering
-        );
-        if settled && !registered.get_value() {
+        if ui.settled() && !registered.get_value() {
             registered.set_value(true);
             // In a task of its own: the status line shows the settled state
             // first (this effect may run before the one writing the line).
@@ -529,8 +525,9 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
         Connection::Failed(_) => "failed",
         _ => "",
     };
-    // Its content is a module of its own, fetched once the pane can be seen.
-    let wanted = crate::lazy::pane_wanted(io::Pane::Details, open);
+    // Its content is a module of its own, fetched once it can be seen and
+    // has something to show.
+    let wanted = crate::lazy::pane_wanted(ui, io::Pane::Details, open);
     view! {
         // Focusable, so a click inside it keeps focus in the drawer and
         // Escape reaches the shell's handler.

@@ -15,7 +15,7 @@ use std::pin::Pin;
 
 use crate::i18n::{text, Msg};
 use crate::io::{self, Pane};
-use crate::ui::{handler, set_if_changed};
+use crate::ui::{handler, set_if_changed, Ui};
 
 /// A split view's module, loading.
 type Loading = Pin<Box<dyn Future<Output = Result<AnyView, SplitLoaderError>> + Send>>;
@@ -50,15 +50,19 @@ fn loading(load: Box<dyn Fn() -> Loading + Send + Sync>) -> impl IntoView {
     }
 }
 
-/// Whether a pane's split content is wanted: once the pane can be seen,
-/// which is at once where style.css lays it beside the chat, and where it
-/// is a drawer the first time `open` is set. Once wanted, always (a drawer
-/// closed keeps what it loaded).
-pub fn pane_wanted(pane: Pane, open: RwSignal<bool>) -> RwSignal<bool> {
-    let wanted = RwSignal::new(io::is_beside(pane));
-    io::on_beside(pane, move || set_if_changed(wanted, true));
+/// Whether a pane's split content is wanted: where the pane is a drawer,
+/// the first time `open` is set; where style.css lays it beside the chat,
+/// once the status line has settled. What a pane shows comes from the
+/// controller's messages, which come later than the page's first render,
+/// and its modules fetched before then would compete with the first
+/// visit's own (the page's, the controller's and the runtime's). Once
+/// wanted, always: a drawer closed keeps what it loaded.
+pub fn pane_wanted(ui: Ui, pane: Pane, open: RwSignal<bool>) -> RwSignal<bool> {
+    let wanted = RwSignal::new(false);
+    let beside = RwSignal::new(io::is_beside(pane));
+    io::on_beside(pane, move || set_if_changed(beside, true));
     Effect::new(move |_| {
-        if open.get() {
+        if open.get() || (beside.get() && ui.settled()) {
             set_if_changed(wanted, true);
         }
     });

@@ -149,8 +149,8 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
         }
     };
     // The list itself is a module of its own, fetched once the pane can be
-    // seen. Nothing is listed before the controller's first list anyway.
-    let wanted = crate::lazy::pane_wanted(io::Pane::Sessions, open);
+    // seen and has something to show.
+    let wanted = crate::lazy::pane_wanted(ui, io::Pane::Sessions, open);
     view! {
         <nav id="sessions" class="sessions" aria-label=text(Msg::Sessions)>
             <div class="pane-heading">

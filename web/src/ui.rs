@@ -185,6 +185,15 @@ impl Ui {
         }
     }
 
+    /// The status line has settled: connected, following, or failed, no
+    /// longer connecting or recovering (tracked).
+    pub fn settled(&self) -> bool {
+        !matches!(
+            self.connection(),
+            Connection::Connecting | Connection::Recovering
+        )
+    }
+
     /// This tab may send prompts now (tracked).
     pub fn can_write(&self) -> bool {
         self.connection() == Connection::Connected
