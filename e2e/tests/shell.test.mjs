@@ -223,7 +223,7 @@ describe('first visit', () => {
   ];
 
   for (const { name, module, pane, toggle, content } of PANES) {
-    test(`the ${name}'s code is fetched at once on a desktop, and on a phone when the pane first opens`, async () => {
+    test(`the ${name}'s code is fetched on a desktop once connected, and on a phone when the pane first opens`, async () => {
       for (const [vname, viewport] of [['desktop', VIEWPORTS.desktop], ['phone', VIEWPORTS.phone]]) {
         const browser = await openBrowser(viewport);
         try {

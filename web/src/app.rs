@@ -538,17 +538,7 @@ fn DetailsPane(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
             aria-label=text(Msg::SessionDetails)
             data-connection=connection
         >
-            <div class="pane-heading">
-                <h2>{text(Msg::Details)}</h2>
-                <button
-                    type="button"
-                    class="pane-close"
-                    aria-label=text(Msg::CloseDetails)
-                    on:click=handler(move |_| open.set(false))
-                >
-                    "×"
-                </button>
-            </div>
+            {crate::ui::pane_heading(Msg::Details, Msg::CloseDetails, open)}
             {move || wanted.get().then(|| crate::lazy::shown(move || details(ui)))}
         </aside>
     }

@@ -153,17 +153,7 @@ pub fn SessionList(ui: Ui, open: RwSignal<bool>) -> impl IntoView {
     let wanted = crate::lazy::pane_wanted(ui, io::Pane::Sessions, open);
     view! {
         <nav id="sessions" class="sessions" aria-label=text(Msg::Sessions)>
-            <div class="pane-heading">
-                <h2>{text(Msg::Sessions)}</h2>
-                <button
-                    type="button"
-                    class="pane-close"
-                    aria-label=text(Msg::CloseSessions)
-                    on:click=handler(move |_| open.set(false))
-                >
-                    "×"
-                </button>
-            </div>
+            {crate::ui::pane_heading(Msg::Sessions, Msg::CloseSessions, open)}
             <button
                 type="button"
                 class="primary"

@@ -266,3 +266,21 @@ pub fn dismiss_storage_notice() {
 pub fn handler<E: 'static>(f: impl FnMut(E) + 'static) -> Box<dyn FnMut(E)> {
     Box::new(f)
 }
+
+/// A pane's heading and the button that closes it where it is a drawer
+/// (style.css shows the button only there).
+pub fn pane_heading(title: Msg, close: Msg, open: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <div class="pane-heading">
+            <h2>{i18n::text(title)}</h2>
+            <button
+                type="button"
+                class="pane-close"
+                aria-label=i18n::text(close)
+                on:click=handler(move |_| open.set(false))
+            >
+                "×"
+            </button>
+        </div>
+    }
+}

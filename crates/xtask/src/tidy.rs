@@ -787,3 +787,27 @@ fn no_bootstrap_script_waits_on_a_static_import() {
         );
     }
 }
+
+#[test]
+fn the_pages_layouts_are_the_stylesheets() {
+    // `io/layout.rs` tells when a pane is beside the chat by the media
+    // query under which style.css makes it a drawer; a breakpoint moved in
+    // one and not the other would load a pane's module too late (its
+    // content missing beside the chat) or too early.
+    let layout = std::fs::read_to_string(root().join("web/src/io/layout.rs")).unwrap();
+    let css = std::fs::read_to_string(root().join("web/static/style.css")).unwrap();
+    let queries: Vec<&str> = layout
+        .match_indices("\"not all and (max-width: ")
+        .map(|(at, _)| {
+            let rest = &layout[at + "\"not all and ".len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect();
+    assert_eq!(queries.len(), 2, "a query for each pane: {queries:?}");
+    for query in queries {
+        assert!(
+            css.contains(&format!("@media {query} {{")),
+            "style.css has no `@media {query}` rule for io/layout.rs's pane"
+        );
+    }
+}
