@@ -101,9 +101,10 @@ export async function closeSessionList(page, phone) {
 
 /** Makes sure the details pane's content is on the page, so that its
  * fields can be read. It is a module of its own (web/src/app.rs), fetched
- * once the pane can be seen: at once where the desktop layout shows the
- * pane, and where the pane is a drawer the first time it opens. There it
- * is opened and closed again, as a user would to read it. */
+ * once the pane can be seen: where the desktop layout shows the pane, once
+ * the status line has settled; where the pane is a drawer, the first time
+ * it opens. There it is opened and closed again, as a user would to read
+ * it. */
 export async function loadDetails(page) {
   const pane = page.getByRole('complementary', { name: 'Session details' });
   // Found hidden too, as the tests read it (a role finds visible panes only).
