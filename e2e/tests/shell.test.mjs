@@ -232,8 +232,24 @@ describe('first visit', () => {
           page.on('request', (request) => {
             if (request.url().includes(module)) fetched.push(request.url());
           });
+          // The runtime's module held back keeps the status line from
+          // settling ("Connecting") for as long as the test likes.
+          let release;
+          const held = new Promise((resolve) => (release = resolve));
+          const RUNTIME = '**/lifeline_runtime_bg.wasm';
+          await browser.context.route(RUNTIME, async (route) => {
+            await held;
+            await route.continue();
+          });
           await page.goto(BASE_URL);
+          // Rendered, and a frame later: a fetch made at mount was made by now.
+          await page.locator('.shell').waitFor();
+          await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+          assert.deepEqual(fetched, [], `${vname}: fetched before the status line settled`);
+          assert.equal(await page.getByRole('status').filter({ hasText: /^Connected$/ }).count(), 0);
+          release();
           await waitConnected(page);
+          await browser.context.unroute(RUNTIME);
           const shown = content(pane(page));
           const open = () => page.getByRole('button', { name: toggle, exact: true }).click();
           if (vname === 'phone') {
