@@ -121,10 +121,9 @@ impl Profile {
 /// When the details pane's content left the page for a module of its own
 /// (`split_details`, fetched once the pane can be seen: on a desktop once
 /// the status line has settled, on a narrower screen when the pane first
-/// opens), the page
-/// measured 216.6 and its budget came down from 231 to 219; when the
-/// session list's rows did the same (`split_sessions`), it measured 210.3
-/// and came down to 213.
+/// opens), the page measured 216.6 and its budget came down from 231 to
+/// 219; when the session list's rows did the same (`split_sessions`), it
+/// measured 210.3 and came down to 213.
 pub const MODULES: [(&str, u64); 4] = [
     ("lifeline_web", 213 * 1024),
     ("lifeline_controller", 328 * 1024),
