@@ -275,6 +275,26 @@ describe('first visit', () => {
       }
     });
 
+    test(`the ${name}'s code is fetched when a phone-wide window widens until the pane is beside the chat`, async () => {
+      const browser = await openBrowser(VIEWPORTS.phone);
+      try {
+        const { page } = browser;
+        const fetched = [];
+        page.on('request', (request) => {
+          if (request.url().includes(module)) fetched.push(request.url());
+        });
+        await page.goto(BASE_URL);
+        await waitConnected(page);
+        assert.deepEqual(fetched, [], 'fetched while the pane was a closed drawer');
+        await page.setViewportSize(VIEWPORTS.desktop);
+        await content(pane(page)).waitFor();
+        assert.equal(fetched.length, 1, fetched.join(', '));
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    });
+
     test(`a ${name} that cannot load says so in the pane, the rest of the page works, and Try again shows it`, async () => {
       const refused = `**/${module}.wasm`;
       const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
