@@ -319,6 +319,90 @@ describe('first visit', () => {
     });
   }
 
+  // The transcript's turn and command blocks are a module of their own
+  // (web/src/lazy.rs, `blocks_wanted`): fetched once the status line
+  // settles, before anything asks for them, or at once when there is
+  // history to show.
+  test('the transcript\'s blocks are fetched once the status line settles, and shown at once on a reload with history', async () => {
+    for (const [vname, viewport] of [['desktop', VIEWPORTS.desktop], ['phone', VIEWPORTS.phone]]) {
+      const browser = await openBrowser(viewport);
+      try {
+        const { page } = browser;
+        const fetched = [];
+        page.on('request', (request) => {
+          if (request.url().includes('split_transcript')) fetched.push(request.url());
+        });
+        let release;
+        const held = new Promise((resolve) => (release = resolve));
+        const RUNTIME = '**/lifeline_runtime_bg.wasm';
+        await browser.context.route(RUNTIME, async (route) => {
+          await held;
+          await route.continue();
+        });
+        await page.goto(BASE_URL);
+        await page.locator('.shell').waitFor();
+        await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+        assert.deepEqual(fetched, [], `${vname}: fetched before the status line settled`);
+        const loaded = page.waitForResponse((response) => response.url().includes('split_transcript'));
+        release();
+        await waitConnected(page);
+        await browser.context.unroute(RUNTIME);
+        await loaded;
+        await send(page, '$ echo the first block');
+        const block = commandBlock(page, 'echo the first block');
+        await block.getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
+        assert.equal(fetched.length, 1, `${vname}: ${fetched.join(', ')}`);
+        await page.reload();
+        await block.getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
+        assert.equal(await block.locator('pre.output').first().textContent(), 'the first block\n');
+        assert.deepEqual(browser.errors, []);
+      } finally {
+        await browser.close();
+      }
+    }
+  });
+
+  test('transcript blocks that cannot load are said in the transcript; output that came meanwhile, its last lines too, show after Try again', async () => {
+    const refused = '**/split_transcript.wasm';
+    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+      context.route(refused, (route) => route.abort('internetdisconnected')),
+    );
+    try {
+      const { page, context } = browser;
+      const log = page.getByRole('log', { name: 'Transcript' });
+      const alert = log.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' });
+      await alert.waitFor();
+      // The turn runs with no block to show it: Stop is enabled while it
+      // runs and disabled when it ends (every change recorded, however quick).
+      await page.evaluate(() => {
+        const stop = [...document.querySelectorAll('button')].find((b) => b.textContent === 'Stop');
+        window.__stop = [];
+        new MutationObserver(() => window.__stop.push(stop.disabled)).observe(stop, { attributes: true });
+      });
+      const n = 300000;
+      await send(page, `$ seq 1 ${n}`);
+      await page.waitForFunction(() => window.__stop.includes(false) && window.__stop.at(-1) === true, null, {
+        timeout: 60_000,
+      });
+      await context.unroute(refused);
+      await log.getByRole('button', { name: 'Try again' }).click();
+      const block = commandBlock(page, `seq 1 ${n}`);
+      await block.getByText('completed', { exact: true }).waitFor();
+      await alert.waitFor({ state: 'detached' });
+      // The head that was streamed before the block existed, from its
+      // first line, and the tail read meanwhile, through the last.
+      await block.getByText('Last lines:').waitFor();
+      const head = await block.locator('pre.output').first().textContent();
+      assert.ok(head.startsWith('1\n2\n3\n'), head.slice(0, 20));
+      const tail = (await block.locator('.tail pre').textContent()).trim().split('\n');
+      assert.equal(tail.at(-1), String(n));
+      // The refused fetch, as the browser and the loader log it, and nothing else.
+      assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
+    } finally {
+      await browser.close();
+    }
+  });
+
   test('a controller that cannot load: the page still shows itself and says why', async () => {
     // The first render waits for the controller's Start; one that never
     // comes must not leave the page blank.

@@ -333,6 +333,9 @@ fn NoticeRow(ui: Ui, key: String) -> impl IntoView {
 fn Transcript(ui: Ui) -> impl IntoView {
     let t = ui.transcript;
     let empty = move || t.turns.with(Vec::is_empty) && t.loose.with(Vec::is_empty);
+    // The blocks are a module of their own, fetched once there is
+    // something to show or the first turn could come.
+    let wanted = crate::lazy::blocks_wanted(ui, move || !empty());
     // Up anywhere: a press that began in the transcript may end outside it,
     // or in another window (the release never comes: the page loses focus).
     fn released(_: web_sys::Event) {
@@ -364,12 +367,7 @@ fn Transcript(ui: Ui) -> impl IntoView {
                     {text(Msg::NoTurnsYet)}
                 </p>
             </Show>
-            <For each=move || t.turns.get() key=|turn| (turn.id, turn.epoch) let:turn>
-                <transcript::TurnBlock turn streaming=t.streaming />
-            </For>
-            <For each=move || t.loose.get() key=|command| (command.id, command.epoch) let:command>
-                <transcript::CommandBlock command />
-            </For>
+            {move || wanted.get().then(|| crate::lazy::shown(move || transcript::blocks(t)))}
             <transcript::JumpToLatest />
         </div>
     }

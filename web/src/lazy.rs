@@ -1,8 +1,9 @@
 //! Views whose code is in a module of its own: `#[wasm_split]` marks where
 //! the page's module is cut (`cargo xtask build` splits it), and a view
 //! behind such a cut is fetched the first time it is shown, not with the
-//! page. Each cut is a view most visits never show, or a pane's content,
-//! which a phone shows only when the pane is opened.
+//! page. Each cut is a view most visits never show, a pane's content,
+//! which a phone shows only when the pane is opened, or the transcript's
+//! blocks, which show nothing before the first turn.
 //!
 //! The service worker precaches the split modules with the page, so they
 //! load offline too. A fetch that fails anyway is said where the view
@@ -58,11 +59,23 @@ fn loading(load: Box<dyn Fn() -> Loading + Send + Sync>) -> impl IntoView {
 /// visit's own (the page's, the controller's and the runtime's). Once
 /// wanted, always: a drawer closed keeps what it loaded.
 pub fn pane_wanted(ui: Ui, pane: Pane, open: RwSignal<bool>) -> RwSignal<bool> {
-    let wanted = RwSignal::new(false);
     let beside = RwSignal::new(io::is_beside(pane));
     io::on_beside(pane, move || set_if_changed(beside, true));
+    wanted_once(move || open.get() || (beside.get() && ui.settled()))
+}
+
+/// Whether the transcript's blocks are wanted: once there is something to
+/// show (a reload with history), or else once the status line has settled,
+/// so that the first turn does not wait for them.
+pub fn blocks_wanted(ui: Ui, shown: impl Fn() -> bool + Send + Sync + 'static) -> RwSignal<bool> {
+    wanted_once(move || shown() || ui.settled())
+}
+
+/// A flag set the first time `now` holds, and never cleared.
+fn wanted_once(now: impl Fn() -> bool + Send + Sync + 'static) -> RwSignal<bool> {
+    let wanted = RwSignal::new(false);
     Effect::new(move |_| {
-        if open.get() || (beside.get() && ui.settled()) {
+        if now() {
             set_if_changed(wanted, true);
         }
     });

@@ -195,6 +195,9 @@ struct CommandEntry {
     /// The read the controller has not answered yet, if any.
     asking: Option<Ask>,
     tail_asked: bool,
+    /// The tail read's answer, until its block is mounted to show it, and
+    /// whether it starts mid-output.
+    tail_text: Option<(String, bool)>,
     dom: OutputDom,
 }
 
@@ -405,6 +408,7 @@ impl Model {
             kept: 0,
             asking: None,
             tail_asked: false,
+            tail_text: None,
             dom: OutputDom::default(),
         })
     }
@@ -681,6 +685,7 @@ fn on_frame() {
             let Some(entry) = model.commands.get_mut(id) else {
                 continue;
             };
+            place_tail(entry);
             let mut trimmed = std::mem::take(&mut entry.pending_trimmed);
             if std::mem::take(&mut entry.replace) {
                 clear(&mut entry.dom);
@@ -865,8 +870,25 @@ const LONG_PROMPT_LINES: usize = 8;
 // copy buttons, "Show more" and the full-output view are plain elements
 // whose clicks one handler on the transcript takes ([`clicked`]).
 
+/// The transcript's turns and the commands outside them, in a module of
+/// their own ([`crate::lazy`]): a first visit shows none before its first
+/// turn. Output that comes before its block is mounted waits in the model
+/// ([`on_frame`] retries it), and so does a tail read ([`output_range`]).
+#[leptos::wasm_split::wasm_split(transcript, fallible, wasm_split_path = leptos::wasm_split)]
+pub fn blocks(t: TranscriptSignals) -> Result<AnyView, leptos::wasm_split::SplitLoaderError> {
+    Ok(view! {
+        <For each=move || t.turns.get() key=|turn| (turn.id, turn.epoch) let:turn>
+            <TurnBlock turn streaming=t.streaming />
+        </For>
+        <For each=move || t.loose.get() key=|command| (command.id, command.epoch) let:command>
+            <CommandBlock command />
+        </For>
+    }
+    .into_any())
+}
+
 #[component]
-pub fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> impl IntoView {
+fn TurnBlock(turn: TurnView, streaming: RwSignal<Option<(TurnId, String)>>) -> impl IntoView {
     let preview = move || {
         streaming.with(|s| {
             s.as_ref()
@@ -978,7 +1000,7 @@ fn RequestBlock(request: RequestView) -> impl IntoView {
 }
 
 #[component]
-pub fn CommandBlock(command: CommandView) -> impl IntoView {
+fn CommandBlock(command: CommandView) -> impl IntoView {
     let outcome = move || command.outcome.get();
     let id = command.id.to_string();
     let more = move || command.not_shown.get() > 0 || command.gap.get() || command.trimmed.get();
@@ -1385,22 +1407,24 @@ fn ask_tail(command: CommandId, entry: &mut CommandEntry) {
 
 /// The controller's answer to a `ReadOutput`.
 pub fn output_range(command: CommandId, offset: u64, end: u64, kept: u64, text: String) {
-    with_entry(command, |entry| {
+    MODEL.with(|m| {
+        let mut guard = m.borrow_mut();
+        let Some(model) = guard.as_mut() else { return };
+        let Some(entry) = model.commands.get_mut(&command) else {
+            return;
+        };
         entry.kept = kept;
         match entry.asking.take() {
             Some(Ask::Tail) => {
-                let mut shown = false;
-                if let Some(pre) = entry.view.tail.get_untracked() {
-                    pre.set_text_content(None);
-                    // One block: styled runs directly in the `<pre>` would
-                    // each be a block of their own (`.output > span`).
-                    if let Ok(block) = document().create_element("span") {
-                        // From the first whole line, unless at the start.
-                        shown = styled(&block, &text, offset > 0);
-                        let _ = pre.append_child(&block);
+                // From the first whole line, unless at the start.
+                entry.tail_text = Some((text, offset > 0));
+                if !place_tail(entry) {
+                    // Its block is not mounted yet: the next frames retry.
+                    if !model.dirty.contains(&command) {
+                        model.dirty.push(command);
                     }
+                    model.request_frame();
                 }
-                set_if_changed(entry.view.has_tail, shown);
             }
             Some(what) => {
                 let Some(full) = entry.full.as_mut() else {
@@ -1424,6 +1448,27 @@ pub fn output_range(command: CommandId, offset: u64, end: u64, kept: u64, text: 
             None => {}
         }
     });
+}
+
+/// Shows a tail read's answer in its block; false while the block is not
+/// mounted.
+fn place_tail(entry: &mut CommandEntry) -> bool {
+    let Some(pre) = entry.view.tail.get_untracked() else {
+        return entry.tail_text.is_none();
+    };
+    let Some((text, from_line)) = entry.tail_text.take() else {
+        return true;
+    };
+    pre.set_text_content(None);
+    let mut shown = false;
+    // One block: styled runs directly in the `<pre>` would each be a block
+    // of their own (`.output > span`).
+    if let Ok(block) = document().create_element("span") {
+        shown = styled(&block, &text, from_line);
+        let _ = pre.append_child(&block);
+    }
+    set_if_changed(entry.view.has_tail, shown);
+    true
 }
 
 fn place_page(full: &mut FullView, what: Ask, start: u64, end: u64, text: &str) {
