@@ -6,6 +6,35 @@ import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, onlyRefusedFetches, openApp, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
 import { commandBlock, send } from '../lib/ui.mjs';
 
+/** Refuses a split module's file, as a network gone would (an `openApp` prepare). */
+const refuse = (module) => ({ context }) =>
+  context.route(`**/${module}.wasm`, (route) => route.abort('internetdisconnected'));
+/** What a split view that could not load says in its place. */
+const notLoaded = (region) => region.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' });
+
+/** Loads the app with the runtime's module held back, which keeps the
+ * status line from settling ("Connecting"), and waits until the page has
+ * rendered and a frame passed: a fetch made at mount was made by then.
+ * Resolves with `settle`, which lets the module load and waits until
+ * Connected. */
+async function loadUnsettled(browser) {
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  const RUNTIME = '**/lifeline_runtime_bg.wasm';
+  await browser.context.route(RUNTIME, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await browser.page.goto(BASE_URL);
+  await browser.page.locator('.shell').waitFor();
+  await browser.page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  return async () => {
+    release();
+    await waitConnected(browser.page);
+    await browser.context.unroute(RUNTIME);
+  };
+}
+
 for (const [name, viewport] of Object.entries(VIEWPORTS)) {
   describe(`app shell at ${viewport.width}×${viewport.height} (${name})`, () => {
     let browser;
@@ -155,14 +184,12 @@ describe('first visit', () => {
   });
 
   test('a Profiles editor that cannot load says so, and Try again loads it', async () => {
-    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
-      context.route('**/split_profiles.wasm', (route) => route.abort('internetdisconnected')),
-    );
+    const browser = await openApp(VIEWPORTS.desktop, refuse('split_profiles'));
     try {
       const { page, context } = browser;
       const dialog = page.getByRole('dialog', { name: 'Profiles' });
       await page.getByRole('button', { name: 'Profiles' }).click();
-      await dialog.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' }).waitFor();
+      await notLoaded(dialog).waitFor();
       await context.unroute('**/split_profiles.wasm');
       await dialog.getByRole('button', { name: 'Try again' }).click();
       await dialog.getByRole('textbox', { name: 'Name' }).waitFor();
@@ -177,14 +204,12 @@ describe('first visit', () => {
   test("a saved profiles' list that cannot load says so in the dialog, whose form still works, and Try again shows it", async () => {
     // The list is a module of its own, fetched by the editor's.
     const refused = '**/split_profile_list.wasm';
-    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
-      context.route(refused, (route) => route.abort('internetdisconnected')),
-    );
+    const browser = await openApp(VIEWPORTS.desktop, refuse('split_profile_list'));
     try {
       const { page, context } = browser;
       const dialog = page.getByRole('dialog', { name: 'Profiles' });
       await page.getByRole('button', { name: 'Profiles' }).click();
-      await dialog.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' }).waitFor();
+      await notLoaded(dialog).waitFor();
       await dialog.getByRole('textbox', { name: 'Name' }).fill('Kept while the list loads');
       assert.equal(await dialog.getByRole('heading', { name: 'Saved profiles' }).count(), 0);
       await context.unroute(refused);
@@ -232,24 +257,10 @@ describe('first visit', () => {
           page.on('request', (request) => {
             if (request.url().includes(module)) fetched.push(request.url());
           });
-          // The runtime's module held back keeps the status line from
-          // settling ("Connecting") for as long as the test likes.
-          let release;
-          const held = new Promise((resolve) => (release = resolve));
-          const RUNTIME = '**/lifeline_runtime_bg.wasm';
-          await browser.context.route(RUNTIME, async (route) => {
-            await held;
-            await route.continue();
-          });
-          await page.goto(BASE_URL);
-          // Rendered, and a frame later: a fetch made at mount was made by now.
-          await page.locator('.shell').waitFor();
-          await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+          const settle = await loadUnsettled(browser);
           assert.deepEqual(fetched, [], `${vname}: fetched before the status line settled`);
           assert.equal(await page.getByRole('status').filter({ hasText: /^Connected$/ }).count(), 0);
-          release();
-          await waitConnected(page);
-          await browser.context.unroute(RUNTIME);
+          await settle();
           const shown = content(pane(page));
           const open = () => page.getByRole('button', { name: toggle, exact: true }).click();
           if (vname === 'phone') {
@@ -297,12 +308,10 @@ describe('first visit', () => {
 
     test(`a ${name} that cannot load says so in the pane, the rest of the page works, and Try again shows it`, async () => {
       const refused = `**/${module}.wasm`;
-      const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
-        context.route(refused, (route) => route.abort('internetdisconnected')),
-      );
+      const browser = await openApp(VIEWPORTS.desktop, refuse(module));
       try {
         const { page, context } = browser;
-        const alert = pane(page).getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' });
+        const alert = notLoaded(pane(page));
         await alert.waitFor();
         assert.equal(await content(pane(page)).count(), 0);
         await send(page, '$ echo without the pane');
@@ -332,21 +341,10 @@ describe('first visit', () => {
         page.on('request', (request) => {
           if (request.url().includes('split_transcript')) fetched.push(request.url());
         });
-        let release;
-        const held = new Promise((resolve) => (release = resolve));
-        const RUNTIME = '**/lifeline_runtime_bg.wasm';
-        await browser.context.route(RUNTIME, async (route) => {
-          await held;
-          await route.continue();
-        });
-        await page.goto(BASE_URL);
-        await page.locator('.shell').waitFor();
-        await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+        const settle = await loadUnsettled(browser);
         assert.deepEqual(fetched, [], `${vname}: fetched before the status line settled`);
         const loaded = page.waitForResponse((response) => response.url().includes('split_transcript'));
-        release();
-        await waitConnected(page);
-        await browser.context.unroute(RUNTIME);
+        await settle();
         await loaded;
         await send(page, '$ echo the first block');
         const block = commandBlock(page, 'echo the first block');
@@ -364,13 +362,11 @@ describe('first visit', () => {
 
   test('transcript blocks that cannot load are said in the transcript; output that came meanwhile, its last lines too, show after Try again', async () => {
     const refused = '**/split_transcript.wasm';
-    const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
-      context.route(refused, (route) => route.abort('internetdisconnected')),
-    );
+    const browser = await openApp(VIEWPORTS.desktop, refuse('split_transcript'));
     try {
       const { page, context } = browser;
       const log = page.getByRole('log', { name: 'Transcript' });
-      const alert = log.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' });
+      const alert = notLoaded(log);
       await alert.waitFor();
       // The turn runs with no block to show it: Stop is enabled while it
       // runs and disabled when it ends (every change recorded, however quick).

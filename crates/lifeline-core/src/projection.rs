@@ -1160,14 +1160,16 @@ impl Projection {
         let Some(old) = self.recently_settled.pop_front() else {
             return;
         };
-        let keep_text = self
+        // Asked once: it walks the session's turns, and settling changes
+        // none of them.
+        let model = self
             .commands
             .get(&old)
             .is_some_and(|c| self.has_model_turn(c.binding.session));
         if let Some(c) = self.commands.get_mut(&old) {
-            c.settle(keep_text);
+            c.settle(model);
         }
-        self.keep_small(old);
+        self.keep_small_as(old, model);
     }
 
     pub fn outcome(&self, command: CommandId) -> Option<Outcome> {
@@ -1214,13 +1216,20 @@ impl Projection {
     /// of the recent window, settled for good, its turn ended and its
     /// session no model conversation (see [`SettledCommand`]).
     fn keep_small(&mut self, command: CommandId) {
+        let model = self
+            .commands
+            .get(&command)
+            .is_some_and(|c| self.has_model_turn(c.binding.session));
+        self.keep_small_as(command, model);
+    }
+
+    /// [`Projection::keep_small`], with whether its session is a model
+    /// conversation already known.
+    fn keep_small_as(&mut self, command: CommandId, model: bool) {
         let Some(c) = self.commands.get(&command) else {
             return;
         };
-        if c.settled.is_none()
-            || self.has_model_turn(c.binding.session)
-            || self.in_open_turn(c.binding.session, c.key)
-        {
+        if c.settled.is_none() || model || self.in_open_turn(c.binding.session, c.key) {
             return;
         }
         if let Some(small) = c.kept_small() {
