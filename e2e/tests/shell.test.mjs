@@ -352,7 +352,10 @@ describe('first visit', () => {
         assert.equal(fetched.length, 1, `${vname}: ${fetched.join(', ')}`);
         await page.reload();
         await block.getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
-        assert.equal(await block.locator('pre.output').first().textContent(), 'the first block\n');
+        // The output is drawn in the frame after its block is mounted.
+        const output = block.locator('pre.output').first();
+        await output.getByText('the first block').waitFor();
+        assert.equal(await output.textContent(), 'the first block\n');
         assert.deepEqual(browser.errors, []);
       } finally {
         await browser.close();

@@ -215,12 +215,20 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const numbers = (text) => text.split('\n').filter((l) => l !== '').map(Number);
       const consecutive = (xs) => xs.every((x, i) => i === 0 || x === xs[i - 1] + 1);
       // The head ends at a line end: no number cut in two. (It is laid
-      // out over a few frames: wait until all of it is.)
+      // out over a few frames, 4 KiB each: wait until all of it is, that
+      // is until a frame added nothing to it; the clicks below must not
+      // meet a log that still scrolls to follow it.)
       await block.getByText('Last lines:').waitFor();
       await block.locator('pre.output').first().evaluate(
         (el) =>
           new Promise((done) => {
-            const check = () => (el.textContent.length > 60000 ? done() : requestAnimationFrame(check));
+            let last = -1;
+            const check = () => {
+              const now = el.textContent.length;
+              if (now > 60000 && now === last) return done();
+              last = now;
+              requestAnimationFrame(check);
+            };
             check();
           }),
       );
