@@ -528,9 +528,9 @@ impl Model {
                 }
                 if !entry.placed {
                     entry.placed = true;
-                    if !entry.pending.is_empty() && !self.dirty.contains(&command) {
+                    if !entry.pending.is_empty() {
                         // Output that arrived before its block: show it now.
-                        self.dirty.push(command);
+                        mark(&mut self.dirty, command);
                     }
                     match turn_view {
                         Some(t) => t.items.update(|c| c.push(TurnItem::Command(view))),
@@ -568,8 +568,8 @@ impl Model {
                     entry.pending_trimmed = true;
                 }
                 // A block not placed yet has no `<pre>`; placing it marks it.
-                if entry.placed && !self.dirty.contains(&command) {
-                    self.dirty.push(command);
+                if entry.placed {
+                    mark(&mut self.dirty, command);
                 }
             }
             ViewDelta::Settled {
@@ -600,8 +600,8 @@ impl Model {
                     entry.pending_trimmed = true;
                 }
                 entry.replace = true;
-                if entry.placed && !self.dirty.contains(&command) {
-                    self.dirty.push(command);
+                if entry.placed {
+                    mark(&mut self.dirty, command);
                 }
             }
             ViewDelta::Gap { command, through } => {
@@ -640,14 +640,21 @@ impl Model {
     }
 }
 
-/// Byte index where the last `keep` bytes of `text` start, moved forward to a
-/// character boundary.
+/// Marks `command` for the next frame's drawing, once.
+fn mark(dirty: &mut Vec<CommandId>, command: CommandId) {
+    if !dirty.contains(&command) {
+        dirty.push(command);
+    }
+}
+
 /// Drops `pending`'s first `cut` bytes, keeping the style they set.
 fn drop_pending(pending: &mut String, style: &mut Style, cut: usize) {
     runs(&pending[..cut], style, &mut |_, _| {});
     pending.drain(..cut);
 }
 
+/// Byte index where the last `keep` bytes of `text` start, moved forward to a
+/// character boundary.
 fn tail_start(text: &str, keep: usize) -> usize {
     let mut start = text.len().saturating_sub(keep);
     while !text.is_char_boundary(start) {
@@ -1420,9 +1427,7 @@ pub fn output_range(command: CommandId, offset: u64, end: u64, kept: u64, text: 
                 entry.tail_text = Some((text, offset > 0));
                 if !place_tail(entry) {
                     // Its block is not mounted yet: the next frames retry.
-                    if !model.dirty.contains(&command) {
-                        model.dirty.push(command);
-                    }
+                    mark(&mut model.dirty, command);
                     model.request_frame();
                 }
             }
