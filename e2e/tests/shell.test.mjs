@@ -6,9 +6,32 @@ import AxeBuilder from '@axe-core/playwright';
 import { BASE_URL, VIEWPORTS, onlyRefusedFetches, openApp, openBrowser, waitConnected, waitServiceWorkerReady } from '../lib/browser.mjs';
 import { commandBlock, send } from '../lib/ui.mjs';
 
-/** Refuses a split module's file, as a network gone would (an `openApp` prepare). */
-const refuse = (module) => ({ context }) =>
-  context.route(`**/${module}.wasm`, (route) => route.abort('internetdisconnected'));
+/** Opens the app at desktop size with a split module's file refused, as a
+ * network gone would, and runs `body(page, allow)`; `allow()` lets the file
+ * load again. Afterwards the refused fetch, as the browser and the loader
+ * log it, must be the only error. */
+async function whileRefused(module, body) {
+  const refused = `**/${module}.wasm`;
+  const browser = await openApp(VIEWPORTS.desktop, ({ context }) =>
+    context.route(refused, (route) => route.abort('internetdisconnected')),
+  );
+  try {
+    await body(browser.page, () => browser.context.unroute(refused));
+    assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
+  } finally {
+    await browser.close();
+  }
+}
+
+/** The URLs `page` asks for that name a split module, as it asks. */
+function fetchesOf(page, module) {
+  const fetched = [];
+  page.on('request', (request) => {
+    if (request.url().includes(module)) fetched.push(request.url());
+  });
+  return fetched;
+}
+
 /** What a split view that could not load says in its place. */
 const notLoaded = (region) => region.getByRole('alert').filter({ hasText: 'This part of the page could not be loaded' });
 
@@ -170,10 +193,7 @@ describe('first visit', () => {
 
   test("the Profiles editor's code is fetched when the dialog first opens, once", async () => {
     await firstVisit(null, async (page) => {
-      const fetched = [];
-      page.on('request', (request) => {
-        if (request.url().includes('split_profiles')) fetched.push(request.url());
-      });
+      const fetched = fetchesOf(page, 'split_profiles');
       await waitConnected(page);
       assert.deepEqual(fetched, [], 'fetched with the page');
       const dialog = page.getByRole('dialog', { name: 'Profiles' });
@@ -184,35 +204,26 @@ describe('first visit', () => {
   });
 
   test('a Profiles editor that cannot load says so, and Try again loads it', async () => {
-    const browser = await openApp(VIEWPORTS.desktop, refuse('split_profiles'));
-    try {
-      const { page, context } = browser;
+    await whileRefused('split_profiles', async (page, allow) => {
       const dialog = page.getByRole('dialog', { name: 'Profiles' });
       await page.getByRole('button', { name: 'Profiles' }).click();
       await notLoaded(dialog).waitFor();
-      await context.unroute('**/split_profiles.wasm');
+      await allow();
       await dialog.getByRole('button', { name: 'Try again' }).click();
       await dialog.getByRole('textbox', { name: 'Name' }).waitFor();
       assert.equal(await dialog.getByRole('alert').count(), 0, 'the failure stays said after the editor loaded');
-      // The refused fetch, as the browser and the loader log it, and nothing else.
-      assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
-    } finally {
-      await browser.close();
-    }
+    });
   });
 
   test("a saved profiles' list that cannot load says so in the dialog, whose form still works, and Try again shows it", async () => {
     // The list is a module of its own, fetched by the editor's.
-    const refused = '**/split_profile_list.wasm';
-    const browser = await openApp(VIEWPORTS.desktop, refuse('split_profile_list'));
-    try {
-      const { page, context } = browser;
+    await whileRefused('split_profile_list', async (page, allow) => {
       const dialog = page.getByRole('dialog', { name: 'Profiles' });
       await page.getByRole('button', { name: 'Profiles' }).click();
       await notLoaded(dialog).waitFor();
       await dialog.getByRole('textbox', { name: 'Name' }).fill('Kept while the list loads');
       assert.equal(await dialog.getByRole('heading', { name: 'Saved profiles' }).count(), 0);
-      await context.unroute(refused);
+      await allow();
       await dialog.getByRole('button', { name: 'Try again' }).click();
       await dialog.getByRole('heading', { name: 'Saved profiles' }).waitFor();
       assert.equal(await dialog.getByRole('alert').count(), 0, 'the failure stays said after the list loaded');
@@ -221,11 +232,7 @@ describe('first visit', () => {
         'Kept while the list loads',
         'loading the list does not rebuild the form',
       );
-      // The refused fetch, as the browser and the loader log it, and nothing else.
-      assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
-    } finally {
-      await browser.close();
-    }
+    });
   });
 
   // Each pane's content is a module of its own (web/src/lazy.rs,
@@ -253,10 +260,7 @@ describe('first visit', () => {
         const browser = await openBrowser(viewport);
         try {
           const { page } = browser;
-          const fetched = [];
-          page.on('request', (request) => {
-            if (request.url().includes(module)) fetched.push(request.url());
-          });
+          const fetched = fetchesOf(page, module);
           const settle = await loadUnsettled(browser);
           assert.deepEqual(fetched, [], `${vname}: fetched before the status line settled`);
           assert.equal(await page.getByRole('status').filter({ hasText: /^Connected$/ }).count(), 0);
@@ -290,10 +294,7 @@ describe('first visit', () => {
       const browser = await openBrowser(VIEWPORTS.phone);
       try {
         const { page } = browser;
-        const fetched = [];
-        page.on('request', (request) => {
-          if (request.url().includes(module)) fetched.push(request.url());
-        });
+        const fetched = fetchesOf(page, module);
         await page.goto(BASE_URL);
         await waitConnected(page);
         assert.deepEqual(fetched, [], 'fetched while the pane was a closed drawer');
@@ -307,24 +308,17 @@ describe('first visit', () => {
     });
 
     test(`a ${name} that cannot load says so in the pane, the rest of the page works, and Try again shows it`, async () => {
-      const refused = `**/${module}.wasm`;
-      const browser = await openApp(VIEWPORTS.desktop, refuse(module));
-      try {
-        const { page, context } = browser;
+      await whileRefused(module, async (page, allow) => {
         const alert = notLoaded(pane(page));
         await alert.waitFor();
         assert.equal(await content(pane(page)).count(), 0);
         await send(page, '$ echo without the pane');
         await commandBlock(page, 'echo without the pane').getByText('completed', { exact: true }).waitFor({ timeout: 30_000 });
-        await context.unroute(refused);
+        await allow();
         await pane(page).getByRole('button', { name: 'Try again' }).click();
         await content(pane(page)).waitFor();
         await alert.waitFor({ state: 'detached' });
-        // The refused fetch, as the browser and the loader log it, and nothing else.
-        assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
-      } finally {
-        await browser.close();
-      }
+      });
     });
   }
 
@@ -337,10 +331,7 @@ describe('first visit', () => {
       const browser = await openBrowser(viewport);
       try {
         const { page } = browser;
-        const fetched = [];
-        page.on('request', (request) => {
-          if (request.url().includes('split_transcript')) fetched.push(request.url());
-        });
+        const fetched = fetchesOf(page, 'split_transcript');
         const settle = await loadUnsettled(browser);
         assert.deepEqual(fetched, [], `${vname}: fetched before the status line settled`);
         const loaded = page.waitForResponse((response) => response.url().includes('split_transcript'));
@@ -364,10 +355,7 @@ describe('first visit', () => {
   });
 
   test('transcript blocks that cannot load are said in the transcript; output that came meanwhile, its last lines too, show after Try again', async () => {
-    const refused = '**/split_transcript.wasm';
-    const browser = await openApp(VIEWPORTS.desktop, refuse('split_transcript'));
-    try {
-      const { page, context } = browser;
+    await whileRefused('split_transcript', async (page, allow) => {
       const log = page.getByRole('log', { name: 'Transcript' });
       const alert = notLoaded(log);
       await alert.waitFor();
@@ -383,7 +371,7 @@ describe('first visit', () => {
       await page.waitForFunction(() => window.__stop.includes(false) && window.__stop.at(-1) === true, null, {
         timeout: 60_000,
       });
-      await context.unroute(refused);
+      await allow();
       await log.getByRole('button', { name: 'Try again' }).click();
       const block = commandBlock(page, `seq 1 ${n}`);
       await block.getByText('completed', { exact: true }).waitFor();
@@ -395,11 +383,7 @@ describe('first visit', () => {
       assert.ok(head.startsWith('1\n2\n3\n'), head.slice(0, 20));
       const tail = (await block.locator('.tail pre').textContent()).trim().split('\n');
       assert.equal(tail.at(-1), String(n));
-      // The refused fetch, as the browser and the loader log it, and nothing else.
-      assert.ok(onlyRefusedFetches(browser.errors), browser.errors.join('\n'));
-    } finally {
-      await browser.close();
-    }
+    });
   });
 
   test('a controller that cannot load: the page still shows itself and says why', async () => {
