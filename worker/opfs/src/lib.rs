@@ -47,6 +47,36 @@ pub struct OpfsWorkspace {
     root: FileSystemDirectoryHandle,
 }
 
+/// `workspaces/` asked for before it is needed: the first
+/// `navigator.storage.getDirectory()` in a browser session, and the first
+/// lookup under it, took 5–18 ms each on a first visit, measured in the
+/// runtime, which asked for them only once its `Start` had arrived.
+/// `runtime.js` now asks as the worker boots (a promise of the
+/// `workspaces` handle, made with `create`) and the runtime opens its
+/// workspace from the answer.
+///
+/// Asking creates `workspaces/` if it is missing: a runtime's first
+/// workspace would create it anyway, and to [`OpfsWorkspace::open_existing`]
+/// an empty `workspaces/` and a missing one say the same (the workspace is
+/// `NotFound`). A failure here, or under its answer, decides nothing: the
+/// open asks again from the root and reports its own error. An answer that
+/// is not a directory named [`WORKSPACES_DIR`] is not used.
+#[derive(Clone)]
+pub struct Ahead(Promise);
+
+impl Ahead {
+    /// The promise `runtime.js` made; anything else is no answer.
+    pub fn from_js(asked: JsValue) -> Option<Ahead> {
+        asked.dyn_into().ok().map(Ahead)
+    }
+
+    async fn answer(&self) -> Option<FileSystemDirectoryHandle> {
+        let handle: FileSystemDirectoryHandle =
+            JsFuture::from(self.0.clone()).await.ok()?.dyn_into().ok()?;
+        (handle.name() == WORKSPACES_DIR).then_some(handle)
+    }
+}
+
 impl OpfsWorkspace {
     /// Opens (creating if needed) `workspaces/<workspace_id>` in this origin's
     /// private file system. Must run in a worker.
@@ -60,16 +90,35 @@ impl OpfsWorkspace {
         Self::open_with(workspace_id, false).await
     }
 
-    async fn open_with(workspace_id: &str, create: bool) -> Result<Self, FsError> {
-        if workspace_id.is_empty()
-            || workspace_id == "."
-            || workspace_id == ".."
-            || workspace_id.contains(['/', '\\', '\0'])
-        {
-            return Err(FsError::InvalidPath(format!(
-                "'{workspace_id}' cannot name a workspace"
-            )));
+    /// [`Self::open`] (`create`) or [`Self::open_existing`], under the
+    /// `workspaces/` asked for `ahead` when that answer is usable. A
+    /// function of its own, so the controller (which opens workspaces only
+    /// directly) does not link it.
+    pub async fn open_ahead(
+        ahead: Option<&Ahead>,
+        workspace_id: &str,
+        create: bool,
+    ) -> Result<Self, FsError> {
+        check_id(workspace_id)?;
+        if let Some(workspaces) = match ahead {
+            Some(ahead) => ahead.answer().await,
+            None => None,
+        } {
+            // Whatever fails under the answer (the site's storage cleared
+            // since it came) is asked again from the root, and its error
+            // is the one reported.
+            if let Ok(root) = child_dir(&workspaces, workspace_id, create).await {
+                return Ok(OpfsWorkspace {
+                    id: workspace_id.to_string(),
+                    root,
+                });
+            }
         }
+        Self::open_with(workspace_id, create).await
+    }
+
+    async fn open_with(workspace_id: &str, create: bool) -> Result<Self, FsError> {
+        check_id(workspace_id)?;
         let scope: WorkerGlobalScope = js_sys::global().dyn_into().map_err(|_| {
             FsError::Other("the workspace can only be opened inside a worker".into())
         })?;
@@ -139,6 +188,20 @@ impl OpfsWorkspace {
             .map(JsCast::unchecked_into)
             .map_err(|error| describe(&error, FsError::IsADirectory))
     }
+}
+
+/// A workspace id names one folder under `workspaces/`, nothing else.
+fn check_id(workspace_id: &str) -> Result<(), FsError> {
+    if workspace_id.is_empty()
+        || workspace_id == "."
+        || workspace_id == ".."
+        || workspace_id.contains(['/', '\\', '\0'])
+    {
+        return Err(FsError::InvalidPath(format!(
+            "'{workspace_id}' cannot name a workspace"
+        )));
+    }
+    Ok(())
 }
 
 async fn child_dir(

@@ -101,6 +101,8 @@ pub(crate) struct Worker {
     /// The names the runtime sets itself, which a profile cannot replace.
     own_env: RefCell<Vec<String>>,
     pumping: Cell<bool>,
+    /// `workspaces/`, asked for by `runtime.js` as the worker booted.
+    ahead: Option<opfs::Ahead>,
 }
 
 impl Worker {
@@ -153,12 +155,12 @@ impl Worker {
                         _ => "the folder is no longer available in this browser".to_string(),
                     },
                 ),
-                None if existing_workspace => opfs::OpfsWorkspace::open_existing(&id)
-                    .await
-                    .map_err(|e| e.to_string()),
-                None => opfs::OpfsWorkspace::open(&id)
-                    .await
-                    .map_err(|e| e.to_string()),
+                // A resume's workspace must exist; a new one is created.
+                None => {
+                    opfs::OpfsWorkspace::open_ahead(worker.ahead.as_ref(), &id, !existing_workspace)
+                        .await
+                        .map_err(|e| e.to_string())
+                }
             };
             match opened {
                 Ok(ws) => {
@@ -315,9 +317,10 @@ impl Worker {
     }
 }
 
-/// Entry point, called by `runtime.js` once the module is instantiated.
+/// Entry point, called by `runtime.js` once the module is instantiated,
+/// with the promise of `workspaces/` it asked for first ([`opfs::Ahead`]).
 #[wasm_bindgen]
-pub fn run_runtime() {
+pub fn run_runtime(workspaces: JsValue) {
     let worker = Rc::new(Worker {
         runtime: RefCell::new(None),
         workspace: RefCell::new(None),
@@ -329,6 +332,7 @@ pub fn run_runtime() {
         env: RefCell::new(LiteMap::new_vec()),
         own_env: RefCell::new(Default::default()),
         pumping: Cell::new(false),
+        ahead: opfs::Ahead::from_js(workspaces),
     });
     let on_page = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
         let Some(text) = event.data().as_string() else {

@@ -1,7 +1,7 @@
 //! The OPFS workspace host and the shell running on it, inside a dedicated
 //! worker of headless Chromium (where the runtime runs in production).
 
-use lifeline_runtime::opfs::OpfsWorkspace;
+use lifeline_runtime::opfs::{Ahead, OpfsWorkspace};
 use lifeline_shell::{run, Context, EntryKind, FsError, Host, Stream, WorkspacePath};
 use wasm_bindgen_test::*;
 
@@ -258,4 +258,115 @@ async fn invalid_workspace_ids_are_refused() {
         OpfsWorkspace::open("").await,
         Err(FsError::InvalidPath(_))
     ));
+}
+
+/// The OPFS root, as the runtime's worker sees it.
+async fn storage_root() -> web_sys::FileSystemDirectoryHandle {
+    use wasm_bindgen::JsCast;
+    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    wasm_bindgen_futures::JsFuture::from(scope.navigator().storage().get_directory())
+        .await
+        .unwrap()
+        .unchecked_into()
+}
+
+/// What `runtime.js` asks for as the worker boots: `workspaces/`, made if
+/// missing.
+fn ask_ahead() -> Ahead {
+    let asked = wasm_bindgen_futures::future_to_promise(async {
+        let options = web_sys::FileSystemGetDirectoryOptions::new();
+        options.set_create(true);
+        wasm_bindgen_futures::JsFuture::from(
+            storage_root().await.get_directory_handle_with_options(
+                lifeline_runtime::opfs::WORKSPACES_DIR,
+                &options,
+            ),
+        )
+        .await
+    });
+    Ahead::from_js(asked.into()).unwrap()
+}
+
+/// What the runtime opens from `workspaces/` asked for at boot is what a
+/// direct open gives: a resume's missing workspace is `NotFound` and not
+/// made; a new one is made and found again either way.
+#[wasm_bindgen_test]
+async fn a_workspace_opened_from_the_directory_asked_ahead_is_opened_as_directly() {
+    let ahead = ask_ahead();
+    let id = format!("test-ahead-{}", js_sys::Math::random().to_bits());
+    assert_eq!(
+        OpfsWorkspace::open_ahead(Some(&ahead), &id, false)
+            .await
+            .err(),
+        Some(FsError::NotFound)
+    );
+    assert_eq!(
+        OpfsWorkspace::open_existing(&id).await.err(),
+        Some(FsError::NotFound),
+        "asking for it did not make it"
+    );
+    let ws = OpfsWorkspace::open_ahead(Some(&ahead), &id, true)
+        .await
+        .unwrap();
+    ws.write(&p("kept"), b"x", false).await.unwrap();
+    let again = OpfsWorkspace::open_ahead(Some(&ahead), &id, false)
+        .await
+        .unwrap();
+    assert_eq!(again.read(&p("kept"), 10).await.unwrap(), b"x");
+    let direct = OpfsWorkspace::open_existing(&id).await.unwrap();
+    assert_eq!(direct.read(&p("kept"), 10).await.unwrap(), b"x");
+    assert!(matches!(
+        OpfsWorkspace::open_ahead(Some(&ahead), "..", true).await,
+        Err(FsError::InvalidPath(_))
+    ));
+    assert!(Ahead::from_js(wasm_bindgen::JsValue::UNDEFINED).is_none());
+}
+
+/// An answer that is not `workspaces/` (here the root itself) is not used:
+/// the workspace is made where a direct open finds it.
+#[wasm_bindgen_test]
+async fn an_answer_that_is_not_the_workspaces_folder_is_not_used() {
+    let asked = wasm_bindgen_futures::future_to_promise(async { Ok(storage_root().await.into()) });
+    let ahead = Ahead::from_js(asked.into()).unwrap();
+    let id = format!("test-other-{}", js_sys::Math::random().to_bits());
+    let ws = OpfsWorkspace::open_ahead(Some(&ahead), &id, true)
+        .await
+        .unwrap();
+    ws.write(&p("here"), b"z", false).await.unwrap();
+    let direct = OpfsWorkspace::open_existing(&id).await.unwrap();
+    assert_eq!(direct.read(&p("here"), 10).await.unwrap(), b"z");
+}
+
+/// The site's storage cleared after the answer came: its handle names a
+/// folder that is gone, and the open asks again from the root (a new
+/// workspace is made; a resume's is `NotFound`, as a direct open says).
+#[wasm_bindgen_test]
+async fn a_directory_removed_after_it_was_asked_for_is_asked_for_again() {
+    let ahead = ask_ahead();
+    let before = format!("test-gone-{}", js_sys::Math::random().to_bits());
+    OpfsWorkspace::open_ahead(Some(&ahead), &before, true)
+        .await
+        .unwrap();
+    let options = web_sys::FileSystemRemoveOptions::new();
+    options.set_recursive(true);
+    wasm_bindgen_futures::JsFuture::from(
+        storage_root()
+            .await
+            .remove_entry_with_options(lifeline_runtime::opfs::WORKSPACES_DIR, &options),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        OpfsWorkspace::open_ahead(Some(&ahead), &before, false)
+            .await
+            .err(),
+        Some(FsError::NotFound)
+    );
+    let id = format!("test-gone-{}", js_sys::Math::random().to_bits());
+    let ws = OpfsWorkspace::open_ahead(Some(&ahead), &id, true)
+        .await
+        .unwrap();
+    ws.write(&p("new"), b"y", false).await.unwrap();
+    let direct = OpfsWorkspace::open_existing(&id).await.unwrap();
+    assert_eq!(direct.read(&p("new"), 10).await.unwrap(), b"y");
 }
