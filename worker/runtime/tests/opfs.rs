@@ -328,13 +328,7 @@ async fn a_workspace_opened_from_the_directory_asked_ahead_is_opened_as_directly
 async fn an_answer_that_is_not_the_workspaces_folder_is_not_used() {
     let asked = wasm_bindgen_futures::future_to_promise(async { Ok(storage_root().await.into()) });
     let ahead = Ahead::from_js(asked.into()).unwrap();
-    let id = format!("test-other-{}", js_sys::Math::random().to_bits());
-    let ws = OpfsWorkspace::open_ahead(Some(&ahead), &id, true)
-        .await
-        .unwrap();
-    ws.write(&p("here"), b"z", false).await.unwrap();
-    let direct = OpfsWorkspace::open_existing(&id).await.unwrap();
-    assert_eq!(direct.read(&p("here"), 10).await.unwrap(), b"z");
+    made_where_found(&ahead, "other").await;
 }
 
 /// The site's storage cleared after the answer came: its handle names a
@@ -362,11 +356,17 @@ async fn a_directory_removed_after_it_was_asked_for_is_asked_for_again() {
             .err(),
         Some(FsError::NotFound)
     );
-    let id = format!("test-gone-{}", js_sys::Math::random().to_bits());
-    let ws = OpfsWorkspace::open_ahead(Some(&ahead), &id, true)
+    made_where_found(&ahead, "gone").await;
+}
+
+/// A new workspace made under `ahead` is the one a direct open finds:
+/// a file written there is read back through it.
+async fn made_where_found(ahead: &Ahead, label: &str) {
+    let id = format!("test-{label}-{}", js_sys::Math::random().to_bits());
+    let ws = OpfsWorkspace::open_ahead(Some(ahead), &id, true)
         .await
         .unwrap();
-    ws.write(&p("new"), b"y", false).await.unwrap();
+    ws.write(&p("made"), b"y", false).await.unwrap();
     let direct = OpfsWorkspace::open_existing(&id).await.unwrap();
-    assert_eq!(direct.read(&p("new"), 10).await.unwrap(), b"y");
+    assert_eq!(direct.read(&p("made"), 10).await.unwrap(), b"y");
 }
