@@ -262,6 +262,26 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       });
       const viewFull = block.getByRole('button', { name: 'View full output' });
       assert.equal(await viewFull.getAttribute('aria-expanded'), 'false');
+      // The block at rest before the click: its place, size and text the
+      // same for five frames. A missed click here (aria-expanded stayed
+      // false) met a block that still moved under it, at the phone's
+      // width, after the head had stopped growing.
+      await block.evaluate(
+        (el) =>
+          new Promise((done) => {
+            let last = '';
+            let same = 0;
+            const check = () => {
+              const r = el.getBoundingClientRect();
+              const now = `${r.top} ${r.height} ${el.textContent.length}`;
+              same = now === last ? same + 1 : 0;
+              last = now;
+              if (same >= 5) return done();
+              requestAnimationFrame(check);
+            };
+            check();
+          }),
+      );
       await viewFull.click();
       assert.equal(await viewFull.getAttribute('aria-expanded'), 'true');
       const view = block.getByRole('region', { name: `Full output: seq 1 ${n}` });
