@@ -14,6 +14,31 @@ import { BASE_URL, VIEWPORTS, openApp } from '../lib/browser.mjs';
 import { addProfile, commandBlock, send, transcript } from '../lib/ui.mjs';
 import { startStubProvider } from '../lib/stub-provider.mjs';
 
+/** Resolves once `locator`'s element has held still for `frames` frames in
+ * a row: its place, its size and its text's length the same, and that text
+ * longer than `min` characters. Output is drawn a few KiB per frame and
+ * the log follows it, so a click or a read before that can meet a block
+ * that still moves or grows. */
+const still = (locator, frames, min = 0) =>
+  locator.evaluate(
+    (el, [frames, min]) =>
+      new Promise((done) => {
+        let last = '';
+        let same = 0;
+        const check = () => {
+          const r = el.getBoundingClientRect();
+          const length = el.textContent.length;
+          const now = `${r.top} ${r.height} ${length}`;
+          same = now === last && length > min ? same + 1 : 0;
+          last = now;
+          if (same >= frames) return done();
+          requestAnimationFrame(check);
+        };
+        check();
+      }),
+    [frames, min],
+  );
+
 const ESC = '\u001b';
 const SHOTS = process.env.LIFELINE_SCREENSHOTS;
 
@@ -219,19 +244,7 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       // is until a frame added nothing to it; the clicks below must not
       // meet a log that still scrolls to follow it.)
       await block.getByText('Last lines:').waitFor();
-      await block.locator('pre.output').first().evaluate(
-        (el) =>
-          new Promise((done) => {
-            let last = -1;
-            const check = () => {
-              const now = el.textContent.length;
-              if (now > 60000 && now === last) return done();
-              last = now;
-              requestAnimationFrame(check);
-            };
-            check();
-          }),
-      );
+      await still(block.locator('pre.output').first(), 1, 60000);
       const head = await block.locator('pre.output').first().textContent();
       assert.ok(head.endsWith('\n'));
       const headNumbers = numbers(head);
@@ -263,25 +276,11 @@ for (const [vname, viewport] of Object.entries(VIEWPORTS)) {
       const viewFull = block.getByRole('button', { name: 'View full output' });
       assert.equal(await viewFull.getAttribute('aria-expanded'), 'false');
       // The block at rest before the click: its place, size and text the
-      // same for five frames. A missed click here (aria-expanded stayed
-      // false) met a block that still moved under it, at the phone's
-      // width, after the head had stopped growing.
-      await block.evaluate(
-        (el) =>
-          new Promise((done) => {
-            let last = '';
-            let same = 0;
-            const check = () => {
-              const r = el.getBoundingClientRect();
-              const now = `${r.top} ${r.height} ${el.textContent.length}`;
-              same = now === last ? same + 1 : 0;
-              last = now;
-              if (same >= 5) return done();
-              requestAnimationFrame(check);
-            };
-            check();
-          }),
-      );
+      // same for five frames. A CI run once found aria-expanded still
+      // false here, at the phone's width, after the head had stopped
+      // growing; why is not proven, and a block still moving under the
+      // click is what this rules out.
+      await still(block, 5);
       await viewFull.click();
       assert.equal(await viewFull.getAttribute('aria-expanded'), 'true');
       const view = block.getByRole('region', { name: `Full output: seq 1 ${n}` });
